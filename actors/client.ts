@@ -1,0 +1,398 @@
+import { Observable, lastValueFrom, map, tap } from 'rxjs'
+import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
+import type { Transport } from '../lib/transport.ts'
+import type { JsonObject } from '../lib/jsonrpc/message.ts'
+import { CapabilityError, InvalidParamsError, McpError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
+import { isJsonObject } from '../lib/jsonrpc/guards.ts'
+import { canSendRequest, gateIncomingRequest, stepLifecycle, type LifecycleState } from '../lib/lifecycle.ts'
+import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
+import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
+import { paginate } from '../lib/operators/paginate.ts'
+import { resultOf, type ProgressEvent, type RequestEvent } from '../lib/operators/progress.ts'
+import { applyDefaults, compileSchema, type Validator } from '../lib/json-schema.ts'
+import {
+  LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type CreateMessageParams,
+  type CreateMessageResult, type ElicitParams, type ElicitResult, type GetPromptResult, type Implementation,
+  type InitializeResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
+  type ListToolsResult, type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
+  type Root, type ServerCapabilities, type Tool,
+} from '../lib/schema/types.ts'
+import { createActor, type ActorRef } from './actor.ts'
+import { BaseContext, type RequestContext } from './context.ts'
+import { mapOutcome, type HandlerOutcome } from './request.ts'
+
+/** Answers the server's `sampling/createMessage`. */
+export type SamplingHandler = (params: CreateMessageParams, ctx: RequestContext) => HandlerOutcome<CreateMessageResult>
+
+/** Answers the server's `elicitation/create` in one mode. */
+export type ElicitationHandler = (params: ElicitParams, ctx: RequestContext) => HandlerOutcome<ElicitResult>
+
+/** Options of {@link connect}. */
+export interface ClientOptions {
+  /** Capabilities to declare beyond those derived from the handlers given here. */
+  capabilities?: ClientCapabilities
+  /** Answers sampling requests; declares `sampling` (and `sampling.tools` with `samplingTools`). */
+  sampling?: SamplingHandler
+  /** Declare that the sampling handler accepts `tools` / `toolChoice` (MCP 2025-11-25). */
+  samplingTools?: boolean
+  /**
+   * Answers elicitation requests, by mode; declares `elicitation.form` / `elicitation.url`. For form
+   * mode, fields the user left out get the requested schema's defaults before the answer is sent.
+   */
+  elicitation?: { form?: ElicitationHandler; url?: ElicitationHandler }
+  /** The roots offered to the server; declares `roots` with `listChanged`. */
+  roots?: Root[]
+  /** The version asked for in initialize (default: the latest). */
+  protocolVersion?: string
+  /** Versions this client accepts from the server (default: every supported revision). */
+  protocolVersions?: readonly string[]
+  /** Default request timeout in ms (60 s). */
+  timeout?: number
+  inspect?: (event: InspectionEvent) => void
+  reportUnhandledError?: (error: unknown) => void
+}
+
+/** DEFAULTS of {@link ClientOptions}. */
+export const CLIENT_DEFAULTS = { protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000 } as const
+
+/** Options of a tool call. */
+export interface CallToolOptions extends RequestOptions {
+  /** Receives progress reports (asks the server for progress). */
+  onProgress?: (progress: ProgressEvent) => void
+}
+
+/** The client's view of the session. */
+export interface ClientState {
+  status: LifecycleState
+  protocolVersion: string
+  serverInfo?: Implementation
+  serverCapabilities: ServerCapabilities
+  instructions?: string
+  roots: Root[]
+}
+
+/**
+ * A client session with one server: typed requests as Observables, with Promise forms on top.
+ * @see connect
+ */
+export interface McpClient extends AsyncDisposable {
+  readonly state: ClientState
+  readonly states: Observable<ClientState>
+  readonly serverInfo: Implementation
+  readonly serverCapabilities: ServerCapabilities
+  readonly protocolVersion: string
+  readonly instructions: string | undefined
+  readonly connection: Connection
+  /** Any request, as a cold Observable of progress events and the result. */
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+  /** Notifications from the server, by method. */
+  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P>
+  ping(options?: RequestOptions): Promise<void>
+  /** Every tool, across pages, fetched lazily. */
+  tools(): Observable<Tool>
+  listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult>
+  /** Calls a tool; `structuredContent` is checked against the tool's outputSchema when the tool was listed. */
+  callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>
+  /** A tool call as events: progress reports, then the result. */
+  callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>>
+  resources(): Observable<Resource>
+  listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult>
+  resourceTemplates(): Observable<ResourceTemplate>
+  listResourceTemplates(cursor?: string, options?: RequestOptions): Promise<ListResourceTemplatesResult>
+  readResource(uri: string, options?: RequestOptions): Promise<ReadResourceResult>
+  subscribeResource(uri: string, options?: RequestOptions): Promise<void>
+  unsubscribeResource(uri: string, options?: RequestOptions): Promise<void>
+  prompts(): Observable<Prompt>
+  listPrompts(cursor?: string, options?: RequestOptions): Promise<ListPromptsResult>
+  getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
+  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult>
+  setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void>
+  /** Replaces the roots and tells the server (`notifications/roots/list_changed`). */
+  setRoots(roots: Root[]): void
+  readonly closed: Promise<void>
+  close(): Promise<void>
+}
+
+type ClientMessage =
+  | { type: 'initialize' }
+  | { type: 'initialized'; result: InitializeResult }
+  | { type: 'roots'; roots: Root[] }
+  | { type: 'closed' }
+
+/**
+ * Connects to a server over `transport`: sends initialize, checks the version the server chose,
+ * sends `notifications/initialized`, and resolves with the client.
+ *
+ * Rejects with `UnsupportedVersionError` (after closing the transport) when the server answers
+ * with a version this client does not accept, and with the server's error or `TimeoutError` when
+ * initialize fails.
+ *
+ * @example
+ * const client = await connect(stdioClient({ command: 'node', args: ['server.js'] }), { name: 'me', version: '1' })
+ * const result = await client.callTool('echo', { text: 'hi' })
+ */
+export async function connect(transport: Transport, info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
+  const client = new Client(transport, info, options)
+  await client.initialize()
+  return client
+}
+
+class Client implements McpClient {
+  readonly connection: Connection
+  readonly actor: ActorRef<ClientState, ClientMessage>
+  readonly closed: Promise<void>
+  readonly #info: Implementation
+  readonly #options: ClientOptions
+  readonly #capabilities: ClientCapabilities
+  /** outputSchema validators of tools seen in tools/list, by tool name. */
+  readonly #outputValidators = new Map<string, Validator>()
+
+  constructor(transport: Transport, info: Implementation, options: ClientOptions) {
+    this.#info = info
+    this.#options = options
+    this.#capabilities = declaredCapabilities(options)
+    this.actor = createActor<ClientState, ClientMessage>({
+      status: 'awaiting-initialize',
+      protocolVersion: options.protocolVersion ?? CLIENT_DEFAULTS.protocolVersion,
+      serverCapabilities: {},
+      roots: options.roots ?? [],
+    }, (state, message) => {
+      switch (message.type) {
+        case 'initialize': return { ...state, status: stepLifecycle(state.status, message) }
+        case 'initialized': return {
+          ...state, status: stepLifecycle(state.status, message), protocolVersion: message.result.protocolVersion,
+          serverInfo: message.result.serverInfo, serverCapabilities: message.result.capabilities ?? {}, instructions: message.result.instructions,
+        }
+        case 'roots': return { ...state, roots: message.roots }
+        case 'closed': return { ...state, status: stepLifecycle(state.status, message) }
+      }
+    }, { name: `client:${info.name}` })
+    this.connection = createConnection(transport, {
+      gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
+      gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
+      allowBatch: () => Feature.batch(this.actor.state.protocolVersion),
+      timeout: options.timeout,
+      inspect: options.inspect,
+      reportUnhandledError: options.reportUnhandledError,
+    })
+    this.#registerHandlers()
+    this.closed = this.connection.closed.then(() => { this.actor.send({ type: 'closed' }); void this.actor.stop() })
+    this.connection.start()
+  }
+
+  get state(): ClientState { return this.actor.state }
+  get states(): Observable<ClientState> { return this.actor.states }
+  get serverInfo(): Implementation { return this.actor.state.serverInfo! }
+  get serverCapabilities(): ServerCapabilities { return this.actor.state.serverCapabilities }
+  get protocolVersion(): string { return this.actor.state.protocolVersion }
+  get instructions(): string | undefined { return this.actor.state.instructions }
+
+  async initialize(): Promise<void> {
+    const supported = this.#options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS
+    const params = { protocolVersion: this.actor.state.protocolVersion, capabilities: this.#capabilities, clientInfo: this.#info } as unknown as JsonObject
+    const request = lastValueFrom(this.connection.request<InitializeResult & JsonObject>('initialize', params, { progress: false }).pipe(resultOf()))
+    this.actor.send({ type: 'initialize' })
+    let result: InitializeResult
+    try {
+      result = await request
+    } catch (error) {
+      await this.connection.close()
+      throw error
+    }
+    if (!isVersionAccepted(result.protocolVersion, supported)) {
+      // MCP lifecycle: a client that does not support the server's version SHOULD disconnect.
+      await this.connection.close()
+      throw new UnsupportedVersionError(String(result.protocolVersion), supported)
+    }
+    if (!isJsonObject(result.serverInfo)) {
+      await this.connection.close()
+      throw new ProtocolError('The initialize result has no serverInfo')
+    }
+    this.actor.send({ type: 'initialized', result })
+    await this.connection.notify('notifications/initialized')
+  }
+
+  #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
+    const state = this.actor.state
+    if (!canSendRequest('client', state.status, method)) return new ProtocolError(`Cannot send ${method} while the session is ${state.status}`)
+    const needed = requiredCapability(method, params)
+    if (needed !== undefined && !hasCapability(state.serverCapabilities, needed)) {
+      return new CapabilityError(`The server did not declare the ${needed.join('.')} capability, which ${method} needs`)
+    }
+    return undefined
+  }
+
+  #registerHandlers(): void {
+    const { sampling, elicitation } = this.#options
+    const context = (request: IncomingRequest) => new BaseContext(this, request)
+    if (sampling !== undefined) {
+      this.connection.setRequestHandler('sampling/createMessage', (params, request) =>
+        mapOutcome(() => sampling(params as unknown as CreateMessageParams, context(request)), toObject, rethrow))
+    }
+    if (elicitation?.form !== undefined || elicitation?.url !== undefined) {
+      this.connection.setRequestHandler('elicitation/create', (params, request) => {
+        const mode = params?.mode === 'url' ? 'url' : 'form'
+        const handler = elicitation[mode]
+        if (handler === undefined) throw new InvalidParamsError(`Invalid params: this client does not support ${mode} elicitation`)
+        const schema = mode === 'form' && isJsonObject(params?.requestedSchema) ? params!.requestedSchema : undefined
+        return mapOutcome(() => handler(params as unknown as ElicitParams, context(request)), result =>
+          // Fields the user left out take the schema's defaults, so the server sees complete forms.
+          schema !== undefined && result.action === 'accept' ? { ...result, content: applyDefaults(schema, result.content as Record<string, unknown> | undefined) } as JsonObject : toObject(result), rethrow)
+      })
+    }
+    if (this.#capabilities.roots !== undefined) {
+      this.connection.setRequestHandler('roots/list', () => ({ roots: this.actor.state.roots }))
+    }
+  }
+
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
+    return this.connection.request<R>(method, params, options)
+  }
+
+  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
+    return this.connection.notifications<P>(method)
+  }
+
+  #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
+    return lastValueFrom(this.connection.request<JsonObject>(method, params, { progress: false, ...options }).pipe(resultOf())) as Promise<R>
+  }
+
+  async ping(options?: RequestOptions): Promise<void> {
+    await this.#call('ping', undefined, options)
+  }
+
+  tools(): Observable<Tool> {
+    return paginate(cursor => this.request<ListToolsResult & JsonObject>('tools/list', cursorParams(cursor), { progress: false }).pipe(
+      resultOf(), tap(result => this.#rememberTools(result.tools)), map(result => ({ items: result.tools, nextCursor: result.nextCursor }))))
+  }
+
+  async listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult> {
+    const result = await this.#call<ListToolsResult>('tools/list', cursorParams(cursor), options)
+    this.#rememberTools(result.tools)
+    return result
+  }
+
+  #rememberTools(tools: Tool[]): void {
+    for (const tool of tools) {
+      if (tool.outputSchema === undefined) { this.#outputValidators.delete(tool.name); continue }
+      try { this.#outputValidators.set(tool.name, compileSchema(tool.outputSchema)) } catch { this.#outputValidators.delete(tool.name) }
+    }
+  }
+
+  async callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult> {
+    const onProgress = options?.onProgress
+    const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
+    const events = this.connection.request<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
+    const result = await lastValueFrom(onProgress === undefined ? events.pipe(resultOf())
+      : events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
+    return this.#checkToolResult(name, result)
+  }
+
+  callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {
+    const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
+    return this.connection.request<CallToolResult & JsonObject>('tools/call', params, options).pipe(
+      map(event => event.type === 'result' ? { type: 'result' as const, result: this.#checkToolResult(name, event.result) } : event))
+  }
+
+  #checkToolResult(name: string, result: CallToolResult): CallToolResult {
+    const validate = this.#outputValidators.get(name)
+    if (validate === undefined || result.isError === true) return result
+    if (result.structuredContent === undefined) throw new McpError(-32602, `Tool ${name} has an outputSchema but returned no structuredContent`)
+    const check = validate(result.structuredContent)
+    if (!check.valid) throw new McpError(-32602, `Tool ${name} returned structuredContent that does not match its outputSchema: ${check.message}`)
+    return result
+  }
+
+  resources(): Observable<Resource> {
+    return paginate(cursor => this.request<ListResourcesResult & JsonObject>('resources/list', cursorParams(cursor), { progress: false }).pipe(
+      resultOf(), map(result => ({ items: result.resources, nextCursor: result.nextCursor }))))
+  }
+
+  listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult> {
+    return this.#call('resources/list', cursorParams(cursor), options)
+  }
+
+  resourceTemplates(): Observable<ResourceTemplate> {
+    return paginate(cursor => this.request<ListResourceTemplatesResult & JsonObject>('resources/templates/list', cursorParams(cursor), { progress: false }).pipe(
+      resultOf(), map(result => ({ items: result.resourceTemplates, nextCursor: result.nextCursor }))))
+  }
+
+  listResourceTemplates(cursor?: string, options?: RequestOptions): Promise<ListResourceTemplatesResult> {
+    return this.#call('resources/templates/list', cursorParams(cursor), options)
+  }
+
+  readResource(uri: string, options?: RequestOptions): Promise<ReadResourceResult> {
+    return this.#call('resources/read', { uri }, options)
+  }
+
+  async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
+    await this.#call('resources/subscribe', { uri }, options)
+  }
+
+  async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
+    await this.#call('resources/unsubscribe', { uri }, options)
+  }
+
+  prompts(): Observable<Prompt> {
+    return paginate(cursor => this.request<ListPromptsResult & JsonObject>('prompts/list', cursorParams(cursor), { progress: false }).pipe(
+      resultOf(), map(result => ({ items: result.prompts, nextCursor: result.nextCursor }))))
+  }
+
+  listPrompts(cursor?: string, options?: RequestOptions): Promise<ListPromptsResult> {
+    return this.#call('prompts/list', cursorParams(cursor), options)
+  }
+
+  getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult> {
+    return this.#call('prompts/get', args === undefined ? { name } : { name, arguments: args }, options)
+  }
+
+  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult> {
+    return this.#call('completion/complete', params as unknown as JsonObject, options)
+  }
+
+  async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
+    await this.#call('logging/setLevel', { level }, options)
+  }
+
+  setRoots(roots: Root[]): void {
+    if (this.#capabilities.roots === undefined) throw new CapabilityError('This client did not declare roots; pass `roots` to connect()')
+    this.actor.send({ type: 'roots', roots })
+    if (this.actor.state.status === 'operating' && !this.connection.isClosed) void this.connection.notify('notifications/roots/list_changed')
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close()
+    await this.closed
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}
+
+function declaredCapabilities(options: ClientOptions): ClientCapabilities {
+  const capabilities: ClientCapabilities = { ...options.capabilities }
+  if (options.sampling !== undefined) capabilities.sampling = { ...capabilities.sampling, ...(options.samplingTools ? { tools: {} } : undefined) }
+  if (options.elicitation?.form !== undefined || options.elicitation?.url !== undefined) {
+    capabilities.elicitation = {
+      ...capabilities.elicitation,
+      ...(options.elicitation.form !== undefined ? { form: {} } : undefined),
+      ...(options.elicitation.url !== undefined ? { url: {} } : undefined),
+    }
+  }
+  if (options.roots !== undefined) capabilities.roots = { listChanged: true, ...capabilities.roots }
+  return capabilities
+}
+
+function cursorParams(cursor: string | undefined): JsonObject | undefined {
+  return cursor === undefined ? undefined : { cursor }
+}
+
+function toObject<T>(value: T): JsonObject {
+  return value as unknown as JsonObject
+}
+
+function rethrow(error: unknown): never {
+  throw error
+}

@@ -1,0 +1,72 @@
+import type { Observable } from 'rxjs'
+import type { Connection, IncomingRequest, RequestOptions } from '../lib/connection.ts'
+import type { JsonObject, Meta, ProgressToken, RequestId } from '../lib/jsonrpc/message.ts'
+import type { RequestEvent } from '../lib/operators/progress.ts'
+
+/** Which generation of MCP a request arrived under. */
+export type Era = 'legacy' | 'modern'
+
+/**
+ * What every handler learns about the request it serves, in either era: filled from the session
+ * in the legacy era and from `_meta` in the modern one, so handlers are written once.
+ */
+export interface RequestContext {
+  readonly era: Era
+  readonly protocolVersion: string
+  readonly requestId: RequestId
+  readonly method: string
+  readonly meta: Meta | undefined
+  readonly progressToken: ProgressToken | undefined
+  /** Aborted when the request is cancelled or the connection closes. */
+  readonly signal: AbortSignal
+  /**
+   * Reports progress to the requester (`notifications/progress`), when it asked for progress.
+   * MCP requires `progress` to increase with each call. Does nothing without a progress token.
+   */
+  progress(progress: number, total?: number, message?: string): void
+  /** Sends a notification to the peer, tied to this request. */
+  notify(method: string, params?: JsonObject): void
+  /** Sends a request to the peer; cancelled with this request. */
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+}
+
+/** The part of a session a context needs: its connection and negotiated version. */
+export interface ContextHost {
+  readonly connection: Connection
+  readonly protocolVersion: string
+}
+
+/**
+ * The context of one incoming request. One small object per request: the AbortSignal is made
+ * only when a handler reads it.
+ */
+export class BaseContext implements RequestContext {
+  readonly era: Era = 'legacy'
+
+  constructor(protected readonly host: ContextHost, protected readonly incoming: IncomingRequest) {}
+
+  get protocolVersion(): string { return this.host.protocolVersion }
+  get requestId(): RequestId { return this.incoming.id }
+  get method(): string { return this.incoming.method }
+  get meta(): Meta | undefined { return this.incoming.meta }
+  get progressToken(): ProgressToken | undefined { return this.incoming.progressToken }
+  get signal(): AbortSignal { return this.incoming.signal }
+
+  progress(progress: number, total?: number, message?: string): void {
+    const progressToken = this.incoming.progressToken
+    if (progressToken === undefined || this.incoming.isDone) return
+    const params: JsonObject = { progressToken, progress }
+    if (total !== undefined) params.total = total
+    if (message !== undefined) params.message = message
+    this.notify('notifications/progress', params)
+  }
+
+  notify(method: string, params?: JsonObject): void {
+    if (this.host.connection.isClosed) return
+    void this.host.connection.notify(method, params)
+  }
+
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
+    return this.host.connection.request<R>(method, params, { signal: this.incoming.signal, ...options })
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * rxmcp: the Model Context Protocol as RxJS pipelines and actors. This is the public list.
+ */
+export { createServer, SERVER_DEFAULTS } from './actors/server.ts'
+export type {
+  McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
+  ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
+  ReadOutcome, SubscriptionState, SubscriptionMessage,
+} from './actors/server.ts'
+export { connect, CLIENT_DEFAULTS } from './actors/client.ts'
+export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'
+export type { RequestContext, Era } from './actors/context.ts'
+export { createActor, withEffects } from './actors/actor.ts'
+export type { ActorRef, ActorOptions, Behaviour, Step, Effect, SupervisionStrategy, ActorInspectionEvent } from './actors/actor.ts'
+export { mapOutcome } from './actors/request.ts'
+export type { HandlerOutcome } from './actors/request.ts'
+
+export { createConnection, DEFAULT_REQUEST_TIMEOUT } from './lib/connection.ts'
+export type { IncomingRequest } from './lib/connection.ts'
+export type { Connection, ConnectionOptions, RequestOptions, RequestHandler, InspectionEvent } from './lib/connection.ts'
+export type { Transport, Inbound } from './lib/transport.ts'
+export type { Codec, Decoder, Encode } from './lib/codec/codec.ts'
+export { DEFAULT_MAX_MESSAGE_SIZE } from './lib/codec/codec.ts'
+export { jsonLines } from './lib/codec/json-lines.ts'
+export { json } from './lib/codec/json.ts'
+export {
+  ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
+  InternalError, ResourceNotFoundError, UrlElicitationRequiredError, LocalError, TimeoutError, CancelledError,
+  ConnectionClosedError, TransportError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
+} from './lib/jsonrpc/errors.ts'
+export type {
+  RequestId, ProgressToken, Meta, JsonObject, JsonRpcRequest, JsonRpcNotification, JsonRpcResponse, JsonRpcResultResponse,
+  JsonRpcErrorResponse, JsonRpcErrorObject, JsonRpcMessage, JsonRpcPayload,
+} from './lib/jsonrpc/message.ts'
+export { checkMessage, isRequest, isNotification, isResponse, isJsonObject } from './lib/jsonrpc/guards.ts'
+export { createIdGenerator } from './lib/jsonrpc/ids.ts'
+export type { IdGenerator } from './lib/jsonrpc/ids.ts'
+export { stepLifecycle, gateIncomingRequest, canSendRequest } from './lib/lifecycle.ts'
+export type { LifecycleState, LifecycleEvent, Role } from './lib/lifecycle.ts'
+export { negotiateVersion, isVersionAccepted, Feature } from './lib/schema/negotiate.ts'
+export { requiredCapability, hasCapability } from './lib/schema/capabilities.ts'
+export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, LOGGING_LEVELS } from './lib/schema/types.ts'
+export { withTimeout } from './lib/operators/with-timeout.ts'
+export type { WithTimeoutConfig } from './lib/operators/with-timeout.ts'
+export { cancelOnUnsubscribe } from './lib/operators/cancel-on-unsubscribe.ts'
+export { resultOf, progressOf, isResultEvent, isProgressEvent } from './lib/operators/progress.ts'
+export type { RequestEvent, ProgressEvent, ResultEvent } from './lib/operators/progress.ts'
+export { paginate } from './lib/operators/paginate.ts'
+export type { Page } from './lib/operators/paginate.ts'
+export { compileSchema, applyDefaults } from './lib/json-schema.ts'
+export { uriTemplate } from './lib/uri-template.ts'
+export type { UriTemplate } from './lib/uri-template.ts'
+
+export { stdio, stdioClient } from './transports/stdio.ts'
+export { createMemoryPair } from './transports/memory.ts'
+export type { MemoryTransport, MemoryPairOptions } from './transports/memory.ts'

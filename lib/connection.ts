@@ -1,0 +1,554 @@
+import { Observable, Subject, isObservable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
+import type {
+  JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId,
+} from './jsonrpc/message.ts'
+import {
+  CancelledError, ConnectionClosedError, InternalError, InvalidRequestError, McpError,
+  MethodNotFoundError, TimeoutError, TransportError,
+} from './jsonrpc/errors.ts'
+import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
+import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
+import type { Inbound, Transport } from './transport.ts'
+import type { RequestEvent } from './operators/progress.ts'
+import { withTimeout } from './operators/with-timeout.ts'
+
+/** Default request timeout: 60 s without a response or progress. */
+export const DEFAULT_REQUEST_TIMEOUT = 60_000
+
+/** Options of one outgoing request. */
+export interface RequestOptions {
+  /** Milliseconds without a response or progress before the request times out (default 60 s; 0 disables). */
+  timeout?: number
+  /** Hard maximum in milliseconds, whatever progress arrives. */
+  maxTotalTimeout?: number
+  /** Whether progress restarts the timeout (default true). */
+  resetTimeoutOnProgress?: boolean
+  /** Aborting cancels the request on the wire and errors with `CancelledError`. */
+  signal?: AbortSignal
+  /** Ask for progress (adds `_meta.progressToken`). Default true for `request()`. */
+  progress?: boolean
+  /** Extra `_meta` fields to send with the request. */
+  meta?: Meta
+}
+
+/** An event of the connection's inspection stream. */
+export type InspectionEvent =
+  | { type: 'rxmcp.frame.in'; message: unknown }
+  | { type: 'rxmcp.frame.out'; message: JsonRpcPayload }
+  | { type: 'rxmcp.response.unknown'; id: RequestId | null }
+  | { type: 'rxmcp.handler.error'; method: string; error: unknown }
+  | { type: 'rxmcp.closed'; error?: unknown }
+
+/**
+ * One incoming request while its handler runs: its id, method, params, `_meta`, a lazily created
+ * AbortSignal, and whether it was cancelled. The request actor of the design, reduced to what the
+ * per-message path needs.
+ */
+export class IncomingRequest {
+  /** Set once a response went out or the request was cancelled: nothing more may be sent for it. */
+  isDone = false
+  /** The handler's Observable subscription, when the handler returned an Observable. */
+  subscription: Subscription | undefined = undefined
+  /** Created only when a handler reads `signal`, to keep the per-request cost low. */
+  #controller: AbortController | undefined = undefined
+  /** For a request inside a JSON-RPC batch: where its response goes. */
+  batch: BatchCollector | undefined = undefined
+
+  constructor(
+    readonly id: RequestId,
+    readonly method: string,
+    readonly params: JsonObject | undefined,
+  ) {}
+
+  /** `params._meta`, when present. */
+  get meta(): Meta | undefined {
+    const meta = this.params?._meta
+    return isJsonObject(meta) ? meta as Meta : undefined
+  }
+
+  /** The progress token the requester sent, if any. */
+  get progressToken(): string | number | undefined {
+    const token = this.meta?.progressToken
+    return typeof token === 'string' || typeof token === 'number' ? token : undefined
+  }
+
+  /** Aborted when the requester cancels or the connection closes. */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController()
+    return this.#controller.signal
+  }
+
+  /** Marks the request done without a response and stops its handler. */
+  cancel(reason?: unknown): void {
+    if (this.isDone) return
+    this.isDone = true
+    this.subscription?.unsubscribe()
+    this.#controller?.abort(reason ?? new CancelledError())
+  }
+}
+
+/** Collects the responses of one JSON-RPC batch (MCP 2025-03-26) and sends them as one array. */
+class BatchCollector {
+  readonly responses: JsonRpcResponse[] = []
+  constructor(public remaining: number, readonly flush: (responses: JsonRpcResponse[]) => void) {}
+  add(response: JsonRpcResponse): void {
+    this.responses.push(response)
+    this.skip()
+  }
+  skip(): void {
+    if (--this.remaining === 0 && this.responses.length > 0) this.flush(this.responses)
+  }
+}
+
+/** A request handler: returns a result object, a Promise of one, or an Observable whose last value is one. */
+export type RequestHandler = (params: JsonObject | undefined, request: IncomingRequest) => unknown
+
+/** A hook that may refuse an incoming request before its handler runs. */
+export type RequestGate = (request: IncomingRequest) => McpError | undefined
+
+/** Options of {@link createConnection}. */
+export interface ConnectionOptions {
+  /** May refuse incoming requests (the lifecycle and capabilities use it). */
+  gateRequest?: RequestGate
+  /** May refuse an outgoing request locally, before it reaches the wire. */
+  gateOutgoing?: (method: string, params: JsonObject | undefined) => Error | undefined
+  /** Sees every incoming notification before the bus does (the lifecycle uses it). */
+  onNotification?: (notification: JsonRpcNotification) => void
+  /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
+  allowBatch?: () => boolean
+  /** Turns a handler's non-McpError failure into the error to answer with (default: -32603, generic message). */
+  toWireError?: (error: unknown, request: IncomingRequest) => McpError
+  idGenerator?: IdGenerator
+  scheduler?: SchedulerLike
+  /** Default timeout of outgoing requests (60 s). */
+  timeout?: number
+  /** Receives inspection events; nothing is built for them when absent. */
+  inspect?: (event: InspectionEvent) => void
+  /** Where errors nobody observes go (default: nowhere but `inspect`). */
+  reportUnhandledError?: (error: unknown) => void
+}
+
+/** DEFAULTS of {@link ConnectionOptions}. */
+export const DEFAULTS = { timeout: DEFAULT_REQUEST_TIMEOUT } as const
+
+/** An entry of the pending table: the subscriber waiting for a response. */
+interface Pending {
+  subscriber: Subscriber<RequestEvent<JsonObject>>
+  method: string
+}
+
+/**
+ * A JSON-RPC peer over one transport: the pipeline of the design.
+ *
+ * ```
+ * transport.inbound -> check shape -> response     -> pending table (by id) -> caller's Observable
+ *                                  -> request      -> gate -> handler (value | Promise | Observable) -> response
+ *                                  -> notification -> cancelled / progress routing -> bus
+ * ```
+ *
+ * Knows JSON-RPC and the MCP rules every session shares (progress tokens, cancellation, ids never
+ * reused), nothing of sessions: the lifecycle and capabilities come in through the gates, so the
+ * same connection serves stateless requests that carry their context in `_meta`.
+ */
+export interface Connection {
+  /**
+   * Sends a request when subscribed: a cold Observable of progress events and then one result.
+   * Unsubscribing before the result sends `notifications/cancelled`. Times out (with cancellation
+   * on the wire) per {@link RequestOptions}. Errors with `McpError` for an error response,
+   * `TimeoutError`, `CancelledError`, `ConnectionClosedError` or a gate's refusal.
+   */
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+  /** Sends a notification. Returns the transport's backpressure Promise, if any. */
+  notify(method: string, params?: JsonObject): void | Promise<void>
+  /** Incoming notifications of one method, as their params. Hot; completes when the connection closes. */
+  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P>
+  /** Registers the handler of a method, replacing any earlier one. */
+  setRequestHandler(method: string, handler: RequestHandler): void
+  /** Removes the handler of a method: it then answers -32601. */
+  removeRequestHandler(method: string): void
+  /** Requests now running, by id. */
+  readonly incoming: ReadonlyMap<RequestId, IncomingRequest>
+  /** True once the transport has closed. */
+  readonly isClosed: boolean
+  /** Resolves once the transport has closed and every pending request has failed. */
+  readonly closed: Promise<void>
+  /** Starts reading the transport. Called once; further calls do nothing. */
+  start(): void
+  /** Closes the transport; pending requests fail with `ConnectionClosedError`. */
+  close(): Promise<void>
+}
+
+/**
+ * Makes a {@link Connection} over a transport. Call `start()` after registering handlers.
+ * @example
+ * const connection = createConnection(transport)
+ * connection.setRequestHandler('tools/list', () => ({ tools: [] }))
+ * connection.start()
+ */
+export function createConnection(transport: Transport, options: ConnectionOptions = {}): Connection {
+  return new JsonRpcConnection(transport, options)
+}
+
+class JsonRpcConnection implements Connection {
+  readonly #transport: Transport
+  readonly #options: ConnectionOptions
+  readonly #nextId: IdGenerator
+  readonly #inspect: ((event: InspectionEvent) => void) | undefined
+  /** Outgoing requests waiting for their response, by id (the id doubles as progress token). */
+  readonly #pending = new Map<RequestId, Pending>()
+  /** Incoming requests whose handler runs, by id. */
+  readonly #incoming = new Map<RequestId, IncomingRequest>()
+  readonly #handlers = new Map<string, RequestHandler>()
+  /** The notification bus: one Subject per method, made when first asked for. */
+  readonly #bus = new Map<string, Subject<JsonObject>>()
+  #inboundSubscription: Subscription | undefined
+  #isStarted = false
+  #isClosed = false
+  #resolveClosed!: () => void
+  readonly closed: Promise<void>
+
+  constructor(transport: Transport, options: ConnectionOptions) {
+    this.#transport = transport
+    this.#options = options
+    this.#nextId = options.idGenerator ?? createIdGenerator()
+    this.#inspect = options.inspect
+    this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
+    this.#handlers.set('ping', () => EMPTY_RESULT)
+  }
+
+  get incoming(): ReadonlyMap<RequestId, IncomingRequest> { return this.#incoming }
+  get isClosed(): boolean { return this.#isClosed }
+
+  start(): void {
+    if (this.#isStarted) return
+    this.#isStarted = true
+    this.#inboundSubscription = this.#transport.inbound.subscribe({
+      next: item => this.#receive(item),
+      error: error => this.#finish(error),
+      complete: () => this.#finish(undefined),
+    })
+  }
+
+  async close(): Promise<void> {
+    if (!this.#isClosed) {
+      try { await this.#transport.close() } finally { this.#finish(undefined) }
+    }
+    return this.closed
+  }
+
+  setRequestHandler(method: string, handler: RequestHandler): void { this.#handlers.set(method, handler) }
+  removeRequestHandler(method: string): void { this.#handlers.delete(method) }
+
+  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
+    let subject = this.#bus.get(method)
+    if (subject === undefined) {
+      subject = new Subject<JsonObject>()
+      if (this.#isClosed) subject.complete()
+      this.#bus.set(method, subject)
+    }
+    return subject.asObservable() as Observable<P>
+  }
+
+  notify(method: string, params?: JsonObject): void | Promise<void> {
+    if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
+    const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }
+    return this.#send(message)
+  }
+
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
+    // Kept so that a timeout or a closed connection points at the caller, not at a timer.
+    const callSite = new CallSite(method)
+    const timeout = options?.timeout ?? this.#options.timeout ?? DEFAULT_REQUEST_TIMEOUT
+    const source = new Observable<RequestEvent<R>>(subscriber => this.#sendRequest(method, params, options, subscriber as Subscriber<RequestEvent<JsonObject>>, callSite))
+    const max = options?.maxTotalTimeout
+    if (!(timeout > 0) && max === undefined) return source
+    const resetOnProgress = options?.resetTimeoutOnProgress !== false
+    return source.pipe(withTimeout<RequestEvent<R>>({
+      each: timeout,
+      max,
+      scheduler: this.#options.scheduler,
+      resetOn: resetOnProgress ? isProgress : never,
+      error: (limit, ms) => callSite.timeout(limit, ms),
+    }))
+  }
+
+  #sendRequest(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, subscriber: Subscriber<RequestEvent<JsonObject>>, callSite: CallSite): (() => void) | undefined {
+    if (this.#isClosed) { subscriber.error(callSite.closed()); return }
+    const refusal = this.#options.gateOutgoing?.(method, params)
+    if (refusal !== undefined) { subscriber.error(refusal); return }
+    const signal = options?.signal
+    if (signal?.aborted) { subscriber.error(new CancelledError('Request aborted before it was sent', { cause: signal.reason })); return }
+    const id = this.#nextId()
+    const wantsProgress = options?.progress !== false
+    const meta = options?.meta
+    const outParams = wantsProgress || meta !== undefined
+      ? { ...params, _meta: { ...(params?._meta as Meta | undefined), ...meta, ...(wantsProgress ? { progressToken: id } : undefined) } }
+      : params
+    const message: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams }
+    this.#pending.set(id, { subscriber, method })
+    let onAbort: (() => void) | undefined
+    if (signal !== undefined) {
+      onAbort = () => {
+        if (!this.#pending.delete(id)) return
+        this.#sendCancel(id, method, abortReason(signal.reason))
+        subscriber.error(new CancelledError('Request aborted', { cause: signal.reason }))
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+    }
+    try {
+      const written = this.#send(message)
+      if (written !== undefined) written.catch(error => this.#failPending(id, error))
+    } catch (error) {
+      this.#failPending(id, error)
+    }
+    return () => {
+      if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort)
+      // Still pending here means the caller left before the answer: cancel on the wire.
+      if (this.#pending.delete(id)) this.#sendCancel(id, method, 'Request cancelled by the caller')
+    }
+  }
+
+  #sendCancel(id: RequestId, method: string, reason: string): void {
+    // MCP lifecycle: the initialize request MUST NOT be cancelled.
+    if (method === 'initialize' || this.#isClosed) return
+    try {
+      const written = this.#send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } })
+      written?.catch(error => this.#report(error))
+    } catch (error) { this.#report(error) }
+  }
+
+  #failPending(id: RequestId, error: unknown): void {
+    const pending = this.#pending.get(id)
+    if (pending === undefined) return
+    this.#pending.delete(id)
+    pending.subscriber.error(error instanceof TransportError || error instanceof ConnectionClosedError ? error : new TransportError(`Could not send ${pending.method}`, { cause: error }))
+  }
+
+  #send(payload: JsonRpcPayload): void | Promise<void> {
+    this.#inspect?.({ type: 'rxmcp.frame.out', message: payload })
+    return this.#transport.send(payload)
+  }
+
+  #report(error: unknown): void {
+    this.#options.reportUnhandledError?.(error)
+  }
+
+  // ---- incoming ----
+
+  #receive(item: Inbound): void {
+    if (item.type === 'invalid') {
+      // Not JSON or not UTF-8 arrives as ParseError (-32700); an oversized frame is an invalid request.
+      this.#sendError(null, item.error instanceof McpError ? item.error : new InvalidRequestError(`Invalid Request: ${item.error.message}`))
+      return
+    }
+    const value = item.message
+    this.#inspect?.({ type: 'rxmcp.frame.in', message: value })
+    if (Array.isArray(value)) return this.#receiveBatch(value)
+    this.#receiveOne(value, undefined)
+  }
+
+  #receiveBatch(values: unknown[]): void {
+    if (!(this.#options.allowBatch?.() ?? false)) {
+      return this.#sendError(null, new InvalidRequestError('Invalid Request: JSON-RPC batches are not supported in this protocol version'))
+    }
+    if (values.length === 0) return this.#sendError(null, new InvalidRequestError('Invalid Request: empty batch'))
+    // Requests in the batch (including malformed ones, which are answered too) decide when it flushes.
+    let answered = 0
+    for (const value of values) {
+      const checked = checkMessage(value)
+      if (isCheckFailure(checked) || ('method' in checked && 'id' in checked)) answered++
+    }
+    const batch = answered > 0 ? new BatchCollector(answered, responses => this.#sendRaw(responses)) : undefined
+    for (const value of values) this.#receiveOne(value, batch)
+  }
+
+  #receiveOne(value: unknown, batch: BatchCollector | undefined): void {
+    const checked = checkMessage(value)
+    if (isCheckFailure(checked)) return this.#answerError(checked.id, checked.error, batch)
+    const message = checked as JsonRpcMessage
+    if ('method' in message) {
+      if ('id' in message) return this.#receiveRequest(message, batch)
+      return this.#receiveNotification(message)
+    }
+    this.#receiveResponse(message)
+  }
+
+  #receiveResponse(response: JsonRpcResponse): void {
+    const id = response.id
+    const pending = id === null ? undefined : this.#pending.get(id)
+    if (pending === undefined) {
+      // JSON-RPC: a response nobody waits for is dropped; the peer gets no answer to an answer.
+      this.#inspect?.({ type: 'rxmcp.response.unknown', id })
+      if ('error' in response) this.#report(McpError.from(response.error))
+      return
+    }
+    this.#pending.delete(id!)
+    if ('error' in response) return pending.subscriber.error(McpError.from(response.error))
+    pending.subscriber.next({ type: 'result', result: response.result })
+    pending.subscriber.complete()
+  }
+
+  #receiveNotification(notification: JsonRpcNotification): void {
+    const params = notification.params
+    switch (notification.method) {
+      case 'notifications/cancelled': {
+        const requestId = params?.requestId
+        const request = isRequestId(requestId) ? this.#incoming.get(requestId) : undefined
+        // MCP lifecycle: initialize cannot be cancelled; unknown or finished ids are ignored.
+        if (request !== undefined && request.method !== 'initialize') {
+          this.#incoming.delete(request.id)
+          request.cancel(typeof params?.reason === 'string' ? new CancelledError(params.reason) : undefined)
+          // No response for a cancelled request, not even inside a batch: it gives up its slot.
+          request.batch?.skip()
+        }
+        break
+      }
+      case 'notifications/progress': {
+        const token = params?.progressToken
+        const pending = isRequestId(token) ? this.#pending.get(token) : undefined
+        if (pending !== undefined && typeof params!.progress === 'number') {
+          pending.subscriber.next(params!.total === undefined && params!.message === undefined
+            ? { type: 'progress', progress: params!.progress }
+            : { type: 'progress', progress: params!.progress, total: params!.total as number | undefined, message: params!.message as string | undefined })
+        }
+        break
+      }
+    }
+    this.#options.onNotification?.(notification)
+    this.#bus.get(notification.method)?.next(params ?? EMPTY_PARAMS)
+  }
+
+  #receiveRequest(message: JsonRpcRequest, batch: BatchCollector | undefined): void {
+    const id = message.id
+    if (this.#incoming.has(id)) {
+      // MCP basic: ids MUST NOT be reused in a session; the first request keeps running.
+      return this.#answerError(id, new InvalidRequestError(`Invalid Request: request id ${JSON.stringify(id)} is already in use`), batch)
+    }
+    const request = new IncomingRequest(id, message.method, message.params)
+    request.batch = batch
+    const refusal = this.#options.gateRequest?.(request)
+    if (refusal !== undefined) return this.#answerError(id, refusal, batch)
+    const handler = this.#handlers.get(message.method)
+    if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
+    this.#incoming.set(id, request)
+    let outcome: unknown
+    try {
+      outcome = handler(message.params, request)
+    } catch (error) {
+      return this.#fail(request, error)
+    }
+    if (isObservable(outcome)) {
+      // The last value is the result; progress goes out through the context meanwhile.
+      let last: unknown = undefined
+      let hasValue = false
+      request.subscription = outcome.subscribe({
+        next: value => { last = value; hasValue = true },
+        error: error => this.#fail(request, error),
+        complete: () => hasValue ? this.#succeed(request, last) : this.#fail(request, new InternalError('Handler completed without a result')),
+      })
+    } else if (isPromiseLike(outcome)) {
+      outcome.then(result => this.#succeed(request, result), error => this.#fail(request, error))
+    } else {
+      this.#succeed(request, outcome)
+    }
+  }
+
+  #succeed(request: IncomingRequest, result: unknown): void {
+    if (request.isDone) return
+    request.isDone = true
+    this.#incoming.delete(request.id)
+    const response: JsonRpcResponse = { jsonrpc: '2.0', id: request.id, result: isJsonObject(result) ? result : EMPTY_RESULT }
+    if (request.batch !== undefined) return request.batch.add(response)
+    if (!this.#isClosed) this.#sendSafely(response)
+  }
+
+  #fail(request: IncomingRequest, error: unknown): void {
+    if (request.isDone) return
+    request.isDone = true
+    this.#incoming.delete(request.id)
+    let wire: McpError
+    if (error instanceof McpError) wire = error
+    else {
+      this.#inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
+      wire = this.#options.toWireError?.(error, request) ?? new InternalError('Internal error')
+    }
+    this.#answerError(request.id, wire, request.batch)
+  }
+
+  #answerError(id: RequestId | null, error: McpError, batch: BatchCollector | undefined): void {
+    const response: JsonRpcResponse = { jsonrpc: '2.0', id, error: error.toJSON() }
+    if (batch !== undefined) return batch.add(response)
+    if (!this.#isClosed) this.#sendSafely(response)
+  }
+
+  #sendError(id: RequestId | null, error: McpError): void {
+    if (!this.#isClosed) this.#sendSafely({ jsonrpc: '2.0', id, error: error.toJSON() })
+  }
+
+  #sendRaw(payload: JsonRpcPayload): void {
+    if (!this.#isClosed) this.#sendSafely(payload)
+  }
+
+  #sendSafely(payload: JsonRpcPayload): void {
+    try {
+      const written = this.#send(payload)
+      written?.catch(error => this.#report(error))
+    } catch (error) {
+      this.#report(error)
+    }
+  }
+
+  #finish(error: unknown): void {
+    if (this.#isClosed) return
+    this.#isClosed = true
+    this.#inboundSubscription?.unsubscribe()
+    this.#inspect?.({ type: 'rxmcp.closed', error })
+    const closedError = error instanceof ConnectionClosedError ? error
+      : new ConnectionClosedError(error === undefined ? 'Connection closed' : `Connection closed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    // Every pending request fails at once: nobody will answer it now.
+    const pending = [...this.#pending.values()]
+    this.#pending.clear()
+    for (const entry of pending) entry.subscriber.error(closedError)
+    const incoming = [...this.#incoming.values()]
+    this.#incoming.clear()
+    for (const request of incoming) request.cancel(closedError)
+    for (const subject of this.#bus.values()) subject.complete()
+    this.#resolveClosed()
+  }
+}
+
+/** Captures where a request was made, so its timeout or closure error points at the caller. */
+class CallSite {
+  readonly #stack: string | undefined
+  constructor(readonly method: string) {
+    const holder: { stack?: string } = {}
+    Error.captureStackTrace?.(holder, JsonRpcConnection.prototype.request)
+    this.#stack = holder.stack
+  }
+  #withStack<E extends Error>(error: E): E {
+    if (this.#stack !== undefined) error.stack = `${error.name}: ${error.message}${this.#stack.slice(this.#stack.indexOf('\n'))}`
+    return error
+  }
+  timeout(limit: 'each' | 'max', ms: number): Error {
+    return this.#withStack(new TimeoutError(limit === 'max'
+      ? `${this.method} exceeded its maximum total time of ${ms} ms`
+      : `${this.method} timed out after ${ms} ms`, ms))
+  }
+  closed(): Error {
+    return this.#withStack(new ConnectionClosedError(`Cannot send ${this.method}: the connection is closed`))
+  }
+}
+
+const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
+const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
+const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
+const never = () => false
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function'
+}
+
+function abortReason(reason: unknown): string {
+  if (reason instanceof Error) return reason.message
+  return typeof reason === 'string' ? reason : 'Request aborted'
+}

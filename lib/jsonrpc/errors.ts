@@ -1,0 +1,192 @@
+import type { JsonRpcErrorObject } from './message.ts'
+
+/**
+ * Error codes of JSON-RPC 2.0 and MCP. Wire errors use these constants, never literal numbers.
+ */
+export const ErrorCode = {
+  /** Invalid JSON was received. */
+  ParseError: -32700,
+  /** The JSON is not a valid request object. */
+  InvalidRequest: -32600,
+  /** The method does not exist or is not available. */
+  MethodNotFound: -32601,
+  /** Invalid method parameters (also: unknown tool, bad cursor, unknown prompt). */
+  InvalidParams: -32602,
+  /** Internal error. */
+  InternalError: -32603,
+  /** MCP: a request timed out (the SDKs' convention for -32001). */
+  RequestTimeout: -32001,
+  /** MCP: the connection was closed (the SDKs' convention for -32000). */
+  ConnectionClosed: -32000,
+  /** MCP: resource not found. */
+  ResourceNotFound: -32002,
+  /** MCP 2025-11-25: the server needs the user to open a URL first (URL elicitation). */
+  UrlElicitationRequired: -32042,
+} as const
+
+/** One of the known error codes. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
+
+/**
+ * An error that travels on the wire as a JSON-RPC error object.
+ *
+ * `toJSON()` gives the error object; {@link McpError.from} rebuilds the matching subclass from one.
+ * @example
+ * throw new InvalidParamsError('Unknown tool: nope')
+ */
+export class McpError extends Error {
+  override name = 'McpError'
+  readonly code: number
+  readonly data?: unknown
+
+  constructor(code: number, message: string, data?: unknown, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    if (data !== undefined) this.data = data
+  }
+
+  /** The JSON-RPC error object for this error. */
+  toJSON(): JsonRpcErrorObject {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data }
+  }
+
+  /** Rebuilds an error from a wire error object, choosing the subclass by code. */
+  static from(wire: JsonRpcErrorObject): McpError {
+    const make = subclassByCode.get(wire.code)
+    return make ? make(wire.message, wire.data) : new McpError(wire.code, wire.message, wire.data)
+  }
+}
+
+/** -32700: the bytes were not JSON. */
+export class ParseError extends McpError {
+  override name = 'ParseError'
+  constructor(message = 'Parse error', data?: unknown) { super(ErrorCode.ParseError, message, data) }
+}
+
+/** -32600: JSON, but not a valid JSON-RPC message. */
+export class InvalidRequestError extends McpError {
+  override name = 'InvalidRequestError'
+  constructor(message = 'Invalid Request', data?: unknown) { super(ErrorCode.InvalidRequest, message, data) }
+}
+
+/** -32601: no handler for the method (or the capability is not offered). */
+export class MethodNotFoundError extends McpError {
+  override name = 'MethodNotFoundError'
+  constructor(message = 'Method not found', data?: unknown) { super(ErrorCode.MethodNotFound, message, data) }
+}
+
+/** -32602: the params are wrong. */
+export class InvalidParamsError extends McpError {
+  override name = 'InvalidParamsError'
+  constructor(message = 'Invalid params', data?: unknown) { super(ErrorCode.InvalidParams, message, data) }
+}
+
+/** -32603: the handler failed. */
+export class InternalError extends McpError {
+  override name = 'InternalError'
+  constructor(message = 'Internal error', data?: unknown) { super(ErrorCode.InternalError, message, data) }
+}
+
+/** -32002: no such resource. */
+export class ResourceNotFoundError extends McpError {
+  override name = 'ResourceNotFoundError'
+  constructor(message = 'Resource not found', data?: unknown) { super(ErrorCode.ResourceNotFound, message, data) }
+}
+
+/** -32042: the user must complete a URL elicitation before the request can go on. */
+export class UrlElicitationRequiredError extends McpError {
+  override name = 'UrlElicitationRequiredError'
+  constructor(message = 'URL elicitation required', data?: unknown) { super(ErrorCode.UrlElicitationRequired, message, data) }
+}
+
+const subclassByCode = new Map<number, (message: string, data: unknown) => McpError>([
+  [ErrorCode.ParseError, (m, d) => new ParseError(m, d)],
+  [ErrorCode.InvalidRequest, (m, d) => new InvalidRequestError(m, d)],
+  [ErrorCode.MethodNotFound, (m, d) => new MethodNotFoundError(m, d)],
+  [ErrorCode.InvalidParams, (m, d) => new InvalidParamsError(m, d)],
+  [ErrorCode.InternalError, (m, d) => new InternalError(m, d)],
+  [ErrorCode.ResourceNotFound, (m, d) => new ResourceNotFoundError(m, d)],
+  [ErrorCode.UrlElicitationRequired, (m, d) => new UrlElicitationRequiredError(m, d)],
+])
+
+/** String codes of local errors, which never cross the wire. */
+export const LocalErrorCode = {
+  Timeout: 'RXMCP_ERR_TIMEOUT',
+  Cancelled: 'RXMCP_ERR_CANCELLED',
+  ConnectionClosed: 'RXMCP_ERR_CONNECTION_CLOSED',
+  Transport: 'RXMCP_ERR_TRANSPORT',
+  FrameTooLarge: 'RXMCP_ERR_FRAME_TOO_LARGE',
+  Capability: 'RXMCP_ERR_CAPABILITY',
+  Protocol: 'RXMCP_ERR_PROTOCOL',
+  Version: 'RXMCP_ERR_UNSUPPORTED_VERSION',
+} as const
+
+/** One of the local error codes. */
+export type LocalErrorCode = (typeof LocalErrorCode)[keyof typeof LocalErrorCode]
+
+/** Base of every local error: a string `code`, a `name`, and the `cause` kept. */
+export abstract class LocalError extends Error {
+  abstract readonly code: LocalErrorCode
+}
+
+/** A request ran past its timeout (reset by progress) or its hard maximum; it was cancelled on the wire. */
+export class TimeoutError extends LocalError {
+  override name = 'TimeoutError'
+  readonly code = LocalErrorCode.Timeout
+  /** -32001: the wire code the SDKs use for the same condition. */
+  readonly wireCode = ErrorCode.RequestTimeout
+  constructor(message = 'Request timed out', readonly timeout?: number, options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** The request was cancelled locally (unsubscribed or aborted). */
+export class CancelledError extends LocalError {
+  override name = 'CancelledError'
+  readonly code = LocalErrorCode.Cancelled
+  constructor(message = 'Request cancelled', options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** The connection closed before the request was answered. */
+export class ConnectionClosedError extends LocalError {
+  override name = 'ConnectionClosedError'
+  readonly code = LocalErrorCode.ConnectionClosed
+  constructor(message = 'Connection closed', options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** The transport failed (process died, socket error, write after close). */
+export class TransportError extends LocalError {
+  override name = 'TransportError'
+  readonly code = LocalErrorCode.Transport
+  constructor(message = 'Transport error', options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** An incoming frame was over the configured maximum size. */
+export class FrameTooLargeError extends LocalError {
+  override name = 'FrameTooLargeError'
+  readonly code = LocalErrorCode.FrameTooLarge
+  constructor(readonly limit: number, message = `Frame exceeds ${limit} bytes`, options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** A request needs a capability the peer did not declare; refused before it reaches the wire. */
+export class CapabilityError extends LocalError {
+  override name = 'CapabilityError'
+  readonly code = LocalErrorCode.Capability
+  constructor(message: string, options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** The peer broke the protocol in a way that ends the session (for example, no usable version). */
+export class ProtocolError extends LocalError {
+  override name = 'ProtocolError'
+  readonly code = LocalErrorCode.Protocol
+  constructor(message: string, options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** The server answered initialize with a protocol version this client does not support. */
+export class UnsupportedVersionError extends LocalError {
+  override name = 'UnsupportedVersionError'
+  readonly code = LocalErrorCode.Version
+  constructor(readonly version: string, readonly supported: readonly string[], options?: { cause?: unknown }) {
+    super(`Server chose protocol version ${JSON.stringify(version)}; this client supports ${supported.join(', ')}`, options)
+  }
+}

@@ -1,0 +1,11 @@
+import { it } from 'vitest'
+import { requirements, type RequirementId } from '../requirements.ts'
+
+/**
+ * A test case that verifies one MUST of the spec. The id must exist in `spec/requirements.ts`;
+ * an unknown id throws while the file loads, failing the run.
+ */
+export function verifies(id: RequirementId, name: string, body: () => unknown | Promise<unknown>, timeout?: number): void {
+  if (!Object.hasOwn(requirements, id)) throw new Error(`Unknown requirement id: ${id}`)
+  it(`[${id}] ${name}`, body, timeout)
+}
