@@ -1,0 +1,273 @@
+import { describe, expect, it } from 'vitest'
+import { NEVER, Observable, firstValueFrom, lastValueFrom, toArray, timer, map } from 'rxjs'
+import { createConnection, type InspectionEvent } from '../../lib/connection.ts'
+import {
+  CancelledError, ConnectionClosedError, InternalError, InvalidParamsError, McpError, ParseError, TimeoutError,
+} from '../../lib/jsonrpc/errors.ts'
+import { createMemoryPair } from '../../transports/memory.ts'
+import { FakeTransport } from '../helpers/fake-transport.ts'
+import { verifies } from '../helpers/verifies.ts'
+
+function pair() {
+  const [a, b] = createMemoryPair()
+  const caller = createConnection(a)
+  const callee = createConnection(b)
+  return { caller, callee, start: () => { caller.start(); callee.start() } }
+}
+
+const tick = () => new Promise(resolve => setImmediate(resolve))
+
+describe('createConnection', () => {
+  it('answers a request with the handler value', async () => {
+    const { caller, callee, start } = pair()
+    callee.setRequestHandler('sum', params => ({ sum: (params!.a as number) + (params!.b as number) }))
+    start()
+    const events = await lastValueFrom(caller.request('sum', { a: 1, b: 2 }).pipe(toArray()))
+    expect(events).toEqual([{ type: 'result', result: { sum: 3 } }])
+  })
+
+  it('answers with a Promise handler and with an Observable handler (last value wins)', async () => {
+    const { caller, callee, start } = pair()
+    callee.setRequestHandler('promise', async () => ({ via: 'promise' }))
+    callee.setRequestHandler('observable', () => timer(1).pipe(map(() => ({ via: 'observable' }))))
+    start()
+    expect(await firstValueFrom(caller.request('promise'))).toEqual({ type: 'result', result: { via: 'promise' } })
+    expect(await firstValueFrom(caller.request('observable'))).toEqual({ type: 'result', result: { via: 'observable' } })
+  })
+
+  verifies('progress:token', 'emits progress for the request token before the result', async () => {
+    const { caller, callee, start } = pair()
+    callee.setRequestHandler('slow', async (_params, request) => {
+      for (const step of [1, 2]) await callee.notify('notifications/progress', { progressToken: request.progressToken!, progress: step, total: 2 })
+      return { done: true }
+    })
+    start()
+    const events = await lastValueFrom(caller.request('slow').pipe(toArray()))
+    expect(events).toEqual([
+      { type: 'progress', progress: 1, total: 2, message: undefined },
+      { type: 'progress', progress: 2, total: 2, message: undefined },
+      { type: 'result', result: { done: true } },
+    ])
+  })
+
+  verifies('cancellation:no-response', 'sends notifications/cancelled when unsubscribed early, aborts the handler, and sends no response', async () => {
+    const [a, b] = createMemoryPair()
+    const caller = createConnection(a)
+    const sent: InspectionEvent[] = []
+    const callee = createConnection(b, { inspect: event => sent.push(event) })
+    let aborted: unknown
+    let unsubscribed = false
+    callee.setRequestHandler('forever', (_params, request) => {
+      request.signal.addEventListener('abort', () => { aborted = request.signal.reason })
+      return new Observable(() => () => { unsubscribed = true })
+    })
+    caller.start(); callee.start()
+    const subscription = caller.request('forever').subscribe()
+    await tick()
+    subscription.unsubscribe()
+    await tick(); await tick()
+    expect(unsubscribed).toBe(true)
+    expect(aborted).toBeInstanceOf(CancelledError)
+    expect(callee.incoming.size).toBe(0)
+    expect(sent.filter(event => event.type === 'rxmcp.frame.out')).toEqual([])
+  })
+
+  verifies('cancellation:not-initialize', 'never cancels initialize on the wire', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const subscription = connection.request('initialize', {}, { progress: false }).subscribe()
+    subscription.unsubscribe()
+    expect(transport.sent).toHaveLength(1)
+    expect(transport.sent[0]).toMatchObject({ method: 'initialize' })
+  })
+
+  it('ignores notifications/cancelled for an incoming initialize', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    let resolve!: (value: object) => void
+    connection.setRequestHandler('initialize', () => new Promise(r => { resolve = r }))
+    connection.start()
+    transport.receive({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} })
+    transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })
+    resolve({ ok: true })
+    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: 1, result: { ok: true } }])
+  })
+
+  it('times out with TimeoutError, pointing at the caller, and cancels on the wire', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const error = await lastValueFrom(connection.request('slow', {}, { timeout: 20 })).catch(e => e)
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(error.code).toBe('RXMCP_ERR_TIMEOUT')
+    expect(error.message).toBe('slow timed out after 20 ms')
+    expect(error.stack).toContain('connection.spec.ts')
+    expect(transport.sent[1]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'Request cancelled by the caller' } })
+  })
+
+  it('restarts the timeout on progress but not past maxTotalTimeout', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const events: string[] = []
+    const done = lastValueFrom(connection.request('slow', {}, { timeout: 40, maxTotalTimeout: 150 }).pipe(map(e => { events.push(e.type); return e }))).catch(e => e)
+    const feeder = setInterval(() => transport.receive({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 0, progress: events.length + 1 } }), 15)
+    const error = await done
+    clearInterval(feeder)
+    expect(error).toBeInstanceOf(TimeoutError)
+    expect(error.message).toContain('maximum total time of 150 ms')
+    expect(events.length).toBeGreaterThan(3)
+  })
+
+  it('fails with CancelledError when the signal aborts, and cancels on the wire', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const controller = new AbortController()
+    const done = lastValueFrom(connection.request('slow', {}, { signal: controller.signal })).catch(e => e)
+    controller.abort('user gave up')
+    const error = await done
+    expect(error).toBeInstanceOf(CancelledError)
+    expect(transport.sent[1]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user gave up' } })
+  })
+
+  it('fails every pending request with ConnectionClosedError when the transport closes', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const first = lastValueFrom(connection.request('a')).catch(e => e)
+    const second = lastValueFrom(connection.request('b')).catch(e => e)
+    await transport.close()
+    expect(await first).toBeInstanceOf(ConnectionClosedError)
+    expect(await second).toBeInstanceOf(ConnectionClosedError)
+    expect(connection.isClosed).toBe(true)
+    const late = await lastValueFrom(connection.request('c')).catch(e => e)
+    expect(late).toBeInstanceOf(ConnectionClosedError)
+  })
+
+  it('rebuilds error responses as McpError subclasses', async () => {
+    const { caller, callee, start } = pair()
+    callee.setRequestHandler('bad', () => { throw new InvalidParamsError('nope', { field: 'x' }) })
+    start()
+    const error = await lastValueFrom(caller.request('bad')).catch(e => e)
+    expect(error).toBeInstanceOf(InvalidParamsError)
+    expect(error.code).toBe(-32602)
+    expect(error.message).toBe('nope')
+    expect(error.data).toEqual({ field: 'x' })
+  })
+
+  it('answers a handler crash with -32603 and a generic message, and keeps serving', async () => {
+    const { caller, callee, start } = pair()
+    callee.setRequestHandler('crash', () => { throw new TypeError('secret detail') })
+    callee.setRequestHandler('ok', () => ({ ok: true }))
+    start()
+    const error = await lastValueFrom(caller.request('crash')).catch(e => e)
+    expect(error).toBeInstanceOf(InternalError)
+    expect(error.message).toBe('Internal error')
+    expect(await firstValueFrom(caller.request('ok'))).toEqual({ type: 'result', result: { ok: true } })
+  })
+
+  verifies('jsonrpc:method-not-found', 'answers an unknown method with -32601', async () => {
+    const transport = new FakeTransport()
+    createConnection(transport).start()
+    transport.receive({ jsonrpc: '2.0', id: 'x', method: 'nope' })
+    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: 'x', error: { code: -32601, message: 'Method not found: nope' } }])
+  })
+
+  verifies('jsonrpc:id-unique', 'refuses a request reusing an in-flight id and still answers the first', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    let resolve!: (value: object) => void
+    connection.setRequestHandler('wait', () => new Promise(r => { resolve = r }))
+    connection.start()
+    transport.receive({ jsonrpc: '2.0', id: 7, method: 'wait' })
+    transport.receive({ jsonrpc: '2.0', id: 7, method: 'wait' })
+    resolve({ first: true })
+    const sent = await transport.settle()
+    expect(sent).toEqual([
+      { jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request: request id 7 is already in use' } },
+      { jsonrpc: '2.0', id: 7, result: { first: true } },
+    ])
+  })
+
+  it('drops a response to an unknown id and reports it to inspection', async () => {
+    const transport = new FakeTransport()
+    const events: InspectionEvent[] = []
+    createConnection(transport, { inspect: event => events.push(event) }).start()
+    transport.receive({ jsonrpc: '2.0', id: 99, result: {} })
+    expect(await transport.settle()).toEqual([])
+    expect(events).toContainEqual({ type: 'rxmcp.response.unknown', id: 99 })
+  })
+
+  verifies('jsonrpc:parse-error', 'answers an undecodable frame with -32700 and id null', async () => {
+    const transport = new FakeTransport()
+    createConnection(transport).start()
+    transport.receiveInvalid({ type: 'invalid', error: new ParseError('Parse error: bad JSON') })
+    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: bad JSON' } }])
+  })
+
+  verifies('jsonrpc:batch-2025-03-26-only', 'refuses batches unless allowed, and answers an allowed batch with one array', async () => {
+    const refused = new FakeTransport()
+    createConnection(refused).start()
+    refused.receive([{ jsonrpc: '2.0', id: 1, method: 'ping' }])
+    expect(await refused.settle()).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported in this protocol version' } }])
+
+    const allowed = new FakeTransport()
+    const connection = createConnection(allowed, { allowBatch: () => true })
+    connection.setRequestHandler('later', async () => ({ later: true }))
+    connection.start()
+    allowed.receive([
+      { jsonrpc: '2.0', id: 1, method: 'later' },
+      { jsonrpc: '2.0', method: 'notifications/ignored' },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { nope: true },
+    ])
+    const sent = await allowed.settle()
+    expect(sent).toHaveLength(1)
+    expect(sent[0]).toEqual([
+      { jsonrpc: '2.0', id: 2, result: {} },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: jsonrpc must be "2.0"' } },
+      { jsonrpc: '2.0', id: 1, result: { later: true } },
+    ])
+  })
+
+  it('delivers notifications on the bus and completes the bus on close', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const seen = lastValueFrom(connection.notifications('notifications/message').pipe(toArray()))
+    transport.receive({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 1 } })
+    transport.receive({ jsonrpc: '2.0', method: 'notifications/other' })
+    await transport.close()
+    expect(await seen).toEqual([{ level: 'info', data: 1 }])
+  })
+
+  it('refuses locally what the outgoing gate refuses, without touching the wire', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport, { gateOutgoing: method => method === 'forbidden' ? new Error('not allowed') : undefined })
+    connection.start()
+    await expect(lastValueFrom(connection.request('forbidden'))).rejects.toThrow('not allowed')
+    expect(transport.sent).toEqual([])
+  })
+
+  it('passes an McpError raised by the request gate to the requester', async () => {
+    const transport = new FakeTransport()
+    createConnection(transport, { gateRequest: () => new McpError(-32600, 'not yet') }).start()
+    transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping' })
+    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'not yet' } }])
+  })
+
+  it('leaves a handler that never answers running until cancelled', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport)
+    connection.setRequestHandler('never', () => NEVER)
+    connection.start()
+    transport.receive({ jsonrpc: '2.0', id: 1, method: 'never' })
+    await transport.settle()
+    expect(connection.incoming.has(1)).toBe(true)
+    transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'bye' } })
+    expect(connection.incoming.has(1)).toBe(false)
+    expect(await transport.settle()).toEqual([])
+  })
+})
