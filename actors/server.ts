@@ -443,6 +443,8 @@ class Session implements ServerSession {
   readonly connection: Connection
   readonly actor: ActorRef<SessionState, SessionMessage>
   readonly closed: Promise<void>
+  /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
+  #capabilities: ServerCapabilities = {}
 
   constructor(server: Server, transport: Transport) {
     this.id = `session-${++sessionCount}`
@@ -481,9 +483,9 @@ class Session implements ServerSession {
     const state = this.actor.state
     const refusal = gateIncomingRequest('server', state.status, request.method)
     if (refusal !== undefined) return refusal
-    // A method whose capability this server does not offer does not exist for this client.
+    // A method whose capability this server did not offer at initialize does not exist for this client.
     const needed = requiredCapability(request.method)
-    if (needed !== undefined && !hasCapability(this.server.capabilities(), needed)) {
+    if (needed !== undefined && !hasCapability(this.#capabilities, needed)) {
       return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
     }
     return undefined
@@ -610,7 +612,8 @@ class Session implements ServerSession {
     const clientCapabilities = isJsonObject(params?.capabilities) ? params!.capabilities as ClientCapabilities : {}
     const clientInfo = isJsonObject(params?.clientInfo) ? params!.clientInfo as unknown as Implementation : undefined
     this.actor.send({ type: 'initialize', protocolVersion, clientInfo, clientCapabilities })
-    const result: JsonObject = { protocolVersion, capabilities: server.capabilities() as JsonObject, serverInfo: server.info as unknown as JsonObject }
+    this.#capabilities = server.capabilities()
+    const result: JsonObject = { protocolVersion, capabilities: this.#capabilities as JsonObject, serverInfo: server.info as unknown as JsonObject }
     if (server.options.instructions !== undefined) result.instructions = server.options.instructions
     return result
   }
