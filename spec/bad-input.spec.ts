@@ -119,14 +119,14 @@ describe('bad input', () => {
   })
 
   it('survives JSON nested 100,000 deep', async () => {
-    const raw = await open()
+    const raw = await open({ maxMessageSize: 4 * 1024 * 1024 })
     raw.write('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000) + '\n')
     raw.write('['.repeat(100_000) + ']'.repeat(100_000) + '\n')
     raw.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"deep","nested":${'['.repeat(50_000)}${']'.repeat(50_000)}}}}\n`)
     await raw.settle()
     expect(raw.replies).toEqual([
-      { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } },
-      { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: jsonrpc must be "2.0"' } },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('batch') } },
       { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'deep' }] } },
     ])
     await raw.expectAlive()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { lastValueFrom, toArray } from 'rxjs'
-import { createActor, withEffects, type ActorInspectionEvent } from '../../actors/actor.ts'
+import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../../actors/actor.ts'
 
 type Message = 'inc' | 'dec' | 'boom' | 'twice'
 
@@ -36,7 +36,7 @@ describe('createActor', () => {
 
   it('queues messages sent from effects behind the current one', () => {
     const order: string[] = []
-    const actor = createActor<number, Message>(0, (state, message) => {
+    const actor: ActorRef<number, Message> = createActor<number, Message>(0, (state, message): Step<number> => {
       order.push(`${message}@${state}`)
       if (message === 'twice') return withEffects(state, [() => actor.send('inc'), () => actor.send('inc')])
       return behaviour(state, message)

@@ -1,0 +1,262 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
+import { Observable, Subject } from 'rxjs'
+import type { Inbound, Transport } from '../lib/transport.ts'
+import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
+import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { jsonLines } from '../lib/codec/json-lines.ts'
+
+/** Options of {@link stdio}. */
+export interface StdioOptions {
+  /** Where messages come from (default `process.stdin`). */
+  input?: Readable
+  /** Where messages go (default `process.stdout`): nothing but protocol may be written there. */
+  output?: Writable
+  /** Largest incoming message in bytes (default 4 MiB). */
+  maxMessageSize?: number
+}
+
+/**
+ * The server side of stdio: newline-delimited JSON on stdin and stdout.
+ *
+ * `inbound` starts reading on subscribe and completes when stdin ends. Sends made in one tick are
+ * written together (one `write` call), and a full stdout makes `send` return a Promise that
+ * resolves on `drain`. After `close`, `send` throws `TransportError`.
+ *
+ * @example
+ * await createServer(info).listen(stdio())
+ */
+export function stdio(options: StdioOptions = {}): Transport {
+  const input = options.input ?? process.stdin
+  const output = options.output ?? process.stdout
+  const writer = new CoalescingWriter(output)
+  // Completes `inbound` when close() is called before stdin ends.
+  const closing = new Subject<void>()
+  let isClosed = false
+  const inbound = new Observable<Inbound>(subscriber => {
+    const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize })
+    const onData = (chunk: Uint8Array | string) => decoder.write(chunk)
+    const onEnd = () => { decoder.end(); subscriber.complete() }
+    const onError = (error: Error) => subscriber.error(new TransportError('stdin failed', { cause: error }))
+    input.on('data', onData)
+    input.on('end', onEnd)
+    input.on('error', onError)
+    const closeSubscription = closing.subscribe(() => subscriber.complete())
+    return () => {
+      closeSubscription.unsubscribe()
+      input.off('data', onData)
+      input.off('end', onEnd)
+      input.off('error', onError)
+      // Let the process exit once nobody reads stdin any more.
+      if (input === process.stdin) input.pause()
+    }
+  })
+  return {
+    kind: 'stdio',
+    inbound,
+    send: payload => {
+      if (isClosed) throw new TransportError('The stdio transport is closed')
+      return writer.write(jsonLines.encode(payload) as string)
+    },
+    close: async () => {
+      if (isClosed) return
+      isClosed = true
+      await writer.flush()
+      closing.next()
+      closing.complete()
+    },
+  }
+}
+
+/** Options of {@link stdioClient}. */
+export interface StdioClientOptions {
+  command: string
+  args?: readonly string[]
+  /**
+   * Environment of the child. By default it gets only a safe subset of this process's environment
+   * (PATH, HOME, USER, SHELL, TERM, LANG, TMPDIR, SystemRoot, …) plus `env`; with `inheritEnv: true`
+   * it gets all of `process.env` plus `env`.
+   */
+  env?: Record<string, string>
+  inheritEnv?: boolean
+  cwd?: string
+  /** The child's stderr: piped to the `stderr` Observable, inherited (default), or ignored. */
+  stderr?: 'pipe' | 'inherit' | 'ignore'
+  maxMessageSize?: number
+  /** Milliseconds to wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL (default 2000). */
+  shutdownGraceMs?: number
+}
+
+/** The client side of stdio: a child process and its pipes. */
+export interface StdioClientTransport extends Transport {
+  /** The child's stderr text, chunk by chunk, when `stderr: 'pipe'`; completes when it closes. */
+  readonly stderr: Observable<string>
+  /** The child's process id, once spawned. */
+  readonly pid: number | undefined
+  /** Resolves when the child has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/** Environment variables passed to a child by default. */
+const SAFE_ENV_KEYS = process.platform === 'win32'
+  ? ['APPDATA', 'HOMEDRIVE', 'HOMEPATH', 'LOCALAPPDATA', 'PATH', 'PROCESSOR_ARCHITECTURE', 'SYSTEMDRIVE', 'SYSTEMROOT', 'TEMP', 'USERNAME', 'USERPROFILE', 'PROGRAMFILES']
+  : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TMPDIR', 'NODE_OPTIONS']
+
+/**
+ * Spawns a server as a child process and talks to it over its stdin and stdout.
+ *
+ * The child is spawned when `inbound` is subscribed (the connection does so at once). When the
+ * child exits or its stdout ends, `inbound` errors with `ConnectionClosedError` (naming the exit
+ * code or signal), so every pending request fails at once; after our own `close()` it completes
+ * instead. A command that cannot be spawned errors `inbound` with `TransportError`.
+ *
+ * `close()` ends stdin, waits `shutdownGraceMs` for the child to exit, then sends SIGTERM, waits
+ * again, then SIGKILL; it resolves once the child is gone.
+ *
+ * @example
+ * const client = await connect(stdioClient({ command: 'npx', args: ['tsx', 'server.ts'] }), { name: 'me', version: '1' })
+ */
+export function stdioClient(options: StdioClientOptions): StdioClientTransport {
+  return new ChildTransport(options)
+}
+
+class ChildTransport implements StdioClientTransport {
+  readonly kind = 'stdio'
+  readonly inbound: Observable<Inbound>
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  readonly #options: StdioClientOptions
+  readonly #stderr = new Subject<string>()
+  #child: ChildProcess | undefined
+  #writer: CoalescingWriter | undefined
+  #isClosing = false
+  #resolveExit!: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void
+
+  constructor(options: StdioClientOptions) {
+    this.#options = options
+    this.exited = new Promise(resolve => { this.#resolveExit = resolve })
+    this.inbound = new Observable<Inbound>(subscriber => {
+      if (this.#child !== undefined) { subscriber.error(new TransportError('A stdio client transport can be read once')); return }
+      const env = options.inheritEnv ? { ...process.env, ...options.env } : { ...safeEnv(), ...options.env }
+      let child: ChildProcess
+      try {
+        child = spawn(options.command, options.args ?? [], {
+          cwd: options.cwd, env, stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'], windowsHide: true,
+        })
+      } catch (error) {
+        subscriber.error(new TransportError(`Could not start ${options.command}`, { cause: error }))
+        this.#resolveExit({ code: null, signal: null })
+        return
+      }
+      this.#child = child
+      this.#writer = new CoalescingWriter(child.stdin!)
+      const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize })
+      // A child that dies takes its pipes with it; write errors (EPIPE) surface as the exit.
+      child.stdin!.on('error', () => {})
+      child.stdout!.on('data', (chunk: Uint8Array) => decoder.write(chunk))
+      child.stderr?.setEncoding('utf8')
+      child.stderr?.on('data', (text: string) => this.#stderr.next(text))
+      child.stderr?.on('end', () => this.#stderr.complete())
+      if (child.stderr === null) this.#stderr.complete()
+      let isSpawned = false
+      child.on('spawn', () => { isSpawned = true })
+      child.on('error', error => {
+        if (!isSpawned) {
+          subscriber.error(new TransportError(`Could not start ${options.command}: ${error.message}`, { cause: error }))
+          this.#resolveExit({ code: null, signal: null })
+        }
+      })
+      child.on('close', (code, signal) => {
+        decoder.end()
+        this.#resolveExit({ code, signal })
+        if (this.#isClosing) subscriber.complete()
+        else subscriber.error(new ConnectionClosedError(`The server process exited (${signal !== null ? `signal ${signal}` : `code ${code}`})`))
+      })
+      return () => {
+        if (!this.#isClosing) void this.close()
+      }
+    })
+  }
+
+  get stderr(): Observable<string> { return this.#stderr.asObservable() }
+  get pid(): number | undefined { return this.#child?.pid }
+
+  send(payload: JsonRpcPayload): void | Promise<void> {
+    if (this.#writer === undefined || this.#isClosing || this.#child?.exitCode !== null) {
+      throw new TransportError(this.#isClosing ? 'The stdio client transport is closed' : 'The server process is not running')
+    }
+    return this.#writer.write(jsonLines.encode(payload) as string)
+  }
+
+  async close(): Promise<void> {
+    if (this.#isClosing) { await this.exited; return }
+    this.#isClosing = true
+    const child = this.#child
+    if (child === undefined) return
+    if (child.exitCode !== null || child.signalCode !== null) { await this.exited; return }
+    const grace = this.#options.shutdownGraceMs ?? 2000
+    await this.#writer?.flush().catch(() => {})
+    child.stdin?.end()
+    if (await exitsWithin(this.exited, grace)) return
+    child.kill('SIGTERM')
+    if (await exitsWithin(this.exited, grace)) return
+    child.kill('SIGKILL')
+    await this.exited
+  }
+}
+
+/**
+ * Joins the writes of one tick into one `write` call: fewer syscalls when many responses are ready
+ * at once. Returns a Promise only when the stream asked us to wait (`write` returned false).
+ */
+class CoalescingWriter {
+  /** Text waiting for the end of the current microtask. */
+  #pending: string[] = []
+  /** Set while the stream's buffer is full; resolves on `drain`. */
+  #drained: Promise<void> | undefined
+  #scheduled: Promise<void> | undefined
+
+  constructor(readonly stream: Writable) {}
+
+  write(text: string): void | Promise<void> {
+    this.#pending.push(text)
+    this.#scheduled ??= Promise.resolve().then(() => this.#flushNow())
+    return this.#drained
+  }
+
+  async flush(): Promise<void> {
+    await this.#scheduled
+    await this.#drained
+  }
+
+  #flushNow(): void {
+    this.#scheduled = undefined
+    const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('')
+    this.#pending = []
+    if (this.stream.destroyed || this.stream.writableEnded) return
+    const isRoomLeft = this.stream.write(text)
+    if (!isRoomLeft && this.#drained === undefined) {
+      this.#drained = new Promise(resolve => {
+        const done = () => { this.stream.off('drain', done); this.stream.off('close', done); this.#drained = undefined; resolve() }
+        this.stream.on('drain', done)
+        this.stream.on('close', done)
+      })
+    }
+  }
+}
+
+function safeEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const key of SAFE_ENV_KEYS) {
+    const value = process.env[key]
+    // Shell functions exported by bash look like "() {...}"; they are a known injection vector.
+    if (value !== undefined && !value.startsWith('()')) env[key] = value
+  }
+  return env
+}
+
+function exitsWithin(exited: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise(resolve => {
+    const timer = setTimeout(() => resolve(false), ms)
+    void exited.then(() => { clearTimeout(timer); resolve(true) })
+  })
+}
