@@ -201,7 +201,10 @@ function compileMatcher(parts: Part[]): { pattern: RegExp; captures: { expressio
       continue
     }
     if (operator === '' || operator === '+' || operator === '#') {
-      const piece = operator === '' ? '[^/?#&,]*' : operator === '+' ? '[^?#]*' : '.*'
+      // A simple value stops at '.' when a {.ext} follows it, so `{name}{.ext}` splits `logo.png`.
+      const next = parts[p + 1]
+      const isDotNext = next !== undefined && typeof next !== 'string' && next.operator === '.'
+      const piece = operator === '' ? (isDotNext ? '[^/?#&,.]*' : '[^/?#&,]*') : operator === '+' ? '[^?#]*' : '.*'
       const prefix = operator === '#' ? '(?:#' : ''
       const inner = vars.map(() => `(${piece})`).join(',')
       source += operator === '#' ? `${prefix}${inner})?` : inner
