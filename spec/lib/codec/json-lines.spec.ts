@@ -50,7 +50,7 @@ describe('jsonLines', () => {
     const pieces = [big.slice(0, 40), big.slice(40, 80), big.slice(80), '\n{"ok":2}\n']
     const out = decodeChunks(pieces, 50)
     expect(messages(out)).toEqual(['FrameTooLargeError', { ok: 2 }])
-    expect((out[0] as { error: FrameTooLargeError }).error.limit).toBe(50)
+    expect((out[0] as unknown as { error: FrameTooLargeError }).error.limit).toBe(50)
   })
 
   it('reports invalid UTF-8 and invalid JSON as ParseError and goes on', () => {
