@@ -2,7 +2,7 @@ import { Observable, lastValueFrom, map, tap } from 'rxjs'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, InvalidParamsError, McpError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
+import { CapabilityError, InvalidParamsError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle, type LifecycleState } from '../lib/lifecycle.ts'
 import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
@@ -298,9 +298,9 @@ class Client implements McpClient {
   #checkToolResult(name: string, result: CallToolResult): CallToolResult {
     const validate = this.#outputValidators.get(name)
     if (validate === undefined || result.isError === true) return result
-    if (result.structuredContent === undefined) throw new McpError(-32602, `Tool ${name} has an outputSchema but returned no structuredContent`)
+    if (result.structuredContent === undefined) throw new InvalidParamsError(`Tool ${name} has an outputSchema but returned no structuredContent`)
     const check = validate(result.structuredContent)
-    if (!check.valid) throw new McpError(-32602, `Tool ${name} returned structuredContent that does not match its outputSchema: ${check.message}`)
+    if (!check.valid) throw new InvalidParamsError(`Tool ${name} returned structuredContent that does not match its outputSchema: ${check.message}`)
     return result
   }
 

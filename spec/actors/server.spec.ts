@@ -298,4 +298,69 @@ describe('createServer', () => {
     expect(pair.client.serverCapabilities).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true }, prompts: {}, completions: {}, logging: {} })
     expect(pair.session.state).toMatchObject({ status: 'operating', clientInfo: { name: 'rxmcp-test' }, clientCapabilities: { roots: { listChanged: true } } })
   })
+
+  it('runs URL elicitation and tells the client when it completes', async () => {
+    const server = createServer({ name: 'url', version: '1' })
+    server.tool('login', {}, async (_args, ctx) => {
+      const answer = await ctx.elicit({ mode: 'url', message: 'Sign in', elicitationId: 'e-1', url: 'https://example.com/login' })
+      ctx.session.completeElicitation('e-1')
+      return { content: [{ type: 'text', text: answer.action }] }
+    })
+    await using pair = await connectInMemory(server, { elicitation: { url: params => ({ action: params.mode === 'url' ? 'accept' : 'decline' }) } })
+    expect(pair.client.state.status).toBe('operating')
+    const completed = firstValueFrom(pair.client.notifications('notifications/elicitation/complete'))
+    expect(await pair.client.callTool('login')).toEqual({ content: [{ type: 'text', text: 'accept' }] })
+    expect(await completed).toEqual({ elicitationId: 'e-1' })
+  })
+
+  it('refuses URL elicitation and sampling with tools when the client declared only the basic capability', async () => {
+    const server = createServer({ name: 'picky', version: '1' })
+    server.tool('url', {}, async (_args, ctx) => {
+      await ctx.elicit({ mode: 'url', message: 'Sign in', elicitationId: 'e-2', url: 'https://example.com' })
+      return { content: [] }
+    })
+    server.tool('tools', {}, async (_args, ctx) => {
+      await ctx.sample({ messages: [], maxTokens: 1, tools: [{ name: 't', inputSchema: { type: 'object' } }], toolChoice: { mode: 'auto' } })
+      return { content: [] }
+    })
+    await using pair = await connectInMemory(server, {
+      elicitation: { form: () => ({ action: 'cancel' }) },
+      sampling: () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: '' } }),
+    })
+    expect((await pair.client.callTool('url')).content[0]).toMatchObject({ text: expect.stringContaining('elicitation.url') })
+    expect((await pair.client.callTool('tools')).content[0]).toMatchObject({ text: expect.stringContaining('sampling.tools') })
+  })
+
+  it('passes sampling tools through when the client declares sampling.tools', async () => {
+    const server = createServer({ name: 'agent', version: '1' })
+    server.tool('agent', {}, async (_args, ctx) => {
+      const result = await ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'weather?' } }], maxTokens: 5, tools: [{ name: 'forecast', inputSchema: { type: 'object' } }], toolChoice: { mode: 'required' } })
+      return { content: [{ type: 'text', text: JSON.stringify(result.content) }] }
+    })
+    await using pair = await connectInMemory(server, {
+      samplingTools: true,
+      sampling: params => ({ role: 'assistant', model: 'm', stopReason: 'toolUse', content: [{ type: 'tool_use', id: 'c1', name: params.tools![0]!.name, input: {} }] }),
+    })
+    const result = await pair.client.callTool('agent')
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual([{ type: 'tool_use', id: 'c1', name: 'forecast', input: {} }])
+  })
+
+  it('checks structuredContent on the client against the outputSchema it listed', async () => {
+    const server = createServer({ name: 'drifting', version: '1' })
+    // What the tool returns; changed below together with its schema.
+    let value: unknown = 1
+    const tool = server.tool('temp', { outputSchema: { type: 'object', properties: { t: { type: 'number' } }, required: ['t'] } }, () => ({ content: [], structuredContent: { t: value } }))
+    await using pair = await connectInMemory(server)
+    await pair.client.listTools()
+    expect(await pair.client.callTool('temp')).toMatchObject({ structuredContent: { t: 1 } })
+    // The server changes the schema; this client still holds the one it listed and refuses the result.
+    tool.update({ outputSchema: { type: 'object', properties: { t: { type: 'string' } }, required: ['t'] } })
+    value = 'warm'
+    const error = await pair.client.callTool('temp').catch(e => e)
+    expect(error).toBeInstanceOf(InvalidParamsError)
+    expect(error.message).toContain('/t: must be number')
+    await pair.client.listTools()
+    expect(await pair.client.callTool('temp')).toMatchObject({ structuredContent: { t: 'warm' } })
+  })
+
 })
