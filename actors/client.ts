@@ -49,6 +49,8 @@ export interface ClientOptions {
   protocolVersions?: readonly string[]
   /** Default request timeout in ms (60 s). */
   timeout?: number
+  /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
+  captureStack?: boolean
   inspect?: (event: InspectionEvent) => void
   reportUnhandledError?: (error: unknown) => void
 }
@@ -173,6 +175,7 @@ class Client implements McpClient {
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion),
       timeout: options.timeout,
+      captureStack: options.captureStack,
       inspect: options.inspect,
       reportUnhandledError: options.reportUnhandledError,
     })

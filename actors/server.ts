@@ -119,6 +119,8 @@ export interface ServerOptions {
   defaultLogLevel?: LoggingLevel
   /** Default timeout of requests the server sends to clients (60 s). */
   timeout?: number
+  /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
+  captureStack?: boolean
   /** Inspection of every session's connection. */
   inspect?: (event: InspectionEvent) => void
   /** Where errors nobody observes go (default: stderr via console.error). */
@@ -465,6 +467,7 @@ class Session implements ServerSession {
       },
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
       timeout: options.timeout,
+      captureStack: options.captureStack,
       inspect: options.inspect,
       reportUnhandledError: error => server.report(error),
     })

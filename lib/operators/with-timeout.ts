@@ -1,4 +1,4 @@
-import { Observable, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs'
+import { Observable, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
 import { TimeoutError } from '../jsonrpc/errors.ts'
 
 /** Configuration of {@link withTimeout}. */
@@ -28,37 +28,70 @@ export interface WithTimeoutConfig<T> {
  * @see cancelOnUnsubscribe
  */
 export function withTimeout<T>(config: WithTimeoutConfig<T>): MonoTypeOperatorFunction<T> {
-  const { each, max, resetOn, scheduler = asyncScheduler } = config
-  const hasEach = Number.isFinite(each) && each > 0
-  const hasMax = max !== undefined && Number.isFinite(max) && max > 0
-  const fail = config.error ?? ((limit, ms) => new TimeoutError(limit === 'max' ? `Request exceeded its maximum total time of ${ms} ms` : `Request timed out after ${ms} ms`, ms))
-  return source => new Observable<T>(subscriber => {
-    // The running `each` timer; replaced when a value restarts the clock.
-    let eachTimer: Subscription | undefined
-    // The `max` timer, started once.
-    let maxTimer: Subscription | undefined
-    const expire = (limit: 'each' | 'max', ms: number) => {
-      inner.unsubscribe()
-      subscriber.error(fail(limit, ms))
+  const settings: TimeoutSettings<T> = {
+    each: Number.isFinite(config.each) && config.each > 0 ? config.each : 0,
+    max: config.max !== undefined && Number.isFinite(config.max) && config.max > 0 ? config.max : 0,
+    resetOn: config.resetOn,
+    scheduler: config.scheduler ?? asyncScheduler,
+    fail: config.error ?? defaultError,
+  }
+  return source => new Observable<T>(subscriber => new TimeoutWatch(source, subscriber, settings).teardown)
+}
+
+interface TimeoutSettings<T> {
+  each: number
+  max: number
+  resetOn: ((value: T) => boolean) | undefined
+  scheduler: SchedulerLike
+  fail: (limit: 'each' | 'max', ms: number) => Error
+}
+
+/**
+ * One subscription of {@link withTimeout}. A class with static scheduler work rather than closures:
+ * this runs once per request, and per-request closures cost more than fields.
+ */
+class TimeoutWatch<T> {
+  /** The running `each` timer; replaced when a value restarts the clock. */
+  eachTimer: Subscription | undefined = undefined
+  /** The `max` timer, started once. */
+  maxTimer: Subscription | undefined = undefined
+  readonly inner: Subscription
+  readonly teardown: () => void
+
+  constructor(source: Observable<T>, readonly subscriber: Subscriber<T>, readonly settings: TimeoutSettings<T>) {
+    if (settings.each > 0) this.eachTimer = settings.scheduler.schedule(expireEach, settings.each, this)
+    if (settings.max > 0) this.maxTimer = settings.scheduler.schedule(expireMax, settings.max, this)
+    this.inner = source.subscribe(this)
+    this.teardown = this.unsubscribe.bind(this)
+  }
+
+  next(value: T): void {
+    const { each, resetOn, scheduler } = this.settings
+    if (each > 0 && (resetOn === undefined || resetOn(value))) {
+      this.eachTimer?.unsubscribe()
+      this.eachTimer = scheduler.schedule(expireEach, each, this)
     }
-    const restart = () => {
-      eachTimer?.unsubscribe()
-      eachTimer = scheduler.schedule(() => expire('each', each), each)
-    }
-    if (hasEach) restart()
-    if (hasMax) maxTimer = scheduler.schedule(() => expire('max', max), max)
-    const inner = source.subscribe({
-      next: value => {
-        if (hasEach && (resetOn === undefined || resetOn(value))) restart()
-        subscriber.next(value)
-      },
-      error: error => subscriber.error(error),
-      complete: () => subscriber.complete(),
-    })
-    return () => {
-      eachTimer?.unsubscribe()
-      maxTimer?.unsubscribe()
-      inner.unsubscribe()
-    }
-  })
+    this.subscriber.next(value)
+  }
+
+  error(error: unknown): void { this.subscriber.error(error) }
+  complete(): void { this.subscriber.complete() }
+
+  expire(limit: 'each' | 'max'): void {
+    this.inner.unsubscribe()
+    this.subscriber.error(this.settings.fail(limit, limit === 'each' ? this.settings.each : this.settings.max))
+  }
+
+  unsubscribe(): void {
+    this.eachTimer?.unsubscribe()
+    this.maxTimer?.unsubscribe()
+    this.inner?.unsubscribe()
+  }
+}
+
+function expireEach<T>(watch?: TimeoutWatch<T>): void { watch!.expire('each') }
+function expireMax<T>(watch?: TimeoutWatch<T>): void { watch!.expire('max') }
+
+function defaultError(limit: 'each' | 'max', ms: number): Error {
+  return new TimeoutError(limit === 'max' ? `Request exceeded its maximum total time of ${ms} ms` : `Request timed out after ${ms} ms`, ms)
 }

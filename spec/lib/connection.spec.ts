@@ -98,7 +98,7 @@ describe('createConnection', () => {
     const transport = new FakeTransport()
     const connection = createConnection(transport)
     connection.start()
-    const error = await lastValueFrom(connection.request('slow', {}, { timeout: 20 })).catch(e => e)
+    const error = await lastValueFrom(connection.request('slow', {}, { timeout: 20, captureStack: true })).catch(e => e)
     expect(error).toBeInstanceOf(TimeoutError)
     expect(error.code).toBe('RXMCP_ERR_TIMEOUT')
     expect(error.message).toBe('slow timed out after 20 ms')
