@@ -1,0 +1,147 @@
+/**
+ * The rxmcp command line:
+ *
+ *   rxmcp inspect [--json] -- CMD ARGS...          server info, tools, resources, templates, prompts
+ *   rxmcp call [--json] TOOL 'JSON' -- CMD ARGS...  the tool result as JSON on stdout; progress on stderr
+ *
+ * Exit codes: 0 success, 1 failure (or a tool result with isError), 2 usage error.
+ */
+import { lastValueFrom, toArray, EMPTY, type Observable } from 'rxjs'
+import { connect, type McpClient } from '../actors/client.ts'
+import { stdioClient } from '../transports/stdio.ts'
+import { progressBar } from './progress-bar.ts'
+
+const USAGE = `Usage:
+  rxmcp inspect [--json] -- COMMAND [ARGS...]
+  rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...]
+  rxmcp --help
+
+The server is started as a child process speaking MCP over stdio.
+Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
+
+class UsageError extends Error {}
+
+interface Parsed {
+  command: 'inspect' | 'call' | 'help'
+  isJson: boolean
+  timeout?: number
+  positional: string[]
+  server: string[]
+}
+
+function parse(argv: string[]): Parsed {
+  const dash = argv.indexOf('--')
+  const own = dash < 0 ? argv : argv.slice(0, dash)
+  const server = dash < 0 ? [] : argv.slice(dash + 1)
+  if (own.length === 0 || own.includes('--help') || own.includes('-h')) return { command: 'help', isJson: false, positional: [], server }
+  const [command, ...rest] = own
+  if (command !== 'inspect' && command !== 'call') throw new UsageError(`Unknown command: ${command}`)
+  let isJson = false
+  let timeout: number | undefined
+  const positional: string[] = []
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!
+    if (arg === '--json') isJson = true
+    else if (arg === '--timeout') {
+      timeout = Number(rest[++i])
+      if (!Number.isFinite(timeout) || timeout < 0) throw new UsageError('--timeout needs a number of milliseconds')
+    } else if (arg.startsWith('--')) throw new UsageError(`Unknown option: ${arg}`)
+    else positional.push(arg)
+  }
+  if (server.length === 0) throw new UsageError('Give the server command after --')
+  if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
+  if (command === 'inspect' && positional.length > 0) throw new UsageError('inspect takes no arguments before --')
+  return { command, isJson, timeout, positional, server }
+}
+
+async function open(server: string[]): Promise<McpClient> {
+  const [command, ...args] = server
+  return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), { name: 'rxmcp-cli', version: '0.1.0' })
+}
+
+function all<T>(isOffered: unknown, list: () => Observable<T>): Promise<T[]> {
+  return lastValueFrom((isOffered ? list() : EMPTY as Observable<T>).pipe(toArray()))
+}
+
+async function inspect(parsed: Parsed): Promise<number> {
+  const client = await open(parsed.server)
+  try {
+    const capabilities = client.serverCapabilities
+    const report = {
+      serverInfo: client.serverInfo,
+      protocolVersion: client.protocolVersion,
+      capabilities,
+      instructions: client.instructions,
+      tools: await all(capabilities.tools, () => client.tools()),
+      resources: await all(capabilities.resources, () => client.resources()),
+      resourceTemplates: await all(capabilities.resources, () => client.resourceTemplates()),
+      prompts: await all(capabilities.prompts, () => client.prompts()),
+    }
+    if (parsed.isJson) {
+      process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+      return 0
+    }
+    const out = (line = '') => process.stdout.write(line + '\n')
+    out(`${report.serverInfo.title ?? report.serverInfo.name} ${report.serverInfo.version} (protocol ${report.protocolVersion})`)
+    if (report.instructions) out(report.instructions)
+    out(`Capabilities: ${Object.keys(capabilities).join(', ') || 'none'}`)
+    out(`\nTools (${report.tools.length})`)
+    for (const tool of report.tools) out(`  ${tool.name}${tool.description ? ` - ${tool.description}` : ''}`)
+    out(`\nResources (${report.resources.length})`)
+    for (const resource of report.resources) out(`  ${resource.uri}${resource.mimeType ? ` (${resource.mimeType})` : ''}`)
+    out(`\nResource templates (${report.resourceTemplates.length})`)
+    for (const template of report.resourceTemplates) out(`  ${template.uriTemplate}`)
+    out(`\nPrompts (${report.prompts.length})`)
+    for (const prompt of report.prompts) {
+      const args = (prompt.arguments ?? []).map(arg => arg.required ? arg.name : `${arg.name}?`).join(', ')
+      out(`  ${prompt.name}(${args})${prompt.description ? ` - ${prompt.description}` : ''}`)
+    }
+    return 0
+  } finally {
+    await client.close()
+  }
+}
+
+async function call(parsed: Parsed): Promise<number> {
+  const [name, json] = parsed.positional as [string, string | undefined]
+  let args: Record<string, unknown> | undefined
+  if (json !== undefined) {
+    try { args = JSON.parse(json) } catch { throw new UsageError(`The arguments are not JSON: ${json}`) }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new UsageError('The arguments must be a JSON object')
+  }
+  const client = await open(parsed.server)
+  try {
+    const bar = progressBar(process.stderr)
+    let hasProgress = false
+    const result = await client.callTool(name, args, {
+      timeout: parsed.timeout,
+      onProgress: event => { hasProgress = true; bar.update(event.progress, event.total, event.message) },
+    })
+    if (hasProgress) bar.done()
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n')
+    return result.isError === true ? 1 : 0
+  } finally {
+    await client.close()
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: Parsed
+  try {
+    parsed = parse(argv)
+  } catch (error) {
+    process.stderr.write(`rxmcp: ${(error as Error).message}\n\n${USAGE}\n`)
+    return 2
+  }
+  if (parsed.command === 'help') { process.stdout.write(USAGE + '\n'); return 0 }
+  try {
+    return parsed.command === 'inspect' ? await inspect(parsed) : await call(parsed)
+  } catch (error) {
+    if (error instanceof UsageError) { process.stderr.write(`rxmcp: ${error.message}\n\n${USAGE}\n`); return 2 }
+    const code = (error as { code?: unknown }).code
+    process.stderr.write(`rxmcp: ${(error as Error).message}${code !== undefined ? ` (${code})` : ''}\n`)
+    return 1
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))
