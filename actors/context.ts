@@ -55,6 +55,7 @@ export class BaseContext implements RequestContext {
   progress(progress: number, total?: number, message?: string): void {
     const progressToken = this.incoming.progressToken
     if (progressToken === undefined || this.incoming.isDone) return
+    this.incoming.hasSentProgress = true
     const params: JsonObject = { progressToken, progress }
     if (total !== undefined) params.total = total
     if (message !== undefined) params.message = message

@@ -1,4 +1,4 @@
-import { Observable, Subject, isObservable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
+import { Observable, Subject, asyncScheduler, isObservable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
 import type {
   JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId,
 } from './jsonrpc/message.ts'
@@ -55,6 +55,8 @@ export class IncomingRequest {
   #controller: AbortController | undefined = undefined
   /** For a request inside a JSON-RPC batch: where its response goes. */
   batch: BatchCollector | undefined = undefined
+  /** Set once the handler reported progress: its response then goes out a turn later (see #respond). */
+  hasSentProgress = false
 
   constructor(
     readonly id: RequestId,
@@ -465,9 +467,17 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
-    const response: JsonRpcResponse = { jsonrpc: '2.0', id: request.id, result: isJsonObject(result) ? result : EMPTY_RESULT }
+    this.#respond(request, { jsonrpc: '2.0', id: request.id, result: isJsonObject(result) ? result : EMPTY_RESULT })
+  }
+
+  #respond(request: IncomingRequest, response: JsonRpcResponse): void {
     if (request.batch !== undefined) return request.batch.add(response)
-    if (!this.#isClosed) this.#sendSafely(response)
+    if (this.#isClosed) return
+    if (!request.hasSentProgress) return this.#sendSafely(response)
+    // A request that reported progress is answered one macrotask later, so the answer does not share
+    // a read with its last progress notification: the official SDK client dispatches progress a
+    // microtask late and drops it once the response for its token has been handled.
+    ;(this.#options.scheduler ?? asyncScheduler).schedule(() => { if (!this.#isClosed) this.#sendSafely(response) })
   }
 
   #fail(request: IncomingRequest, error: unknown): void {
@@ -480,7 +490,7 @@ class JsonRpcConnection implements Connection {
       this.#inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
       wire = this.#options.toWireError?.(error, request) ?? new InternalError('Internal error')
     }
-    this.#answerError(request.id, wire, request.batch)
+    this.#respond(request, { jsonrpc: '2.0', id: request.id, error: wire.toJSON() })
   }
 
   #answerError(id: RequestId | null, error: McpError, batch: BatchCollector | undefined): void {
