@@ -7,7 +7,7 @@
  * - Clients: rxmcp's client and the official Client call the same rxmcp server; client CPU is this
  *   process's cpuUsage over the measured window.
  * Runs alternate (A, B, A, B) and the median of the rounds is reported, so noise hits both sides.
- * BENCH_SECONDS (default 3) sets the measured window of each run, BENCH_ROUNDS (default 2) the rounds.
+ * BENCH_ONLY (e.g. `server-1,client-64`) picks runs. BENCH_SECONDS (default 3) sets the measured window of each run, BENCH_ROUNDS (default 2) the rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs'
@@ -149,10 +149,13 @@ async function alternate<K extends string>(names: readonly K[], inFlight: number
 
 const format = (m: Measure) => `${m.callsPerSecond.toFixed(0).padStart(8)} calls/s  p50 ${m.p50.toFixed(3).padStart(7)} ms  p99 ${m.p99.toFixed(3).padStart(7)} ms  cpu ${m.cpuPerCall.toFixed(1).padStart(6)} µs/call`
 
+/** BENCH_ONLY=server-1,client-64 runs just those runs. */
+const only = (key: string) => process.env.BENCH_ONLY === undefined || process.env.BENCH_ONLY.split(',').includes(key)
 const report: Record<string, unknown> = { seconds: SECONDS, rounds: ROUNDS, node: process.version }
 console.log(`rxmcp bench: echo over stdio, ${SECONDS} s per run after ${WARMUP_MS} ms warmup, median of ${ROUNDS} alternating rounds\n`)
 const ratios: [string, number, string][] = []
 for (const inFlight of [1, 64]) {
+  if (!only(`server-${inFlight}`)) continue
   const result = await alternate(['rxmcp', 'official'] as const, inFlight, benchServer)
   report[`server-${inFlight}`] = result
   console.log(`server, ${inFlight} in flight (same raw driver; cpu = server process)`)
@@ -161,6 +164,7 @@ for (const inFlight of [1, 64]) {
   ratios.push([`server calls/s rxmcp/official at ${inFlight} in flight`, result.rxmcp.callsPerSecond / result.official.callsPerSecond, inFlight === 64 ? '>= 2.5' : '>= 1.6'])
 }
 for (const inFlight of [1, 64]) {
+  if (!only(`client-${inFlight}`)) continue
   const result = await alternate(['rxmcp', 'official'] as const, inFlight, benchClient)
   report[`client-${inFlight}`] = result
   console.log(`client, ${inFlight} in flight (same rxmcp server; cpu = client process)`)
