@@ -64,10 +64,11 @@ export class BaseContext implements RequestContext {
 
   notify(method: string, params?: JsonObject): void {
     if (this.host.connection.isClosed) return
-    void this.host.connection.notify(method, params)
+    const written = this.host.connection.notify(method, params, this.incoming.id)
+    written?.catch(() => {})
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
-    return this.host.connection.request<R>(method, params, { signal: this.incoming.signal, ...options })
+    return this.host.connection.request<R>(method, params, { signal: this.incoming.signal, relatedRequestId: this.incoming.id, ...options })
   }
 }

@@ -1,7 +1,7 @@
-import { Observable, lastValueFrom } from 'rxjs'
+import { Observable, lastValueFrom, type Subscription } from 'rxjs'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
-import type { Transport } from '../lib/transport.ts'
-import type { JsonObject } from '../lib/jsonrpc/message.ts'
+import type { Transport, TransportServer } from '../lib/transport.ts'
+import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
 import {
   CapabilityError, InternalError, InvalidParamsError, McpError, MethodNotFoundError, ResourceNotFoundError,
 } from '../lib/jsonrpc/errors.ts'
@@ -182,6 +182,11 @@ export interface McpServer {
   log(level: LoggingLevel, data: unknown, logger?: string): void
   /** Serves one client over `transport`; resolves once the transport is being read. */
   listen(transport: Transport): Promise<ServerSession>
+  /**
+   * Serves every session a transport server (an HTTP listener) opens; resolves once it accepts.
+   * `close()` stops it too.
+   */
+  listen(transportServer: TransportServer): Promise<TransportServer>
   /** Sessions now open. */
   readonly sessions: ReadonlySet<ServerSession>
   /** Ends every session. */
@@ -237,6 +242,8 @@ class Server implements McpServer {
   readonly templates = new Map<string, TemplateEntry>()
   readonly prompts = new Map<string, PromptEntry>()
   readonly #sessions = new Set<Session>()
+  /** Transport servers being listened on, with the subscription to their sessions. */
+  readonly #listeners = new Map<TransportServer, Subscription>()
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
   readonly #changed = new Set<ListKind>()
 
@@ -362,7 +369,20 @@ class Server implements McpServer {
     for (const session of this.#sessions) session.log(level, data, logger)
   }
 
-  async listen(transport: Transport): Promise<ServerSession> {
+  listen(transport: Transport): Promise<ServerSession>
+  listen(transportServer: TransportServer): Promise<TransportServer>
+  async listen(source: Transport | TransportServer): Promise<ServerSession | TransportServer> {
+    if (!('connections' in source)) return this.#open(source)
+    const subscription = source.connections.subscribe({
+      next: transport => { this.#open(transport) },
+      error: error => this.report(error),
+    })
+    this.#listeners.set(source, subscription)
+    await source.start?.()
+    return source
+  }
+
+  #open(transport: Transport): ServerSession {
     const session = new Session(this, transport)
     this.#sessions.add(session)
     void session.closed.then(() => this.#sessions.delete(session))
@@ -371,7 +391,10 @@ class Server implements McpServer {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#sessions].map(session => session.close()))
+    const listeners = [...this.#listeners]
+    this.#listeners.clear()
+    for (const [, subscription] of listeners) subscription.unsubscribe()
+    await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions].map(session => session.close())])
   }
 
   report(error: unknown): void {
@@ -510,10 +533,10 @@ class Session implements ServerSession {
     return this.connection.request<R>(method, params, { progress: false, ...options })
   }
 
-  notify(method: string, params?: JsonObject): void {
+  notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void {
     if (this.connection.isClosed) return
     try {
-      const written = this.connection.notify(method, params)
+      const written = this.connection.notify(method, params, relatedRequestId)
       written?.catch(error => this.server.report(error))
     } catch (error) { this.server.report(error) }
   }
@@ -522,12 +545,12 @@ class Session implements ServerSession {
     return this.connection.notifications<P>(method)
   }
 
-  log(level: LoggingLevel, data: unknown, logger?: string): void {
+  log(level: LoggingLevel, data: unknown, logger?: string, relatedRequestId?: RequestId): void {
     const state = this.actor.state
     // MCP logging: send only at or above the level the client set; never before initialize.
     if (state.status !== 'operating' && state.status !== 'initializing') return
     if (LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(state.logLevel)) return
-    this.notify('notifications/message', logger === undefined ? { level, data } : { level, logger, data })
+    this.notify('notifications/message', logger === undefined ? { level, data } : { level, logger, data }, relatedRequestId)
   }
 
   sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult> {
@@ -743,15 +766,15 @@ class SessionContext extends BaseContext implements ServerContext {
     super(session, incoming)
   }
   get clientCapabilities(): ClientCapabilities { return this.session.state.clientCapabilities }
-  log(level: LoggingLevel, data: unknown, logger?: string): void { this.session.log(level, data, logger) }
+  log(level: LoggingLevel, data: unknown, logger?: string): void { this.session.log(level, data, logger, this.requestId) }
   sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult> {
-    return this.session.sample(params, { signal: this.signal, ...options })
+    return this.session.sample(params, { signal: this.signal, relatedRequestId: this.requestId, ...options })
   }
   elicit(params: ElicitParams, options?: RequestOptions): Promise<ElicitResult> {
-    return this.session.elicit(params, { signal: this.signal, ...options })
+    return this.session.elicit(params, { signal: this.signal, relatedRequestId: this.requestId, ...options })
   }
   listRoots(options?: RequestOptions): Promise<ListRootsResult> {
-    return this.session.listRoots({ signal: this.signal, ...options })
+    return this.session.listRoots({ signal: this.signal, relatedRequestId: this.requestId, ...options })
   }
 }
 

@@ -31,6 +31,8 @@ export interface RequestOptions {
   meta?: Meta
   /** Keep the caller's stack for timeout and closure errors (default: the connection's `captureStack`). */
   captureStack?: boolean
+  /** The incoming request this one is made on behalf of (a handler asking the client back). */
+  relatedRequestId?: RequestId
 }
 
 /** An event of the connection's inspection stream. */
@@ -167,8 +169,11 @@ export interface Connection {
    * `TimeoutError`, `CancelledError`, `ConnectionClosedError` or a gate's refusal.
    */
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
-  /** Sends a notification. Returns the transport's backpressure Promise, if any. */
-  notify(method: string, params?: JsonObject): void | Promise<void>
+  /**
+   * Sends a notification. Returns the transport's backpressure Promise, if any. `relatedRequestId`
+   * names the incoming request it belongs to (a progress report), for multiplexing transports.
+   */
+  notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void>
   /** Incoming notifications of one method, as their params. Hot; completes when the connection closes. */
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P>
   /** Registers the handler of a method, replacing any earlier one. */
@@ -258,10 +263,10 @@ class JsonRpcConnection implements Connection {
     return subject.asObservable() as Observable<P>
   }
 
-  notify(method: string, params?: JsonObject): void | Promise<void> {
+  notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void> {
     if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }
-    return this.#send(message)
+    return this.#send(message, relatedRequestId)
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
@@ -306,7 +311,7 @@ class JsonRpcConnection implements Connection {
       signal.addEventListener('abort', onAbort, { once: true })
     }
     try {
-      const written = this.#send(message)
+      const written = this.#send(message, options?.relatedRequestId)
       if (written !== undefined) written.catch(error => this.#failPending(id, error))
     } catch (error) {
       this.#failPending(id, error)
@@ -334,9 +339,9 @@ class JsonRpcConnection implements Connection {
     pending.subscriber.error(error instanceof TransportError || error instanceof ConnectionClosedError ? error : new TransportError(`Could not send ${pending.method}`, { cause: error }))
   }
 
-  #send(payload: JsonRpcPayload): void | Promise<void> {
+  #send(payload: JsonRpcPayload, relatedRequestId?: RequestId): void | Promise<void> {
     this.#inspect?.({ type: 'rxmcp.frame.out', message: payload })
-    return this.#transport.send(payload)
+    return relatedRequestId === undefined ? this.#transport.send(payload) : this.#transport.send(payload, { relatedRequestId })
   }
 
   #report(error: unknown): void {
@@ -473,11 +478,11 @@ class JsonRpcConnection implements Connection {
   #respond(request: IncomingRequest, response: JsonRpcResponse): void {
     if (request.batch !== undefined) return request.batch.add(response)
     if (this.#isClosed) return
-    if (!request.hasSentProgress) return this.#sendSafely(response)
+    if (!request.hasSentProgress) return this.#sendSafely(response, request.id)
     // A request that reported progress is answered one macrotask later, so the answer does not share
     // a read with its last progress notification: the official SDK client dispatches progress a
     // microtask late and drops it once the response for its token has been handled.
-    ;(this.#options.scheduler ?? asyncScheduler).schedule(() => { if (!this.#isClosed) this.#sendSafely(response) })
+    ;(this.#options.scheduler ?? asyncScheduler).schedule(() => { if (!this.#isClosed) this.#sendSafely(response, request.id) })
   }
 
   #fail(request: IncomingRequest, error: unknown): void {
@@ -496,7 +501,7 @@ class JsonRpcConnection implements Connection {
   #answerError(id: RequestId | null, error: McpError, batch: BatchCollector | undefined): void {
     const response: JsonRpcResponse = { jsonrpc: '2.0', id, error: error.toJSON() }
     if (batch !== undefined) return batch.add(response)
-    if (!this.#isClosed) this.#sendSafely(response)
+    if (!this.#isClosed) this.#sendSafely(response, id ?? undefined)
   }
 
   #sendError(id: RequestId | null, error: McpError): void {
@@ -507,9 +512,9 @@ class JsonRpcConnection implements Connection {
     if (!this.#isClosed) this.#sendSafely(payload)
   }
 
-  #sendSafely(payload: JsonRpcPayload): void {
+  #sendSafely(payload: JsonRpcPayload, relatedRequestId?: RequestId): void {
     try {
-      const written = this.#send(payload)
+      const written = this.#send(payload, relatedRequestId)
       written?.catch(error => this.#report(error))
     } catch (error) {
       this.#report(error)

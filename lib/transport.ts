@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs'
-import type { JsonRpcPayload } from './jsonrpc/message.ts'
+import type { JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
 
 /**
@@ -11,6 +11,28 @@ import type { McpError, LocalError } from './jsonrpc/errors.ts'
 export type Inbound =
   | { type: 'message'; message: unknown }
   | { type: 'invalid'; error: McpError | LocalError }
+
+/**
+ * What the connection tells a transport about an outgoing message, beyond the message itself.
+ * Transports that multiplex (Streamable HTTP: one SSE stream per POST) route by it; others ignore it.
+ */
+export interface SendOptions {
+  /** The incoming request this message answers or belongs to (its progress, its requests back). */
+  relatedRequestId?: RequestId
+}
+
+/**
+ * A source of transports, one per client session: what an HTTP or WebSocket listener is.
+ * `McpServer.listen` accepts one and serves every transport it emits.
+ */
+export interface TransportServer {
+  /** Emits a transport for each new session. Hot; completes when the server closes. */
+  readonly connections: Observable<Transport>
+  /** Starts accepting (binds a port); resolves once it does. */
+  start?(): Promise<void>
+  /** Stops accepting and closes every session. */
+  close(): Promise<void>
+}
 
 /**
  * The contract every transport implements: the only extension point for I/O.
@@ -32,7 +54,7 @@ export type Inbound =
  */
 export interface Transport {
   readonly inbound: Observable<Inbound>
-  send(payload: JsonRpcPayload): void | Promise<void>
+  send(payload: JsonRpcPayload, options?: SendOptions): void | Promise<void>
   close(): Promise<void>
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
