@@ -146,6 +146,7 @@ class Client implements McpClient {
   readonly closed: Promise<void>
   readonly #info: Implementation
   readonly #options: ClientOptions
+  readonly #transport: Transport
   readonly #capabilities: ClientCapabilities
   /** outputSchema validators of tools seen in tools/list, by tool name. */
   readonly #outputValidators = new Map<string, Validator>()
@@ -153,6 +154,7 @@ class Client implements McpClient {
   constructor(transport: Transport, info: Implementation, options: ClientOptions) {
     this.#info = info
     this.#options = options
+    this.#transport = transport
     this.#capabilities = declaredCapabilities(options)
     this.actor = createActor<ClientState, ClientMessage>({
       status: 'awaiting-initialize',
@@ -213,6 +215,7 @@ class Client implements McpClient {
       throw new ProtocolError('The initialize result has no serverInfo')
     }
     this.actor.send({ type: 'initialized', result })
+    this.#transport.setProtocolVersion?.(result.protocolVersion)
     await this.connection.notify('notifications/initialized')
   }
 

@@ -56,6 +56,8 @@ export interface Transport {
   readonly inbound: Observable<Inbound>
   send(payload: JsonRpcPayload, options?: SendOptions): void | Promise<void>
   close(): Promise<void>
+  /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
+  setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
 }

@@ -1,0 +1,363 @@
+import { Observable, Subject } from 'rxjs'
+import type { Inbound, Transport } from '../lib/transport.ts'
+import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
+import { decodeJsonFrame } from '../lib/codec/json.ts'
+import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
+
+/** Options of the HTTP client transports. */
+export interface HttpClientOptions {
+  /** Extra headers on every request (an Authorization header, say). */
+  headers?: Record<string, string>
+  /** The fetch to use (default the global one). */
+  fetch?: typeof fetch
+  /** Reconnection of dropped SSE streams: first delay, cap, and attempts in a row (defaults 1 s, 30 s, 5). The server's `retry` field wins over the first delay. */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+  /** Largest incoming message in bytes (default 4 MiB). */
+  maxMessageSize?: number
+  /** Streamable HTTP: open the GET stream for server-initiated messages after initialize (default true). */
+  openStandaloneStream?: boolean
+}
+
+/** DEFAULTS of {@link HttpClientOptions}. */
+export const HTTP_CLIENT_DEFAULTS = { initialDelayMs: 1000, maxDelayMs: 30_000, maxRetries: 5 } as const
+
+/** A client transport over HTTP that knows the session it is in. */
+export interface HttpClientTransport extends Transport {
+  /** The session id the server gave, once initialized (Streamable HTTP). */
+  readonly sessionId: string | undefined
+  /** Which transport is in use: decided by the first request for {@link httpClient}. */
+  readonly mode: 'streamable-http' | 'sse' | undefined
+  /** Tells the transport the negotiated version, for the MCP-Protocol-Version header. */
+  setProtocolVersion(version: string): void
+}
+
+/**
+ * The Streamable HTTP client transport (MCP 2025-03-26 onward).
+ *
+ * Each message is POSTed with `Accept: application/json, text/event-stream`; a JSON answer is read
+ * whole, an SSE answer event by event. The session id from initialize goes on every later request,
+ * with MCP-Protocol-Version once known. After initialize it opens the GET stream when the server
+ * offers one. A dropped SSE stream is resumed with `Last-Event-ID`, waiting the server's `retry`
+ * or an exponential backoff with a cap. `close()` DELETEs the session.
+ *
+ * @example
+ * const client = await connect(streamableHttpClient('http://127.0.0.1:3000/mcp'), { name: 'me', version: '1' })
+ */
+export function streamableHttpClient(url: string | URL, options: HttpClientOptions = {}): HttpClientTransport {
+  return new HttpClient(new URL(url), options, 'streamable-http')
+}
+
+/** The legacy HTTP+SSE client transport (MCP 2024-11-05): GET the SSE stream, POST to the endpoint it names. */
+export function sseClient(url: string | URL, options: HttpClientOptions = {}): HttpClientTransport {
+  return new HttpClient(new URL(url), options, 'sse')
+}
+
+/**
+ * Streamable HTTP first, legacy HTTP+SSE when the server refuses the initialize POST with 400, 404
+ * or 405, as the MCP backwards-compatibility section describes. For the legacy fallback, `sseUrl`
+ * (default: the same URL) is where the SSE stream is opened.
+ */
+export function httpClient(url: string | URL, options: HttpClientOptions & { sseUrl?: string | URL } = {}): HttpClientTransport {
+  return new HttpClient(new URL(url), options, undefined, options.sseUrl === undefined ? undefined : new URL(options.sseUrl))
+}
+
+class HttpClient implements HttpClientTransport {
+  readonly kind = 'http'
+  readonly inbound: Observable<Inbound>
+  readonly #incoming = new Subject<Inbound>()
+  readonly #options: HttpClientOptions
+  readonly #fetch: typeof fetch
+  readonly #url: URL
+  readonly #sseUrl: URL | undefined
+  readonly #maxMessageSize: number
+  /** Aborts every request in flight when the transport closes. */
+  readonly #abort = new AbortController()
+  #mode: 'streamable-http' | 'sse' | undefined
+  #sessionId: string | undefined
+  #protocolVersion: string | undefined
+  /** Legacy mode: where to POST, once the endpoint event arrived. */
+  #endpoint: Promise<URL> | undefined
+  #isClosed = false
+  #isStandaloneOpen = false
+
+  constructor(url: URL, options: HttpClientOptions, mode: 'streamable-http' | 'sse' | undefined, sseUrl?: URL) {
+    this.#url = url
+    this.#sseUrl = sseUrl
+    this.#options = options
+    this.#mode = mode
+    this.#fetch = options.fetch ?? fetch
+    this.#maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE
+    this.inbound = this.#incoming.asObservable()
+    if (mode === 'sse') this.#endpoint = this.#openLegacy(url)
+  }
+
+  get sessionId(): string | undefined { return this.#sessionId }
+  get mode(): 'streamable-http' | 'sse' | undefined { return this.#mode }
+
+  setProtocolVersion(version: string): void { this.#protocolVersion = version }
+
+  send(payload: JsonRpcPayload): Promise<void> {
+    if (this.#isClosed) return Promise.reject(new TransportError('The HTTP transport is closed'))
+    return this.#mode === 'sse' ? this.#postLegacy(payload) : this.#post(payload)
+  }
+
+  #headers(extra: Record<string, string>): Headers {
+    const headers = new Headers({ ...this.#options.headers, ...extra })
+    if (this.#sessionId !== undefined) headers.set('mcp-session-id', this.#sessionId)
+    if (this.#protocolVersion !== undefined) headers.set('mcp-protocol-version', this.#protocolVersion)
+    return headers
+  }
+
+  #emit(data: string | Uint8Array): void {
+    if (this.#isClosed) return
+    this.#incoming.next(decodeJsonFrame(data, this.#maxMessageSize))
+  }
+
+  #fail(error: unknown): void {
+    if (this.#isClosed) return
+    this.#isClosed = true
+    this.#abort.abort()
+    this.#incoming.error(error instanceof ConnectionClosedError || error instanceof TransportError ? error : new TransportError(error instanceof Error ? error.message : String(error), { cause: error }))
+  }
+
+  // ---- Streamable HTTP ----
+
+  async #post(payload: JsonRpcPayload): Promise<void> {
+    const isInitialize = !Array.isArray(payload) && 'method' in payload && payload.method === 'initialize'
+    let response: Response
+    try {
+      response = await this.#fetch(this.#url, {
+        method: 'POST',
+        headers: this.#headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+        body: JSON.stringify(payload),
+        signal: this.#abort.signal,
+      })
+    } catch (error) {
+      if (this.#isClosed) return
+      throw new TransportError(`POST ${this.#url} failed`, { cause: error })
+    }
+    if (this.#mode === undefined && isInitialize && (response.status === 400 || response.status === 404 || response.status === 405)) {
+      // MCP backwards compatibility: an old server refuses the POST; talk HTTP+SSE to it instead.
+      void response.body?.cancel()
+      this.#mode = 'sse'
+      this.#endpoint = this.#openLegacy(this.#sseUrl ?? this.#url)
+      return this.#postLegacy(payload)
+    }
+    if (this.#mode === undefined) this.#mode = 'streamable-http'
+    const sessionId = response.headers.get('mcp-session-id')
+    if (sessionId !== null && this.#sessionId === undefined) this.#sessionId = sessionId
+    if (response.status === 202) { void response.body?.cancel(); return this.#afterNotification(payload) }
+    if (response.status === 404 && this.#sessionId !== undefined) {
+      void response.body?.cancel()
+      return this.#fail(new ConnectionClosedError('The server no longer knows this session (404); connect again'))
+    }
+    if (!response.ok) {
+      const text = await response.text().catch(() => '')
+      // A JSON-RPC error body answers the request: hand it on, so the caller sees the server's error.
+      if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
+      throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
+    }
+    const contentType = response.headers.get('content-type') ?? ''
+    if (contentType.includes('text/event-stream')) {
+      void this.#readSse(response, requestIdsOf(payload))
+    } else if (contentType.includes('application/json')) {
+      this.#emit(new Uint8Array(await response.arrayBuffer()))
+    } else {
+      void response.body?.cancel()
+    }
+  }
+
+  #emitErrorFor(payload: JsonRpcPayload, text: string): void {
+    try {
+      const body = JSON.parse(text)
+      const ids = requestIdsOf(payload)
+      // The server answered with id null; pin it to the request so its caller is not left waiting.
+      if (body?.id === null && ids.length === 1) body.id = ids[0]
+      this.#incoming.next({ type: 'message', message: body })
+    } catch { /* not JSON after all */ }
+  }
+
+  #afterNotification(payload: JsonRpcPayload): void {
+    const isInitialized = !Array.isArray(payload) && 'method' in payload && payload.method === 'notifications/initialized'
+    if (isInitialized && this.#options.openStandaloneStream !== false && !this.#isStandaloneOpen) {
+      this.#isStandaloneOpen = true
+      void this.#openStandalone(undefined, 0)
+    }
+  }
+
+  /** Reads an SSE answer; resumes it with Last-Event-ID if it drops before every request is answered. */
+  async #readSse(response: Response, pending: RequestId[], attempt = 0): Promise<void> {
+    const waiting = new Set(pending)
+    let lastEventId: string | undefined
+    let retry: number | undefined
+    try {
+      await this.#consume(response, event => {
+        if (event.id !== undefined) lastEventId = event.id
+        if (event.retry !== undefined) retry = event.retry
+        if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
+        for (const id of responseIdsIn(event.data)) waiting.delete(id)
+        this.#emit(event.data)
+      })
+    } catch {
+      // A dropped connection: resumed below if anything is still owed.
+    }
+    if (this.#isClosed || waiting.size === 0 || lastEventId === undefined) return
+    const maxRetries = this.#options.reconnect?.maxRetries ?? HTTP_CLIENT_DEFAULTS.maxRetries
+    if (attempt >= maxRetries) return this.#fail(new ConnectionClosedError('The response stream dropped and could not be resumed'))
+    await this.#sleep(this.#delay(attempt, retry))
+    const resumed = await this.#getStream(lastEventId)
+    if (resumed !== undefined) return this.#readSse(resumed, [...waiting], attempt + 1)
+    return this.#readSse(new Response(null), [...waiting], attempt + 1)
+  }
+
+  /** The GET stream for server-initiated messages, kept open across drops. */
+  async #openStandalone(lastEventId: string | undefined, attempt: number): Promise<void> {
+    let retry: number | undefined
+    let isAnyEvent = false
+    const response = await this.#getStream(lastEventId)
+    if (response === undefined) return
+    if (response.status === 405) return
+    try {
+      await this.#consume(response, event => {
+        isAnyEvent = true
+        if (event.id !== undefined) lastEventId = event.id
+        if (event.retry !== undefined) retry = event.retry
+        if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
+        this.#emit(event.data)
+      })
+    } catch { /* dropped: reconnect below */ }
+    if (this.#isClosed) return
+    const next = isAnyEvent ? 0 : attempt + 1
+    if (next > (this.#options.reconnect?.maxRetries ?? HTTP_CLIENT_DEFAULTS.maxRetries)) return
+    await this.#sleep(this.#delay(next, retry))
+    return this.#openStandalone(lastEventId, next)
+  }
+
+  async #getStream(lastEventId: string | undefined): Promise<Response | undefined> {
+    if (this.#isClosed) return undefined
+    try {
+      const response = await this.#fetch(this.#url, {
+        method: 'GET',
+        headers: this.#headers(lastEventId === undefined ? { accept: 'text/event-stream' } : { accept: 'text/event-stream', 'last-event-id': lastEventId }),
+        signal: this.#abort.signal,
+      })
+      if (response.status === 405) return response
+      if (!response.ok || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) { void response.body?.cancel(); return undefined }
+      return response
+    } catch {
+      return undefined
+    }
+  }
+
+  async #consume(response: Response, onEvent: (event: SseEvent) => void): Promise<void> {
+    if (response.body === null) return
+    const parser = createSseParser(onEvent, this.#maxMessageSize)
+    const decoder = new TextDecoder()
+    const reader = response.body.getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        parser.write(decoder.decode(value, { stream: true }))
+      }
+    } finally {
+      reader.releaseLock()
+    }
+  }
+
+  #delay(attempt: number, retry: number | undefined): number {
+    if (retry !== undefined) return retry
+    const initial = this.#options.reconnect?.initialDelayMs ?? HTTP_CLIENT_DEFAULTS.initialDelayMs
+    const max = this.#options.reconnect?.maxDelayMs ?? HTTP_CLIENT_DEFAULTS.maxDelayMs
+    return Math.min(max, initial * 2 ** attempt)
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise(resolve => {
+      const timer = setTimeout(resolve, ms)
+      this.#abort.signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
+    })
+  }
+
+  // ---- legacy HTTP+SSE ----
+
+  #openLegacy(url: URL): Promise<URL> {
+    return new Promise<URL>((resolve, reject) => {
+      void (async () => {
+        let response: Response
+        try {
+          response = await this.#fetch(url, { method: 'GET', headers: this.#headers({ accept: 'text/event-stream' }), signal: this.#abort.signal })
+        } catch (error) {
+          reject(new TransportError(`GET ${url} failed`, { cause: error }))
+          return
+        }
+        if (!response.ok) { reject(new TransportError(`GET ${url} answered ${response.status}`)); return }
+        let hasEndpoint = false
+        try {
+          await this.#consume(response, event => {
+            if (event.event === 'endpoint' && !hasEndpoint) {
+              const endpoint = new URL(event.data, url)
+              // The endpoint must be on the server we connected to, not one an attacker names.
+              if (endpoint.origin !== url.origin) return reject(new TransportError(`The endpoint ${endpoint} is not on ${url.origin}`))
+              hasEndpoint = true
+              resolve(endpoint)
+            } else if (event.event === undefined || event.event === 'message') {
+              this.#emit(event.data)
+            }
+          })
+        } catch { /* dropped */ }
+        if (!hasEndpoint) reject(new TransportError('The SSE stream ended before its endpoint event'))
+        if (!this.#isClosed) this.#fail(new ConnectionClosedError('The SSE stream closed'))
+      })()
+    })
+  }
+
+  async #postLegacy(payload: JsonRpcPayload): Promise<void> {
+    const endpoint = await this.#endpoint!
+    const response = await this.#fetch(endpoint, {
+      method: 'POST', headers: this.#headers({ 'content-type': 'application/json' }), body: JSON.stringify(payload), signal: this.#abort.signal,
+    }).catch(error => { throw new TransportError(`POST ${endpoint} failed`, { cause: error }) })
+    void response.body?.cancel()
+    if (!response.ok) throw new TransportError(`POST ${endpoint} answered ${response.status}`)
+  }
+
+  async close(): Promise<void> {
+    if (this.#isClosed) return
+    const sessionId = this.#sessionId
+    this.#isClosed = true
+    this.#abort.abort()
+    this.#incoming.complete()
+    if (this.#mode === 'streamable-http' && sessionId !== undefined) {
+      // Tell the server the session is over; a server that does not allow DELETE answers 405, which is fine.
+      try {
+        const response = await this.#fetch(this.#url, { method: 'DELETE', headers: this.#headers({}), signal: AbortSignal.timeout(2000) })
+        void response.body?.cancel()
+      } catch { /* the server is gone already */ }
+    }
+  }
+}
+
+function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
+  const ids: RequestId[] = []
+  for (const message of Array.isArray(payload) ? payload : [payload]) {
+    if ('method' in message && 'id' in message) ids.push(message.id)
+  }
+  return ids
+}
+
+/** The ids of responses in an event's data, read without a full parse when there are none. */
+function responseIdsIn(data: string): RequestId[] {
+  if (!data.includes('"result"') && !data.includes('"error"')) return []
+  try {
+    const parsed = JSON.parse(data)
+    const ids: RequestId[] = []
+    for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+      if (message && typeof message === 'object' && !('method' in message) && (typeof message.id === 'string' || typeof message.id === 'number')) ids.push(message.id)
+    }
+    return ids
+  } catch {
+    return []
+  }
+}
