@@ -26,6 +26,12 @@ export interface RequestContext {
   progress(progress: number, total?: number, message?: string): void
   /** Sends a notification to the peer, tied to this request. */
   notify(method: string, params?: JsonObject): void
+  /**
+   * Ends the stream carrying this request's messages while the request goes on (Streamable HTTP
+   * with an event store: the client reconnects with Last-Event-ID and gets the rest). A no-op on
+   * transports without such streams.
+   */
+  closeStream(): void
   /** Sends a request to the peer; cancelled with this request. */
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
 }
@@ -66,6 +72,10 @@ export class BaseContext implements RequestContext {
     if (this.host.connection.isClosed) return
     const written = this.host.connection.notify(method, params, this.incoming.id)
     written?.catch(() => {})
+  }
+
+  closeStream(): void {
+    this.host.connection.transport.closeStream?.(this.incoming.id)
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {

@@ -182,6 +182,8 @@ export interface Connection {
   removeRequestHandler(method: string): void
   /** Requests now running, by id. */
   readonly incoming: ReadonlyMap<RequestId, IncomingRequest>
+  /** The transport underneath. */
+  readonly transport: Transport
   /** True once the transport has closed. */
   readonly isClosed: boolean
   /** Resolves once the transport has closed and every pending request has failed. */
@@ -231,6 +233,7 @@ class JsonRpcConnection implements Connection {
   }
 
   get incoming(): ReadonlyMap<RequestId, IncomingRequest> { return this.#incoming }
+  get transport(): Transport { return this.#transport }
   get isClosed(): boolean { return this.#isClosed }
 
   start(): void {

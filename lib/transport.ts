@@ -56,6 +56,11 @@ export interface Transport {
   readonly inbound: Observable<Inbound>
   send(payload: JsonRpcPayload, options?: SendOptions): void | Promise<void>
   close(): Promise<void>
+  /**
+   * Optional: ends the stream that carries a request's messages without ending the request, so the
+   * client reconnects and resumes it (SSE polling, SEP-1699). Transports without such streams omit it.
+   */
+  closeStream?(relatedRequestId: RequestId): void
   /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
   setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */

@@ -319,6 +319,7 @@ class HttpTransportServer implements StreamableHttpServer {
       if (this.#sessions.size >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return rpcError(503, -32000, 'Service Unavailable: too many sessions')
       const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
       session = new HttpSession(id, this.#eventStore, this.#options.retryMs ?? STREAMABLE_HTTP_DEFAULTS.retryMs, () => this.#sessions.delete(id))
+      session.initializeRequestId = requestIds[0]
       this.#sessions.set(id, session)
       this.#connections.next(session)
     } else {
@@ -459,6 +460,10 @@ class HttpSession implements Transport {
   /** Standalone GET streams, newest last: unrelated messages go to the newest. */
   readonly #standalone: HttpStream[] = []
   lastSeen = Date.now()
+  /** The id of the initialize request, to read the negotiated version off its answer. */
+  initializeRequestId: RequestId | undefined
+  /** The negotiated protocol version, once initialize is answered. */
+  protocolVersion: string | undefined
   #isEnded = false
   #streamCount = 0
 
@@ -503,10 +508,14 @@ class HttpSession implements Transport {
       start: controller => {
         stream.controller = controller
         // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
-        if (this.eventStore !== undefined && (protocolVersion === undefined || protocolVersion >= '2025-11-25')) {
-          void Promise.resolve(this.eventStore.storeEvent(stream.id, [] as unknown as JsonRpcPayload)).then(eventId => {
-            stream.write(`id: ${eventId}\nretry: ${this.retryMs}\ndata: \n\n`)
-          })
+        // Only clients of 2025-11-25 or later expect the empty-data priming event.
+        const version = this.protocolVersion ?? protocolVersion
+        if (this.eventStore !== undefined && (version === undefined || version >= '2025-11-25')) {
+          // Written at once when the store answers at once: the handler may close the stream right away.
+          const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.retryMs}\ndata: \n\n`)
+          const stored = this.eventStore.storeEvent(stream.id, [] as unknown as JsonRpcPayload)
+          if (typeof stored === 'string') prime(stored)
+          else void stored.then(prime)
         }
         signal.addEventListener('abort', () => this.#detach(stream), { once: true })
       },
@@ -559,6 +568,10 @@ class HttpSession implements Transport {
   send(payload: JsonRpcPayload, options?: SendOptions): void {
     if (this.#isEnded) throw new TransportError('The HTTP session has ended')
     const responseId = responseIdOf(payload)
+    if (responseId !== undefined && responseId === this.initializeRequestId && !Array.isArray(payload) && 'result' in payload) {
+      const version = payload.result.protocolVersion
+      if (typeof version === 'string') this.protocolVersion = version
+    }
     const key = responseId ?? options?.relatedRequestId
     if (responseId !== undefined) {
       const collector = this.#collectors.get(responseId)
@@ -578,6 +591,15 @@ class HttpSession implements Transport {
     const stored = this.eventStore.storeEvent(stream.id, payload)
     if (typeof stored === 'string') deliver(stored)
     else void stored.then(deliver)
+  }
+
+  closeStream(requestId: RequestId): void {
+    // Without a store the messages sent meanwhile would be lost, so the stream stays open.
+    if (this.eventStore === undefined) return
+    const stream = this.#byRequest.get(requestId)
+    if (stream === undefined || stream.controller === undefined) return
+    // Ended but kept: later events are stored under it and replayed when the client comes back.
+    stream.end()
   }
 
   async close(): Promise<void> {
