@@ -1,0 +1,196 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { createServer, type McpServer } from '../../actors/server.ts'
+import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
+import { interval, take, tap, last, map } from 'rxjs'
+
+const ACCEPT = 'application/json, text/event-stream'
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
+
+let mcp: McpServer | undefined
+let http: StreamableHttpServer | undefined
+afterEach(async () => { await mcp?.close(); mcp = undefined; http = undefined })
+
+async function start(options: StreamableHttpOptions = {}) {
+  mcp = createServer({ name: 'http-test', version: '1' })
+  mcp.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }, ({ text }) => ({ content: [{ type: 'text', text: String(text) }] }))
+  mcp.tool('count', { inputSchema: { type: 'object', properties: { steps: { type: 'integer' }, ms: { type: 'integer' } } } }, ({ steps = 3, ms = 20 }, ctx) =>
+    interval(Number(ms)).pipe(take(Number(steps)), tap(i => ctx.progress(i + 1, Number(steps))), last(), map(() => ({ content: [{ type: 'text' as const, text: 'counted' }] }))))
+  http = streamableHttp(options)
+  await mcp.listen(http)
+  return http.url!
+}
+
+function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
+}
+
+async function events(response: Response, until?: (event: SseEvent) => boolean): Promise<SseEvent[]> {
+  const out: SseEvent[] = []
+  const parser = createSseParser(event => out.push(event))
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    parser.write(decoder.decode(value, { stream: true }))
+    if (until !== undefined && out.some(until)) { await reader.cancel(); break }
+  }
+  return out
+}
+
+const messages = (list: SseEvent[]) => list.filter(event => event.data !== '').map(event => JSON.parse(event.data))
+
+async function initialized(url: string): Promise<string> {
+  const response = await post(url, INIT)
+  const session = response.headers.get('mcp-session-id')!
+  await events(response)
+  await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': session })
+  return session
+}
+
+describe('streamableHttp', () => {
+  it('mints an unguessable session id at initialize and answers on an SSE stream with a priming event', async () => {
+    const url = await start()
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    const response = await post(url, INIT)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/event-stream')
+    const session = response.headers.get('mcp-session-id')!
+    expect(session).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const list = await events(response)
+    expect(list[0]).toMatchObject({ data: '', retry: 1000, id: expect.any(String) })
+    expect(messages(list)).toMatchObject([{ id: 0, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'http-test' } } }])
+  })
+
+  it('answers notifications with 202, and requests with progress then the result', async () => {
+    const url = await start()
+    const session = await initialized(url)
+    const response = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'count', arguments: { steps: 2, ms: 5 }, _meta: { progressToken: 'p' } } }, { 'mcp-session-id': session })
+    const list = messages(await events(response))
+    expect(list.map(message => message.method ?? 'result')).toEqual(['notifications/progress', 'notifications/progress', 'result'])
+    expect(list[2]).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'counted' }] } })
+  })
+
+  it('answers with one JSON body in jsonResponse mode', async () => {
+    const url = await start({ jsonResponse: true })
+    const session = await (async () => {
+      const response = await post(url, INIT)
+      expect(response.headers.get('content-type')).toBe('application/json')
+      expect(await response.json()).toMatchObject({ id: 0, result: { protocolVersion: '2025-11-25' } })
+      return response.headers.get('mcp-session-id')!
+    })()
+    await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': session })
+    const response = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'json' } } }, { 'mcp-session-id': session })
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'json' }] } })
+  })
+
+  it.each([
+    ['a missing session id', {}, 400],
+    ['an unknown session id', { 'mcp-session-id': 'forged-session-id' }, 404],
+    ['an unsupported MCP-Protocol-Version', { 'mcp-protocol-version': '1999-01-01' }, 400],
+    ['a foreign Origin', { origin: 'https://evil.example.com' }, 403],
+  ])('refuses %s', async (_name, headers, status) => {
+    const url = await start()
+    const response = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers)
+    expect(response.status).toBe(status)
+    const body = await response.json()
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: expect.any(Number) } })
+    expect(JSON.stringify(body)).not.toContain('forged')
+  })
+
+  it('checks Accept, Content-Type, body size and JSON', async () => {
+    const url = await start({ maxBodyBytes: 1000 })
+    expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(INIT) })).status).toBe(406)
+    expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain', accept: ACCEPT }, body: JSON.stringify(INIT) })).status).toBe(415)
+    expect((await post(url, { ...INIT, padding: 'x'.repeat(2000) })).status).toBe(413)
+    const invalid = await post(url, '{"jsonrpc": oops')
+    expect(invalid.status).toBe(400)
+    expect(await invalid.json()).toMatchObject({ error: { code: -32700 } })
+    expect((await fetch(url, { method: 'PUT' })).status).toBe(405)
+    expect((await fetch(url.replace('/mcp', '/elsewhere'))).status).toBe(404)
+  })
+
+  it('ends a session on DELETE', async () => {
+    const url = await start()
+    const session = await initialized(url)
+    expect(http!.sessionCount).toBe(1)
+    expect((await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': session } })).status).toBe(200)
+    expect(http!.sessionCount).toBe(0)
+    expect((await post(url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': session })).status).toBe(404)
+  })
+
+  it('replays exactly the missed events of a stream after Last-Event-ID, then goes on live', async () => {
+    const url = await start()
+    const session = await initialized(url)
+    const response = await post(url, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'count', arguments: { steps: 6, ms: 40 }, _meta: { progressToken: 5 } } }, { 'mcp-session-id': session })
+    // Read the priming event and the first progress, then drop the connection mid-request.
+    const seen = await events(response, event => event.data.includes('"progress":1'))
+    const lastId = seen.at(-1)!.id!
+    await new Promise(resolve => setTimeout(resolve, 100))
+    const resumed = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'last-event-id': lastId } })
+    expect(resumed.status).toBe(200)
+    const rest = messages(await events(resumed))
+    const progress = rest.filter(message => message.method === 'notifications/progress').map(message => message.params.progress)
+    expect(progress).toEqual([2, 3, 4, 5, 6])
+    expect(rest.at(-1)).toEqual({ jsonrpc: '2.0', id: 5, result: { content: [{ type: 'text', text: 'counted' }] } })
+  })
+
+  it('refuses an unknown Last-Event-ID', async () => {
+    const url = await start()
+    const session = await initialized(url)
+    const response = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'last-event-id': 'nope_3' } })
+    expect(response.status).toBe(404)
+  })
+
+  it('sends server-initiated messages on the standalone GET stream, several of which may be open', async () => {
+    const url = await start()
+    const session = await initialized(url)
+    const first = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } })
+    const second = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } })
+    expect([first.status, second.status]).toEqual([200, 200])
+    await new Promise(resolve => setTimeout(resolve, 20))
+    mcp!.log('warning', 'to everyone')
+    const got = messages(await events(second, event => event.data.includes('to everyone')))
+    expect(got).toContainEqual({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', data: 'to everyone' } })
+    await first.body!.cancel()
+  })
+
+  it('frees abandoned sessions after the idle TTL', async () => {
+    const url = await start({ sessionTtlMs: 200 })
+    await Promise.all(Array.from({ length: 50 }, () => initialized(url)))
+    expect(http!.sessionCount).toBe(50)
+    expect(mcp!.sessions.size).toBe(50)
+    await new Promise(resolve => setTimeout(resolve, 600))
+    expect(http!.sessionCount).toBe(0)
+    expect(mcp!.sessions.size).toBe(0)
+  })
+
+  it('answers 503 past maxSessions', async () => {
+    const url = await start({ maxSessions: 2 })
+    await initialized(url)
+    await initialized(url)
+    expect((await post(url, INIT)).status).toBe(503)
+  })
+
+  it('serves the legacy HTTP+SSE transport beside it', async () => {
+    const url = await start()
+    const sse = await fetch(url.replace('/mcp', '/sse'), { headers: { accept: 'text/event-stream' } })
+    const reader = sse.body!.getReader()
+    const decoder = new TextDecoder()
+    const got: SseEvent[] = []
+    const parser = createSseParser(event => got.push(event))
+    const next = async (predicate: (event: SseEvent) => boolean) => {
+      while (!got.some(predicate)) parser.write(decoder.decode((await reader.read()).value, { stream: true }))
+      return got.find(predicate)!
+    }
+    const endpoint = await next(event => event.event === 'endpoint')
+    expect(endpoint.data).toMatch(/^\/messages\?sessionId=/)
+    const target = new URL(endpoint.data, url).toString()
+    expect((await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...INIT, params: { ...INIT.params, protocolVersion: '2024-11-05' } }) })).status).toBe(202)
+    const answer = await next(event => event.event === 'message')
+    expect(JSON.parse(answer.data)).toMatchObject({ id: 0, result: { protocolVersion: '2024-11-05' } })
+    expect((await fetch(url.replace('/mcp', '/messages?sessionId=forged'), { method: 'POST', body: '{}' })).status).toBe(404)
+    await reader.cancel()
+  })
+})
