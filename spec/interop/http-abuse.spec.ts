@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { createEverythingServer } from '../../examples/everything/everything.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+const heap = () => { gc(); gc(); return process.memoryUsage().heapUsed }
+
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'abuser', version: '1' } } })
+const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+describe('the Streamable HTTP server under abuse', () => {
+  it('frees 1,000 abandoned sessions after the idle TTL, memory back near its start', async () => {
+    const server = createEverythingServer()
+    const http = streamableHttp({ sessionTtlMs: 3000 })
+    await server.listen(http)
+    try {
+      const before = heap()
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(Array.from({ length: 100 }, async () => {
+          const response = await fetch(http.url!, { method: 'POST', headers, body: INIT })
+          await response.text()
+        }))
+      }
+      expect(http.sessionCount).toBe(1000)
+      expect(server.sessions.size).toBe(1000)
+      const during = heap()
+      for (let wait = 0; wait < 100 && http.sessionCount > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
+      expect(http.sessionCount).toBe(0)
+      expect(server.sessions.size).toBe(0)
+      const after = heap()
+      // Sessions cost memory while alive and give it back once freed.
+      expect(during - before).toBeGreaterThan(after - before)
+      expect(after - before).toBeLessThan(8 * 1024 * 1024)
+    } finally {
+      await server.close()
+    }
+  }, 30_000)
+
+  it('answers a forged session id 404 without echoing it, and a foreign Origin 403', async () => {
+    const server = createEverythingServer()
+    const http = streamableHttp()
+    await server.listen(http)
+    try {
+      const forged = await fetch(http.url!, { method: 'POST', headers: { ...headers, 'mcp-session-id': 'AAAAforgedAAAA' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+      expect(forged.status).toBe(404)
+      expect(await forged.text()).not.toContain('forged')
+      const foreign = await fetch(http.url!, { method: 'POST', headers: { ...headers, origin: 'http://evil.example.com' }, body: INIT })
+      expect(foreign.status).toBe(403)
+      expect(http.sessionCount).toBe(0)
+    } finally {
+      await server.close()
+    }
+  })
+})
