@@ -9,14 +9,16 @@
 import { lastValueFrom, toArray, EMPTY, type Observable } from 'rxjs'
 import { connect, type McpClient } from '../actors/client.ts'
 import { stdioClient } from '../transports/stdio.ts'
+import { httpClient } from '../transports/http-client.ts'
 import { progressBar } from './progress-bar.ts'
 
 const USAGE = `Usage:
-  rxmcp inspect [--json] -- COMMAND [ARGS...]
-  rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...]
+  rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
+  rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
   rxmcp --help
 
-The server is started as a child process speaking MCP over stdio.
+The server is started as a child process speaking MCP over stdio, or reached at an http(s) URL
+(Streamable HTTP, falling back to legacy HTTP+SSE).
 Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
 
 class UsageError extends Error {}
@@ -31,8 +33,14 @@ interface Parsed {
 
 function parse(argv: string[]): Parsed {
   const dash = argv.indexOf('--')
-  const own = dash < 0 ? argv : argv.slice(0, dash)
-  const server = dash < 0 ? [] : argv.slice(dash + 1)
+  let own = dash < 0 ? argv : argv.slice(0, dash)
+  let server = dash < 0 ? [] : argv.slice(dash + 1)
+  // A trailing http(s) URL names the server instead of a command.
+  const last = own.at(-1)
+  if (server.length === 0 && last !== undefined && /^https?:\/\//.test(last)) {
+    server = [last]
+    own = own.slice(0, -1)
+  }
   if (own.length === 0 || own.includes('--help') || own.includes('-h')) return { command: 'help', isJson: false, positional: [], server }
   const [command, ...rest] = own
   if (command !== 'inspect' && command !== 'call') throw new UsageError(`Unknown command: ${command}`)
@@ -48,7 +56,7 @@ function parse(argv: string[]): Parsed {
     } else if (arg.startsWith('--')) throw new UsageError(`Unknown option: ${arg}`)
     else positional.push(arg)
   }
-  if (server.length === 0) throw new UsageError('Give the server command after --')
+  if (server.length === 0) throw new UsageError('Give the server command after --, or its http(s) URL')
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
   if (command === 'inspect' && positional.length > 0) throw new UsageError('inspect takes no arguments before --')
   return { command, isJson, timeout, positional, server }
@@ -56,7 +64,9 @@ function parse(argv: string[]): Parsed {
 
 async function open(server: string[]): Promise<McpClient> {
   const [command, ...args] = server
-  return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), { name: 'rxmcp-cli', version: '0.1.0' })
+  const info = { name: 'rxmcp-cli', version: '0.1.0' }
+  if (args.length === 0 && /^https?:\/\//.test(command!)) return connect(httpClient(command!), info)
+  return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), info)
 }
 
 function all<T>(isOffered: unknown, list: () => Observable<T>): Promise<T[]> {

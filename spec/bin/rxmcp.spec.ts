@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { createEverythingServer } from '../../examples/everything/everything.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const server = ['--', process.execPath, '--import', 'tsx', 'examples/everything/server.ts']
@@ -37,6 +39,22 @@ describe('rxmcp', () => {
     const unknown = await rxmcp('call', 'nope', '{}', ...server)
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain('-32602')
+  }, 30_000)
+
+  it('reaches a server at an http URL, Streamable HTTP or legacy SSE', async () => {
+    const server = createEverythingServer()
+    const http = streamableHttp()
+    await server.listen(http)
+    try {
+      const streamable = await rxmcp('call', 'echo', '{"text":"over http"}', http.url!)
+      expect(streamable.code).toBe(0)
+      expect(JSON.parse(streamable.stdout)).toEqual({ content: [{ type: 'text', text: 'over http' }] })
+      const legacy = await rxmcp('inspect', '--json', http.url!.replace('/mcp', '/sse'))
+      expect(legacy.code).toBe(0)
+      expect(JSON.parse(legacy.stdout).tools).toHaveLength(10)
+    } finally {
+      await server.close()
+    }
   }, 30_000)
 
   it.each([
