@@ -470,10 +470,14 @@ class Session implements ServerSession {
   readonly closed: Promise<void>
   /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
   #capabilities: ServerCapabilities = {}
+  /** Set for transports that carry one exchange without a session (stateless HTTP). */
+  readonly #isStateless: boolean
 
   constructor(server: Server, transport: Transport) {
     this.id = `session-${++sessionCount}`
     this.server = server
+    this.#isStateless = transport.isStateless === true
+    if (this.#isStateless) this.#capabilities = server.capabilities()
     const options = server.options
     this.actor = createActor<SessionState, SessionMessage>({
       status: 'awaiting-initialize',
@@ -507,8 +511,11 @@ class Session implements ServerSession {
 
   #gate(request: IncomingRequest): McpError | undefined {
     const state = this.actor.state
-    const refusal = gateIncomingRequest('server', state.status, request.method)
-    if (refusal !== undefined) return refusal
+    // A stateless transport has no session to initialize: each exchange stands alone.
+    if (!this.#isStateless) {
+      const refusal = gateIncomingRequest('server', state.status, request.method)
+      if (refusal !== undefined) return refusal
+    }
     // A method whose capability this server did not offer at initialize does not exist for this client.
     const needed = requiredCapability(request.method)
     if (needed !== undefined && !hasCapability(this.#capabilities, needed)) {

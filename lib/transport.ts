@@ -61,6 +61,11 @@ export interface Transport {
    * client reconnects and resumes it (SSE polling, SEP-1699). Transports without such streams omit it.
    */
   closeStream?(relatedRequestId: RequestId): void
+  /**
+   * Optional: true for a transport that carries one exchange and no session (stateless HTTP): the
+   * server answers whatever arrives, initialize or not, since there is no handshake to wait for.
+   */
+  readonly isStateless?: boolean
   /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
   setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */

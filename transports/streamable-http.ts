@@ -27,6 +27,11 @@ export interface StreamableHttpOptions {
   jsonResponse?: boolean
   /** Where SSE events are kept for resumption (default: a bounded in-memory store; `false` for none). */
   eventStore?: EventStore | false
+  /**
+   * No sessions: every POST is served by a fresh server session that ends with its answer; no
+   * Mcp-Session-Id, no GET stream, no DELETE (default false).
+   */
+  stateless?: boolean
   /** Makes session ids; the default gives 256 random bits, base64url. */
   sessionIdGenerator?: () => string
   /** Idle time after which a session is closed (default 30 minutes). */
@@ -313,6 +318,7 @@ class HttpTransportServer implements StreamableHttpServer {
         if (method === 'initialize') isInitialize = true
       }
     }
+    if (this.#options.stateless) return this.#postStateless(payload, requestIds)
     let session: HttpSession
     if (isInitialize) {
       if (Array.isArray(payload) && payload.length > 1) return rpcError(400, -32600, 'Invalid Request: initialize must be sent alone')
@@ -343,7 +349,28 @@ class HttpTransportServer implements StreamableHttpServer {
     return new Response(stream, { status: 200, headers: { ...headers, ...SSE_HEADERS } })
   }
 
+  async #postStateless(payload: unknown, requestIds: RequestId[]): Promise<Response> {
+    const session = new HttpSession('', undefined, 0, () => {})
+    session.isStateless = true
+    this.#connections.next(session)
+    if (requestIds.length === 0) {
+      session.receive(payload)
+      // Let the notification reach its handler before the one-shot session ends.
+      setImmediate(() => session.end())
+      return new Response(null, { status: 202 })
+    }
+    const answers = session.collect(requestIds, Array.isArray(payload))
+    session.receive(payload)
+    try {
+      const answer = await answers
+      return new Response(JSON.stringify(answer), { status: 200, headers: { 'content-type': 'application/json' } })
+    } finally {
+      session.end()
+    }
+  }
+
   async #get(request: Request): Promise<Response> {
+    if (this.#options.stateless) return new Response('Method Not Allowed', { status: 405, headers: { allow: 'POST' } })
     const accept = request.headers.get('accept') ?? ''
     if (!accept.includes('text/event-stream')) return rpcError(406, -32000, 'Not Acceptable: the client must accept text/event-stream')
     const found = this.#session(request)
@@ -358,6 +385,7 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   #delete(request: Request): Response {
+    if (this.#options.stateless) return new Response('Method Not Allowed', { status: 405, headers: { allow: 'POST' } })
     const found = this.#session(request)
     if (found instanceof Response) return found
     this.#sessions.delete(found.id)
@@ -460,6 +488,8 @@ class HttpSession implements Transport {
   /** Standalone GET streams, newest last: unrelated messages go to the newest. */
   readonly #standalone: HttpStream[] = []
   lastSeen = Date.now()
+  /** One exchange, no session (stateless mode). */
+  isStateless = false
   /** The id of the initialize request, to read the negotiated version off its answer. */
   initializeRequestId: RequestId | undefined
   /** The negotiated protocol version, once initialize is answered. */

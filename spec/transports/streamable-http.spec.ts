@@ -157,11 +157,11 @@ describe('streamableHttp', () => {
   })
 
   it('frees abandoned sessions after the idle TTL', async () => {
-    const url = await start({ sessionTtlMs: 200 })
+    const url = await start({ sessionTtlMs: 1500 })
     await Promise.all(Array.from({ length: 50 }, () => initialized(url)))
     expect(http!.sessionCount).toBe(50)
     expect(mcp!.sessions.size).toBe(50)
-    await new Promise(resolve => setTimeout(resolve, 600))
+    for (let wait = 0; wait < 50 && http!.sessionCount > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
     expect(http!.sessionCount).toBe(0)
     expect(mcp!.sessions.size).toBe(0)
   })
@@ -171,6 +171,22 @@ describe('streamableHttp', () => {
     await initialized(url)
     await initialized(url)
     expect((await post(url, INIT)).status).toBe(503)
+  })
+
+  it('serves each POST on its own in stateless mode, for the official client too', async () => {
+    const url = await start({ stateless: true })
+    const direct = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'no session' } } })
+    expect(direct.headers.get('mcp-session-id')).toBeNull()
+    expect(await direct.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'no session' }] } })
+    expect((await fetch(url, { headers: { accept: 'text/event-stream' } })).status).toBe(405)
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+    const client = new Client({ name: 'official', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'stateless' } })).toEqual({ content: [{ type: 'text', text: 'stateless' }] })
+    await client.close()
+    await new Promise(resolve => setTimeout(resolve, 20))
+    expect(mcp!.sessions.size).toBe(0)
   })
 
   it('serves the legacy HTTP+SSE transport beside it', async () => {
