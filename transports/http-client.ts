@@ -18,6 +18,12 @@ export interface HttpClientOptions {
   maxMessageSize?: number
   /** Streamable HTTP: open the GET stream for server-initiated messages after initialize (default true). */
   openStandaloneStream?: boolean
+  /**
+   * Streamable HTTP: when the server answers 404 for the session (it expired or restarted), run
+   * initialize again with the same parameters and retry the request (default true). Subscriptions
+   * and other session state of the old session are gone. With false, the connection closes.
+   */
+  reinitializeOnExpiry?: boolean
 }
 
 /** DEFAULTS of {@link HttpClientOptions}. */
@@ -81,6 +87,8 @@ class HttpClient implements HttpClientTransport {
   #endpoint: Promise<URL> | undefined
   #isClosed = false
   #isStandaloneOpen = false
+  /** The initialize request as first sent, replayed when the server forgets the session. */
+  #initializePayload: JsonRpcPayload | undefined
 
   constructor(url: URL, options: HttpClientOptions, mode: 'streamable-http' | 'sse' | undefined, sseUrl?: URL) {
     this.#url = url
@@ -124,8 +132,9 @@ class HttpClient implements HttpClientTransport {
 
   // ---- Streamable HTTP ----
 
-  async #post(payload: JsonRpcPayload): Promise<void> {
+  async #post(payload: JsonRpcPayload, isRetry = false): Promise<void> {
     const isInitialize = !Array.isArray(payload) && 'method' in payload && payload.method === 'initialize'
+    if (isInitialize) this.#initializePayload = payload
     let response: Response
     try {
       response = await this.#fetch(this.#url, {
@@ -151,7 +160,11 @@ class HttpClient implements HttpClientTransport {
     if (response.status === 202) { void response.body?.cancel(); return this.#afterNotification(payload) }
     if (response.status === 404 && this.#sessionId !== undefined) {
       void response.body?.cancel()
-      return this.#fail(new ConnectionClosedError('The server no longer knows this session (404); connect again'))
+      if (isRetry || this.#options.reinitializeOnExpiry === false || this.#initializePayload === undefined) {
+        return this.#fail(new ConnectionClosedError('The server no longer knows this session (404); connect again'))
+      }
+      await this.#reinitialize()
+      return this.#post(payload, true)
     }
     if (!response.ok) {
       const text = await response.text().catch(() => '')
@@ -167,6 +180,32 @@ class HttpClient implements HttpClientTransport {
     } else {
       void response.body?.cancel()
     }
+  }
+
+  /** Starts a new session with the first initialize's parameters; its answer stays here. */
+  async #reinitialize(): Promise<void> {
+    this.#sessionId = undefined
+    const response = await this.#fetch(this.#url, {
+      method: 'POST',
+      headers: this.#headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+      body: JSON.stringify(this.#initializePayload),
+      signal: this.#abort.signal,
+    })
+    const sessionId = response.headers.get('mcp-session-id')
+    if (!response.ok || sessionId === null) {
+      void response.body?.cancel()
+      throw new ConnectionClosedError(`The session expired and initialize failed again (${response.status})`)
+    }
+    this.#sessionId = sessionId
+    // The connection already has its initialize answer: this one is read and dropped.
+    await response.arrayBuffer()
+    const initialized = await this.#fetch(this.#url, {
+      method: 'POST',
+      headers: this.#headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      signal: this.#abort.signal,
+    })
+    void initialized.body?.cancel()
   }
 
   #emitErrorFor(payload: JsonRpcPayload, text: string): void {
