@@ -1,6 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { Readable } from 'node:stream'
 import { Observable, Subject } from 'rxjs'
 import type { Inbound, SendOptions, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
@@ -94,11 +93,129 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
-/** A JSON-RPC error body for HTTP-level refusals. */
-function rpcError(status: number, code: number, message: string, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
-    status, headers: { 'content-type': 'application/json', ...headers },
-  })
+/** Where SSE text goes: a node response or a web ReadableStream. */
+interface Sink {
+  write(text: string): void
+  end(): void
+}
+
+/**
+ * One HTTP request and its answer, as the core handler sees it, whatever the server underneath:
+ * node:http objects are used directly (no web-stream conversion on the hot path), a web Request
+ * is adapted once. Exactly one of `reply` and `stream` is called.
+ */
+interface Exchange {
+  readonly method: string
+  readonly pathname: string
+  readonly search: string
+  header(name: string): string | null
+  /** The body, up to `limit` bytes; undefined when larger. */
+  body(limit: number): Promise<Uint8Array | undefined>
+  /** Calls `listener` when the client goes away (or the answer ends). */
+  onClose(listener: () => void): void
+  reply(status: number, headers: Record<string, string>, body?: string): void
+  stream(status: number, headers: Record<string, string>): Sink
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' }
+const encoder = new TextEncoder()
+
+/** Answers with a JSON-RPC error body (HTTP-level refusals). */
+function replyError(exchange: Exchange, status: number, code: number, message: string, headers?: Record<string, string>): void {
+  exchange.reply(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }))
+}
+
+/** An Exchange over node:http. */
+class NodeExchange implements Exchange {
+  readonly method: string
+  readonly pathname: string
+  readonly search: string
+  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, readonly extraHeaders: Record<string, string>) {
+    this.method = req.method ?? 'GET'
+    const url = req.url ?? '/'
+    const question = url.indexOf('?')
+    this.pathname = question < 0 ? url : url.slice(0, question)
+    this.search = question < 0 ? '' : url.slice(question)
+  }
+  header(name: string): string | null {
+    const value = this.req.headers[name]
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+  }
+  body(limit: number): Promise<Uint8Array | undefined> {
+    const declared = Number(this.req.headers['content-length'] ?? NaN)
+    if (declared > limit) { this.req.resume(); return Promise.resolve(undefined) }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      let isOver = false
+      this.req.on('data', (chunk: Buffer) => {
+        size += chunk.length
+        if (size > limit) { isOver = true; chunks.length = 0; return }
+        if (!isOver) chunks.push(chunk)
+      })
+      this.req.on('end', () => resolve(isOver ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)))
+      this.req.on('error', reject)
+    })
+  }
+  onClose(listener: () => void): void {
+    this.res.on('close', listener)
+  }
+  reply(status: number, headers: Record<string, string>, body?: string): void {
+    this.res.writeHead(status, { ...headers, ...this.extraHeaders })
+    this.res.end(body)
+  }
+  stream(status: number, headers: Record<string, string>): Sink {
+    const res = this.res
+    // SSE events are small and must go out at once, not wait for Nagle's algorithm.
+    res.socket?.setNoDelay(true)
+    res.writeHead(status, { ...headers, ...this.extraHeaders })
+    res.flushHeaders()
+    return {
+      write: text => { if (!res.writableEnded && !res.destroyed) res.write(text) },
+      end: () => { if (!res.writableEnded) res.end() },
+    }
+  }
+}
+
+/** An Exchange over a web-standard Request; `response` settles with the Response. */
+class WebExchange implements Exchange {
+  readonly method: string
+  readonly pathname: string
+  readonly search: string
+  readonly response: Promise<Response>
+  #resolve!: (response: Response) => void
+  readonly #closeListeners: (() => void)[] = []
+  constructor(readonly request: Request, readonly extraHeaders: Record<string, string>) {
+    const url = new URL(request.url)
+    this.method = request.method
+    this.pathname = url.pathname
+    this.search = url.search
+    this.response = new Promise(resolve => { this.#resolve = resolve })
+    request.signal?.addEventListener('abort', () => this.#closed(), { once: true })
+  }
+  #closed(): void {
+    for (const listener of this.#closeListeners.splice(0)) listener()
+  }
+  header(name: string): string | null { return this.request.headers.get(name) }
+  body(limit: number): Promise<Uint8Array | undefined> { return readBody(this.request, limit) }
+  onClose(listener: () => void): void { this.#closeListeners.push(listener) }
+  reply(status: number, headers: Record<string, string>, body?: string): void {
+    this.#resolve(new Response(body ?? null, { status, headers: { ...headers, ...this.extraHeaders } }))
+  }
+  stream(status: number, headers: Record<string, string>): Sink {
+    let controller!: ReadableStreamDefaultController<Uint8Array>
+    let isOpen = true
+    const body = new ReadableStream<Uint8Array>({
+      start: c => { controller = c },
+      cancel: () => { isOpen = false; this.#closed() },
+    })
+    this.#resolve(new Response(body, { status, headers: { ...headers, ...this.extraHeaders } }))
+    return {
+      write: text => { if (isOpen) try { controller.enqueue(encoder.encode(text)) } catch { isOpen = false } },
+      end: () => { if (isOpen) { isOpen = false; try { controller.close() } catch { /* cancelled */ } } this.#closed() },
+    }
+  }
 }
 
 class HttpTransportServer implements StreamableHttpServer {
@@ -136,7 +253,7 @@ class HttpTransportServer implements StreamableHttpServer {
   async start(): Promise<void> {
     if (this.#http !== undefined) return
     const host = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
-    const http = createHttpServer(this.nodeHandler)
+    const http = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, this.nodeHandler)
     this.#http = http
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject)
@@ -178,79 +295,47 @@ class HttpTransportServer implements StreamableHttpServer {
     }
   }
 
-  // ---- node adapter ----
-
   nodeHandler(req: IncomingMessage, res: ServerResponse): void {
-    void this.#serveNode(req, res).catch(error => {
+    const exchange = new NodeExchange(req, res, this.#corsHeaders(req.headers.origin))
+    this.#dispatch(exchange).catch(error => {
       if (!res.headersSent) { res.statusCode = 500; res.end() } else res.destroy(error instanceof Error ? error : undefined)
     })
   }
 
-  async #serveNode(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const controller = new AbortController()
-    res.on('close', () => controller.abort())
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue
-      if (Array.isArray(value)) for (const item of value) headers.append(name, item)
-      else headers.set(name, value)
-    }
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
-      method: req.method, headers, signal: controller.signal,
-      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } : undefined),
-    } as RequestInit)
-    const response = await this.handle(request)
-    const outHeaders: Record<string, string> = {}
-    response.headers.forEach((value, name) => { outHeaders[name] = value })
-    res.writeHead(response.status, outHeaders)
-    if (response.body === null) { res.end(); return }
-    res.flushHeaders()
-    const reader = response.body.getReader()
-    res.on('close', () => { void reader.cancel().catch(() => {}) })
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      if (!res.write(value)) await new Promise(resolve => res.once('drain', resolve).once('close', resolve))
-    }
-    res.end()
+  async handle(request: Request): Promise<Response> {
+    const exchange = new WebExchange(request, this.#corsHeaders(request.headers.get('origin') ?? undefined))
+    this.#dispatch(exchange).catch(() => exchange.reply(500, {}))
+    return exchange.response
   }
 
-  // ---- web-standard handler ----
-
-  async handle(request: Request): Promise<Response> {
-    const url = new URL(request.url)
-    const refusal = this.#checkOrigin(request)
-    if (refusal !== undefined) return refusal
-    const cors = this.#corsHeaders(request)
-    if (request.method === 'OPTIONS') {
-      return new Response(null, { status: 204, headers: { ...cors, 'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS', 'access-control-allow-headers': 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id', 'access-control-max-age': '600' } })
+  async #dispatch(exchange: Exchange): Promise<void> {
+    if (!this.#checkOrigin(exchange)) return
+    if (exchange.method === 'OPTIONS') {
+      return exchange.reply(204, { 'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS', 'access-control-allow-headers': 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id', 'access-control-max-age': '600' })
     }
-    let response: Response
     const legacySse = this.#options.legacySsePath === false ? undefined : this.#options.legacySsePath ?? STREAMABLE_HTTP_DEFAULTS.legacySsePath
     const legacyMessages = this.#options.legacyMessagesPath ?? STREAMABLE_HTTP_DEFAULTS.legacyMessagesPath
-    if (url.pathname === this.#path) response = await this.#handleMcp(request)
-    else if (legacySse !== undefined && url.pathname === legacySse && request.method === 'GET') response = this.#openLegacy(request, legacyMessages)
-    else if (legacySse !== undefined && url.pathname === legacyMessages && request.method === 'POST') response = await this.#postLegacy(request, url)
-    else response = new Response('Not Found', { status: 404 })
-    for (const [name, value] of Object.entries(cors)) response.headers.set(name, value)
-    return response
+    const path = exchange.pathname
+    if (path === this.#path) return this.#handleMcp(exchange)
+    if (legacySse !== undefined && path === legacySse && exchange.method === 'GET') return this.#openLegacy(exchange, legacyMessages)
+    if (legacySse !== undefined && path === legacyMessages && exchange.method === 'POST') return this.#postLegacy(exchange)
+    exchange.reply(404, { 'content-type': 'text/plain' }, 'Not Found')
   }
 
-  #checkOrigin(request: Request): Response | undefined {
+  #checkOrigin(exchange: Exchange): boolean {
     // DNS-rebinding protection: a page on a foreign origin must not reach a local server.
-    const origin = request.headers.get('origin')
-    if (origin !== null && !this.#isAllowedOrigin(origin)) return rpcError(403, -32000, 'Forbidden: origin not allowed')
-    const host = request.headers.get('host')
+    const origin = exchange.header('origin')
+    if (origin !== null && !this.#isAllowedOrigin(origin)) { replyError(exchange, 403, -32000, 'Forbidden: origin not allowed'); return false }
+    const host = exchange.header('host')
     const allowedHosts = this.#options.allowedHosts
     const boundHost = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
     const isLoopbackBound = boundHost === '127.0.0.1' || boundHost === 'localhost' || boundHost === '::1'
     if (host !== null && (allowedHosts !== undefined || isLoopbackBound)) {
       const name = host.replace(/:\d+$/, '')
       const allowed = allowedHosts ?? LOOPBACK_HOSTS
-      if (!allowed.includes(host) && !allowed.includes(name)) return rpcError(403, -32000, 'Forbidden: host not allowed')
+      if (!allowed.includes(host) && !allowed.includes(name)) { replyError(exchange, 403, -32000, 'Forbidden: host not allowed'); return false }
     }
-    return undefined
+    return true
   }
 
   #isAllowedOrigin(origin: string): boolean {
@@ -265,47 +350,46 @@ class HttpTransportServer implements StreamableHttpServer {
     }
   }
 
-  #corsHeaders(request: Request): Record<string, string> {
+  #corsHeaders(origin: string | undefined): Record<string, string> {
     const origins = this.#options.corsOrigins
-    const origin = request.headers.get('origin')
-    if (origins === undefined || origin === null) return {}
+    if (origins === undefined || origin === undefined) return {}
     if (!origins.includes('*') && !origins.includes(origin)) return {}
     return { 'access-control-allow-origin': origins.includes('*') ? '*' : origin, 'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version', vary: 'origin' }
   }
 
-  async #handleMcp(request: Request): Promise<Response> {
-    const version = request.headers.get('mcp-protocol-version')
+  async #handleMcp(exchange: Exchange): Promise<void> {
+    const version = exchange.header('mcp-protocol-version')
     // MCP 2025-06-18 transports: an unsupported MCP-Protocol-Version is answered 400.
-    if (version !== null && !this.#versions.includes(version)) return rpcError(400, -32000, `Bad Request: unsupported protocol version ${version}`)
-    switch (request.method) {
-      case 'POST': return this.#post(request)
-      case 'GET': return this.#get(request)
-      case 'DELETE': return this.#delete(request)
-      default: return new Response('Method Not Allowed', { status: 405, headers: { allow: 'GET, POST, DELETE, OPTIONS' } })
+    if (version !== null && !this.#versions.includes(version)) return replyError(exchange, 400, -32000, `Bad Request: unsupported protocol version ${version}`)
+    switch (exchange.method) {
+      case 'POST': return this.#post(exchange)
+      case 'GET': return this.#get(exchange)
+      case 'DELETE': return this.#delete(exchange)
+      default: return exchange.reply(405, { allow: 'GET, POST, DELETE, OPTIONS', 'content-type': 'text/plain' }, 'Method Not Allowed')
     }
   }
 
-  #session(request: Request): HttpSession | Response {
-    const id = request.headers.get('mcp-session-id')
-    if (id === null) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required')
+  #session(exchange: Exchange): HttpSession | undefined {
+    const id = exchange.header('mcp-session-id')
+    if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required'); return undefined }
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
-    if (session === undefined) return rpcError(404, -32001, 'Session not found')
+    if (session === undefined) { replyError(exchange, 404, -32001, 'Session not found'); return undefined }
     session.lastSeen = Date.now()
     return session
   }
 
-  async #post(request: Request): Promise<Response> {
-    const accept = request.headers.get('accept') ?? ''
+  async #post(exchange: Exchange): Promise<void> {
+    const accept = exchange.header('accept') ?? ''
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return rpcError(406, -32000, 'Not Acceptable: the client must accept both application/json and text/event-stream')
+      return replyError(exchange, 406, -32000, 'Not Acceptable: the client must accept both application/json and text/event-stream')
     }
-    const contentType = request.headers.get('content-type') ?? ''
-    if (!contentType.includes('application/json')) return rpcError(415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
-    const body = await readBody(request, this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes)
-    if (body === undefined) return rpcError(413, -32000, 'Payload Too Large')
+    const contentType = exchange.header('content-type') ?? ''
+    if (!contentType.includes('application/json')) return replyError(exchange, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
+    const body = await exchange.body(this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes)
+    if (body === undefined) return replyError(exchange, 413, -32000, 'Payload Too Large')
     const decoded = decodeJsonFrame(body, Infinity)
-    if (decoded.type === 'invalid') return rpcError(400, -32700, decoded.error.message)
+    if (decoded.type === 'invalid') return replyError(exchange, 400, -32700, decoded.error.message)
     const payload = decoded.message
     const messages: unknown[] = Array.isArray(payload) ? payload : [payload]
     const requestIds: RequestId[] = []
@@ -318,38 +402,36 @@ class HttpTransportServer implements StreamableHttpServer {
         if (method === 'initialize') isInitialize = true
       }
     }
-    if (this.#options.stateless) return this.#postStateless(payload, requestIds)
+    if (this.#options.stateless) return this.#postStateless(exchange, payload, requestIds)
     let session: HttpSession
     if (isInitialize) {
-      if (Array.isArray(payload) && payload.length > 1) return rpcError(400, -32600, 'Invalid Request: initialize must be sent alone')
-      if (this.#sessions.size >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return rpcError(503, -32000, 'Service Unavailable: too many sessions')
+      if (Array.isArray(payload) && payload.length > 1) return replyError(exchange, 400, -32600, 'Invalid Request: initialize must be sent alone')
+      if (this.#sessions.size >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions')
       const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
       session = new HttpSession(id, this.#eventStore, this.#options.retryMs ?? STREAMABLE_HTTP_DEFAULTS.retryMs, () => this.#sessions.delete(id))
       session.initializeRequestId = requestIds[0]
       this.#sessions.set(id, session)
       this.#connections.next(session)
     } else {
-      const found = this.#session(request)
-      if (found instanceof Response) return found
+      const found = this.#session(exchange)
+      if (found === undefined) return
       session = found
     }
+    const headers = { 'mcp-session-id': session.id }
     if (requestIds.length === 0) {
       session.receive(payload)
-      return new Response(null, { status: 202, headers: { 'mcp-session-id': session.id } })
+      return exchange.reply(202, headers)
     }
-    const headers = { 'mcp-session-id': session.id }
     if (this.#options.jsonResponse) {
       const answers = session.collect(requestIds, Array.isArray(payload))
       session.receive(payload)
-      const answer = await answers
-      return new Response(JSON.stringify(answer), { status: 200, headers: { ...headers, 'content-type': 'application/json' } })
+      return exchange.reply(200, { ...headers, ...JSON_HEADERS }, JSON.stringify(await answers))
     }
-    const stream = session.openStream('post', requestIds, request.signal, version(request))
+    session.openStream(exchange, 'post', requestIds, exchange.header('mcp-protocol-version') ?? undefined)
     session.receive(payload)
-    return new Response(stream, { status: 200, headers: { ...headers, ...SSE_HEADERS } })
   }
 
-  async #postStateless(payload: unknown, requestIds: RequestId[]): Promise<Response> {
+  async #postStateless(exchange: Exchange, payload: unknown, requestIds: RequestId[]): Promise<void> {
     const session = new HttpSession('', undefined, 0, () => {})
     session.isStateless = true
     this.#connections.next(session)
@@ -357,70 +439,62 @@ class HttpTransportServer implements StreamableHttpServer {
       session.receive(payload)
       // Let the notification reach its handler before the one-shot session ends.
       setImmediate(() => session.end())
-      return new Response(null, { status: 202 })
+      return exchange.reply(202, {})
     }
     const answers = session.collect(requestIds, Array.isArray(payload))
     session.receive(payload)
     try {
-      const answer = await answers
-      return new Response(JSON.stringify(answer), { status: 200, headers: { 'content-type': 'application/json' } })
+      exchange.reply(200, JSON_HEADERS, JSON.stringify(await answers))
     } finally {
       session.end()
     }
   }
 
-  async #get(request: Request): Promise<Response> {
-    if (this.#options.stateless) return new Response('Method Not Allowed', { status: 405, headers: { allow: 'POST' } })
-    const accept = request.headers.get('accept') ?? ''
-    if (!accept.includes('text/event-stream')) return rpcError(406, -32000, 'Not Acceptable: the client must accept text/event-stream')
-    const found = this.#session(request)
-    if (found instanceof Response) return found
-    const lastEventId = request.headers.get('last-event-id')
+  async #get(exchange: Exchange): Promise<void> {
+    if (this.#options.stateless) return exchange.reply(405, { allow: 'POST' })
+    const accept = exchange.header('accept') ?? ''
+    if (!accept.includes('text/event-stream')) return replyError(exchange, 406, -32000, 'Not Acceptable: the client must accept text/event-stream')
+    const found = this.#session(exchange)
+    if (found === undefined) return
+    const lastEventId = exchange.header('last-event-id')
     if (lastEventId !== null) {
-      const resumed = await found.resume(lastEventId, request.signal)
-      if (resumed === undefined) return rpcError(404, -32000, 'Unknown Last-Event-ID')
-      return new Response(resumed, { status: 200, headers: { 'mcp-session-id': found.id, ...SSE_HEADERS } })
+      if (!(await found.resume(exchange, lastEventId))) replyError(exchange, 404, -32000, 'Unknown Last-Event-ID')
+      return
     }
-    return new Response(found.openStream('standalone', [], request.signal, version(request)), { status: 200, headers: { 'mcp-session-id': found.id, ...SSE_HEADERS } })
+    found.openStream(exchange, 'standalone', [], exchange.header('mcp-protocol-version') ?? undefined)
   }
 
-  #delete(request: Request): Response {
-    if (this.#options.stateless) return new Response('Method Not Allowed', { status: 405, headers: { allow: 'POST' } })
-    const found = this.#session(request)
-    if (found instanceof Response) return found
+  #delete(exchange: Exchange): void {
+    if (this.#options.stateless) return exchange.reply(405, { allow: 'POST' })
+    const found = this.#session(exchange)
+    if (found === undefined) return
     this.#sessions.delete(found.id)
     found.end()
-    return new Response(null, { status: 200 })
+    exchange.reply(200, {})
   }
 
   // ---- legacy HTTP+SSE (2024-11-05) ----
 
-  #openLegacy(request: Request, messagesPath: string): Response {
-    const accept = request.headers.get('accept') ?? ''
-    if (!accept.includes('text/event-stream') && !accept.includes('*/*') && accept !== '') return rpcError(406, -32000, 'Not Acceptable')
-    if (this.sessionCount >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return rpcError(503, -32000, 'Service Unavailable: too many sessions')
+  #openLegacy(exchange: Exchange, messagesPath: string): void {
+    const accept = exchange.header('accept') ?? ''
+    if (!accept.includes('text/event-stream') && !accept.includes('*/*') && accept !== '') return replyError(exchange, 406, -32000, 'Not Acceptable')
+    if (this.sessionCount >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions')
     const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
-    const session = new LegacySession(id, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, request.signal, () => this.#legacySessions.delete(id))
+    const session = new LegacySession(id, () => this.#legacySessions.delete(id))
     this.#legacySessions.set(id, session)
+    session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`)
     this.#connections.next(session)
-    return new Response(session.body, { status: 200, headers: SSE_HEADERS })
   }
 
-  async #postLegacy(request: Request, url: URL): Promise<Response> {
-    const id = url.searchParams.get('sessionId')
+  async #postLegacy(exchange: Exchange): Promise<void> {
+    const id = new URLSearchParams(exchange.search).get('sessionId')
     const session = id === null ? undefined : this.#legacySessions.get(id)
-    if (session === undefined) return new Response('Session not found', { status: 404 })
-    const body = await readBody(request, this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes)
-    if (body === undefined) return new Response('Payload Too Large', { status: 413 })
+    if (session === undefined) return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
+    const body = await exchange.body(this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes)
+    if (body === undefined) return exchange.reply(413, { 'content-type': 'text/plain' }, 'Payload Too Large')
     session.receiveFrame(body)
-    return new Response('Accepted', { status: 202 })
+    exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
   }
-}
-
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' }
-
-function version(request: Request): string | undefined {
-  return request.headers.get('mcp-protocol-version') ?? undefined
 }
 
 function defaultSessionId(): string {
@@ -428,7 +502,7 @@ function defaultSessionId(): string {
   return randomBytes(32).toString('base64url')
 }
 
-/** Reads a body up to `limit` bytes; undefined when it is larger. */
+/** Reads a web Request body up to `limit` bytes; undefined when it is larger. */
 async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
   const declared = Number(request.headers.get('content-length') ?? NaN)
   if (declared > limit) return undefined
@@ -452,26 +526,25 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | u
 
 // ---- one Streamable HTTP session ----
 
-const encoder = new TextEncoder()
-
 /** One SSE stream of a session: a POST's answer stream, or a standalone GET stream. */
 class HttpStream {
   /** Requests whose responses still have to go out on this stream (POST streams). */
   readonly pending: Set<RequestId>
   /** Where events are written; undefined while the client is away (they are stored for resumption). */
-  controller: ReadableStreamDefaultController<Uint8Array> | undefined
+  sink: Sink | undefined
 
   constructor(readonly id: string, readonly kind: 'post' | 'standalone', pending: RequestId[]) {
     this.pending = new Set(pending)
   }
 
   write(text: string): void {
-    try { this.controller?.enqueue(encoder.encode(text)) } catch { this.controller = undefined }
+    this.sink?.write(text)
   }
 
   end(): void {
-    try { this.controller?.close() } catch { /* already closed by the client */ }
-    this.controller = undefined
+    const sink = this.sink
+    this.sink = undefined
+    sink?.end()
   }
 }
 
@@ -506,7 +579,7 @@ class HttpSession implements Transport {
   }
 
   hasOpenStream(): boolean {
-    for (const stream of this.#streams.values()) if (stream.controller !== undefined) return true
+    for (const stream of this.#streams.values()) if (stream.sink !== undefined) return true
     return false
   }
 
@@ -529,64 +602,56 @@ class HttpSession implements Transport {
     })
   }
 
-  openStream(kind: 'post' | 'standalone', requestIds: RequestId[], signal: AbortSignal, protocolVersion: string | undefined): ReadableStream<Uint8Array> {
-    const stream = new HttpStream(`${this.id.slice(0, 8)}${(++this.#streamCount).toString(36)}${randomBytes(4).toString('hex')}`, kind, requestIds)
+  openStream(exchange: Exchange, kind: 'post' | 'standalone', requestIds: RequestId[], protocolVersion: string | undefined): void {
+    // Stream ids start with a prefix of the session id, so a Last-Event-ID names its session too.
+    const stream = new HttpStream(`${this.id.slice(0, 8)}${(++this.#streamCount).toString(36)}`, kind, requestIds)
     this.#streams.set(stream.id, stream)
     for (const id of requestIds) this.#byRequest.set(id, stream)
     if (kind === 'standalone') this.#standalone.push(stream)
-    return new ReadableStream<Uint8Array>({
-      start: controller => {
-        stream.controller = controller
-        // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
-        // Only clients of 2025-11-25 or later expect the empty-data priming event.
-        const version = this.protocolVersion ?? protocolVersion
-        if (this.eventStore !== undefined && (version === undefined || version >= '2025-11-25')) {
-          // Written at once when the store answers at once: the handler may close the stream right away.
-          const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.retryMs}\ndata: \n\n`)
-          const stored = this.eventStore.storeEvent(stream.id, [] as unknown as JsonRpcPayload)
-          if (typeof stored === 'string') prime(stored)
-          else void stored.then(prime)
-        }
-        signal.addEventListener('abort', () => this.#detach(stream), { once: true })
-      },
-      cancel: () => this.#detach(stream),
-    })
+    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id })
+    stream.sink = sink
+    exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
+    // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
+    // Only clients of 2025-11-25 or later expect its empty data.
+    const version = this.protocolVersion ?? protocolVersion
+    if (this.eventStore !== undefined && (version === undefined || version >= '2025-11-25')) {
+      // Written at once when the store answers at once: the handler may close the stream right away.
+      const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.retryMs}\ndata: \n\n`)
+      const stored = this.eventStore.storeEvent(stream.id, PRIMING)
+      if (typeof stored === 'string') prime(stored)
+      else void stored.then(prime)
+    }
   }
 
-  async resume(lastEventId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
-    if (this.eventStore === undefined) return undefined
+  async resume(exchange: Exchange, lastEventId: string): Promise<boolean> {
+    if (this.eventStore === undefined) return false
     const replay: string[] = []
     const streamId = await this.eventStore.replayEventsAfter(lastEventId, (eventId, message) => {
-      if (Array.isArray(message) && message.length === 0) return
+      if (message === PRIMING || (Array.isArray(message) && message.length === 0)) return
       replay.push(encodeSseEvent({ event: 'message', id: eventId, data: JSON.stringify(message) }))
     })
-    if (streamId === undefined || !streamId.startsWith(this.id.slice(0, 8))) return undefined
+    if (streamId === undefined || !streamId.startsWith(this.id.slice(0, 8))) return false
     const stream = this.#streams.get(streamId)
-    return new ReadableStream<Uint8Array>({
-      start: controller => {
-        for (const text of replay) controller.enqueue(encoder.encode(text))
-        // The stream is still live (its requests are not all answered, or it is the standalone one): reattach.
-        if (stream !== undefined && stream.controller === undefined) {
-          stream.controller = controller
-          signal.addEventListener('abort', () => this.#detach(stream), { once: true })
-          if (stream.kind === 'post' && stream.pending.size === 0) this.#finish(stream)
-        } else {
-          controller.close()
-        }
-      },
-      cancel: () => { if (stream !== undefined) this.#detach(stream) },
-    })
+    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id })
+    for (const text of replay) sink.write(text)
+    // The stream is still live (requests not all answered, or the standalone one): reattach.
+    if (stream !== undefined && stream.sink === undefined) {
+      stream.sink = sink
+      exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
+      if (stream.kind === 'post' && stream.pending.size === 0) this.#finish(stream)
+    } else {
+      sink.end()
+    }
+    return true
   }
 
   #detach(stream: HttpStream): void {
-    stream.controller = undefined
+    stream.sink = undefined
     if (stream.kind === 'standalone') {
       const index = this.#standalone.indexOf(stream)
       if (index >= 0) this.#standalone.splice(index, 1)
       // Without an event store, nothing can resume it.
       if (this.eventStore === undefined) this.#streams.delete(stream.id)
-    } else if (this.eventStore === undefined) {
-      // Nobody can resume a POST stream without a store; keep routing so answers are dropped quietly.
     }
   }
 
@@ -602,19 +667,20 @@ class HttpSession implements Transport {
       const version = payload.result.protocolVersion
       if (typeof version === 'string') this.protocolVersion = version
     }
-    const key = responseId ?? options?.relatedRequestId
     if (responseId !== undefined) {
       const collector = this.#collectors.get(responseId)
       if (collector !== undefined) return collector(payload)
     }
+    const key = responseId ?? options?.relatedRequestId
     const stream = (key !== undefined ? this.#byRequest.get(key) : undefined) ?? this.#standalone.at(-1)
     if (stream === undefined) return
     const deliver = (eventId: string | undefined) => {
-      stream.write(encodeSseEvent(eventId === undefined ? { event: 'message', data: JSON.stringify(payload) } : { event: 'message', id: eventId, data: JSON.stringify(payload) }))
+      const data = JSON.stringify(payload)
+      stream.write(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`)
       if (responseId !== undefined && stream.kind === 'post') {
         for (const id of responseIds(payload)) { stream.pending.delete(id); this.#byRequest.delete(id) }
         // Every request of the POST is answered: its stream is done.
-        if (stream.pending.size === 0 && stream.controller !== undefined) this.#finish(stream)
+        if (stream.pending.size === 0 && stream.sink !== undefined) this.#finish(stream)
       }
     }
     if (this.eventStore === undefined) return deliver(undefined)
@@ -627,7 +693,7 @@ class HttpSession implements Transport {
     // Without a store the messages sent meanwhile would be lost, so the stream stays open.
     if (this.eventStore === undefined) return
     const stream = this.#byRequest.get(requestId)
-    if (stream === undefined || stream.controller === undefined) return
+    if (stream === undefined || stream.sink === undefined) return
     // Ended but kept: later events are stored under it and replayed when the client comes back.
     stream.end()
   }
@@ -646,6 +712,9 @@ class HttpSession implements Transport {
     this.onEnd()
   }
 }
+
+/** What the store keeps for a priming event: no message, only a position in the stream. */
+const PRIMING = [] as unknown as JsonRpcPayload
 
 function responseIdOf(payload: JsonRpcPayload): RequestId | undefined {
   const first = Array.isArray(payload) ? payload[0] : payload
@@ -667,21 +736,19 @@ class LegacySession implements Transport {
   readonly kind = 'sse'
   readonly #inbound = new Subject<Inbound>()
   readonly inbound: Observable<Inbound>
-  readonly body: ReadableStream<Uint8Array>
-  #controller: ReadableStreamDefaultController<Uint8Array> | undefined
+  #sink: Sink | undefined
   #isEnded = false
 
-  constructor(readonly id: string, endpoint: string, signal: AbortSignal, readonly onEnd: () => void) {
+  constructor(readonly id: string, readonly onEnd: () => void) {
     this.inbound = this.#inbound.asObservable()
-    this.body = new ReadableStream<Uint8Array>({
-      start: controller => {
-        this.#controller = controller
-        // MCP 2024-11-05: the first event names the URI the client POSTs its messages to.
-        controller.enqueue(encoder.encode(encodeSseEvent({ event: 'endpoint', data: endpoint })))
-        signal.addEventListener('abort', () => this.end(), { once: true })
-      },
-      cancel: () => this.end(),
-    })
+  }
+
+  attach(exchange: Exchange, endpoint: string): void {
+    const sink = exchange.stream(200, SSE_HEADERS)
+    this.#sink = sink
+    // MCP 2024-11-05: the first event names the URI the client POSTs its messages to.
+    sink.write(encodeSseEvent({ event: 'endpoint', data: endpoint }))
+    exchange.onClose(() => this.end())
   }
 
   receiveFrame(body: Uint8Array): void {
@@ -689,16 +756,12 @@ class LegacySession implements Transport {
   }
 
   keepAlive(): void {
-    try { this.#controller?.enqueue(encoder.encode(encodeSseComment('keep-alive'))) } catch { this.end() }
+    this.#sink?.write(encodeSseComment('keep-alive'))
   }
 
   send(payload: JsonRpcPayload): void {
     if (this.#isEnded) throw new TransportError('The SSE session has ended')
-    try {
-      this.#controller?.enqueue(encoder.encode(encodeSseEvent({ event: 'message', data: JSON.stringify(payload) })))
-    } catch {
-      this.end()
-    }
+    this.#sink?.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`)
   }
 
   async close(): Promise<void> { this.end() }
@@ -706,8 +769,9 @@ class LegacySession implements Transport {
   end(): void {
     if (this.#isEnded) return
     this.#isEnded = true
-    try { this.#controller?.close() } catch { /* the client went first */ }
-    this.#controller = undefined
+    const sink = this.#sink
+    this.#sink = undefined
+    sink?.end()
     this.#inbound.complete()
     this.onEnd()
   }

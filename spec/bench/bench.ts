@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { connect } from '../../actors/client.ts'
+import { openSession, post, rss, startHttpServer } from './http-bench.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -172,6 +173,55 @@ for (const inFlight of [1, 64]) {
   console.log(`  official  ${format(result.official)}`)
   ratios.push([`client cpu/call rxmcp/official at ${inFlight} in flight`, result.rxmcp.cpuPerCall / result.official.cpuPerCall, '<= 0.6'])
 }
+async function benchHttp(name: 'rxmcp' | 'official', inFlight: number, sessions = 1): Promise<Measure> {
+  const { child, url } = await startHttpServer(name)
+  try {
+    const ids = await Promise.all(Array.from({ length: sessions }, () => openSession(url)))
+    let next = 0
+    let id = 1
+    const call = async () => {
+      const session = ids[next++ % ids.length]!
+      const answer = await post(url, `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`, session)
+      if (!answer.text.includes('"hello"')) throw new Error(`bad answer ${answer.status}: ${answer.text.slice(0, 200)}`)
+    }
+    return await drive(inFlight, call, () => childCpuMs(child.pid!))
+  } finally {
+    child.kill()
+  }
+}
+
+async function idleSessionBytes(name: 'rxmcp' | 'official', count = 1000): Promise<number> {
+  const { child, url } = await startHttpServer(name)
+  try {
+    await openSession(url)
+    await new Promise(resolve => setTimeout(resolve, 500))
+    const before = rss(child.pid!)
+    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    await new Promise(resolve => setTimeout(resolve, 1000))
+    return (rss(child.pid!) - before) / count
+  } finally {
+    child.kill()
+  }
+}
+
+for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
+  const key = `http-${inFlight}-${sessions}`
+  if (!only(key)) continue
+  const result = await alternate(['rxmcp', 'official'] as const, inFlight, (name, n) => benchHttp(name, n, sessions))
+  report[key] = result
+  console.log(`streamable http, ${inFlight} in flight, ${sessions} session(s) (same raw driver; cpu = server process)`)
+  console.log(`  rxmcp     ${format(result.rxmcp)}`)
+  console.log(`  official  ${format(result.official)}`)
+  ratios.push([`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.rxmcp.callsPerSecond / result.official.callsPerSecond, inFlight === 64 && sessions === 16 ? '>= 4' : '-'])
+}
+if (only('http-memory')) {
+  const rx = await idleSessionBytes('rxmcp')
+  const official = await idleSessionBytes('official')
+  report['http-memory'] = { rxmcp: rx, official }
+  console.log(`memory per idle initialized session (RSS growth over 1,000 sessions): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
+  ratios.push(['http bytes per idle session rxmcp/official', rx / official, '<= 0.25'])
+}
+
 console.log('\nratios')
 for (const [label, ratio, target] of ratios) console.log(`  ${label.padEnd(48)} ${ratio.toFixed(2).padStart(6)}x   target ${target}`)
 report.ratios = Object.fromEntries(ratios.map(([label, ratio]) => [label, ratio]))

@@ -1,0 +1,60 @@
+/**
+ * The Streamable HTTP part of `npm run bench`: echo over HTTP, rxmcp's server against the official
+ * SDK's, driven by one raw keep-alive HTTP driver (the same for both), and memory per idle session.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { request as httpRequest, Agent } from 'node:http'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+export const HTTP_SERVERS = {
+  rxmcp: ['--import', 'tsx', 'examples/everything/server.ts', '--http', '0'],
+  official: ['--import', 'tsx', 'spec/bench/official-http-echo-server.ts', '0'],
+} as const
+
+/** Starts a server child and reads its endpoint URL from its output. */
+export async function startHttpServer(name: keyof typeof HTTP_SERVERS): Promise<{ child: ChildProcess; url: URL }> {
+  const child = spawn(process.execPath, HTTP_SERVERS[name], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = ''
+    const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.on('exit', code => reject(new Error(`${name} exited ${code}: ${seen}`)))
+  })
+  return { child, url: new URL(url) }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 })
+
+/** One POST; resolves with the response text and the session id header. */
+export function post(url: URL, body: string, sessionId?: string): Promise<{ text: string; sessionId: string | undefined; status: number }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }
+    if (sessionId !== undefined) headers['mcp-session-id'] = sessionId
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent }, res => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', chunk => { text += chunk })
+      res.on('end', () => resolve({ text, sessionId: res.headers['mcp-session-id'] as string | undefined, status: res.statusCode ?? 0 }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** Opens an initialized session; returns its id. */
+export async function openSession(url: URL): Promise<string> {
+  const init = await post(url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }))
+  if (init.sessionId === undefined) throw new Error(`no session id (${init.status}): ${init.text.slice(0, 200)}`)
+  await post(url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', init.sessionId)
+  return init.sessionId
+}
+
+/** Resident memory of a process, in bytes. */
+export function rss(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(row => row.startsWith('VmRSS:'))!
+  return Number(line.replace(/\D+/g, '')) * 1024
+}
