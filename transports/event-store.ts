@@ -15,6 +15,8 @@ export interface EventStore {
    * returns that stream's id; `undefined` when the id is unknown (expired or forged).
    */
   replayEventsAfter(lastEventId: string, send: (eventId: string, message: JsonRpcPayload) => void | Promise<void>): Promise<string | undefined>
+  /** Optional: forgets a stream the client received to its end, which no one will resume. */
+  deleteStream?(streamId: string): void | Promise<void>
 }
 
 /** Options of {@link createMemoryEventStore}. */
@@ -49,6 +51,9 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): E
       stream.events.push({ sequence, message })
       if (stream.events.length > maxEvents) stream.events.shift()
       return `${streamId}_${sequence}`
+    },
+    deleteStream(streamId) {
+      streams.delete(streamId)
     },
     async replayEventsAfter(lastEventId, send) {
       const underscore = lastEventId.lastIndexOf('_')

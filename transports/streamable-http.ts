@@ -656,8 +656,10 @@ class HttpSession implements Transport {
   }
 
   #finish(stream: HttpStream): void {
+    // Called only with the client attached: it has every event, so none needs keeping for replay.
     stream.end()
     this.#streams.delete(stream.id)
+    void this.eventStore?.deleteStream?.(stream.id)
   }
 
   send(payload: JsonRpcPayload, options?: SendOptions): void {
