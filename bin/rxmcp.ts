@@ -10,21 +10,29 @@ import { lastValueFrom, toArray, EMPTY, type Observable } from 'rxjs'
 import { connect, type McpClient } from '../actors/client.ts'
 import { stdioClient } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
+import { websocket, websocketClient } from '../transports/websocket.ts'
+import { streamableHttp } from '../transports/streamable-http.ts'
+import { bridge } from '../transports/bridge.ts'
 import { progressBar } from './progress-bar.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
+  rxmcp bridge [--port 3000] [--host 127.0.0.1] -- COMMAND [ARGS...]
   rxmcp --help
 
-The server is started as a child process speaking MCP over stdio, or reached at an http(s) URL
-(Streamable HTTP, falling back to legacy HTTP+SSE).
+The server is started as a child process speaking MCP over stdio, or reached at a URL: http(s)
+(Streamable HTTP, falling back to legacy HTTP+SSE) or ws(s) (WebSocket).
+bridge serves a stdio server over Streamable HTTP (/mcp), legacy SSE (/sse) and WebSocket (/mcp),
+one child process per session.
 Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
 
 class UsageError extends Error {}
 
 interface Parsed {
-  command: 'inspect' | 'call' | 'help'
+  command: 'inspect' | 'call' | 'bridge' | 'help'
+  port?: number
+  host?: string
   isJson: boolean
   timeout?: number
   positional: string[]
@@ -37,15 +45,17 @@ function parse(argv: string[]): Parsed {
   let server = dash < 0 ? [] : argv.slice(dash + 1)
   // A trailing http(s) URL names the server instead of a command.
   const last = own.at(-1)
-  if (server.length === 0 && last !== undefined && /^https?:\/\//.test(last)) {
+  if (server.length === 0 && last !== undefined && /^(https?|wss?):\/\//.test(last)) {
     server = [last]
     own = own.slice(0, -1)
   }
   if (own.length === 0 || own.includes('--help') || own.includes('-h')) return { command: 'help', isJson: false, positional: [], server }
   const [command, ...rest] = own
-  if (command !== 'inspect' && command !== 'call') throw new UsageError(`Unknown command: ${command}`)
+  if (command !== 'inspect' && command !== 'call' && command !== 'bridge') throw new UsageError(`Unknown command: ${command}`)
   let isJson = false
   let timeout: number | undefined
+  let port: number | undefined
+  let host: string | undefined
   const positional: string[] = []
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
@@ -53,19 +63,27 @@ function parse(argv: string[]): Parsed {
     else if (arg === '--timeout') {
       timeout = Number(rest[++i])
       if (!Number.isFinite(timeout) || timeout < 0) throw new UsageError('--timeout needs a number of milliseconds')
+    } else if (arg === '--port' && command === 'bridge') {
+      port = Number(rest[++i])
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port needs a port number')
+    } else if (arg === '--host' && command === 'bridge') {
+      host = rest[++i]
+      if (host === undefined) throw new UsageError('--host needs an interface')
     } else if (arg.startsWith('--')) throw new UsageError(`Unknown option: ${arg}`)
     else positional.push(arg)
   }
   if (server.length === 0) throw new UsageError('Give the server command after --, or its http(s) URL')
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
-  if (command === 'inspect' && positional.length > 0) throw new UsageError('inspect takes no arguments before --')
-  return { command, isJson, timeout, positional, server }
+  if (command !== 'call' && positional.length > 0) throw new UsageError(`${command} takes no arguments before --`)
+  if (command === 'bridge' && /^(https?|wss?):\/\//.test(server[0]!)) throw new UsageError('bridge needs a command to spawn, not a URL')
+  return { command, isJson, timeout, positional, server, port, host }
 }
 
 async function open(server: string[]): Promise<McpClient> {
   const [command, ...args] = server
   const info = { name: 'rxmcp-cli', version: '0.1.0' }
   if (args.length === 0 && /^https?:\/\//.test(command!)) return connect(httpClient(command!), info)
+  if (args.length === 0 && /^wss?:\/\//.test(command!)) return connect(websocketClient(command!), info)
   return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), info)
 }
 
@@ -135,6 +153,28 @@ async function call(parsed: Parsed): Promise<number> {
   }
 }
 
+/** Serves a stdio server over HTTP and WebSocket until SIGINT or SIGTERM; children are reaped on the way out. */
+async function serveBridge(parsed: Parsed): Promise<number> {
+  const [command, ...args] = parsed.server
+  const http = streamableHttp({ port: parsed.port ?? 3000, host: parsed.host })
+  const ws = websocket({ host: parsed.host })
+  const running = bridge([http, ws], () => stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true, shutdownGraceMs: 1000 }), {
+    onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? '?'})\n`),
+  })
+  await http.start()
+  // The WebSocket listener shares the HTTP port: upgrades on /mcp.
+  const node = http.httpServer
+  if (node !== undefined) ws.attach(node)
+  process.stderr.write(`rxmcp bridge: ${command} served at ${http.url} (Streamable HTTP), ${http.url!.replace(/\/mcp$/, '/sse')} (SSE), ${http.url!.replace(/^http/, 'ws')} (WebSocket)\n`)
+  await new Promise<void>(resolve => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  process.stderr.write('rxmcp bridge: shutting down\n')
+  await running.close()
+  return 0
+}
+
 async function main(argv: string[]): Promise<number> {
   let parsed: Parsed
   try {
@@ -145,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (parsed.command === 'help') { process.stdout.write(USAGE + '\n'); return 0 }
   try {
+    if (parsed.command === 'bridge') return await serveBridge(parsed)
     return parsed.command === 'inspect' ? await inspect(parsed) : await call(parsed)
   } catch (error) {
     if (error instanceof UsageError) { process.stderr.write(`rxmcp: ${error.message}\n\n${USAGE}\n`); return 2 }

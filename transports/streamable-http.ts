@@ -81,6 +81,8 @@ export interface StreamableHttpServer extends TransportServer {
   start(): Promise<void>
   /** The endpoint URL once started. */
   readonly url: string | undefined
+  /** The node:http server `start()` made (to attach a WebSocket listener to the same port). */
+  readonly httpServer: HttpServer | undefined
   /** Sessions open now (Streamable HTTP and legacy SSE). */
   readonly sessionCount: number
   close(): Promise<void>
@@ -248,6 +250,7 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   get url(): string | undefined { return this.#url }
+  get httpServer(): HttpServer | undefined { return this.#http }
   get sessionCount(): number { return this.#sessions.size + this.#legacySessions.size }
 
   async start(): Promise<void> {

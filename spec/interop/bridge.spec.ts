@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { connect } from '../../actors/client.ts'
+import { websocketClient } from '../../transports/websocket.ts'
+import { sseClient } from '../../transports/http-client.ts'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const everything = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
+
+describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () => {
+  let bridgeProcess: ChildProcess
+  let base: string
+  let log = ''
+  const pids = () => [...log.matchAll(/child pid (\d+)/g)].map(match => Number(match[1]))
+
+  beforeAll(async () => {
+    const port = String(20000 + Math.floor(Math.random() * 20000))
+    bridgeProcess = spawn(process.execPath, ['bin/rxmcp.js', 'bridge', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    bridgeProcess.stderr!.on('data', chunk => { log += chunk })
+    base = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const match = /served at (http:\/\/\S+)\/mcp/.exec(log)
+        if (match) { clearInterval(timer); resolve(match[1]!) }
+      }, 50)
+      bridgeProcess.once('exit', code => { clearInterval(timer); reject(new Error(`bridge exited ${code}: ${log}`)) })
+    })
+  }, 30_000)
+
+  afterAll(() => { bridgeProcess?.kill('SIGKILL') })
+
+  it('serves the official SDK HTTP client, with progress routed to its request stream', async () => {
+    const client = new Client({ name: 'official', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))
+    expect(await client.callTool({ name: 'echo', arguments: { message: 'bridged' } })).toEqual({ content: [{ type: 'text', text: 'Echo: bridged' }] })
+    const progress: number[] = []
+    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: p => { progress.push(p.progress) } })
+    expect(progress).toEqual([1, 2])
+    await client.close()
+  }, 20_000)
+
+  it('serves the rxmcp WebSocket client and the legacy SSE client', async () => {
+    const viaWs = await connect(websocketClient(`${base.replace(/^http/, 'ws')}/mcp`), { name: 'ws', version: '1' })
+    expect(await viaWs.callTool('echo', { message: 'ws' })).toEqual({ content: [{ type: 'text', text: 'Echo: ws' }] })
+    await viaWs.close()
+    const viaSse = await connect(sseClient(`${base}/sse`), { name: 'sse', version: '1' })
+    expect(await viaSse.callTool('echo', { message: 'sse' })).toEqual({ content: [{ type: 'text', text: 'Echo: sse' }] })
+    await viaSse.close()
+  }, 20_000)
+
+  it('reaps every child when it is told to stop', async () => {
+    const viaWs = await connect(websocketClient(`${base.replace(/^http/, 'ws')}/mcp`), { name: 'left-open', version: '1' })
+    expect(pids().length).toBeGreaterThanOrEqual(3)
+    const exited = new Promise(resolve => bridgeProcess.once('exit', resolve))
+    bridgeProcess.kill('SIGTERM')
+    await exited
+    await viaWs.closed
+    for (const pid of pids()) expect(() => process.kill(pid, 0)).toThrow()
+  }, 20_000)
+})
