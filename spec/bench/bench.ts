@@ -16,6 +16,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { connect } from '../../actors/client.ts'
 import { openSession, post, rss, startHttpServer } from './http-bench.ts'
+import { WebSocket } from 'ws'
+import { decodeMsgpackFrame, encodeMsgpack } from '../../lib/codec/msgpack.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -220,6 +222,86 @@ if (only('http-memory')) {
   report['http-memory'] = { rxmcp: rx, official }
   console.log(`memory per idle initialized session (RSS growth over 1,000 sessions): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
   ratios.push(['http bytes per idle session rxmcp/official', rx / official, '<= 0.25'])
+}
+
+/** Starts a WebSocket server child; resolves with its URL. */
+async function startWs(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = ''
+    child.stdout!.on('data', chunk => { seen += chunk; const match = /(ws:\/\/\S+)/.exec(seen); if (match) resolve(match[1]!) })
+    child.on('exit', code => reject(new Error(`exited ${code}: ${seen}`)))
+  })
+  return { child, url }
+}
+
+/** A raw WebSocket driver: JSON text or msgpack binary, requests matched by id. */
+async function wsDriver(url: string, encoding: 'json' | 'msgpack') {
+  const socket = new WebSocket(url, [encoding === 'msgpack' ? 'mcp.msgpack' : 'mcp'], { perMessageDeflate: false, maxPayload: 64 << 20 })
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+  const waiting = new Map<number, (message: any) => void>()
+  socket.on('message', (data, isBinary) => {
+    const message = isBinary ? (decodeMsgpackFrame(data as Buffer, 64 << 20) as { message: any }).message : JSON.parse(data.toString())
+    waiting.get(message.id)?.(message)
+    waiting.delete(message.id)
+  })
+  let nextId = 1
+  const request = (method: string, params: object) => new Promise<any>(resolve => {
+    const id = nextId++
+    waiting.set(id, resolve)
+    const message = { jsonrpc: '2.0', id, method, params }
+    socket.send(encoding === 'msgpack' ? encodeMsgpack(message as never) : JSON.stringify(message))
+  })
+  await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } })
+  const note = { jsonrpc: '2.0', method: 'notifications/initialized' }
+  socket.send(encoding === 'msgpack' ? encodeMsgpack(note as never) : JSON.stringify(note))
+  return { request, close: () => socket.close() }
+}
+
+type WsTarget = 'floor' | 'rxmcp-json' | 'rxmcp-msgpack'
+async function benchWs(target: WsTarget, inFlight: number): Promise<Measure> {
+  const server = await startWs(target === 'floor' ? ['--import', 'tsx', 'spec/bench/ws-floor-server.ts'] : ['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'])
+  try {
+    const driver = await wsDriver(server.url, target === 'rxmcp-msgpack' ? 'msgpack' : 'json')
+    const params = { name: 'echo', arguments: { text: 'hello' } }
+    const result = await drive(inFlight, () => driver.request('tools/call', params), () => childCpuMs(server.child.pid!))
+    driver.close()
+    return result
+  } finally {
+    server.child.kill()
+  }
+}
+
+for (const inFlight of [1, 64]) {
+  const key = `ws-${inFlight}`
+  if (!only(key)) continue
+  const result = await alternate(['floor', 'rxmcp-json', 'rxmcp-msgpack'] as const, inFlight, benchWs)
+  report[key] = result
+  console.log(`websocket, ${inFlight} in flight (raw ws driver; cpu = server process)`)
+  console.log(`  floor          ${format(result.floor)}`)
+  console.log(`  rxmcp json     ${format(result['rxmcp-json'])}`)
+  console.log(`  rxmcp msgpack  ${format(result['rxmcp-msgpack'])}`)
+  ratios.push([`ws json calls/s rxmcp/floor at ${inFlight} in flight`, result['rxmcp-json'].callsPerSecond / result.floor.callsPerSecond, inFlight === 64 ? '>= 0.7' : '-'])
+  ratios.push([`ws calls/s msgpack/json at ${inFlight} in flight`, result['rxmcp-msgpack'].callsPerSecond / result['rxmcp-json'].callsPerSecond, '>= 1'])
+}
+if (only('ws-big')) {
+  const server = await startWs(['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'])
+  try {
+    const timings: Record<string, number> = {}
+    for (const encoding of ['json', 'msgpack', 'json', 'msgpack'] as const) {
+      const driver = await wsDriver(server.url, encoding)
+      await driver.request('tools/call', { name: 'big', arguments: {} })
+      const started = performance.now()
+      for (let i = 0; i < 20; i++) await driver.request('tools/call', { name: 'big', arguments: {} })
+      timings[encoding] = Math.min(timings[encoding] ?? Infinity, (performance.now() - started) / 20)
+      driver.close()
+    }
+    report['ws-big'] = timings
+    console.log(`websocket, 1 MiB structured result: json ${timings.json!.toFixed(1)} ms/call, msgpack ${timings.msgpack!.toFixed(1)} ms/call`)
+    ratios.push(['ws 1 MiB result time msgpack/json', timings.msgpack! / timings.json!, '< 1'])
+  } finally {
+    server.child.kill()
+  }
 }
 
 console.log('\nratios')
