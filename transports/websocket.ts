@@ -213,8 +213,32 @@ class WsTransport implements Transport {
     const data = this.isMsgpack ? encodeMsgpack(payload) : JSON.stringify(payload)
     // Below the high-water mark, fire and forget; above it the caller waits for the queue to drain.
     if (this.ws.bufferedAmount < this.highWaterMark) { this.ws.send(data); return }
-    return new Promise((resolve, reject) => this.ws.send(data, error => error ? reject(new TransportError('WebSocket write failed', { cause: error })) : resolve()))
+    // A peer that does not read what we send must not make us buffer without bound: stop reading
+    // its requests (so no new work is made for it) until the queue has drained.
+    this.#pauseReading()
+    return new Promise((resolve, reject) => this.ws.send(data, error => {
+      if (this.ws.bufferedAmount < this.highWaterMark / 2) this.#resumeReading()
+      if (error) reject(new TransportError('WebSocket write failed', { cause: error }))
+      else resolve()
+    }))
   }
+
+  #isPaused = false
+
+  #pauseReading(): void {
+    if (this.#isPaused) return
+    this.#isPaused = true
+    ;(this.ws as unknown as { _socket?: { pause(): void } })._socket?.pause()
+  }
+
+  #resumeReading(): void {
+    if (!this.#isPaused) return
+    this.#isPaused = false
+    ;(this.ws as unknown as { _socket?: { resume(): void } })._socket?.resume()
+  }
+
+  /** Bytes queued on the socket now (for tests and monitoring). */
+  get bufferedAmount(): number { return this.ws.bufferedAmount }
 
   async close(): Promise<void> {
     if (this.#isClosing) return

@@ -120,6 +120,28 @@ describe('websocket', () => {
     expect(Date.now() - started).toBeLessThan(2_000)
   })
 
+  it('stops reading from a peer that does not read its answers, so memory stays bounded', async () => {
+    const url = await start({ highWaterMark: 64 * 1024 })
+    const socket = new WebSocket(url, [WS_SUBPROTOCOL.json], { perMessageDeflate: false })
+    await new Promise(resolve => socket.once('open', resolve))
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'slow', version: '1' } } }))
+    await new Promise(resolve => socket.once('message', resolve))
+    socket.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    // This reader stops reading; it goes on writing requests whose answers are 20 KiB each.
+    ;(socket as unknown as { _socket: { pause(): void } })._socket.pause()
+    const text = 'x'.repeat(20 * 1024)
+    for (let id = 1; id <= 2000; id++) socket.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } }))
+    let peak = 0
+    for (let i = 0; i < 40; i++) {
+      await new Promise(resolve => setTimeout(resolve, 25))
+      for (const session of server!.sessions) peak = Math.max(peak, (session.connection.transport as unknown as { bufferedAmount: number }).bufferedAmount)
+    }
+    // 2000 answers would be 40 MiB; the server holds back at the high-water mark plus what was in flight.
+    expect(peak).toBeGreaterThan(0)
+    expect(peak).toBeLessThan(8 * 1024 * 1024)
+    socket.terminate()
+  })
+
   it('fails requests in flight at once when the server goes away', async () => {
     const url = await start()
     const client = await connect(websocketClient(url), { name: 'rx-ws', version: '1' })
