@@ -7,7 +7,7 @@ export type {
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage,
 } from './actors/server.ts'
-export { connect, CLIENT_DEFAULTS } from './actors/client.ts'
+export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS } from './actors/client.ts'
 export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'
 export type { RequestContext, Era } from './actors/context.ts'
 export { createActor, withEffects } from './actors/actor.ts'

@@ -1,4 +1,4 @@
-import { Observable, lastValueFrom, map, tap } from 'rxjs'
+import { Observable, Subject, lastValueFrom, map, tap } from 'rxjs'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
@@ -49,6 +49,13 @@ export interface ClientOptions {
   protocolVersions?: readonly string[]
   /** Default request timeout in ms (60 s). */
   timeout?: number
+  /**
+   * Reconnection when the transport drops without `close()` (needs `connect` to be given a
+   * function that makes a transport): each attempt waits `initialDelayMs` doubled per failure up to
+   * `maxDelayMs`, and starts a fresh session (initialize again). Requests in flight at the drop fail
+   * at once with `ConnectionClosedError`. Off by default.
+   */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
   captureStack?: boolean
   inspect?: (event: InspectionEvent) => void
@@ -120,6 +127,7 @@ type ClientMessage =
   | { type: 'initialize' }
   | { type: 'initialized'; result: InitializeResult }
   | { type: 'roots'; roots: Root[] }
+  | { type: 'reconnecting' }
   | { type: 'closed' }
 
 /**
@@ -134,27 +142,44 @@ type ClientMessage =
  * const client = await connect(stdioClient({ command: 'node', args: ['server.js'] }), { name: 'me', version: '1' })
  * const result = await client.callTool('echo', { text: 'hi' })
  */
-export async function connect(transport: Transport, info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
-  const client = new Client(transport, info, options)
-  await client.initialize()
+export async function connect(transport: Transport | (() => Transport), info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
+  const client = new Client(typeof transport === 'function' ? transport : () => transport, info, options)
+  try {
+    await client.initialize()
+  } catch (error) {
+    await client.close()
+    throw error
+  }
   return client
 }
 
+/** DEFAULTS of {@link ClientOptions.reconnect}. */
+export const RECONNECT_DEFAULTS = { initialDelayMs: 500, maxDelayMs: 30_000, maxRetries: 10 } as const
+
 class Client implements McpClient {
-  readonly connection: Connection
   readonly actor: ActorRef<ClientState, ClientMessage>
   readonly closed: Promise<void>
   readonly #info: Implementation
   readonly #options: ClientOptions
-  readonly #transport: Transport
+  readonly #makeTransport: () => Transport
   readonly #capabilities: ClientCapabilities
   /** outputSchema validators of tools seen in tools/list, by tool name. */
   readonly #outputValidators = new Map<string, Validator>()
+  /** The client's notification bus: outlives connections, fed by whichever is current. */
+  readonly #bus = new Map<string, Subject<JsonObject>>()
+  /** The connection in use; replaced by a reconnect. */
+  #connection!: Connection
+  #transport!: Transport
+  /** Set by close(): a drop after it is no reason to reconnect. */
+  #isClosing = false
+  /** Set while reconnect attempts run. */
+  #isReconnecting = false
+  #resolveClosed!: () => void
 
-  constructor(transport: Transport, info: Implementation, options: ClientOptions) {
+  constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions) {
     this.#info = info
     this.#options = options
-    this.#transport = transport
+    this.#makeTransport = makeTransport
     this.#capabilities = declaredCapabilities(options)
     this.actor = createActor<ClientState, ClientMessage>({
       status: 'awaiting-initialize',
@@ -169,10 +194,20 @@ class Client implements McpClient {
           serverInfo: message.result.serverInfo, serverCapabilities: message.result.capabilities ?? {}, instructions: message.result.instructions,
         }
         case 'roots': return { ...state, roots: message.roots }
+        // A fresh session: the handshake starts over, the version asked for is the first one again.
+        case 'reconnecting': return { ...state, status: 'awaiting-initialize', protocolVersion: options.protocolVersion ?? CLIENT_DEFAULTS.protocolVersion }
         case 'closed': return { ...state, status: stepLifecycle(state.status, message) }
       }
     }, { name: `client:${info.name}` })
-    this.connection = createConnection(transport, {
+    this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
+    this.#open(makeTransport())
+  }
+
+  get connection(): Connection { return this.#connection }
+
+  #open(transport: Transport): void {
+    const options = this.#options
+    const connection = createConnection(transport, {
       gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion),
@@ -181,9 +216,48 @@ class Client implements McpClient {
       inspect: options.inspect,
       reportUnhandledError: options.reportUnhandledError,
     })
+    this.#connection = connection
+    this.#transport = transport
     this.#registerHandlers()
-    this.closed = this.connection.closed.then(() => { this.actor.send({ type: 'closed' }); void this.actor.stop() })
-    this.connection.start()
+    for (const [method, subject] of this.#bus) connection.notifications(method).subscribe(params => subject.next(params))
+    void connection.closed.then(() => this.#onClosed(connection))
+    connection.start()
+  }
+
+  async #onClosed(connection: Connection): Promise<void> {
+    // During a reconnect, the loop below decides what a failed attempt means.
+    if (connection !== this.#connection || this.#isReconnecting) return
+    const policy = this.#options.reconnect
+    if (this.#isClosing || policy === undefined || this.actor.state.status !== 'operating') return this.#finish()
+    this.#isReconnecting = true
+    this.actor.send({ type: 'reconnecting' })
+    const initial = policy.initialDelayMs ?? RECONNECT_DEFAULTS.initialDelayMs
+    const max = policy.maxDelayMs ?? RECONNECT_DEFAULTS.maxDelayMs
+    const retries = policy.maxRetries ?? RECONNECT_DEFAULTS.maxRetries
+    for (let attempt = 0; attempt < retries && !this.#isClosing; attempt++) {
+      await new Promise(resolve => setTimeout(resolve, Math.min(max, initial * 2 ** attempt)))
+      if (this.#isClosing) break
+      try {
+        this.#open(this.#makeTransport())
+        await this.initialize()
+        this.#isReconnecting = false
+        // A drop that happened during the handshake was ignored above: look again.
+        if (this.#connection.isClosed) void this.#onClosed(this.#connection)
+        return
+      } catch (error) {
+        this.#options.reportUnhandledError?.(error)
+        this.actor.send({ type: 'reconnecting' })
+      }
+    }
+    this.#isReconnecting = false
+    this.#finish()
+  }
+
+  #finish(): void {
+    this.actor.send({ type: 'closed' })
+    void this.actor.stop()
+    for (const subject of this.#bus.values()) subject.complete()
+    this.#resolveClosed()
   }
 
   get state(): ClientState { return this.actor.state }
@@ -257,7 +331,14 @@ class Client implements McpClient {
   }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
-    return this.connection.notifications<P>(method)
+    let subject = this.#bus.get(method)
+    if (subject === undefined) {
+      subject = new Subject<JsonObject>()
+      this.#bus.set(method, subject)
+      const feed = subject
+      this.#connection.notifications(method).subscribe(params => feed.next(params))
+    }
+    return subject.asObservable() as Observable<P>
   }
 
   #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
@@ -368,7 +449,8 @@ class Client implements McpClient {
   }
 
   async close(): Promise<void> {
-    await this.connection.close()
+    this.#isClosing = true
+    await this.#connection.close()
     await this.closed
   }
 

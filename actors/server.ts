@@ -3,7 +3,7 @@ import { createConnection, type Connection, type IncomingRequest, type Inspectio
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
 import {
-  CapabilityError, InternalError, InvalidParamsError, McpError, MethodNotFoundError, ResourceNotFoundError,
+  CapabilityError, InternalError, InvalidParamsError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError,
 } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle, type LifecycleState } from '../lib/lifecycle.ts'
@@ -544,8 +544,13 @@ class Session implements ServerSession {
     if (this.connection.isClosed) return
     try {
       const written = this.connection.notify(method, params, relatedRequestId)
-      written?.catch(error => this.server.report(error))
-    } catch (error) { this.server.report(error) }
+      written?.catch(error => this.#reportSend(error))
+    } catch (error) { this.#reportSend(error) }
+  }
+
+  /** A notification that cannot be written because the transport just went is not worth a report. */
+  #reportSend(error: unknown): void {
+    if (!(error instanceof TransportError)) this.server.report(error)
   }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {

@@ -348,6 +348,9 @@ class JsonRpcConnection implements Connection {
   }
 
   #report(error: unknown): void {
+    // A write that fails because the transport has just gone is the closing race, not a fault:
+    // the transport's end reaches the connection a moment later and fails what is pending.
+    if (error instanceof TransportError) { this.#inspect?.({ type: 'rxmcp.handler.error', method: 'send', error }); return }
     this.#options.reportUnhandledError?.(error)
   }
 

@@ -151,6 +151,27 @@ describe('websocket', () => {
     expect(await call).toBeInstanceOf(ConnectionClosedError)
   })
 
+  it('reconnects with a fresh session after the server drops the socket', async () => {
+    const url = await start()
+    const client = await connect(() => websocketClient(url), { name: 'resilient', version: '1' }, { reconnect: { initialDelayMs: 20, maxRetries: 5 } })
+    const updates: unknown[] = []
+    client.notifications('notifications/message').subscribe(params => updates.push(params))
+    const pending = client.callTool('long_running', { steps: 100, ms: 50 }).catch(error => error)
+    await new Promise(resolve => setTimeout(resolve, 50))
+    for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.terminate()
+    expect(await pending).toBeInstanceOf(ConnectionClosedError)
+    for (let wait = 0; wait < 50 && client.state.status !== 'operating'; wait++) await new Promise(resolve => setTimeout(resolve, 20))
+    expect(client.state.status).toBe('operating')
+    expect(await client.callTool('echo', { text: 'again' })).toEqual({ content: [{ type: 'text', text: 'again' }] })
+    // The notification bus survives the reconnect.
+    await client.setLoggingLevel('debug')
+    await client.callTool('log', { level: 'info', message: 'after reconnect' })
+    await new Promise(resolve => setTimeout(resolve, 20))
+    expect(updates).toContainEqual({ level: 'info', logger: 'everything', data: 'after reconnect' })
+    await client.close()
+    expect(client.state.status).toBe('closed')
+  })
+
   it('shares the port of the Streamable HTTP server', async () => {
     server = createEverythingServer()
     const http = streamableHttp()
