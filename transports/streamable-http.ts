@@ -9,6 +9,7 @@ import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
+import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
 
 /** Options of {@link streamableHttp}. */
 export interface StreamableHttpOptions {
@@ -93,7 +94,6 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
   return new HttpTransportServer(options)
 }
 
-const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
 /** Where SSE text goes: a node response or a web ReadableStream. */
 interface Sink {
@@ -328,7 +328,7 @@ class HttpTransportServer implements StreamableHttpServer {
   #checkOrigin(exchange: Exchange): boolean {
     // DNS-rebinding protection: a page on a foreign origin must not reach a local server.
     const origin = exchange.header('origin')
-    if (origin !== null && !this.#isAllowedOrigin(origin)) { replyError(exchange, 403, -32000, 'Forbidden: origin not allowed'); return false }
+    if (origin !== null && !isAllowedOrigin(origin, this.#options.allowedOrigins)) { replyError(exchange, 403, -32000, 'Forbidden: origin not allowed'); return false }
     const host = exchange.header('host')
     const allowedHosts = this.#options.allowedHosts
     const boundHost = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
@@ -339,18 +339,6 @@ class HttpTransportServer implements StreamableHttpServer {
       if (!allowed.includes(host) && !allowed.includes(name)) { replyError(exchange, 403, -32000, 'Forbidden: host not allowed'); return false }
     }
     return true
-  }
-
-  #isAllowedOrigin(origin: string): boolean {
-    const allowed = this.#options.allowedOrigins
-    if (allowed !== undefined) return allowed.includes('*') || allowed.includes(origin)
-    try {
-      const parsed = new URL(origin)
-      return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && LOOPBACK_HOSTS.includes(parsed.hostname.includes(':') ? `[${parsed.hostname}]` : parsed.hostname)
-        || LOOPBACK_HOSTS.includes(parsed.host.replace(/:\d+$/, ''))
-    } catch {
-      return false
-    }
   }
 
   #corsHeaders(origin: string | undefined): Record<string, string> {

@@ -8,6 +8,7 @@ import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
+import { isAllowedOrigin } from './origin.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -66,7 +67,6 @@ export function websocket(options: WebSocketServerOptions = {}): McpWebSocketSer
   return new WsTransportServer(options)
 }
 
-const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1']
 
 class WsTransportServer implements McpWebSocketServer {
   readonly #options: WebSocketServerOptions
@@ -123,7 +123,7 @@ class WsTransportServer implements McpWebSocketServer {
     const path = (request.url ?? '/').split('?')[0]
     if (path !== (this.#options.path ?? WEBSOCKET_DEFAULTS.path)) return refuse(socket, 404, 'Not Found')
     const origin = request.headers.origin
-    if (origin !== undefined && !this.#isAllowedOrigin(origin)) return refuse(socket, 403, 'Forbidden')
+    if (origin !== undefined && !isAllowedOrigin(origin, this.#options.allowedOrigins)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
     this.#wss.handleUpgrade(request, socket, head, ws => {
       const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark)
@@ -131,17 +131,6 @@ class WsTransportServer implements McpWebSocketServer {
       ws.once('close', () => this.#sockets.delete(transport))
       this.#connections.next(transport)
     })
-  }
-
-  #isAllowedOrigin(origin: string): boolean {
-    const allowed = this.#options.allowedOrigins
-    if (allowed !== undefined) return allowed.includes('*') || allowed.includes(origin)
-    try {
-      const parsed = new URL(origin)
-      return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && LOOPBACK_HOSTS.includes(parsed.hostname)
-    } catch {
-      return false
-    }
   }
 
   async close(): Promise<void> {
