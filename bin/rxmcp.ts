@@ -12,19 +12,19 @@ import { stdioClient } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
 import { streamableHttp } from '../transports/streamable-http.ts'
-import { bridge } from '../transports/bridge.ts'
+import { bridge, shareUpstream } from '../transports/bridge.ts'
 import { progressBar } from './progress-bar.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
-  rxmcp bridge [--port 3000] [--host 127.0.0.1] -- COMMAND [ARGS...]
+  rxmcp bridge [--port 3000] [--host 127.0.0.1] [--shared] -- COMMAND [ARGS...]
   rxmcp --help
 
 The server is started as a child process speaking MCP over stdio, or reached at a URL: http(s)
 (Streamable HTTP, falling back to legacy HTTP+SSE) or ws(s) (WebSocket).
 bridge serves a stdio server over Streamable HTTP (/mcp), legacy SSE (/sse) and WebSocket (/mcp),
-one child process per session.
+one child process per session, or one shared by every session with --shared (for stateless servers).
 Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
 
 class UsageError extends Error {}
@@ -33,6 +33,7 @@ interface Parsed {
   command: 'inspect' | 'call' | 'bridge' | 'help'
   port?: number
   host?: string
+  isShared?: boolean
   isJson: boolean
   timeout?: number
   positional: string[]
@@ -56,6 +57,7 @@ function parse(argv: string[]): Parsed {
   let timeout: number | undefined
   let port: number | undefined
   let host: string | undefined
+  let isShared = false
   const positional: string[] = []
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
@@ -66,6 +68,8 @@ function parse(argv: string[]): Parsed {
     } else if (arg === '--port' && command === 'bridge') {
       port = Number(rest[++i])
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port needs a port number')
+    } else if (arg === '--shared' && command === 'bridge') {
+      isShared = true
     } else if (arg === '--host' && command === 'bridge') {
       host = rest[++i]
       if (host === undefined) throw new UsageError('--host needs an interface')
@@ -76,7 +80,7 @@ function parse(argv: string[]): Parsed {
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
   if (command !== 'call' && positional.length > 0) throw new UsageError(`${command} takes no arguments before --`)
   if (command === 'bridge' && /^(https?|wss?):\/\//.test(server[0]!)) throw new UsageError('bridge needs a command to spawn, not a URL')
-  return { command, isJson, timeout, positional, server, port, host }
+  return { command, isJson, timeout, positional, server, port, host, isShared }
 }
 
 async function open(server: string[]): Promise<McpClient> {
@@ -158,8 +162,10 @@ async function serveBridge(parsed: Parsed): Promise<number> {
   const [command, ...args] = parsed.server
   const http = streamableHttp({ port: parsed.port ?? 3000, host: parsed.host })
   const ws = websocket({ host: parsed.host })
-  const running = bridge([http, ws], () => stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true, shutdownGraceMs: 1000 }), {
-    onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? '?'})\n`),
+  const spawnChild = () => stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true, shutdownGraceMs: 1000 })
+  const shared = parsed.isShared ? shareUpstream(spawnChild()) : undefined
+  const running = bridge([http, ws], shared !== undefined ? () => shared.open() : spawnChild, {
+    onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
   })
   await http.start()
   // The WebSocket listener shares the HTTP port: upgrades on /mcp.
@@ -172,6 +178,7 @@ async function serveBridge(parsed: Parsed): Promise<number> {
   })
   process.stderr.write('rxmcp bridge: shutting down\n')
   await running.close()
+  await shared?.close()
   return 0
 }
 

@@ -1,128 +1,291 @@
+/**
+ * JSON Schema for tool `inputSchema`/`outputSchema` and elicitation `requestedSchema`: compile once
+ * at registration, validate per call, fill form defaults. Validation runs on ajv; the few string
+ * formats we check are implemented here.
+ */
 import { Ajv } from 'ajv'
-import { Ajv2020 } from 'ajv/dist/2020.js'
 import { Ajv2019 } from 'ajv/dist/2019.js'
-import type { ValidateFunction } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv'
+import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' }
 
-/** The outcome of validating one value. */
+/** One reason a value failed: where (a JSON Pointer, `''` for the root) and what. */
+export interface ValidationIssue {
+  readonly path: string
+  readonly message: string
+}
+
+/**
+ * The verdict on one value. When invalid, `message` is a single line such as
+ * `/text: must be string`, fit to put into a tool result with `isError: true`.
+ */
 export type ValidationResult =
   | { valid: true }
-  | { valid: false; message: string; errors: readonly { path: string; message: string }[] }
+  | { valid: false; message: string; errors: readonly ValidationIssue[] }
 
-/** A compiled schema: value in, verdict out. */
+/** A compiled schema: value in, verdict out. Never throws. */
 export type Validator = (value: unknown) => ValidationResult
-
-type Dialect = '2020-12' | '2019-09' | 'draft-07'
 
 /**
  * Compiles a JSON Schema once and returns its validator.
  *
- * The dialect follows `$schema`: 2020-12 when absent (MCP 2025-11-25 makes it the default for tool
- * schemas), 2019-09, or draft-07 (and draft-06/04 ids, read as draft-07). Validators are cached per
- * schema object, so a tool registered once costs a WeakMap lookup per call. Unknown keywords are
- * allowed (schemas in the wild carry them); the formats email, uri, date, date-time and uuid are
- * checked, other formats are ignored.
+ * The dialect follows `$schema`: 2020-12 when it is absent (MCP 2025-11-25, SEP-1613), otherwise
+ * 2020-12, 2019-09, draft-07 or draft-06 (http or https, with or without a trailing `#`). Unknown
+ * keywords and formats are ignored, since schemas in the wild carry them; the formats `email`,
+ * `uri`, `date`, `date-time` and `uuid` are checked. `$ref` resolves inside the schema (`#/$defs/x`,
+ * `#/definitions/x`, embedded `$id`s, recursion), never across schemas: two tools may use the same
+ * `$id`, and neither can see the other's.
  *
- * @throws TypeError when the schema itself is invalid, so registration fails fast.
+ * Validators are cached per schema object, so compiling the same object again is a WeakMap lookup.
+ * Treat a schema as frozen once compiled: later edits to it are not seen.
+ *
+ * @throws TypeError when `schema` is not an object, names a dialect we do not support, or is not a
+ *   valid schema (the message says why), so a bad tool fails at registration and not per call.
  * @example
  * const validate = compileSchema({ type: 'object', properties: { text: { type: 'string' } } })
- * validate({ text: 1 }) // { valid: false, message: '/text: must be string', ... }
+ * validate({ text: 1 }) // { valid: false, message: '/text: must be string', errors: [...] }
+ * @see isObjectSchema
  */
 export function compileSchema(schema: object): Validator {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw new TypeError('A JSON Schema must be an object')
+  }
   const cached = cache.get(schema)
   if (cached !== undefined) return cached
-  const dialect = dialectOf(schema)
-  let compiled: ValidateFunction
-  try {
-    compiled = instance(dialect).compile(schema)
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    if (/already exists/.test(message)) {
-      // Two tools may reuse one `$id`; each compiles in an instance of its own rather than clash.
-      try {
-        compiled = createAjv(dialect).compile(schema)
-      } catch (retry) {
-        throw new TypeError(`Invalid JSON Schema: ${retry instanceof Error ? retry.message : String(retry)}`)
-      }
-    } else {
-      throw new TypeError(`Invalid JSON Schema: ${message}`)
-    }
-  }
+  const compiled = compileWithAjv(schema)
   const validator: Validator = value => {
-    if (compiled(value)) return VALID
-    const errors = (compiled.errors ?? []).map(error => ({ path: error.instancePath || '/', message: error.message ?? 'is invalid' }))
-    return { valid: false, message: errors.map(error => `${error.path}: ${error.message}`).join('; ') || 'invalid', errors }
+    try {
+      if (compiled(value)) return VALID
+    } catch (error) {
+      // Recursive schemas recurse on the data: a deeply nested value can exhaust the stack. That is
+      // the value's fault, so it is a verdict and not an exception.
+      if (error instanceof RangeError) return TOO_DEEP
+      throw error
+    }
+    return invalid(compiled.errors ?? [])
   }
   cache.set(schema, validator)
   return validator
 }
 
-/** True when the schema's root says `type: 'object'`, as MCP requires of tool schemas. */
+/** True when the schema's root says `type: 'object'`, as MCP requires of a tool's `inputSchema`. */
 export function isObjectSchema(schema: unknown): boolean {
   return typeof schema === 'object' && schema !== null && (schema as { type?: unknown }).type === 'object'
 }
 
 /**
- * The answer of an elicitation form with the schema's defaults filled in for fields the user left
- * out. Never mutates its inputs; keys that could reach a prototype are dropped.
+ * The answer to an elicitation form with the schema's `default`s filled in for the fields the user
+ * left out (absent or `undefined`); what the user gave is kept as is, including fields the schema
+ * does not name.
+ *
+ * Returns a new object and never mutates `schema` or `content`; object and array defaults are
+ * copied, so editing the answer cannot edit the schema. The keys `__proto__`, `constructor` and
+ * `prototype` are dropped from both sides, so an answer cannot reach a prototype.
+ *
+ * @throws TypeError when `content` is neither an object nor undefined.
  * @example
  * applyDefaults({ type: 'object', properties: { n: { type: 'number', default: 3 } } }, {}) // { n: 3 }
  */
 export function applyDefaults(schema: object, content: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (content !== undefined && content !== null && (typeof content !== 'object' || Array.isArray(content))) {
+    throw new TypeError('Elicitation content must be an object')
+  }
   const out: Record<string, unknown> = {}
-  if (content !== undefined && content !== null) {
-    for (const [key, value] of Object.entries(content)) if (!FORBIDDEN_KEYS.has(key)) out[key] = value
+  for (const [key, value] of Object.entries(content ?? {})) {
+    if (!FORBIDDEN_KEYS.has(key)) out[key] = value
   }
   const properties = (schema as { properties?: unknown }).properties
   if (typeof properties !== 'object' || properties === null) return out
   for (const [key, property] of Object.entries(properties)) {
-    if (FORBIDDEN_KEYS.has(key) || Object.hasOwn(out, key)) continue
-    if (typeof property === 'object' && property !== null && Object.hasOwn(property, 'default')) out[key] = (property as { default: unknown }).default
+    if (FORBIDDEN_KEYS.has(key) || out[key] !== undefined) continue
+    if (typeof property === 'object' && property !== null && Object.hasOwn(property, 'default')) {
+      const value: unknown = (property as { default: unknown }).default
+      out[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value
+    }
   }
   return out
 }
 
+/** Keys that would write to a prototype when assigned on a plain object. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/** Shared so that a passing call allocates nothing. */
 const VALID: ValidationResult = Object.freeze({ valid: true })
+
+const TOO_DEEP: ValidationResult = Object.freeze({
+  valid: false,
+  message: 'value is nested too deeply to validate',
+  errors: Object.freeze([Object.freeze({ path: '', message: 'value is nested too deeply to validate' })]),
+})
+
+/** Compiled validators by schema object; weak, so a dropped tool takes its validator with it. */
 const cache = new WeakMap<object, Validator>()
-const instances = new Map<Dialect, Ajv>()
 
-function dialectOf(schema: object): Dialect {
-  const id = (schema as { $schema?: unknown }).$schema
-  if (typeof id !== 'string') return '2020-12'
-  if (id.includes('2020-12')) return '2020-12'
-  if (id.includes('2019-09')) return '2019-09'
-  if (/draft-0[4-7]/.test(id)) return 'draft-07'
-  throw new TypeError(`Unsupported JSON Schema dialect: ${id}`)
+type Dialect = '2020-12' | '2019-09' | 'draft-07'
+
+/**
+ * The `$schema` ids we accept, keyed without scheme and trailing `#`, with the id ajv knows the
+ * meta-schema by. Draft-06 runs on the draft-07 instance, which ajv supports once the draft-06
+ * meta-schema is added.
+ */
+const DIALECTS: Record<string, { dialect: Dialect; metaSchema: string }> = {
+  'json-schema.org/draft/2020-12/schema': { dialect: '2020-12', metaSchema: 'https://json-schema.org/draft/2020-12/schema' },
+  'json-schema.org/draft/2019-09/schema': { dialect: '2019-09', metaSchema: 'https://json-schema.org/draft/2019-09/schema' },
+  'json-schema.org/draft-07/schema': { dialect: 'draft-07', metaSchema: 'http://json-schema.org/draft-07/schema' },
+  'json-schema.org/draft-06/schema': { dialect: 'draft-07', metaSchema: 'http://json-schema.org/draft-06/schema' },
 }
 
-function instance(dialect: Dialect): Ajv {
-  let ajv = instances.get(dialect)
-  if (ajv === undefined) {
-    ajv = createAjv(dialect)
-    instances.set(dialect, ajv)
+/**
+ * Compiles on the shared instance for the schema's dialect and turns any failure into a TypeError.
+ * A `$schema` spelled differently from ajv's id for it (https for http, say) is compiled from a
+ * shallow copy carrying ajv's spelling; `$ref`s are relative to the root, so the copy behaves alike.
+ */
+function compileWithAjv(schema: object): ValidateFunction {
+  const declared = (schema as { $schema?: unknown }).$schema
+  let dialect: Dialect = '2020-12'
+  let target = schema
+  if (declared !== undefined) {
+    if (typeof declared !== 'string') throw new TypeError('Invalid JSON Schema: $schema must be a string')
+    const known = DIALECTS[declared.replace(/^https?:\/\//, '').replace(/#$/, '')]
+    if (known === undefined) {
+      // MCP 2025-11-25 lets a schema name its dialect; one we cannot honour must fail loudly rather
+      // than be validated by the wrong rules.
+      throw new TypeError(`Unsupported JSON Schema dialect ${JSON.stringify(declared)}: use 2020-12, 2019-09, draft-07 or draft-06`)
+    }
+    dialect = known.dialect
+    if (declared.replace(/#$/, '') !== known.metaSchema) target = { ...schema, $schema: known.metaSchema }
   }
+  const generation = currentGeneration(dialect)
+  try {
+    const compiled = generation.ajv.compile(target)
+    generation.compiled += 1
+    return compiled
+  } catch (error) {
+    // ajv caches a schema before checking it against the meta-schema, so after a failure the
+    // instance would wave the same object through next time. Start afresh instead.
+    generations.delete(dialect)
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new TypeError(`Invalid JSON Schema: ${oneLine(reason)}`, { cause: error })
+  }
+}
+
+/**
+ * The shared ajv instance of each dialect, created on first use. `compiled` counts what it has
+ * compiled: ajv's code scope keeps every validator it ever built (a few KB each), so an instance
+ * is retired after GENERATION_SIZE compiles and becomes garbage once its validators are. Servers
+ * compile a handful of schemas and never get there; a client recompiling every `tools/list` does.
+ */
+const generations = new Map<Dialect, { ajv: AjvInstance; compiled: number }>()
+const GENERATION_SIZE = 256
+
+type AjvInstance = Ajv | Ajv2019 | Ajv2020
+
+function currentGeneration(dialect: Dialect): { ajv: AjvInstance; compiled: number } {
+  let generation = generations.get(dialect)
+  if (generation === undefined || generation.compiled >= GENERATION_SIZE) {
+    generation = { ajv: createAjv(dialect), compiled: 0 }
+    generations.set(dialect, generation)
+  }
+  return generation
+}
+
+function createAjv(dialect: Dialect): AjvInstance {
+  const options: Options = {
+    // Tool schemas in the wild carry keywords and formats of their own; ignore what we do not know.
+    strict: false,
+    // The first error is enough to reject a call, and stopping there is cheaper.
+    allErrors: false,
+    // Never register a schema under its `$id`: two tools with one `$id` would collide ("already
+    // exists"), and one tool's schema could `$ref` another's. Each schema stays self-contained.
+    addUsedSchema: false,
+    // Without this `required: ['toString']` is met by Object.prototype, and a property named
+    // `constructor` is checked against Object itself.
+    ownProperties: true,
+    // With strict off ajv reports ignored formats on the console; a library keeps quiet.
+    logger: false,
+    formats: FORMATS,
+  }
+  if (dialect === '2020-12') return new Ajv2020(options)
+  if (dialect === '2019-09') return new Ajv2019(options)
+  const ajv = new Ajv(options)
+  ajv.addMetaSchema(draft06MetaSchema)
   return ajv
 }
 
-function createAjv(dialect: Dialect): Ajv {
-  const options = { strict: false, allErrors: false, validateSchema: true, addUsedSchema: false }
-  const ajv: Ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options)
-  for (const [name, check] of Object.entries(FORMATS)) ajv.addFormat(name, check)
-  return ajv
+function invalid(errors: readonly ErrorObject[]): ValidationResult {
+  const issues = errors.map(error => ({ path: error.instancePath, message: describe(error) }))
+  const message = issues.map(issue => (issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`)).join('; ')
+  return { valid: false, message: oneLine(message || 'value is invalid'), errors: issues }
 }
 
-/** Formats checked without ajv-formats: small, documented rules. */
-const FORMATS: Record<string, RegExp | ((value: string) => boolean)> = {
-  // One @, something before it, a dot in the domain, no spaces: what forms need, not RFC 5322.
-  email: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
-  uri: value => { try { return new URL(value).protocol.length > 1 } catch { return false } },
-  date: value => /^\d{4}-\d{2}-\d{2}$/.test(value) && isRealDate(value),
-  'date-time': value => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(value) && isRealDate(value.slice(0, 10)),
-  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+/** ajv's message, naming the offending property or the allowed values where ajv only hints at them. */
+function describe(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `must NOT have additional property ${JSON.stringify(params.additionalProperty)}`
+    case 'unevaluatedProperties':
+      return `must NOT have unevaluated property ${JSON.stringify(params.unevaluatedProperty)}`
+    case 'enum': {
+      const allowed = Array.isArray(params.allowedValues) ? params.allowedValues : []
+      // A long enum would swamp the line; the first few show the model what is expected.
+      const shown = allowed.slice(0, 10).map(value => JSON.stringify(value)).join(', ')
+      return `must be one of ${shown}${allowed.length > 10 ? ', …' : ''}`
+    }
+    case 'const':
+      return `must be ${JSON.stringify(params.allowedValue)}`
+    default:
+      return error.message ?? `fails ${error.keyword}`
+  }
 }
 
-function isRealDate(text: string): boolean {
-  const [year, month, day] = text.split('-').map(Number) as [number, number, number]
-  const date = new Date(Date.UTC(year, month - 1, day))
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+/** Escapes line breaks and other controls (from property names, say) so a message stays one line. */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, char => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
+ * The formats we check, without ajv-formats. Each is a plain rule for the common shape, not a full
+ * grammar. ajv applies them to strings only.
+ */
+const FORMATS: Record<string, Format> = {
+  // Something without spaces or @, one @, a domain with a dot: what a form needs. Not RFC 5321;
+  // quoted local parts and bare IP domains are rejected.
+  email: /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/,
+  // RFC 3986 absolute URI: a scheme, a colon, then only characters a URI may hold, with % only as
+  // part of a %XX escape. Spaces, non-ASCII (IRIs) and relative references are rejected.
+  uri: /^[a-z][a-z\d+.-]*:(?:[\w\-.~:/?#[\]@!$&'()*+,;=]|%[\da-f]{2})*$/i,
+  // RFC 3339 full-date: a real calendar day.
+  date: isDate,
+  // RFC 3339 date-time: `T` (or `t`), seconds required, an offset (`Z` or ±hh:mm) required.
+  'date-time': isDateTime,
+  // RFC 9562 hex-and-dash form, any version or variant (the nil and max UUIDs included).
+  uuid: /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i,
+}
+
+function isDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
+  if (match === null) return false
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
+}
+
+function isDateTime(text: string): boolean {
+  const match = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/.exec(text)
+  if (match === null || !isDate(match[1])) return false
+  const [hour, minute, second] = [Number(match[2]), Number(match[3]), Number(match[4])]
+  const sign = match[5] === '-' ? -1 : 1
+  const [offsetHour, offsetMinute] = [Number(match[6] ?? 0), Number(match[7] ?? 0)]
+  if (hour > 23 || minute > 59 || second > 60 || offsetHour > 23 || offsetMinute > 59) return false
+  // RFC 3339 allows second 60 for a leap second, which only ever happens at 23:59 UTC.
+  if (second === 60) {
+    const utcMinutes = (((hour * 60 + minute - sign * (offsetHour * 60 + offsetMinute)) % 1440) + 1440) % 1440
+    return utcMinutes === 23 * 60 + 59
+  }
+  return true
 }

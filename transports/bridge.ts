@@ -1,5 +1,5 @@
-import { Subscription } from 'rxjs'
-import type { SendOptions, Transport, TransportServer } from '../lib/transport.ts'
+import { Observable, Subject, Subscription } from 'rxjs'
+import type { Inbound, SendOptions, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 
 /** Options of {@link bridge}. */
@@ -124,3 +124,154 @@ function relatedTo(message: JsonRpcMessage, inFlight: Set<RequestId>, byProgress
   if (inFlight.size === 1) return inFlight.values().next().value
   return undefined
 }
+
+/** One upstream transport shared by many sessions: see {@link shareUpstream}. */
+export interface SharedUpstream {
+  /** A transport of its own for one session, multiplexed onto the upstream. */
+  open(): Transport
+  /** Closes the upstream (and with it every session's transport). */
+  close(): Promise<void>
+}
+
+/**
+ * Shares one upstream (one stdio child) between many sessions, for servers that keep no per-session
+ * state. Each session gets a transport that looks like a dedicated upstream: request ids and
+ * progress tokens are renamed on the way up and back on the way down, so sessions never see each
+ * other's; the upstream is initialized once (by the first session) and later sessions get that
+ * answer; upstream notifications that belong to no request (list_changed, logs) go to every session.
+ */
+export function shareUpstream(upstream: Transport, report: (error: unknown) => void = error => console.error('[rxmcp bridge]', error)): SharedUpstream {
+  interface Session { inbound: Subject<Inbound>; isOpen: boolean }
+  const sessions = new Set<Session>()
+  // Upstream request id -> the session and the id it used.
+  const requests = new Map<RequestId, { session: Session; id: RequestId }>()
+  // Upstream progress token -> the session and the token it used.
+  const tokens = new Map<string, { session: Session; token: string | number }>()
+  // Upstream request id -> the progress token renamed for it, dropped with the answer.
+  const tokenOf = new Map<RequestId, string>()
+  let nextId = 0
+  let lastSession: Session | undefined
+  // The upstream's answer to initialize, once it came, and who waits for it meanwhile.
+  let initializeResult: JsonRpcPayload | undefined
+  let initializeWaiters: { session: Session; id: RequestId }[] | undefined
+  let isInitializedSent = false
+  let isStarted = false
+  let failure: unknown
+
+  const deliver = (session: Session, message: JsonRpcMessage) => { if (session.isOpen) session.inbound.next({ type: 'message', message }) }
+  const start = () => {
+    if (isStarted) return
+    isStarted = true
+    upstream.inbound.subscribe({
+      next: item => {
+        if (item.type === 'invalid') return
+        const payload = item.message as JsonRpcPayload
+        for (const message of Array.isArray(payload) ? payload : [payload]) fromUpstream(message)
+      },
+      error: error => { failure = error; for (const session of sessions) session.inbound.error(error) },
+      complete: () => { for (const session of sessions) session.inbound.complete() },
+    })
+  }
+  const fromUpstream = (message: JsonRpcMessage) => {
+    if (!('method' in message)) {
+      if (message.id === null) return
+      const owner = requests.get(message.id)
+      if (owner === undefined) return
+      requests.delete(message.id)
+      const token = tokenOf.get(message.id)
+      if (token !== undefined) { tokenOf.delete(message.id); tokens.delete(token) }
+      if (initializeWaiters !== undefined && owner.id === INITIALIZE_MARK) {
+        initializeResult = 'result' in message ? message.result as unknown as JsonRpcPayload : undefined
+        for (const waiter of initializeWaiters) deliver(waiter.session, { ...message, id: waiter.id })
+        initializeWaiters = undefined
+        return
+      }
+      return deliver(owner.session, { ...message, id: owner.id })
+    }
+    if (message.method === 'notifications/progress') {
+      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken
+      const owner = tokens.get(String(token))
+      if (owner !== undefined) deliver(owner.session, { ...message, params: { ...message.params, progressToken: owner.token } })
+      return
+    }
+    if ('id' in message) {
+      // A request from the upstream: to the session whose requests are in flight, else the latest.
+      const owners = new Set([...requests.values()].map(owner => owner.session))
+      const target = owners.size === 1 ? owners.values().next().value! : lastSession
+      if (target !== undefined) deliver(target, message)
+      return
+    }
+    for (const session of sessions) deliver(session, message)
+  }
+  const toUpstream = (session: Session, message: JsonRpcMessage): JsonRpcMessage | undefined => {
+    if (!('method' in message)) return message
+    if (!('id' in message)) {
+      if (message.method === 'notifications/initialized') {
+        if (isInitializedSent) return undefined
+        isInitializedSent = true
+        return message
+      }
+      if (message.method === 'notifications/cancelled') {
+        const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId
+        for (const [upstreamId, owner] of requests) {
+          if (owner.session === session && owner.id === requestId) return { ...message, params: { ...message.params, requestId: upstreamId } }
+        }
+        return undefined
+      }
+      return message
+    }
+    if (message.method === 'initialize') {
+      if (initializeResult !== undefined) { deliver(session, { jsonrpc: '2.0', id: message.id, result: initializeResult as never }); return undefined }
+      if (initializeWaiters !== undefined) { initializeWaiters.push({ session, id: message.id }); return undefined }
+      initializeWaiters = [{ session, id: message.id }]
+      const upstreamId = `i${nextId++}`
+      requests.set(upstreamId, { session, id: INITIALIZE_MARK })
+      return { ...message, id: upstreamId }
+    }
+    const upstreamId = nextId++
+    requests.set(upstreamId, { session, id: message.id })
+    const token = message.params?._meta?.progressToken
+    if (token === undefined) return { ...message, id: upstreamId }
+    const upstreamToken = `t${upstreamId}`
+    tokens.set(upstreamToken, { session, token })
+    tokenOf.set(upstreamId, upstreamToken)
+    return { ...message, id: upstreamId, params: { ...message.params, _meta: { ...message.params!._meta, progressToken: upstreamToken } } }
+  }
+  return {
+    open() {
+      const session: Session = { inbound: new Subject<Inbound>(), isOpen: true }
+      sessions.add(session)
+      return {
+        kind: 'shared',
+        inbound: new Observable<Inbound>(subscriber => {
+          const subscription = session.inbound.subscribe(subscriber)
+          if (failure !== undefined) subscriber.error(failure)
+          start()
+          return subscription
+        }),
+        send: payload => {
+          lastSession = session
+          const out: JsonRpcMessage[] = []
+          for (const message of Array.isArray(payload) ? payload : [payload]) {
+            const mapped = toUpstream(session, message)
+            if (mapped !== undefined) out.push(mapped)
+          }
+          if (out.length === 0) return
+          return upstream.send(Array.isArray(payload) ? out : out[0]!)
+        },
+        close: async () => {
+          if (!session.isOpen) return
+          session.isOpen = false
+          sessions.delete(session)
+          for (const [id, owner] of requests) if (owner.session === session && owner.id !== INITIALIZE_MARK) requests.delete(id)
+          for (const [token, owner] of tokens) if (owner.session === session) tokens.delete(token)
+          session.inbound.complete()
+        },
+      }
+    },
+    close: () => upstream.close(),
+  }
+}
+
+/** Stands for "the shared initialize" in the request table. */
+const INITIALIZE_MARK = '\0initialize'

@@ -61,3 +61,36 @@ describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () 
     for (const pid of pids()) expect(() => process.kill(pid, 0)).toThrow()
   }, 20_000)
 })
+
+describe('rxmcp bridge --shared', () => {
+  it('serves several sessions from one child, each seeing only its own answers and progress', async () => {
+    const port = String(20000 + Math.floor(Math.random() * 20000))
+    const bridgeProcess = spawn(process.execPath, ['bin/rxmcp.js', 'bridge', '--shared', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    let log = ''
+    bridgeProcess.stderr!.on('data', chunk => { log += chunk })
+    try {
+      for (let wait = 0; wait < 200 && !log.includes('served at'); wait++) await new Promise(resolve => setTimeout(resolve, 50))
+      const url = `ws://127.0.0.1:${port}/mcp`
+      const [a, b] = await Promise.all([connect(websocketClient(url), { name: 'a', version: '1' }), connect(websocketClient(url), { name: 'b', version: '1' })])
+      const progress = { a: [] as number[], b: [] as number[] }
+      const [ra, rb] = await Promise.all([
+        a.callTool('trigger-long-running-operation', { duration: 0.2, steps: 2 }, { onProgress: p => progress.a.push(p.progress) }),
+        b.callTool('trigger-long-running-operation', { duration: 0.3, steps: 3 }, { onProgress: p => progress.b.push(p.progress) }),
+      ])
+      expect(JSON.stringify(ra.content)).toContain('Steps: 2')
+      expect(JSON.stringify(rb.content)).toContain('Steps: 3')
+      expect(progress).toEqual({ a: [1, 2], b: [1, 2, 3] })
+      expect(await a.callTool('echo', { message: 'one' })).toEqual({ content: [{ type: 'text', text: 'Echo: one' }] })
+      expect(b.serverInfo).toEqual(a.serverInfo)
+      // One child for everyone: the bridge logs no child pid per session.
+      expect(log).not.toMatch(/child pid \d+/)
+      expect(log.match(/Starting default \(STDIO\) server/g)).toHaveLength(1)
+      await a.close()
+      await b.close()
+    } finally {
+      const exited = new Promise(resolve => bridgeProcess.once('exit', resolve))
+      bridgeProcess.kill('SIGTERM')
+      await exited
+    }
+  }, 30_000)
+})
