@@ -118,9 +118,12 @@ class HttpClient implements HttpClientTransport {
     return headers
   }
 
-  #emit(data: string | Uint8Array): void {
-    if (this.#isClosed) return
-    this.#incoming.next(decodeJsonFrame(data, this.#maxMessageSize))
+  /** Decodes one frame and hands it to the connection; returns what was decoded. */
+  #emit(data: string | Uint8Array): Inbound | undefined {
+    if (this.#isClosed) return undefined
+    const item = decodeJsonFrame(data, this.#maxMessageSize)
+    this.#incoming.next(item)
+    return item
   }
 
   #fail(error: unknown): void {
@@ -236,8 +239,8 @@ class HttpClient implements HttpClientTransport {
         if (event.id !== undefined) lastEventId = event.id
         if (event.retry !== undefined) retry = event.retry
         if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
-        for (const id of responseIdsIn(event.data)) waiting.delete(id)
-        this.#emit(event.data)
+        const item = this.#emit(event.data)
+        if (item?.type === 'message') for (const id of responseIdsOf(item.message)) waiting.delete(id)
       })
     } catch {
       // A dropped connection: resumed below if anything is still owed.
@@ -386,17 +389,14 @@ function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
   return ids
 }
 
-/** The ids of responses in an event's data, read without a full parse when there are none. */
-function responseIdsIn(data: string): RequestId[] {
-  if (!data.includes('"result"') && !data.includes('"error"')) return []
-  try {
-    const parsed = JSON.parse(data)
-    const ids: RequestId[] = []
-    for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-      if (message && typeof message === 'object' && !('method' in message) && (typeof message.id === 'string' || typeof message.id === 'number')) ids.push(message.id)
+/** The ids of the responses in a decoded message or batch. */
+function responseIdsOf(value: unknown): RequestId[] {
+  const ids: RequestId[] = []
+  for (const message of Array.isArray(value) ? value : [value]) {
+    if (message && typeof message === 'object' && !('method' in message)) {
+      const id = (message as { id?: unknown }).id
+      if (typeof id === 'string' || typeof id === 'number') ids.push(id)
     }
-    return ids
-  } catch {
-    return []
   }
+  return ids
 }

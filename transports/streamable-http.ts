@@ -10,6 +10,7 @@ import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
 import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
+import { listenOn, urlHost } from './listen.ts'
 
 /** Options of {@link streamableHttp}. */
 export interface StreamableHttpOptions {
@@ -258,13 +259,8 @@ class HttpTransportServer implements StreamableHttpServer {
     const host = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
     const http = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, this.nodeHandler)
     this.#http = http
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject)
-      http.listen(this.#options.port ?? 0, host, () => { http.off('error', reject); resolve() })
-    })
-    const address = http.address()
-    const port = typeof address === 'object' && address !== null ? address.port : this.#options.port
-    this.#url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${this.#path}`
+    const port = await listenOn(http, this.#options.port ?? 0, host)
+    this.#url = `http://${urlHost(host)}:${port}${this.#path}`
   }
 
   async close(): Promise<void> {

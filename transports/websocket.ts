@@ -9,6 +9,7 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
 import { isAllowedOrigin } from './origin.ts'
+import { listenOn, urlHost } from './listen.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -102,13 +103,8 @@ class WsTransportServer implements McpWebSocketServer {
     const http = createHttpServer((_req, res) => { res.statusCode = 426; res.end('Upgrade Required') })
     this.#http = http
     this.attach(http)
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject)
-      http.listen(this.#options.port ?? 0, host, () => { http.off('error', reject); resolve() })
-    })
-    const address = http.address()
-    const port = typeof address === 'object' && address !== null ? address.port : this.#options.port
-    this.#url = `ws://${host.includes(':') ? `[${host}]` : host}:${port}${this.#options.path ?? WEBSOCKET_DEFAULTS.path}`
+    const port = await listenOn(http, this.#options.port ?? 0, host)
+    this.#url = `ws://${urlHost(host)}:${port}${this.#options.path ?? WEBSOCKET_DEFAULTS.path}`
   }
 
   attach(server: HttpServer): void {
