@@ -156,6 +156,18 @@ describe('streamableHttp', () => {
     await first.body!.cancel()
   })
 
+  it('sends keep-alive comments on idle streams', async () => {
+    const url = await start({ keepAliveMs: 60 })
+    const session = await initialized(url)
+    const response = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } })
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    while (!text.includes(': keep-alive')) text += decoder.decode((await reader.read()).value, { stream: true })
+    expect(text).toContain(': keep-alive\n\n')
+    await reader.cancel()
+  })
+
   it('frees abandoned sessions after the idle TTL', async () => {
     const url = await start({ sessionTtlMs: 1500 })
     await Promise.all(Array.from({ length: 50 }, () => initialized(url)))
