@@ -23,7 +23,10 @@ export type ValidationResult =
   | { valid: true }
   | { valid: false; message: string; errors: readonly ValidationIssue[] }
 
-/** A compiled schema: value in, verdict out. Never throws. */
+/**
+ * A compiled schema: value in, verdict out. Any JSON value gets a verdict, even one nested too deep
+ * to walk; only a non-JSON value whose getters or proxy traps throw makes it throw.
+ */
 export type Validator = (value: unknown) => ValidationResult
 
 /**
@@ -34,7 +37,8 @@ export type Validator = (value: unknown) => ValidationResult
  * keywords and formats are ignored, since schemas in the wild carry them; the formats `email`,
  * `uri`, `date`, `date-time` and `uuid` are checked. `$ref` resolves inside the schema (`#/$defs/x`,
  * `#/definitions/x`, embedded `$id`s, recursion), never across schemas: two tools may use the same
- * `$id`, and neither can see the other's.
+ * `$id`, and neither can see the other's. `required` and `properties` look at own properties only;
+ * a property named `__proto__` under `properties` goes unchecked (ajv skips it by design).
  *
  * Validators are cached per schema object, so compiling the same object again is a WeakMap lookup.
  * Treat a schema as frozen once compiled: later edits to it are not seen.
@@ -82,7 +86,8 @@ export function isObjectSchema(schema: unknown): boolean {
  * copied, so editing the answer cannot edit the schema. The keys `__proto__`, `constructor` and
  * `prototype` are dropped from both sides, so an answer cannot reach a prototype.
  *
- * @throws TypeError when `content` is neither an object nor undefined.
+ * @throws TypeError when `content` is not an object, `undefined` or `null` (an array, a string).
+ * @see compileSchema to check the answer against the schema.
  * @example
  * applyDefaults({ type: 'object', properties: { n: { type: 'number', default: 3 } } }, {}) // { n: 3 }
  */
@@ -97,7 +102,8 @@ export function applyDefaults(schema: object, content: Record<string, unknown> |
   const properties = (schema as { properties?: unknown }).properties
   if (typeof properties !== 'object' || properties === null) return out
   for (const [key, property] of Object.entries(properties)) {
-    if (FORBIDDEN_KEYS.has(key) || out[key] !== undefined) continue
+    // hasOwn, so a field named `toString` is not taken as answered by Object.prototype.
+    if (FORBIDDEN_KEYS.has(key) || (Object.hasOwn(out, key) && out[key] !== undefined)) continue
     if (typeof property === 'object' && property !== null && Object.hasOwn(property, 'default')) {
       const value: unknown = (property as { default: unknown }).default
       out[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value
@@ -137,13 +143,22 @@ const DIALECTS: Record<string, { dialect: Dialect; metaSchema: string }> = {
 
 /**
  * Compiles on the shared instance for the schema's dialect and turns any failure into a TypeError.
- * A `$schema` spelled differently from ajv's id for it (https for http, say) is compiled from a
- * shallow copy carrying ajv's spelling; `$ref`s are relative to the root, so the copy behaves alike.
+ *
+ * ajv is handed a shallow copy, never the caller's object. ajv caches by object identity and does
+ * so before checking the schema against its meta-schema, so compiling an invalid object twice would
+ * wave it through the second time; a fresh copy is never seen twice. The copy also carries ajv's
+ * spelling of `$schema` (https for http, say). `$ref`s resolve against the root, which the copy
+ * reproduces key for key, so it validates exactly as the original would.
+ *
+ * A schema without `$id` gets BASE_ID on the copy. JSON Schema leaves such a schema's base URI to
+ * the implementation, and ajv, with `addUsedSchema` off, cannot resolve `$ref: '#'` (the root
+ * recursion zod and others emit) against an empty one.
  */
 function compileWithAjv(schema: object): ValidateFunction {
   const declared = (schema as { $schema?: unknown }).$schema
   let dialect: Dialect = '2020-12'
-  let target = schema
+  const target: Record<string, unknown> = { ...schema }
+  if (target.$id === undefined || target.$id === '') target.$id = BASE_ID
   if (declared !== undefined) {
     if (typeof declared !== 'string') throw new TypeError('Invalid JSON Schema: $schema must be a string')
     const known = DIALECTS[declared.replace(/^https?:\/\//, '').replace(/#$/, '')]
@@ -153,21 +168,21 @@ function compileWithAjv(schema: object): ValidateFunction {
       throw new TypeError(`Unsupported JSON Schema dialect ${JSON.stringify(declared)}: use 2020-12, 2019-09, draft-07 or draft-06`)
     }
     dialect = known.dialect
-    if (declared.replace(/#$/, '') !== known.metaSchema) target = { ...schema, $schema: known.metaSchema }
+    target.$schema = known.metaSchema
   }
   const generation = currentGeneration(dialect)
+  // Failures count too: ajv keeps the copy in its cache either way.
+  generation.compiled += 1
   try {
-    const compiled = generation.ajv.compile(target)
-    generation.compiled += 1
-    return compiled
+    return generation.ajv.compile(target)
   } catch (error) {
-    // ajv caches a schema before checking it against the meta-schema, so after a failure the
-    // instance would wave the same object through next time. Start afresh instead.
-    generations.delete(dialect)
     const reason = error instanceof Error ? error.message : String(error)
-    throw new TypeError(`Invalid JSON Schema: ${oneLine(reason)}`, { cause: error })
+    throw new TypeError(`Invalid JSON Schema: ${oneLine(reason.replaceAll(BASE_ID, '(root)'))}`, { cause: error })
   }
 }
+
+/** The base URI of a schema without `$id`. The `.invalid` TLD (RFC 2606) can never be fetched. */
+const BASE_ID = 'https://rxmcp.invalid/schema.json'
 
 /**
  * The shared ajv instance of each dialect, created on first use. `compiled` counts what it has
@@ -213,13 +228,13 @@ function createAjv(dialect: Dialect): AjvInstance {
 }
 
 function invalid(errors: readonly ErrorObject[]): ValidationResult {
-  const issues = errors.map(error => ({ path: error.instancePath, message: describe(error) }))
+  const issues = errors.map(error => ({ path: error.instancePath, message: explain(error) }))
   const message = issues.map(issue => (issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`)).join('; ')
   return { valid: false, message: oneLine(message || 'value is invalid'), errors: issues }
 }
 
 /** ajv's message, naming the offending property or the allowed values where ajv only hints at them. */
-function describe(error: ErrorObject): string {
+function explain(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>
   switch (error.keyword) {
     case 'additionalProperties':
@@ -249,7 +264,8 @@ function oneLine(text: string): string {
  * grammar. ajv applies them to strings only.
  */
 const FORMATS: Record<string, Format> = {
-  // Something without spaces or @, one @, a domain with a dot: what a form needs. Not RFC 5321;
+  // Something without spaces or @, one @, a domain of dot-separated labels: what a form needs, not
+  // the full RFC 5322 addr-spec;
   // quoted local parts and bare IP domains are rejected.
   email: /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/,
   // RFC 3986 absolute URI: a scheme, a colon, then only characters a URI may hold, with % only as
