@@ -9,7 +9,7 @@ import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { paginate } from '../lib/operators/paginate.ts'
 import { resultOf, type ProgressEvent, type RequestEvent } from '../lib/operators/progress.ts'
-import { applyDefaults, compileSchema, type Validator } from '../lib/json-schema.ts'
+import { applyDefaults, compileSchema, isSecureSchema, type Validator } from '../lib/json-schema.ts'
 import {
   LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type CreateMessageParams,
@@ -362,7 +362,8 @@ class Client implements McpClient {
 
   #rememberTools(tools: Tool[]): void {
     for (const tool of tools) {
-      if (tool.outputSchema === undefined) { this.#outputValidators.delete(tool.name); continue }
+      // A server's schema is untrusted: one that could make validation slow on purpose is not run.
+      if (tool.outputSchema === undefined || !isSecureSchema(tool.outputSchema)) { this.#outputValidators.delete(tool.name); continue }
       try { this.#outputValidators.set(tool.name, compileSchema(tool.outputSchema)) } catch { this.#outputValidators.delete(tool.name) }
     }
   }

@@ -8,6 +8,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv'
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' }
+import secureMetaSchema from 'ajv/dist/refs/json-schema-secure.json' with { type: 'json' }
 
 /** One reason a value failed: where (a JSON Pointer, `''` for the root) and what. */
 export interface ValidationIssue {
@@ -113,6 +114,20 @@ export function applyDefaults(schema: object, content: Record<string, unknown> |
 }
 
 /** Keys that would write to a prototype when assigned on a plain object. */
+/**
+ * True when a schema from an untrusted source is safe to compile and run: ajv's "secure"
+ * meta-schema refuses what can make validation slow on purpose (an unbounded `pattern` or
+ * `format` on strings without `maxLength`, `uniqueItems` without `maxItems`, and the like). The
+ * client checks servers' outputSchemas with it before validating their results.
+ */
+export function isSecureSchema(schema: object): boolean {
+  secureCheck ??= new Ajv({ strict: false, logger: false }).compile(secureMetaSchema)
+  try { return secureCheck(schema) === true } catch { return false }
+}
+
+/** The compiled secure meta-schema, made on first use. */
+let secureCheck: ValidateFunction | undefined
+
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 
 /** Shared so that a passing call allocates nothing. */
