@@ -1,198 +1,249 @@
 /**
- * `npm run bench`: the echo tool over stdio, rxmcp against the official SDK, in one run.
+ * `npm run bench`: the echo tool over stdio, rxmcp against the official SDK, in one process.
  *
- * - Servers: one lean raw driver (JSON lines written and parsed by hand, the same for both) keeps
- *   N requests in flight against the rxmcp everything server and against an official McpServer;
- *   server CPU comes from /proc/<pid>/stat.
- * - Clients: rxmcp's client and the official Client call the same rxmcp server; client CPU is this
- *   process's cpuUsage over the measured window.
- * Runs alternate (A, B, A, B) and the median of the rounds is reported, so noise hits both sides.
- * BENCH_ONLY (e.g. `server-1,client-64`) picks runs. BENCH_SECONDS (default 3) sets the measured window of each run, BENCH_ROUNDS (default 2) the rounds.
+ * - Servers: one lean raw driver (raw-driver.ts: JSON lines written and parsed by hand, the same
+ *   code for both) keeps exactly N tools/call requests in flight against the rxmcp everything
+ *   server and against an official McpServer (official-echo-server.ts), and against a floor with no
+ *   MCP library (stdio-floor-server.ts) to read both against. Server CPU comes from
+ *   /proc/<pid>/stat (utime + stime, in CLK_TCK ticks) read around the measured window.
+ * - Clients: rxmcp's client (connect + stdioClient + callTool) and the official Client
+ *   (+ StdioClientTransport + callTool) keep N calls in flight against the same rxmcp everything
+ *   server; client CPU is this process's cpuUsage() around the measured window.
+ * Every run is a warmup, then a measured window. Runs alternate (A, B, then B, A, ...) so machine
+ * noise hits both sides, and the median of the rounds is reported.
+ *
+ * Environment:
+ *   BENCH_SECONDS  measured window of each run (default 3)
+ *   BENCH_WARMUP   warmup of each run in seconds (default 1)
+ *   BENCH_ROUNDS   rounds per comparison (default 3; the median is reported)
+ *   BENCH_ONLY     runs or groups, comma separated (default `stdio`): server-1 server-64 client-1
+ *                  client-64, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64 ws-big;
+ *                  groups `stdio`, `http`, `ws`, `all`. The default run takes about 2.5 minutes.
+ * Results go to .bench/results.json. Every child is killed at the end, also on error or Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { connect } from '../../actors/client.ts'
-import { openSession, post, rss, startHttpServer } from './http-bench.ts'
 import { WebSocket } from 'ws'
-import { decodeMsgpackFrame, encodeMsgpack } from '../../lib/codec/msgpack.ts'
+import { connect } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
+import { decodeMsgpackFrame, encodeMsgpack } from '../../lib/codec/msgpack.ts'
+import { openSession, post, startHttpServer } from './http-bench.ts'
+import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs, within } from './procs.ts'
+import { RawDriver, type RawResponse } from './raw-driver.ts'
+
+installCleanup()
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const WARMUP_MS = 1000
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
-const CLOCK_TICKS = 100
-const servers = {
+const WARMUP_MS = Number(process.env.BENCH_WARMUP ?? 1) * 1000
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
+/** How long the calls in flight at the end of a window may take to come back. */
+const DRAIN_MS = 10_000
+const START_MS = 20_000
+const TEXT = 'hello'
+const ECHO_PARAMS = { name: 'echo', arguments: { text: TEXT } }
+const ECHO_PARAMS_JSON = JSON.stringify(ECHO_PARAMS)
+
+/** The stdio servers: node runs them directly (no npx in between), so the pid is the server's. */
+const SERVERS = {
   rxmcp: ['--import', 'tsx', 'examples/everything/server.ts'],
   official: ['--import', 'tsx', 'spec/bench/official-echo-server.ts'],
+  // No MCP library at all: what pipes, wake-ups and JSON cost here (read the others against it).
+  floor: ['--import', 'tsx', 'spec/bench/stdio-floor-server.ts'],
 } as const
 
-interface Measure { callsPerSecond: number; p50: number; p99: number; cpuPerCall: number }
+const GROUPS: Record<string, readonly string[]> = {
+  stdio: ['server-1', 'server-64', 'client-1', 'client-64'],
+  http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
+  ws: ['ws-1', 'ws-64', 'ws-big'],
+}
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!]
+const selected = new Set((process.env.BENCH_ONLY ?? 'stdio').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
+const isSelected = (key: string) => selected.has(key)
 
-function percentile(sorted: number[], p: number): number {
+// ---------------------------------------------------------------------------------------------
+// Measuring
+// ---------------------------------------------------------------------------------------------
+
+/** One run's figures. Latencies in ms, CPU in µs per call. */
+interface Measure {
+  calls: number
+  callsPerSecond: number
+  p50: number
+  p99: number
+  /** CPU of the side under test (the server in server runs, this process in client runs). */
+  cpuPerCall: number
+  /** CPU of the other side (this driver in server runs, the server in client runs). */
+  peerCpuPerCall: number
+}
+
+/** Starts one call; `done` is called once, with an error if the call failed or its answer was wrong. */
+type Call = (done: (error?: Error) => void) => void
+
+function percentile(sorted: Float64Array, p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 }
 
-function childCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 1000 / CLOCK_TICKS
+/**
+ * Keeps exactly `inFlight` calls going: each completion starts the next. After the warmup, a window
+ * of SECONDS is measured (calls completed in it, their latencies, and both CPU counters); then no
+ * new call starts and the run ends when the calls in flight are back (at most DRAIN_MS).
+ */
+function drive(inFlight: number, call: Call, cpu: () => number, peerCpu: () => number): Promise<Measure> {
+  return new Promise((resolve, reject) => {
+    // Latencies of calls completed inside the window, in ms; grown by doubling.
+    let latencies = new Float64Array(1 << 16)
+    let count = 0
+    let phase: 'warmup' | 'measure' | 'drain' = 'warmup'
+    let active = 0
+    let failure: Error | undefined
+    let windowStart = 0
+    let elapsed = 0
+    let cpuUsed = 0
+    let peerCpuUsed = 0
+    let cpuBefore = 0
+    let peerCpuBefore = 0
+    let drainTimer: NodeJS.Timeout | undefined
+    let isFinished = false
+
+    const finish = () => {
+      if (isFinished) return
+      isFinished = true
+      clearTimeout(drainTimer)
+      if (failure !== undefined) return reject(failure)
+      const sorted = latencies.subarray(0, count).sort()
+      resolve({
+        calls: count,
+        callsPerSecond: count / elapsed * 1000,
+        p50: percentile(sorted, 0.5),
+        p99: percentile(sorted, 0.99),
+        cpuPerCall: cpuUsed / count * 1000,
+        peerCpuPerCall: peerCpuUsed / count * 1000,
+      })
+    }
+    const stop = () => {
+      if (phase === 'drain') return
+      if (phase === 'measure') {
+        elapsed = performance.now() - windowStart
+        cpuUsed = cpu() - cpuBefore
+        peerCpuUsed = peerCpu() - peerCpuBefore
+      }
+      phase = 'drain'
+      drainTimer = setTimeout(() => { failure ??= new Error(`${active} calls still in flight ${DRAIN_MS} ms after the window`); active = 0; finish() }, DRAIN_MS)
+      if (active === 0) finish()
+    }
+    const launch = () => {
+      active++
+      const started = performance.now()
+      call(error => {
+        active--
+        if (error !== undefined) {
+          failure ??= error
+          stop()
+        } else if (phase === 'measure') {
+          if (count === latencies.length) { const grown = new Float64Array(count * 2); grown.set(latencies); latencies = grown }
+          latencies[count++] = performance.now() - started
+        }
+        if (phase !== 'drain') launch()
+        else if (active === 0 && drainTimer !== undefined) finish()
+      })
+    }
+
+    // A call that fails at once (the server is gone) ends the start too.
+    const isDraining = () => phase === 'drain'
+    for (let i = 0; i < inFlight && !isDraining(); i++) launch()
+    setTimeout(() => {
+      if (phase !== 'warmup') return
+      phase = 'measure'
+      cpuBefore = cpu()
+      peerCpuBefore = peerCpu()
+      windowStart = performance.now()
+      setTimeout(stop, SECONDS * 1000)
+    }, WARMUP_MS)
+  })
 }
 
-/** Keeps `inFlight` calls going through `call` for warmup + SECONDS; measures the window after warmup. */
-async function drive(inFlight: number, call: () => Promise<unknown>, cpu: () => number): Promise<Measure> {
-  const latencies: number[] = []
-  let isMeasuring = false
-  let isRunning = true
-  let calls = 0
-  const worker = async () => {
-    while (isRunning) {
-      const started = performance.now()
-      await call()
-      if (isMeasuring) { latencies.push(performance.now() - started); calls++ }
+/** An echo answer must carry the text back; anything else fails the run. */
+function checkEcho(result: RawResponse['result'] | undefined): Error | undefined {
+  const text = result?.content?.[0]?.text
+  return text === TEXT && result?.isError !== true ? undefined : new Error(`unexpected echo result: ${JSON.stringify(result).slice(0, 200)}`)
+}
+
+/** Bounds a cleanup step, so a stuck child cannot hang the run (it is killed at exit anyway). */
+async function settle(step: Promise<unknown>, label: string): Promise<void> {
+  try { await within(step, 5_000, `${label} did not finish`) } catch (error) { console.error(`  (${label}: ${(error as Error).message})`) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// stdio: servers and clients
+// ---------------------------------------------------------------------------------------------
+
+type Side = 'rxmcp' | 'official'
+
+async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promise<Measure> {
+  const driver = new RawDriver(process.execPath, SERVERS[name], root)
+  try {
+    await driver.start(START_MS)
+    const pid = driver.child.pid!
+    const call: Call = done => driver.send('tools/call', ECHO_PARAMS_JSON, (error, message) =>
+      done(error ?? (message!.error !== undefined ? new Error(`tools/call failed: ${JSON.stringify(message!.error)}`) : checkEcho(message!.result))))
+    return await drive(inFlight, call, () => processCpuMs(pid), selfCpuMs)
+  } finally {
+    await settle(driver.stop(), `${name} server shutdown`)
+  }
+}
+
+async function benchClient(name: Side, inFlight: number): Promise<Measure> {
+  const info = { name: 'rxmcp-bench', version: '1' }
+  if (name === 'rxmcp') {
+    const transport = stdioClient({ command: process.execPath, args: SERVERS.rxmcp, cwd: root, stderr: 'inherit' })
+    const client = await within(connect(transport, info), START_MS, 'rxmcp client could not connect')
+    try {
+      const pid = transport.pid!
+      const call: Call = done => client.callTool('echo', ECHO_PARAMS.arguments).then(result => done(checkEcho(result as RawResponse['result'])), done)
+      return await drive(inFlight, call, selfCpuMs, () => processCpuMs(pid))
+    } finally {
+      await settle(client.close(), 'rxmcp client close')
     }
   }
-  const workers = Array.from({ length: inFlight }, worker)
-  await new Promise(resolve => setTimeout(resolve, WARMUP_MS))
-  const cpuBefore = cpu()
-  const started = performance.now()
-  isMeasuring = true
-  await new Promise(resolve => setTimeout(resolve, SECONDS * 1000))
-  isMeasuring = false
-  const elapsed = performance.now() - started
-  const cpuUsed = cpu() - cpuBefore
-  isRunning = false
-  await Promise.all(workers)
-  latencies.sort((a, b) => a - b)
-  return { callsPerSecond: calls / elapsed * 1000, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), cpuPerCall: cpuUsed / calls * 1000 }
-}
-
-/** A minimal JSON-lines MCP client, identical for both servers. */
-class RawDriver {
-  readonly child: ChildProcess
-  readonly #waiting = new Map<number, () => void>()
-  #nextId = 1
-  #buffer = ''
-
-  constructor(args: readonly string[]) {
-    this.child = spawn(process.execPath, args, { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
-    this.child.stdout!.setEncoding('utf8')
-    this.child.stdout!.on('data', (text: string) => {
-      this.#buffer += text
-      let newline: number
-      while ((newline = this.#buffer.indexOf('\n')) >= 0) {
-        const line = this.#buffer.slice(0, newline)
-        this.#buffer = this.#buffer.slice(newline + 1)
-        const message = JSON.parse(line)
-        if (message.id !== undefined) { this.#waiting.get(message.id)?.(); this.#waiting.delete(message.id) }
-      }
-    })
-  }
-
-  request(method: string, params: object): Promise<void> {
-    const id = this.#nextId++
-    return new Promise(resolve => {
-      this.#waiting.set(id, resolve)
-      this.child.stdin!.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n')
-    })
-  }
-
-  async start(): Promise<void> {
-    await this.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } })
-    this.child.stdin!.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-  }
-
-  async stop(): Promise<void> {
-    this.child.stdin!.end()
-    await new Promise(resolve => this.child.once('exit', resolve))
-  }
-}
-
-async function benchServer(name: keyof typeof servers, inFlight: number): Promise<Measure> {
-  const driver = new RawDriver(servers[name])
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...SERVERS.rxmcp], cwd: root, stderr: 'inherit' })
+  const client = new Client(info)
+  await within(client.connect(transport), START_MS, 'official client could not connect')
   try {
-    await driver.start()
-    const params = { name: 'echo', arguments: { text: 'hello' } }
-    return await drive(inFlight, () => driver.request('tools/call', params), () => childCpuMs(driver.child.pid!))
+    const pid = transport.pid!
+    const call: Call = done => client.callTool({ name: 'echo', arguments: ECHO_PARAMS.arguments }).then(result => done(checkEcho(result as RawResponse['result'])), done)
+    return await drive(inFlight, call, selfCpuMs, () => processCpuMs(pid))
   } finally {
-    await driver.stop()
+    await settle(client.close(), 'official client close')
   }
 }
 
-const selfCpuMs = () => { const usage = process.cpuUsage(); return (usage.user + usage.system) / 1000 }
+// ---------------------------------------------------------------------------------------------
+// Streamable HTTP and WebSocket (opt-in: BENCH_ONLY=http,ws or all)
+// ---------------------------------------------------------------------------------------------
 
-async function benchClient(name: 'rxmcp' | 'official', inFlight: number): Promise<Measure> {
-  if (name === 'rxmcp') {
-    const client = await connect(stdioClient({ command: process.execPath, args: servers.rxmcp, cwd: root, stderr: 'inherit' }), { name: 'bench', version: '1' })
-    try {
-      return await drive(inFlight, () => client.callTool('echo', { text: 'hello' }), selfCpuMs)
-    } finally { await client.close() }
-  }
-  const client = new Client({ name: 'bench', version: '1' })
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...servers.rxmcp], cwd: root, stderr: 'inherit' }))
-  try {
-    return await drive(inFlight, () => client.callTool({ name: 'echo', arguments: { text: 'hello' } }), selfCpuMs)
-  } finally { await client.close() }
-}
-
-function median(measures: Measure[]): Measure {
-  const pick = (key: keyof Measure) => { const sorted = measures.map(m => m[key]).sort((a, b) => a - b); return sorted[Math.floor((sorted.length - 1) / 2)]! }
-  return { callsPerSecond: pick('callsPerSecond'), p50: pick('p50'), p99: pick('p99'), cpuPerCall: pick('cpuPerCall') }
-}
-
-async function alternate<K extends string>(names: readonly K[], inFlight: number, run: (name: K, inFlight: number) => Promise<Measure>): Promise<Record<K, Measure>> {
-  const results = Object.fromEntries(names.map(name => [name, [] as Measure[]])) as unknown as Record<K, Measure[]>
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of round % 2 === 0 ? names : [...names].reverse()) results[name].push(await run(name, inFlight))
-  }
-  return Object.fromEntries(names.map(name => [name, median(results[name])])) as Record<K, Measure>
-}
-
-const format = (m: Measure) => `${m.callsPerSecond.toFixed(0).padStart(8)} calls/s  p50 ${m.p50.toFixed(3).padStart(7)} ms  p99 ${m.p99.toFixed(3).padStart(7)} ms  cpu ${m.cpuPerCall.toFixed(1).padStart(6)} µs/call`
-
-/** BENCH_ONLY=server-1,client-64 runs just those runs. */
-const only = (key: string) => process.env.BENCH_ONLY === undefined || process.env.BENCH_ONLY.split(',').includes(key)
-const report: Record<string, unknown> = { seconds: SECONDS, rounds: ROUNDS, node: process.version }
-console.log(`rxmcp bench: echo over stdio, ${SECONDS} s per run after ${WARMUP_MS} ms warmup, median of ${ROUNDS} alternating rounds\n`)
-const ratios: [string, number, string][] = []
-for (const inFlight of [1, 64]) {
-  if (!only(`server-${inFlight}`)) continue
-  const result = await alternate(['rxmcp', 'official'] as const, inFlight, benchServer)
-  report[`server-${inFlight}`] = result
-  console.log(`server, ${inFlight} in flight (same raw driver; cpu = server process)`)
-  console.log(`  rxmcp     ${format(result.rxmcp)}`)
-  console.log(`  official  ${format(result.official)}`)
-  ratios.push([`server calls/s rxmcp/official at ${inFlight} in flight`, result.rxmcp.callsPerSecond / result.official.callsPerSecond, inFlight === 64 ? '>= 2.5' : '>= 1.6'])
-}
-for (const inFlight of [1, 64]) {
-  if (!only(`client-${inFlight}`)) continue
-  const result = await alternate(['rxmcp', 'official'] as const, inFlight, benchClient)
-  report[`client-${inFlight}`] = result
-  console.log(`client, ${inFlight} in flight (same rxmcp server; cpu = client process)`)
-  console.log(`  rxmcp     ${format(result.rxmcp)}`)
-  console.log(`  official  ${format(result.official)}`)
-  ratios.push([`client cpu/call rxmcp/official at ${inFlight} in flight`, result.rxmcp.cpuPerCall / result.official.cpuPerCall, '<= 0.6'])
-}
-async function benchHttp(name: 'rxmcp' | 'official', inFlight: number, sessions = 1): Promise<Measure> {
+async function benchHttp(name: Side, inFlight: number, sessions: number): Promise<Measure> {
   const { child, url } = await startHttpServer(name)
   try {
     const ids = await Promise.all(Array.from({ length: sessions }, () => openSession(url)))
     let next = 0
     let id = 1
-    const call = async () => {
+    const call: Call = done => {
       const session = ids[next++ % ids.length]!
-      const answer = await post(url, `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`, session)
-      if (!answer.text.includes('"hello"')) throw new Error(`bad answer ${answer.status}: ${answer.text.slice(0, 200)}`)
+      post(url, `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":${ECHO_PARAMS_JSON}}`, session).then(
+        answer => done(answer.text.includes(`"${TEXT}"`) ? undefined : new Error(`bad answer ${answer.status}: ${answer.text.slice(0, 200)}`)), done)
     }
-    return await drive(inFlight, call, () => childCpuMs(child.pid!))
+    return await drive(inFlight, call, () => processCpuMs(child.pid!), selfCpuMs)
   } finally {
-    child.kill()
+    child.kill('SIGKILL')
   }
 }
 
-async function idleSessionBytes(name: 'rxmcp' | 'official', count = 1000): Promise<number> {
+async function idleSessionBytes(name: Side, count = 1000): Promise<number> {
   const { child, url } = await startHttpServer(name)
   try {
     await openSession(url)
@@ -202,43 +253,25 @@ async function idleSessionBytes(name: 'rxmcp' | 'official', count = 1000): Promi
     await new Promise(resolve => setTimeout(resolve, 1000))
     return (rss(child.pid!) - before) / count
   } finally {
-    child.kill()
+    child.kill('SIGKILL')
   }
-}
-
-for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
-  const key = `http-${inFlight}-${sessions}`
-  if (!only(key)) continue
-  const result = await alternate(['rxmcp', 'official'] as const, inFlight, (name, n) => benchHttp(name, n, sessions))
-  report[key] = result
-  console.log(`streamable http, ${inFlight} in flight, ${sessions} session(s) (same raw driver; cpu = server process)`)
-  console.log(`  rxmcp     ${format(result.rxmcp)}`)
-  console.log(`  official  ${format(result.official)}`)
-  ratios.push([`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.rxmcp.callsPerSecond / result.official.callsPerSecond, inFlight === 64 && sessions === 16 ? '>= 4' : '-'])
-}
-if (only('http-memory')) {
-  const rx = await idleSessionBytes('rxmcp')
-  const official = await idleSessionBytes('official')
-  report['http-memory'] = { rxmcp: rx, official }
-  console.log(`memory per idle initialized session (RSS growth over 1,000 sessions): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
-  ratios.push(['http bytes per idle session rxmcp/official', rx / official, '<= 0.25'])
 }
 
 /** Starts a WebSocket server child; resolves with its URL. */
 async function startWs(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-  const url = await new Promise<string>((resolve, reject) => {
+  const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     child.stdout!.on('data', chunk => { seen += chunk; const match = /(ws:\/\/\S+)/.exec(seen); if (match) resolve(match[1]!) })
     child.on('exit', code => reject(new Error(`exited ${code}: ${seen}`)))
-  })
+  }), START_MS, 'the WebSocket server did not print its URL')
   return { child, url }
 }
 
 /** A raw WebSocket driver: JSON text or msgpack binary, requests matched by id. */
 async function wsDriver(url: string, encoding: 'json' | 'msgpack') {
   const socket = new WebSocket(url, [encoding === 'msgpack' ? 'mcp.msgpack' : 'mcp'], { perMessageDeflate: false, maxPayload: 64 << 20 })
-  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+  await within(new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) }), START_MS, 'WebSocket did not open')
   const waiting = new Map<number, (message: any) => void>()
   socket.on('message', (data, isBinary) => {
     const message = isBinary ? (decodeMsgpackFrame(data as Buffer, 64 << 20) as { message: any }).message : JSON.parse(data.toString())
@@ -263,49 +296,164 @@ async function benchWs(target: WsTarget, inFlight: number): Promise<Measure> {
   const server = await startWs(target === 'floor' ? ['--import', 'tsx', 'spec/bench/ws-floor-server.ts'] : ['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'])
   try {
     const driver = await wsDriver(server.url, target === 'rxmcp-msgpack' ? 'msgpack' : 'json')
-    const params = { name: 'echo', arguments: { text: 'hello' } }
-    const result = await drive(inFlight, () => driver.request('tools/call', params), () => childCpuMs(server.child.pid!))
+    const call: Call = done => driver.request('tools/call', ECHO_PARAMS).then(message => done(checkEcho(message.result)), done)
+    const result = await drive(inFlight, call, () => processCpuMs(server.child.pid!), selfCpuMs)
     driver.close()
     return result
   } finally {
-    server.child.kill()
+    server.child.kill('SIGKILL')
   }
 }
 
-for (const inFlight of [1, 64]) {
-  const key = `ws-${inFlight}`
-  if (!only(key)) continue
-  const result = await alternate(['floor', 'rxmcp-json', 'rxmcp-msgpack'] as const, inFlight, benchWs)
-  report[key] = result
-  console.log(`websocket, ${inFlight} in flight (raw ws driver; cpu = server process)`)
-  console.log(`  floor          ${format(result.floor)}`)
-  console.log(`  rxmcp json     ${format(result['rxmcp-json'])}`)
-  console.log(`  rxmcp msgpack  ${format(result['rxmcp-msgpack'])}`)
-  ratios.push([`ws json calls/s rxmcp/floor at ${inFlight} in flight`, result['rxmcp-json'].callsPerSecond / result.floor.callsPerSecond, inFlight === 64 ? '>= 0.7' : '-'])
-  ratios.push([`ws calls/s msgpack/json at ${inFlight} in flight`, result['rxmcp-msgpack'].callsPerSecond / result['rxmcp-json'].callsPerSecond, '>= 1'])
+// ---------------------------------------------------------------------------------------------
+// Rounds, medians, the table
+// ---------------------------------------------------------------------------------------------
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
-if (only('ws-big')) {
-  const server = await startWs(['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'])
-  try {
-    const timings: Record<string, number> = {}
-    for (const encoding of ['json', 'msgpack', 'json', 'msgpack'] as const) {
-      const driver = await wsDriver(server.url, encoding)
-      await driver.request('tools/call', { name: 'big', arguments: {} })
-      const started = performance.now()
-      for (let i = 0; i < 20; i++) await driver.request('tools/call', { name: 'big', arguments: {} })
-      timings[encoding] = Math.min(timings[encoding] ?? Infinity, (performance.now() - started) / 20)
-      driver.close()
+
+function medianMeasure(measures: Measure[]): Measure {
+  const pick = (key: keyof Measure) => median(measures.map(measure => measure[key]))
+  return {
+    calls: pick('calls'), callsPerSecond: pick('callsPerSecond'), p50: pick('p50'), p99: pick('p99'),
+    cpuPerCall: pick('cpuPerCall'), peerCpuPerCall: pick('peerCpuPerCall'),
+  }
+}
+
+interface Comparison<K extends string> { median: Record<K, Measure>; rounds: Record<K, Measure[]> }
+
+/** Runs every side ROUNDS times, alternating the order each round (A B, B A, A B, ...). */
+async function alternate<K extends string>(names: readonly K[], run: (name: K) => Promise<Measure>, rounds = ROUNDS): Promise<Comparison<K>> {
+  const all = Object.fromEntries(names.map(name => [name, [] as Measure[]])) as unknown as Record<K, Measure[]>
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) all[name].push(await run(name))
+  }
+  return { median: Object.fromEntries(names.map(name => [name, medianMeasure(all[name])])) as Record<K, Measure>, rounds: all }
+}
+
+const table: string[][] = []
+const ratios: { label: string; ratio: number; target?: string; isMet?: boolean }[] = []
+const report: Record<string, unknown> = {}
+
+function addRows<K extends string>(run: string, cpuOf: string, comparison: Comparison<K>): void {
+  for (const [name, m] of Object.entries(comparison.median) as [K, Measure][]) {
+    table.push([run, name, m.callsPerSecond.toFixed(0), m.p50.toFixed(3), m.p99.toFixed(3), `${m.cpuPerCall.toFixed(1)} (${cpuOf})`, m.peerCpuPerCall.toFixed(1), String(m.calls)])
+  }
+  printTable(table.slice(-Object.keys(comparison.median).length), false)
+}
+
+function printTable(rows: string[][], isWithHeader = true): void {
+  const header = ['run', 'impl', 'calls/s', 'p50 ms', 'p99 ms', 'cpu µs/call (of)', 'other side µs/call', 'calls']
+  const widths = header.map((title, i) => Math.max(title.length, ...table.map(row => row[i]!.length)))
+  const line = (row: string[]) => row.map((cell, i) => i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)).join('  ')
+  if (isWithHeader) console.log(`${line(header)}\n${widths.map(width => '-'.repeat(width)).join('  ')}`)
+  for (const row of rows) console.log(line(row))
+}
+
+function addRatio(label: string, ratio: number, target?: { atLeast?: number; atMost?: number }): void {
+  const text = target === undefined ? undefined : target.atLeast !== undefined ? `>= ${target.atLeast}` : `<= ${target.atMost}`
+  const isMet = target === undefined ? undefined : target.atLeast !== undefined ? ratio >= target.atLeast : ratio <= target.atMost!
+  ratios.push({ label, ratio, target: text, isMet })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const startedAt = performance.now()
+  const load = loadavg().map(value => value.toFixed(2)).join(' ')
+  console.log(`rxmcp bench: echo over stdio; ${WARMUP_MS / 1000} s warmup + ${SECONDS} s measured per run, median of ${ROUNDS} alternating rounds`)
+  console.log(`node ${process.version}, ${cpus().length} cores, CLK_TCK ${CLOCK_TICKS}, load average ${load}, runs: ${[...selected].join(' ')}\n`)
+  Object.assign(report, { date: new Date().toISOString(), node: process.version, cores: cpus().length, loadavg: loadavg(), seconds: SECONDS, warmupSeconds: WARMUP_MS / 1000, rounds: ROUNDS })
+
+  for (const inFlight of [1, 64]) {
+    const key = `server-${inFlight}`
+    if (!isSelected(key)) continue
+    const result = await alternate(['rxmcp', 'official', 'floor'] as const, name => benchServer(name, inFlight))
+    report[key] = result
+    addRows(`stdio server, ${inFlight} in flight`, 'server', result)
+    const { rxmcp, official, floor } = result.median
+    addRatio(`server calls/s rxmcp/official, ${inFlight} in flight`, rxmcp.callsPerSecond / official.callsPerSecond, { atLeast: inFlight === 64 ? 2.5 : 1.6 })
+    addRatio(`server cpu/call rxmcp/official, ${inFlight} in flight`, rxmcp.cpuPerCall / official.cpuPerCall)
+    addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond)
+  }
+  for (const inFlight of [1, 64]) {
+    const key = `client-${inFlight}`
+    if (!isSelected(key)) continue
+    const result = await alternate(['rxmcp', 'official'] as const, name => benchClient(name, inFlight))
+    report[key] = result
+    addRows(`stdio client, ${inFlight} in flight`, 'client', result)
+    addRatio(`client cpu/call rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median.official.cpuPerCall, { atMost: 0.6 })
+    addRatio(`client calls/s rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond)
+  }
+  for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
+    const key = `http-${inFlight}-${sessions}`
+    if (!isSelected(key)) continue
+    const result = await alternate(['rxmcp', 'official'] as const, name => benchHttp(name, inFlight, sessions))
+    report[key] = result
+    addRows(`http, ${inFlight} in flight, ${sessions} session${sessions > 1 ? 's' : ''}`, 'server', result)
+    addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
+      inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
+  }
+  if (isSelected('http-memory')) {
+    const rx = await idleSessionBytes('rxmcp')
+    const official = await idleSessionBytes('official')
+    report['http-memory'] = { rxmcp: rx, official }
+    console.log(`http memory per idle initialized session (RSS growth over 1,000): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
+    addRatio('http bytes per idle session rxmcp/official', rx / official, { atMost: 0.25 })
+  }
+  for (const inFlight of [1, 64]) {
+    const key = `ws-${inFlight}`
+    if (!isSelected(key)) continue
+    const result = await alternate(['floor', 'rxmcp-json', 'rxmcp-msgpack'] as const, name => benchWs(name, inFlight))
+    report[key] = result
+    addRows(`websocket, ${inFlight} in flight`, 'server', result)
+    addRatio(`ws json calls/s rxmcp/floor, ${inFlight} in flight`, result.median['rxmcp-json'].callsPerSecond / result.median.floor.callsPerSecond, inFlight === 64 ? { atLeast: 0.7 } : undefined)
+    addRatio(`ws calls/s msgpack/json, ${inFlight} in flight`, result.median['rxmcp-msgpack'].callsPerSecond / result.median['rxmcp-json'].callsPerSecond, { atLeast: 1 })
+  }
+  if (isSelected('ws-big')) {
+    const server = await startWs(['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'])
+    try {
+      const timings: Record<string, number> = {}
+      for (const encoding of ['json', 'msgpack', 'json', 'msgpack'] as const) {
+        const driver = await wsDriver(server.url, encoding)
+        await driver.request('tools/call', { name: 'big', arguments: {} })
+        const started = performance.now()
+        for (let i = 0; i < 20; i++) await driver.request('tools/call', { name: 'big', arguments: {} })
+        timings[encoding] = Math.min(timings[encoding] ?? Infinity, (performance.now() - started) / 20)
+        driver.close()
+      }
+      report['ws-big'] = timings
+      console.log(`websocket, 1 MiB structured result: json ${timings.json!.toFixed(1)} ms/call, msgpack ${timings.msgpack!.toFixed(1)} ms/call`)
+      addRatio('ws 1 MiB result time msgpack/json', timings.msgpack! / timings.json!, { atMost: 1 })
+    } finally {
+      server.child.kill('SIGKILL')
     }
-    report['ws-big'] = timings
-    console.log(`websocket, 1 MiB structured result: json ${timings.json!.toFixed(1)} ms/call, msgpack ${timings.msgpack!.toFixed(1)} ms/call`)
-    ratios.push(['ws 1 MiB result time msgpack/json', timings.msgpack! / timings.json!, '< 1'])
-  } finally {
-    server.child.kill()
   }
+
+  console.log(`\nmedians (cpu: server runs = server process from /proc; client runs = this process; "other side" = driver or server)`)
+  printTable(table)
+  console.log('\nratios')
+  const width = Math.max(...ratios.map(ratio => ratio.label.length))
+  for (const { label, ratio, target, isMet } of ratios) {
+    console.log(`  ${label.padEnd(width)}  ${ratio.toFixed(2).padStart(6)}x${target === undefined ? '' : `   target ${target.padEnd(7)} ${isMet ? 'met' : 'MISSED'}`}`)
+  }
+  const totalSeconds = (performance.now() - startedAt) / 1000
+  Object.assign(report, { ratios, totalSeconds })
+  mkdirSync(`${root}/.bench`, { recursive: true })
+  writeFileSync(`${root}/.bench/results.json`, JSON.stringify(report, null, 2))
+  console.log(`\n${totalSeconds.toFixed(0)} s in all; results in .bench/results.json`)
 }
 
-console.log('\nratios')
-for (const [label, ratio, target] of ratios) console.log(`  ${label.padEnd(48)} ${ratio.toFixed(2).padStart(6)}x   target ${target}`)
-report.ratios = Object.fromEntries(ratios.map(([label, ratio]) => [label, ratio]))
-mkdirSync(`${root}/.bench`, { recursive: true })
-writeFileSync(`${root}/.bench/results.json`, JSON.stringify(report, null, 2))
+try {
+  await main()
+} catch (error) {
+  console.error('bench failed:', error)
+  process.exitCode = 1
+} finally {
+  killChildren()
+}

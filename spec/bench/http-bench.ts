@@ -4,8 +4,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request as httpRequest, Agent } from 'node:http'
-import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { within } from './procs.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 export const HTTP_SERVERS = {
@@ -16,13 +16,13 @@ export const HTTP_SERVERS = {
 /** Starts a server child and reads its endpoint URL from its output. */
 export async function startHttpServer(name: keyof typeof HTTP_SERVERS): Promise<{ child: ChildProcess; url: URL }> {
   const child = spawn(process.execPath, HTTP_SERVERS[name], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-  const url = await new Promise<string>((resolve, reject) => {
+  const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
     child.on('exit', code => reject(new Error(`${name} exited ${code}: ${seen}`)))
-  })
+  }), 20_000, `${name} did not print its URL`)
   return { child, url: new URL(url) }
 }
 
@@ -51,10 +51,4 @@ export async function openSession(url: URL): Promise<string> {
   if (init.sessionId === undefined) throw new Error(`no session id (${init.status}): ${init.text.slice(0, 200)}`)
   await post(url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', init.sessionId)
   return init.sessionId
-}
-
-/** Resident memory of a process, in bytes. */
-export function rss(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(row => row.startsWith('VmRSS:'))!
-  return Number(line.replace(/\D+/g, '')) * 1024
 }
