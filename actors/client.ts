@@ -342,7 +342,8 @@ class Client implements McpClient {
   }
 
   #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
-    return lastValueFrom(this.connection.request<JsonObject>(method, params, { progress: false, ...options }).pipe(resultOf())) as Promise<R>
+    // Without a progress token only the result can arrive: its event is the last one, no filtering needed.
+    return lastValueFrom(this.connection.request<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
   }
 
   async ping(options?: RequestOptions): Promise<void> {
@@ -372,8 +373,8 @@ class Client implements McpClient {
     const onProgress = options?.onProgress
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
     const events = this.connection.request<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
-    const result = await lastValueFrom(onProgress === undefined ? events.pipe(resultOf())
-      : events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
+    const result = onProgress === undefined ? resultOfLast(await lastValueFrom(events))
+      : await lastValueFrom(events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
     return this.#checkToolResult(name, result)
   }
 
@@ -472,6 +473,11 @@ function declaredCapabilities(options: ClientOptions): ClientCapabilities {
   }
   if (options.roots !== undefined) capabilities.roots = { listChanged: true, ...capabilities.roots }
   return capabilities
+}
+
+/** The result of a request's last event (a request asked without progress emits only its result). */
+function resultOfLast<R>(event: RequestEvent<R>): R {
+  return (event as { result: R }).result
 }
 
 function cursorParams(cursor: string | undefined): JsonObject | undefined {

@@ -286,7 +286,8 @@ class JsonRpcConnection implements Connection {
       max,
       scheduler: this.#options.scheduler,
       resetOn: resetOnProgress ? isProgress : never,
-      error: (limit, ms) => callSite.timeout(limit, ms),
+      // bind, not an arrow: no new named function per request (tsx names every arrow it sees).
+      error: callSite.timeout.bind(callSite),
     }))
   }
 

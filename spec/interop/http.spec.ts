@@ -29,7 +29,8 @@ async function child(args: string[], env: Record<string, string> = {}, readyPatt
     processHandle.stdout!.on('data', onData)
     processHandle.stderr!.on('data', onData)
     processHandle.on('exit', code => reject(new Error(`exited ${code}: ${seen}`)))
-    setTimeout(() => reject(new Error(`not ready: ${seen}`)), 20_000)
+    // A peer that never says it is ready is killed, not left behind.
+    setTimeout(() => { processHandle.kill(); reject(new Error(`not ready: ${seen}`)) }, 20_000)
   })
   return { process: processHandle, url }
 }
