@@ -20,3 +20,9 @@ export function listenOn(server: Server, port: number, host: string): Promise<nu
 export function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host
 }
+
+/** Drops every open connection of a node:http server and resolves once it has stopped listening. */
+export async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections()
+  await new Promise<void>(resolve => server.close(() => resolve()))
+}

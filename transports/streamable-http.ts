@@ -10,7 +10,7 @@ import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
 import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
-import { listenOn, urlHost } from './listen.ts'
+import { closeServer, listenOn, urlHost } from './listen.ts'
 
 /** Options of {@link streamableHttp}. */
 export interface StreamableHttpOptions {
@@ -271,11 +271,7 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#sessions.clear()
     this.#legacySessions.clear()
     this.#connections.complete()
-    const http = this.#http
-    if (http !== undefined) {
-      http.closeAllConnections()
-      await new Promise<void>(resolve => http.close(() => resolve()))
-    }
+    if (this.#http !== undefined) await closeServer(this.#http)
   }
 
   #sweep(ttl: number, keepAlive: number): void {

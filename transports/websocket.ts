@@ -9,7 +9,7 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
 import { isAllowedOrigin } from './origin.ts'
-import { listenOn, urlHost } from './listen.ts'
+import { closeServer, listenOn, urlHost } from './listen.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -134,11 +134,7 @@ class WsTransportServer implements McpWebSocketServer {
     for (const socket of this.#sockets) socket.ws.close(1001, 'server closing')
     this.#connections.complete()
     this.#wss.close()
-    const http = this.#http
-    if (http !== undefined) {
-      http.closeAllConnections()
-      await new Promise<void>(resolve => http.close(() => resolve()))
-    }
+    if (this.#http !== undefined) await closeServer(this.#http)
   }
 }
 
