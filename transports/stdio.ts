@@ -85,6 +85,12 @@ export interface StdioClientOptions {
   maxMessageSize?: number
   /** Milliseconds to wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL (default 2000). */
   shutdownGraceMs?: number
+  /**
+   * POSIX: start the child in a process group of its own and send the shutdown signals to the whole
+   * group, so grandchildren (`npx` -> `sh` -> `node`) go with it; whatever is left of the group when
+   * the child exits is killed (default false).
+   */
+  processGroup?: boolean
 }
 
 /** The client side of stdio: a child process and its pipes. */
@@ -141,6 +147,7 @@ class ChildTransport implements StdioClientTransport {
       try {
         child = spawn(options.command, options.args ?? [], {
           cwd: options.cwd, env, stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'], windowsHide: true,
+          detached: this.#isGroup,
         })
       } catch (error) {
         subscriber.error(new TransportError(`Could not start ${options.command}`, { cause: error }))
@@ -165,6 +172,8 @@ class ChildTransport implements StdioClientTransport {
           this.#resolveExit({ code: null, signal: null })
         }
       })
+      // A grandchild that outlives the child would hold our pipes open (no 'close') and leak.
+      if (this.#isGroup) child.on('exit', () => this.#signal('SIGKILL'))
       child.on('close', (code, signal) => {
         decoder.end()
         this.#resolveExit({ code, signal })
@@ -197,10 +206,25 @@ class ChildTransport implements StdioClientTransport {
     await this.#writer?.flush().catch(() => {})
     child.stdin?.end()
     if (await exitsWithin(this.exited, grace)) return
-    child.kill('SIGTERM')
+    this.#signal('SIGTERM')
     if (await exitsWithin(this.exited, grace)) return
-    child.kill('SIGKILL')
+    this.#signal('SIGKILL')
     await this.exited
+  }
+
+  /** Whether the child leads a process group of its own ({@link StdioClientOptions.processGroup}). */
+  get #isGroup(): boolean {
+    return this.#options.processGroup === true && process.platform !== 'win32'
+  }
+
+  /** Signals the child, or its whole process group; a group already gone is no error. */
+  #signal(signal: NodeJS.Signals): void {
+    const pid = this.#child?.pid
+    if (pid === undefined) return
+    try {
+      if (this.#isGroup) process.kill(-pid, signal)
+      else this.#child!.kill(signal)
+    } catch { /* already gone */ }
   }
 }
 

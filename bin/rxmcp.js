@@ -1,6 +1,0 @@
-#!/usr/bin/env node
-// The `rxmcp` command: registers tsx so the TypeScript sources run as they are, then starts the CLI.
-import { register } from 'tsx/esm/api'
-
-register()
-await import('./rxmcp.ts')
