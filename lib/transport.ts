@@ -70,4 +70,6 @@ export interface Transport {
   setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
+  /** Optional: the peer's network address (an IP), for per-client limits (the bridge's). */
+  readonly remoteAddress?: string
 }
