@@ -10,12 +10,10 @@ import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
 import { isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
+import { WS_SUBPROTOCOL } from './websocket-client.ts'
 
-/**
- * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
- * WebSocketClientTransport speaks); `mcp.msgpack` is msgpack in binary frames.
- */
-export const WS_SUBPROTOCOL = { json: 'mcp', msgpack: 'mcp.msgpack' } as const
+/** The WebSocket subprotocols (defined beside the client, which browsers load without this file). */
+export { WS_SUBPROTOCOL }
 
 /** Options of {@link websocket}. */
 export interface WebSocketServerOptions {
@@ -234,43 +232,6 @@ class WsTransport implements Transport {
   }
 }
 
-/** Options of {@link websocketClient}. */
-export interface WebSocketClientOptions {
-  /** `json` (subprotocol `mcp`, default) or `msgpack` (subprotocol `mcp.msgpack`). */
-  encoding?: 'json' | 'msgpack'
-  headers?: Record<string, string>
-  maxFrameBytes?: number
-  highWaterMark?: number
-}
-
-/**
- * A WebSocket client transport. Requests in flight when the socket drops fail at once with
- * `ConnectionClosedError`; connect again for a fresh session.
- * @example
- * const client = await connect(websocketClient('ws://127.0.0.1:3001/mcp', { encoding: 'msgpack' }), { name: 'me', version: '1' })
- */
-export function websocketClient(url: string | URL, options: WebSocketClientOptions = {}): Transport {
-  const protocol = options.encoding === 'msgpack' ? [WS_SUBPROTOCOL.msgpack] : [WS_SUBPROTOCOL.json]
-  const maxFrameBytes = options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes
-  const ws = new WebSocket(url, protocol, { headers: options.headers, maxPayload: maxFrameBytes, perMessageDeflate: false })
-  const opened = new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve())
-    ws.once('error', error => reject(new TransportError(`WebSocket connection to ${url} failed`, { cause: error })))
-    ws.once('unexpected-response', (_request, response) => reject(new TransportError(`WebSocket upgrade refused: ${response.statusCode}`)))
-  })
-  opened.catch(() => {})
-  const transport = new WsTransport(ws, options.encoding === 'msgpack', maxFrameBytes, options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark)
-  return {
-    kind: 'websocket',
-    inbound: new Observable<Inbound>(subscriber => {
-      const subscription = transport.inbound.subscribe(subscriber)
-      opened.catch(error => subscriber.error(error))
-      return subscription
-    }),
-    send: async payload => {
-      await opened
-      return transport.send(payload)
-    },
-    close: () => transport.close(),
-  }
-}
+// The client moved to websocket-client.ts (no Node-only imports there); re-exported here for existing imports.
+export { websocketClient, WEBSOCKET_CLIENT_DEFAULTS } from './websocket-client.ts'
+export type { WebSocketClientOptions, WebSocketConstructor, WebSocketLike } from './websocket-client.ts'
