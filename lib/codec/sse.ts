@@ -39,8 +39,9 @@ function singleLine(value: string): string {
 
 /**
  * An incremental SSE parser: feed it text chunks split anywhere, it calls `onEvent` for each
- * complete event. Lines over `maxLineLength` make it throw (a stream that never ends a line would
- * otherwise grow without bound).
+ * complete event. An event whose data, with the unfinished line, passes `maxEventLength` characters
+ * makes `write` throw a RangeError (a stream that never ends a line or an event would otherwise grow
+ * without bound).
  */
 export interface SseParser {
   write(text: string): void
@@ -49,11 +50,13 @@ export interface SseParser {
 }
 
 /** Makes an {@link SseParser}. */
-export function createSseParser(onEvent: (event: SseEvent) => void, maxLineLength = 16 * 1024 * 1024): SseParser {
+export function createSseParser(onEvent: (event: SseEvent) => void, maxEventLength = 16 * 1024 * 1024): SseParser {
   // The unfinished line carried over from the previous chunk.
   let pending = ''
   // Fields of the event being built.
   let data: string[] = []
+  // Characters held in `data` (each line plus its line break), bounded with the pending line.
+  let dataLength = 0
   let eventType: string | undefined
   let id: string | undefined
   let retry: number | undefined
@@ -73,6 +76,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void, maxLineLengt
       onEvent({ data: '', retry, ...(id !== undefined ? { id } : undefined), ...(eventType !== undefined ? { event: eventType } : undefined) })
     }
     data = []
+    dataLength = 0
     eventType = undefined
     id = undefined
     retry = undefined
@@ -86,7 +90,11 @@ export function createSseParser(onEvent: (event: SseEvent) => void, maxLineLengt
     let value = colon < 0 ? '' : text.slice(colon + 1)
     if (value.startsWith(' ')) value = value.slice(1)
     switch (field) {
-      case 'data': data.push(value); break
+      case 'data':
+        dataLength += value.length + 1
+        if (dataLength > maxEventLength) throw new RangeError(`SSE event longer than ${maxEventLength} characters`)
+        data.push(value)
+        break
       case 'event': eventType = value; break
       case 'id': if (!value.includes('\0')) id = value; break
       case 'retry': if (/^\d+$/.test(value)) retry = Number(value); break
@@ -110,7 +118,7 @@ export function createSseParser(onEvent: (event: SseEvent) => void, maxLineLengt
         start = i + 1
       }
       pending += text.slice(start)
-      if (pending.length > maxLineLength) throw new RangeError(`SSE line longer than ${maxLineLength} characters`)
+      if (dataLength + pending.length > maxEventLength) throw new RangeError(`SSE event longer than ${maxEventLength} characters`)
     },
   }
 }

@@ -50,4 +50,12 @@ describe('createSseParser', () => {
     const parser = createSseParser(() => {}, 10)
     expect(() => parser.write('data: ' + 'x'.repeat(20))).toThrow(RangeError)
   })
+
+  it('refuses an event that never ends, made of short lines', () => {
+    const events: SseEvent[] = []
+    const parser = createSseParser(event => events.push(event), 100)
+    parser.write('data: ok\n\n')
+    expect(() => { for (let i = 0; i < 100; i++) parser.write('data: 0123456789\n') }).toThrow(/SSE event longer than 100 characters/)
+    expect(events).toEqual([{ data: 'ok' }])
+  })
 })
