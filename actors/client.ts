@@ -16,7 +16,8 @@ import {
   type CreateMessageResult, type ElicitParams, type ElicitResult, type GetPromptResult, type Implementation,
   type InitializeResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
   type ListToolsResult, type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
-  type Root, type ServerCapabilities, type Tool,
+  type Root, type ServerCapabilities, type Tool, type ClientRequests, type ClientNotifications, type ServerNotifications,
+  type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
 } from '../lib/schema/types.ts'
 import { createActor, type ActorRef } from './actor.ts'
 import { BaseContext, type RequestContext } from './context.ts'
@@ -93,10 +94,27 @@ export interface McpClient extends AsyncDisposable {
   readonly protocolVersion: string
   readonly instructions: string | undefined
   readonly connection: Connection
-  /** Any request, as a cold Observable of progress events and the result. */
-  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
-  /** Notifications from the server, by method. */
-  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P>
+  /**
+   * Any request, as a cold Observable of progress events and the result. A method of
+   * {@link ClientRequests} has its params checked and its result typed:
+   * `client.request('tools/call', { name: 'add', arguments: { a: 1 } })` emits `RequestEvent<CallToolResult>`.
+   * Subscribing sends the request; unsubscribing before the result sends `notifications/cancelled`.
+   */
+  request<M extends keyof ClientRequests>(method: M, ...args: [...ParamsArgument<RequestParams<ClientRequests, M>>, options?: RequestOptions]): Observable<RequestEvent<RequestResult<ClientRequests, M>>>
+  /** Any other method: params are a `JsonObject`, and the result is `R` (an unchecked claim). */
+  request<R extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ClientRequests, M>, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+  /**
+   * Sends a notification to the server; a method of {@link ClientNotifications} has its params
+   * checked. Resolves once the transport took it; rejects with `ConnectionClosedError` after close.
+   */
+  notify<M extends keyof ClientNotifications>(method: M, ...args: ParamsArgument<ClientNotifications[M]>): Promise<void>
+  notify<M extends string>(method: OtherMethod<ClientNotifications, M>, params?: JsonObject): Promise<void>
+  /**
+   * Notifications from the server, by method, as their params: typed for a method of
+   * {@link ServerNotifications}. Hot; survives reconnects; completes when the client closes.
+   */
+  notifications<M extends keyof ServerNotifications>(method: M): Observable<NotificationParams<ServerNotifications, M>>
+  notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ServerNotifications, M>): Observable<P>
   ping(options?: RequestOptions): Promise<void>
   /** Every tool, across pages, fetched lazily. */
   tools(): Observable<Tool>
@@ -326,8 +344,12 @@ class Client implements McpClient {
     }
   }
 
-  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
-    return this.connection.request<R>(method, params, options)
+  request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
+    return this.connection.request<R>(method, params as JsonObject | undefined, options)
+  }
+
+  async notify(method: string, params?: object): Promise<void> {
+    await this.connection.notify(method, params as JsonObject | undefined)
   }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {

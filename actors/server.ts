@@ -18,7 +18,8 @@ import {
   type CallToolResult, type ClientCapabilities, type CompleteResult, type CreateMessageParams, type CreateMessageResult,
   type ElicitParams, type ElicitResult, type GetPromptResult, type Icon, type Implementation, type ListRootsResult,
   type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceContents,
-  type ResourceTemplate, type ServerCapabilities, type Tool, type ToolAnnotations,
+  type ResourceTemplate, type ServerCapabilities, type Tool, type ToolAnnotations, type ServerRequests, type ServerNotifications,
+  type ClientNotifications, type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
 } from '../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from './actor.ts'
 import { BaseContext, type RequestContext } from './context.ts'
@@ -148,12 +149,23 @@ export interface ServerSession {
   /** The state now and after every change; completes when the session ends. */
   readonly states: Observable<SessionState>
   readonly connection: Connection
-  /** Sends a request to the client (capabilities checked locally first). */
-  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
-  /** Sends a notification to the client. */
-  notify(method: string, params?: JsonObject): void
-  /** Notifications from the client, by method (e.g. `notifications/roots/list_changed`). */
-  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P>
+  /**
+   * Sends a request to the client (capabilities checked locally first), as a cold Observable of
+   * progress events and the result. A method of {@link ServerRequests} has its params checked and
+   * its result typed: `session.request('roots/list')` emits `RequestEvent<ListRootsResult>`.
+   */
+  request<M extends keyof ServerRequests>(method: M, ...args: [...ParamsArgument<RequestParams<ServerRequests, M>>, options?: RequestOptions]): Observable<RequestEvent<RequestResult<ServerRequests, M>>>
+  /** Any other method: params are a `JsonObject`, and the result is `R` (an unchecked claim). */
+  request<R extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ServerRequests, M>, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+  /** Sends a notification to the client; a method of {@link ServerNotifications} has its params checked. */
+  notify<M extends keyof ServerNotifications>(method: M, ...args: ParamsArgument<ServerNotifications[M]>): void
+  notify<M extends string>(method: OtherMethod<ServerNotifications, M>, params?: JsonObject): void
+  /**
+   * Notifications from the client, by method, as their params (e.g. `notifications/roots/list_changed`):
+   * typed for a method of {@link ClientNotifications}. Hot; completes when the session ends.
+   */
+  notifications<M extends keyof ClientNotifications>(method: M): Observable<NotificationParams<ClientNotifications, M>>
+  notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ClientNotifications, M>): Observable<P>
   /** Sends `notifications/message` if `level` passes the session's level. */
   log(level: LoggingLevel, data: unknown, logger?: string): void
   sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult>
@@ -536,14 +548,14 @@ class Session implements ServerSession {
     return undefined
   }
 
-  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
-    return this.connection.request<R>(method, params, { progress: false, ...options })
+  request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
+    return this.connection.request<R>(method, params as JsonObject | undefined, { progress: false, ...options })
   }
 
-  notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void {
+  notify(method: string, params?: object, relatedRequestId?: RequestId): void {
     if (this.connection.isClosed) return
     try {
-      const written = this.connection.notify(method, params, relatedRequestId)
+      const written = this.connection.notify(method, params as JsonObject | undefined, relatedRequestId)
       written?.catch(error => this.#reportSend(error))
     } catch (error) { this.#reportSend(error) }
   }

@@ -636,6 +636,34 @@ export interface ServerNotifications {
   'notifications/elicitation/complete': ElicitationCompleteNotificationParams
 }
 
+/**
+ * The params argument of a method, as a tuple to spread into a signature: optional when the method
+ * may be sent without params (`ping`, `tools/list`), required otherwise. For a notification map
+ * ({@link ClientNotifications}, {@link ServerNotifications}) pass the map's entry itself.
+ * @example
+ * type A = ParamsArgument<ClientRequests['tools/call']['params']> // [params: CallToolParams]
+ * type B = ParamsArgument<ClientRequests['ping']['params']>       // [params?: undefined]
+ */
+export type ParamsArgument<P> = undefined extends P ? [params?: Exclude<P, undefined>] : [params: P]
+
+/** The params of request method `M` of a request map ({@link ClientRequests}, {@link ServerRequests}). */
+export type RequestParams<Map, M extends keyof Map> = Map[M] extends { params: infer P } ? P : never
+
+/** The result of request method `M` of a request map ({@link ClientRequests}, {@link ServerRequests}). */
+export type RequestResult<Map, M extends keyof Map> = Map[M] extends { result: infer R } ? R : never
+
+/**
+ * What `notifications(method)` emits for notification `M` of map `Map`: its params, or an empty
+ * object (possibly with `_meta`) for a notification without params.
+ */
+export type NotificationParams<Map, M extends keyof Map> = [Map[M]] extends [undefined] ? JsonObject : Exclude<Map[M], undefined>
+
+/**
+ * `M` when it is not a method of `Map`, `never` when it is: the untyped ("any other method")
+ * overloads take their method as this, so a known method is held to its typed signature.
+ */
+export type OtherMethod<Map, M extends string> = M extends keyof Map ? never : M
+
 /** The revision a method first appeared in, for those added after 2024-11-05. */
 export const METHOD_SINCE: Readonly<Record<string, ProtocolVersion>> = {
   'completion/complete': '2025-03-26',

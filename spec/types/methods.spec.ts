@@ -1,0 +1,115 @@
+import { describe, expectTypeOf, it } from 'vitest'
+import type { Observable } from 'rxjs'
+import type { McpClient } from '../../actors/client.ts'
+import type { ServerSession } from '../../actors/server.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import type { RequestEvent } from '../../lib/operators/progress.ts'
+import type {
+  CallToolResult, ClientRequests, CreateMessageResult, ElicitResult, EmptyResult, ListRootsResult, ListToolsResult,
+  LoggingMessageNotificationParams, NotificationParams, ParamsArgument, ProgressNotificationParams, RequestParams,
+  RequestResult, ResourceUpdatedNotificationParams, ServerNotifications, CancelledNotificationParams,
+} from '../../lib/schema/types.ts'
+
+// Type-level only: these functions are never called, tsc checks them (`npx tsc --noEmit -p .`).
+declare const client: McpClient
+declare const session: ServerSession
+
+describe('ParamsArgument', () => {
+  it('makes params optional exactly when the method may go without them', () => {
+    expectTypeOf<ParamsArgument<RequestParams<ClientRequests, 'ping'>>>().toEqualTypeOf<[params?: never]>()
+    expectTypeOf<ParamsArgument<RequestParams<ClientRequests, 'tools/list'>>>().toEqualTypeOf<[params?: { cursor?: string; _meta?: import('../../lib/jsonrpc/message.ts').Meta }]>()
+    expectTypeOf<ParamsArgument<RequestParams<ClientRequests, 'tools/call'>>>().toEqualTypeOf<[params: ClientRequests['tools/call']['params']]>()
+  })
+})
+
+describe('RequestResult', () => {
+  it('is the result type of the method map entry', () => {
+    expectTypeOf<RequestResult<ClientRequests, 'tools/call'>>().toEqualTypeOf<CallToolResult>()
+  })
+})
+
+describe('NotificationParams', () => {
+  it('is the params, or a JsonObject for a notification without params', () => {
+    expectTypeOf<NotificationParams<ServerNotifications, 'notifications/message'>>().toEqualTypeOf<LoggingMessageNotificationParams>()
+    expectTypeOf<NotificationParams<ServerNotifications, 'notifications/tools/list_changed'>>().toEqualTypeOf<JsonObject>()
+  })
+})
+
+describe('McpClient.request', () => {
+  it('types params and result by method name', () => {
+    const typed = () => {
+      expectTypeOf(client.request('tools/call', { name: 'add', arguments: { a: 1 } })).toEqualTypeOf<Observable<RequestEvent<CallToolResult>>>()
+      expectTypeOf(client.request('tools/list')).toEqualTypeOf<Observable<RequestEvent<ListToolsResult>>>()
+      expectTypeOf(client.request('tools/list', { cursor: 'c' }, { timeout: 5 })).toEqualTypeOf<Observable<RequestEvent<ListToolsResult>>>()
+      expectTypeOf(client.request('ping')).toEqualTypeOf<Observable<RequestEvent<EmptyResult>>>()
+      // @ts-expect-error tools/call needs its params
+      client.request('tools/call')
+      // @ts-expect-error the name of a tool is a string
+      client.request('tools/call', { name: 1 })
+      // @ts-expect-error resources/read needs a uri
+      client.request('resources/read', { url: 'x' })
+    }
+    expectTypeOf(typed).toBeFunction()
+  })
+
+  it('takes any other method with JsonObject params and a JsonObject result', () => {
+    const untyped = () => {
+      expectTypeOf(client.request('vendor/thing', { any: 1 })).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
+      expectTypeOf(client.request('vendor/thing')).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
+      expectTypeOf(client.request<{ answer: number }>('vendor/thing')).toEqualTypeOf<Observable<RequestEvent<{ answer: number }>>>()
+    }
+    expectTypeOf(untyped).toBeFunction()
+  })
+})
+
+describe('McpClient.notify', () => {
+  it('types params by method name and takes any other method', () => {
+    const calls = () => {
+      expectTypeOf(client.notify('notifications/roots/list_changed')).toEqualTypeOf<Promise<void>>()
+      expectTypeOf(client.notify('notifications/cancelled', { requestId: 3, reason: 'bored' })).toEqualTypeOf<Promise<void>>()
+      expectTypeOf(client.notify('vendor/ping', { n: 1 })).toEqualTypeOf<Promise<void>>()
+      // @ts-expect-error progress needs progressToken and progress
+      void client.notify('notifications/progress', { progress: 1 })
+    }
+    expectTypeOf(calls).toBeFunction()
+  })
+})
+
+describe('McpClient.notifications', () => {
+  it('types what a server notification carries', () => {
+    expectTypeOf(client.notifications('notifications/resources/updated')).toEqualTypeOf<Observable<ResourceUpdatedNotificationParams>>()
+    expectTypeOf(client.notifications('notifications/progress')).toEqualTypeOf<Observable<ProgressNotificationParams>>()
+    expectTypeOf(client.notifications('notifications/tools/list_changed')).toEqualTypeOf<Observable<JsonObject>>()
+    expectTypeOf(client.notifications('vendor/event')).toEqualTypeOf<Observable<JsonObject>>()
+    expectTypeOf(client.notifications<{ n: number }>('vendor/event')).toEqualTypeOf<Observable<{ n: number }>>()
+  })
+})
+
+describe('ServerSession', () => {
+  it('types requests to the client by the server request map', () => {
+    expectTypeOf(session.request('roots/list')).toEqualTypeOf<Observable<RequestEvent<ListRootsResult>>>()
+    expectTypeOf(session.request('sampling/createMessage', { messages: [], maxTokens: 10 })).toEqualTypeOf<Observable<RequestEvent<CreateMessageResult>>>()
+    expectTypeOf(session.request('elicitation/create', { message: 'ok?', requestedSchema: { type: 'object', properties: {} } }))
+      .toEqualTypeOf<Observable<RequestEvent<ElicitResult>>>()
+    expectTypeOf(session.request('vendor/ask', { q: 1 })).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
+    const wrong = () => {
+      // @ts-expect-error sampling needs maxTokens
+      session.request('sampling/createMessage', { messages: [] })
+    }
+    expectTypeOf(wrong).toBeFunction()
+  })
+
+  it('types notifications both ways', () => {
+    const calls = () => {
+      session.notify('notifications/tools/list_changed')
+      session.notify('notifications/resources/updated', { uri: 'file:///x' })
+      session.notify('vendor/event', { n: 1 })
+      // @ts-expect-error resources/updated needs a uri
+      session.notify('notifications/resources/updated', {})
+    }
+    expectTypeOf(calls).toBeFunction()
+    expectTypeOf(session.notifications('notifications/cancelled')).toEqualTypeOf<Observable<CancelledNotificationParams>>()
+    expectTypeOf(session.notifications('notifications/roots/list_changed')).toEqualTypeOf<Observable<JsonObject>>()
+    expectTypeOf(session.notifications('vendor/event')).toEqualTypeOf<Observable<JsonObject>>()
+  })
+})
