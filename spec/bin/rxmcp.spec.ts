@@ -9,7 +9,7 @@ const server = ['--', process.execPath, '--import', 'tsx', 'examples/everything/
 
 function rxmcp(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise(resolve => {
-    execFile(process.execPath, ['bin/rxmcp.js', ...args], { cwd: root, timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', ...args], { cwd: root, timeout: 20_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
     })
   })

@@ -1,0 +1,140 @@
+/**
+ * The package as a consumer gets it: `npm pack`, installed into an empty project with no network
+ * (dependencies linked from this checkout), then used with plain `node` (no TypeScript loader) and
+ * type-checked with `tsc` under both module resolutions a consumer may use.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const RUNTIME_DEPENDENCIES = ['ajv', 'msgpackr', 'rxjs', 'ws']
+
+interface Run { code: number; stdout: string; stderr: string }
+
+/** Runs a command to its end; the environment has no NODE_OPTIONS, so no loader sneaks in. */
+function run(command: string, args: string[], cwd: string, timeout = 120_000): Promise<Run> {
+  const env = { ...process.env }
+  delete env.NODE_OPTIONS
+  return new Promise(resolve => {
+    execFile(command, args, { cwd, env, timeout, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+    })
+  })
+}
+
+/** Runs an ES module given as text under plain node in the consumer project. */
+function node(project: string, source: string, extra: string[] = []): Promise<Run> {
+  return run(process.execPath, [...extra, '--input-type=module', '-e', source], project, 60_000)
+}
+
+describe('the npm package', () => {
+  let scratch: string
+  let project: string
+  let files: string[]
+  let manifest: { dependencies?: Record<string, string>; exports: Record<string, unknown>; bin: Record<string, string> }
+
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'rxmcp-pack-'))
+    // npm pack runs `prepare`, so the tarball holds a build of the sources as they are now.
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], root, 240_000)
+    expect(packed.code, packed.stderr).toBe(0)
+    const [report] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string; files: { path: string }[] }]
+    files = report.files.map(file => file.path).sort()
+    manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'))
+
+    project = join(scratch, 'consumer')
+    await run('mkdir', ['-p', project], scratch)
+    // Offline: the runtime dependencies are linked from this checkout, the package comes from the tarball.
+    const dependencies = Object.fromEntries(RUNTIME_DEPENDENCIES.map(name => [name, `file:${join(root, 'node_modules', name)}`]))
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', dependencies }))
+    const installed = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', join(scratch, report.filename)], project, 240_000)
+    expect(installed.code, installed.stderr).toBe(0)
+    await writeFile(join(project, 'server.mjs'), [
+      "import { createServer, stdio } from 'rxmcp'",
+      "const server = createServer({ name: 'packaged', version: '1.0.0' })",
+      "server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },",
+      "  ({ text }) => ({ content: [{ type: 'text', text: `echo: ${text}` }] }))",
+      'await server.listen(stdio())',
+    ].join('\n'))
+  }, 600_000)
+
+  afterAll(async () => {
+    if (scratch !== undefined) await rm(scratch, { recursive: true, force: true })
+  })
+
+  it('holds the build, the README and the manifest, and nothing else', () => {
+    const strays = files.filter(path => !/^(dist\/.+\.(js|d\.ts|js\.map)|package\.json|README\.md)$/.test(path))
+    expect(strays).toEqual([])
+    expect(files).toContain('dist/index.js')
+    expect(files).toContain('dist/index.d.ts')
+    expect(files).toContain('dist/bin/rxmcp.js')
+    expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
+  })
+
+  it('depends at runtime on rxjs, ws, msgpackr and ajv only', () => {
+    expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
+  })
+
+  it('points every export at a built file that is in the tarball', () => {
+    for (const [subpath, target] of Object.entries(manifest.exports)) {
+      const targets = typeof target === 'string' ? [target] : Object.values(target as Record<string, string>)
+      for (const file of targets) expect(files, `${subpath} -> ${file}`).toContain(file.replace(/^\.\//, ''))
+    }
+  })
+
+  it('imports the root and every subpath with plain node', async () => {
+    const subpaths = Object.keys(manifest.exports).filter(subpath => subpath !== './package.json').map(subpath => subpath.replace(/^\./, 'rxmcp'))
+    const source = `for (const name of ${JSON.stringify(subpaths)}) { const m = await import(name); console.log(name, Object.keys(m).length) }`
+    const result = await node(project, source)
+    expect(result.stderr).toBe('')
+    const lines = result.stdout.trim().split('\n')
+    expect(lines.map(line => line.split(' ')[0])).toEqual(subpaths)
+    for (const line of lines) expect(Number(line.split(' ')[1])).toBeGreaterThan(0)
+  })
+
+  it('is loaded by require() too, since no module of it awaits at top level (require(esm))', async () => {
+    const result = await run(process.execPath, ['-e', "const m = require('rxmcp'); console.log(typeof m.createServer, typeof m.connect)"], project)
+    expect(result.stdout.trim()).toBe('function function')
+  })
+
+  it('runs a stdio server from the installed package, called through the installed rxmcp command', async () => {
+    const result = await run(join(project, 'node_modules', '.bin', 'rxmcp'), ['call', 'echo', '{"text":"hi"}', '--', process.execPath, 'server.mjs'], project)
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual({ content: [{ type: 'text', text: 'echo: hi' }] })
+  })
+
+  it.each(['node16', 'bundler'])('type-checks a consumer against the installed declarations with moduleResolution %s', async resolution => {
+    await writeFile(join(project, 'consumer.ts'), [
+      "import { createServer, connect, type McpClient, type ToolDefinition } from 'rxmcp'",
+      "import { stdio, stdioClient } from 'rxmcp/transports/stdio'",
+      "import { connectInMemory } from 'rxmcp/testing'",
+      "import { streamableHttp } from 'rxmcp/transports/streamable-http'",
+      "import { httpClient } from 'rxmcp/transports/http-client'",
+      "import { websocket } from 'rxmcp/transports/websocket'",
+      "const definition: ToolDefinition = { inputSchema: { type: 'object' } }",
+      "const server = createServer({ name: 'consumer', version: '1.0.0' })",
+      "server.tool('t', definition, () => ({ content: [] }))",
+      'void [stdio, connectInMemory, streamableHttp, httpClient, websocket]',
+      "export const client: Promise<McpClient> = connect(stdioClient({ command: 'node', args: ['server.mjs'] }), { name: 'c', version: '1' })",
+      // A deliberate mistake proves the declarations are read: it must be the only error.
+      'export const wrong: string = createServer',
+    ].join('\n'))
+    const tsconfig = {
+      compilerOptions: {
+        strict: true, noEmit: true, target: 'es2022', lib: ['es2023', 'dom'], skipLibCheck: false,
+        module: resolution === 'node16' ? 'node16' : 'esnext', moduleResolution: resolution,
+        types: ['node'], typeRoots: [join(root, 'node_modules', '@types')],
+      },
+      files: ['consumer.ts'],
+    }
+    await writeFile(join(project, `tsconfig.${resolution}.json`), JSON.stringify(tsconfig))
+    const result = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${resolution}.json`], project)
+    const errors = result.stdout.trim().split('\n').filter(line => line.includes('error TS'))
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatch(/^consumer\.ts\(12,14\): error TS2322/)
+  }, 120_000)
+})
