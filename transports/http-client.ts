@@ -1,7 +1,7 @@
 import { Observable, Subject } from 'rxjs'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
-import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
@@ -14,7 +14,11 @@ export interface HttpClientOptions {
   fetch?: typeof fetch
   /** Reconnection of dropped SSE streams: first delay, cap, and attempts in a row (defaults 1 s, 30 s, 5). The server's `retry` field wins over the first delay. */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
-  /** Largest incoming message in bytes (default 4 MiB). */
+  /**
+   * Largest incoming message in bytes (default 4 MiB). It bounds a JSON body and one SSE event too:
+   * a server that sends more (an event that never ends, say) fails the request it answers with a
+   * TransportError whose cause is a FrameTooLargeError, and its stream is cancelled.
+   */
   maxMessageSize?: number
   /** Streamable HTTP: open the GET stream for server-initiated messages after initialize (default true). */
   openStandaloneStream?: boolean
@@ -170,16 +174,17 @@ class HttpClient implements HttpClientTransport {
       return this.#post(payload, true)
     }
     if (!response.ok) {
-      const text = await response.text().catch(() => '')
+      const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
       // A JSON-RPC error body answers the request: hand it on, so the caller sees the server's error.
       if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
       throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
     }
     const contentType = response.headers.get('content-type') ?? ''
     if (contentType.includes('text/event-stream')) {
-      void this.#readSse(response, requestIdsOf(payload))
+      // Awaited, so a stream that fails (an oversized event) fails the send, and so the requests it carries.
+      await this.#readSse(response, requestIdsOf(payload))
     } else if (contentType.includes('application/json')) {
-      this.#emit(new Uint8Array(await response.arrayBuffer()))
+      this.#emit(await this.#readBody(response, this.#maxMessageSize).catch(error => { throw this.#tooLarge(error, `POST ${this.#url}`) }))
     } else {
       void response.body?.cancel()
     }
@@ -201,7 +206,7 @@ class HttpClient implements HttpClientTransport {
     }
     this.#sessionId = sessionId
     // The connection already has its initialize answer: this one is read and dropped.
-    await response.arrayBuffer()
+    await this.#readBody(response, this.#maxMessageSize)
     const initialized = await this.#fetch(this.#url, {
       method: 'POST',
       headers: this.#headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
@@ -242,8 +247,10 @@ class HttpClient implements HttpClientTransport {
         const item = this.#emit(event.data)
         if (item?.type === 'message') for (const id of responseIdsOf(item.message)) waiting.delete(id)
       })
-    } catch {
-      // A dropped connection: resumed below if anything is still owed.
+    } catch (error) {
+      // Resuming would replay the same oversized event: the requests still owed fail instead.
+      if (error instanceof FrameTooLargeError) throw this.#tooLarge(error, `The response stream of POST ${this.#url}`)
+      // Otherwise a dropped connection: resumed below if anything is still owed.
     }
     if (this.#isClosed || waiting.size === 0 || lastEventId === undefined) return
     const maxRetries = this.#options.reconnect?.maxRetries ?? HTTP_CLIENT_DEFAULTS.maxRetries
@@ -269,7 +276,11 @@ class HttpClient implements HttpClientTransport {
         if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
         this.#emit(event.data)
       })
-    } catch { /* dropped: reconnect below */ }
+    } catch (error) {
+      // No request to fail here, and a reconnect would replay it: the server is broken, the transport ends.
+      if (error instanceof FrameTooLargeError) return this.#fail(this.#tooLarge(error, `The GET stream of ${this.#url}`))
+      // Otherwise dropped: reconnect below.
+    }
     if (this.#isClosed) return
     const next = isAnyEvent ? 0 : attempt + 1
     if (next > (this.#options.reconnect?.maxRetries ?? HTTP_CLIENT_DEFAULTS.maxRetries)) return
@@ -293,6 +304,10 @@ class HttpClient implements HttpClientTransport {
     }
   }
 
+  /**
+   * Feeds an SSE body to `onEvent`. An event over the message size limit cancels the body and
+   * throws FrameTooLargeError; a dropped connection throws what fetch threw.
+   */
   async #consume(response: Response, onEvent: (event: SseEvent) => void): Promise<void> {
     if (response.body === null) return
     const parser = createSseParser(onEvent, this.#maxMessageSize)
@@ -302,11 +317,56 @@ class HttpClient implements HttpClientTransport {
       for (;;) {
         const { done, value } = await reader.read()
         if (done) break
-        parser.write(decoder.decode(value, { stream: true }))
+        try {
+          parser.write(decoder.decode(value, { stream: true }))
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error
+          // Stop the server's bytes at the socket, not only here.
+          await reader.cancel().catch(() => {})
+          throw new FrameTooLargeError(this.#maxMessageSize, `An SSE event exceeds the limit of ${this.#maxMessageSize} bytes (maxMessageSize)`, { cause: error })
+        }
       }
     } finally {
       reader.releaseLock()
     }
+  }
+
+  /** Reads a whole body, cancelling it and throwing FrameTooLargeError once it passes `limit` bytes. */
+  async #readBody(response: Response, limit: number): Promise<Uint8Array> {
+    if (response.body === null) return new Uint8Array(0)
+    const declared = Number(response.headers.get('content-length'))
+    if (declared > limit) {
+      void response.body.cancel().catch(() => {})
+      throw new FrameTooLargeError(limit, `A body of ${declared} bytes exceeds the limit of ${limit} bytes`)
+    }
+    const chunks: Uint8Array[] = []
+    let size = 0
+    const reader = response.body.getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        size += value.byteLength
+        if (size > limit) {
+          await reader.cancel().catch(() => {})
+          throw new FrameTooLargeError(limit, `A body exceeds the limit of ${limit} bytes`)
+        }
+        chunks.push(value)
+      }
+    } finally {
+      reader.releaseLock()
+    }
+    if (chunks.length === 1) return chunks[0]!
+    const body = new Uint8Array(size)
+    let offset = 0
+    for (const chunk of chunks) { body.set(chunk, offset); offset += chunk.byteLength }
+    return body
+  }
+
+  /** The error a request sees when its answer was too big: a TransportError naming where, caused by the FrameTooLargeError. */
+  #tooLarge(error: unknown, where: string): unknown {
+    if (!(error instanceof FrameTooLargeError)) return error
+    return new TransportError(`${where}: ${error.message}`, { cause: error })
   }
 
   #delay(attempt: number, retry: number | undefined): number {
@@ -337,6 +397,8 @@ class HttpClient implements HttpClientTransport {
         }
         if (!response.ok) { reject(new TransportError(`GET ${url} answered ${response.status}`)); return }
         let hasEndpoint = false
+        // Set when the stream carried an event over the size limit: the transport ends with it.
+        let failure: unknown
         try {
           await this.#consume(response, event => {
             if (event.event === 'endpoint' && !hasEndpoint) {
@@ -349,9 +411,12 @@ class HttpClient implements HttpClientTransport {
               this.#emit(event.data)
             }
           })
-        } catch { /* dropped */ }
-        if (!hasEndpoint) reject(new TransportError('The SSE stream ended before its endpoint event'))
-        if (!this.#isClosed) this.#fail(new ConnectionClosedError('The SSE stream closed'))
+        } catch (error) {
+          if (error instanceof FrameTooLargeError) failure = this.#tooLarge(error, `The SSE stream of ${url}`)
+          // Otherwise dropped.
+        }
+        if (!hasEndpoint) reject(failure ?? new TransportError('The SSE stream ended before its endpoint event'))
+        if (!this.#isClosed) this.#fail(failure ?? new ConnectionClosedError('The SSE stream closed'))
       })()
     })
   }
@@ -380,6 +445,9 @@ class HttpClient implements HttpClientTransport {
     }
   }
 }
+
+/** How much of an error answer's body is read, for the error message. */
+const ERROR_BODY_LIMIT = 64 * 1024
 
 function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
   const ids: RequestId[] = []

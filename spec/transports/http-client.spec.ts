@@ -1,9 +1,12 @@
-import { describe, expect, it } from 'vitest'
+import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { connect } from '../../actors/client.ts'
-import { ConnectionClosedError } from '../../lib/jsonrpc/errors.ts'
+import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../../lib/jsonrpc/errors.ts'
+import { closeServer } from '../../transports/listen.ts'
+import type { Inbound } from '../../lib/transport.ts'
 
 describe('streamableHttpClient', () => {
   it('starts a new session transparently when the server forgets the old one', async () => {
@@ -61,5 +64,105 @@ describe('streamableHttpClient', () => {
     } finally {
       await server.close()
     }
+  })
+
+  describe('bounds what a server sends', () => {
+    /** A hand-made Streamable HTTP server on 127.0.0.1: initialize and echo answered in JSON, `flood` by `onFlood`. */
+    let fake: { url: string; close: () => Promise<void> } | undefined
+    afterEach(async () => { await fake?.close(); fake = undefined })
+
+    async function startFake(onFlood: (res: ServerResponse) => void, onGet?: (res: ServerResponse) => void): Promise<string> {
+      const node = createNodeServer(async (req: IncomingMessage, res: ServerResponse) => {
+        if (req.method === 'GET') { if (onGet === undefined) { res.statusCode = 405; res.end() } else onGet(res); return }
+        if (req.method === 'DELETE') { res.end(); return }
+        let body = ''
+        for await (const chunk of req) body += chunk
+        const message = JSON.parse(body)
+        if (!('id' in message)) { res.statusCode = 202; res.end(); return }
+        if (message.method === 'tools/call' && message.params.name === 'flood') return onFlood(res)
+        const result = message.method === 'initialize'
+          ? { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'fake', version: '1' } }
+          : { content: [{ type: 'text', text: message.params?.arguments?.text ?? '' }] }
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'fake-session' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }))
+      })
+      await new Promise<void>(resolve => node.listen(0, '127.0.0.1', resolve))
+      fake = { url: `http://127.0.0.1:${(node.address() as { port: number }).port}/mcp`, close: () => closeServer(node) }
+      return fake.url
+    }
+
+    /**
+     * Writes data lines that never end the event, as fast as the client reads, up to `bytes`, then
+     * holds the stream open. Resolves with the bytes written when the client hangs up.
+     */
+    function endlessEvent(res: ServerResponse, bytes: number): Promise<number> {
+      return new Promise(resolve => {
+        let written = 0
+        res.on('close', () => resolve(written))
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        const line = `data: ${'x'.repeat(1018)}\n`
+        const pump = () => {
+          while (written < bytes && !res.destroyed) {
+            written += line.length
+            if (!res.write(line)) { res.once('drain', pump); return }
+          }
+        }
+        pump()
+      })
+    }
+
+    it('fails the request whose SSE event passes maxMessageSize, cancels its stream, and the session lives on', async () => {
+      let hungUp!: Promise<number>
+      const url = await startFake(res => { hungUp = endlessEvent(res, 64 * 1024 * 1024) })
+      const client = await connect(streamableHttpClient(url, { maxMessageSize: 64 * 1024 }), { name: 'rx', version: '1' })
+      const error = await client.callTool('flood', {}).catch((failure: unknown) => failure)
+      expect(error).toBeInstanceOf(TransportError)
+      expect((error as TransportError).code).toBe('RXMCP_ERR_TRANSPORT')
+      expect((error as Error).message).toMatch(/^The response stream of POST http:\/\/127\.0\.0\.1:\d+\/mcp: An SSE event exceeds the limit of 65536 bytes \(maxMessageSize\)$/)
+      expect((error as Error).cause).toBeInstanceOf(FrameTooLargeError)
+      // The client hung up long before the server had written its 64 MiB (socket buffers hold a few).
+      expect(await hungUp).toBeLessThan(32 * 1024 * 1024)
+      expect(await client.callTool('echo', { text: 'still here' })).toEqual({ content: [{ type: 'text', text: 'still here' }] })
+      await client.close()
+    })
+
+    it('bounds an SSE event by the default maxMessageSize of 4 MiB', async () => {
+      let hungUp!: Promise<number>
+      const url = await startFake(res => { hungUp = endlessEvent(res, 64 * 1024 * 1024) })
+      const client = await connect(streamableHttpClient(url), { name: 'rx', version: '1' })
+      const error = await client.callTool('flood', {}).catch((failure: unknown) => failure)
+      expect(error).toBeInstanceOf(TransportError)
+      expect((error as Error).message).toMatch(/An SSE event exceeds the limit of 4194304 bytes/)
+      expect(await hungUp).toBeGreaterThan(4 * 1024 * 1024)
+      expect(await hungUp).toBeLessThan(32 * 1024 * 1024)
+      await client.close()
+    })
+
+    it('fails the request whose JSON answer passes maxMessageSize', async () => {
+      const url = await startFake(res => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'x'.repeat(200 * 1024) }] } }))
+      })
+      const client = await connect(streamableHttpClient(url, { maxMessageSize: 64 * 1024 }), { name: 'rx', version: '1' })
+      const error = await client.callTool('flood', {}).catch((failure: unknown) => failure)
+      expect(error).toBeInstanceOf(TransportError)
+      expect((error as Error).message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/mcp: A body exceeds the limit of 65536 bytes$/)
+      expect((error as Error).cause).toBeInstanceOf(FrameTooLargeError)
+      await client.close()
+    })
+
+    it('ends the transport when the GET stream sends an event over the limit', async () => {
+      let hungUp!: Promise<number>
+      const url = await startFake(() => {}, res => { hungUp = endlessEvent(res, 64 * 1024 * 1024) })
+      const transport = streamableHttpClient(url, { maxMessageSize: 16 * 1024 })
+      const ended = new Promise<unknown>(resolve => transport.inbound.subscribe({ next: () => {}, error: resolve, complete: () => resolve('complete') }))
+      await transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rx', version: '1' } } })
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      const error = await ended
+      expect(error).toBeInstanceOf(TransportError)
+      expect((error as Error).message).toMatch(/^The GET stream of http:\/\/127\.0\.0\.1:\d+\/mcp: An SSE event exceeds the limit of 16384 bytes/)
+      expect(await hungUp).toBeLessThan(32 * 1024 * 1024)
+      await transport.close()
+    })
   })
 })
