@@ -3,7 +3,7 @@ import type {
   JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId,
 } from './jsonrpc/message.ts'
 import {
-  CancelledError, ConnectionClosedError, InternalError, InvalidRequestError, McpError,
+  CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, LocalError, McpError,
   MethodNotFoundError, TimeoutError, TransportError,
 } from './jsonrpc/errors.ts'
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
@@ -122,6 +122,12 @@ export interface ConnectionOptions {
   onNotification?: (notification: JsonRpcNotification) => void
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
   allowBatch?: () => boolean
+  /**
+   * Most entries in one JSON-RPC batch (default 1000). A longer batch is answered with one -32600
+   * (id null) before any entry is looked at, so one frame cannot keep the event loop busy for
+   * seconds or make the server write an error per entry.
+   */
+  maxBatchSize?: number
   /** Turns a handler's non-McpError failure into the error to answer with (default: -32603, generic message). */
   toWireError?: (error: unknown, request: IncomingRequest) => McpError
   idGenerator?: IdGenerator
@@ -140,7 +146,7 @@ export interface ConnectionOptions {
 }
 
 /** DEFAULTS of {@link ConnectionOptions}. */
-export const DEFAULTS = { timeout: DEFAULT_REQUEST_TIMEOUT } as const
+export const DEFAULTS = { timeout: DEFAULT_REQUEST_TIMEOUT, maxBatchSize: 1000 } as const
 
 /** An entry of the pending table: the subscriber waiting for a response. */
 interface Pending {
@@ -359,8 +365,10 @@ class JsonRpcConnection implements Connection {
 
   #receive(item: Inbound): void {
     if (item.type === 'invalid') {
+      const error = item.error
+      if (error instanceof FrameTooLargeError && error.id !== undefined) return this.#receiveTooLarge(error, error.id)
       // Not JSON or not UTF-8 arrives as ParseError (-32700); an oversized frame is an invalid request.
-      this.#sendError(null, item.error instanceof McpError ? item.error : new InvalidRequestError(`Invalid Request: ${item.error.message}`))
+      this.#sendError(null, error instanceof McpError ? error : new InvalidRequestError(`Invalid Request: ${error.message}`))
       return
     }
     const value = item.message
@@ -369,18 +377,37 @@ class JsonRpcConnection implements Connection {
     this.#receiveOne(value, undefined)
   }
 
+  /**
+   * An oversized frame whose id the codec read from its ends. A response too big to take fails the
+   * request waiting for it at once (its caller would otherwise wait for the timeout); a request
+   * too big is answered with an error carrying its id, so the peer's caller fails at once too.
+   */
+  #receiveTooLarge(error: FrameTooLargeError, id: RequestId): void {
+    if (error.kind === 'response') {
+      const pending = this.#pending.get(id)
+      if (pending === undefined) return this.#inspect?.({ type: 'rxmcp.response.unknown', id })
+      this.#pending.delete(id)
+      return pending.subscriber.error(error)
+    }
+    this.#answerError(id, new InvalidRequestError(`Invalid Request: ${error.message}`, { size: error.size, limit: error.limit }), undefined)
+  }
+
   #receiveBatch(values: unknown[]): void {
     if (!(this.#options.allowBatch?.() ?? false)) {
       return this.#sendError(null, new InvalidRequestError('Invalid Request: JSON-RPC batches are not supported in this protocol version'))
     }
     if (values.length === 0) return this.#sendError(null, new InvalidRequestError('Invalid Request: empty batch'))
+    const limit = this.#options.maxBatchSize ?? DEFAULTS.maxBatchSize
+    if (values.length > limit) {
+      return this.#sendError(null, new InvalidRequestError(`Invalid Request: a batch of ${values.length} entries exceeds the limit of ${limit}`, { entries: values.length, limit }))
+    }
     // Requests in the batch (including malformed ones, which are answered too) decide when it flushes.
     let answered = 0
     for (const value of values) {
       const checked = checkMessage(value)
       if (isCheckFailure(checked) || ('method' in checked && 'id' in checked)) answered++
     }
-    const batch = answered > 0 ? new BatchCollector(answered, responses => this.#sendRaw(responses)) : undefined
+    const batch = answered > 0 ? new BatchCollector(answered, responses => this.#sendBatch(responses)) : undefined
     for (const value of values) this.#receiveOne(value, batch)
   }
 
@@ -485,11 +512,45 @@ class JsonRpcConnection implements Connection {
   #respond(request: IncomingRequest, response: JsonRpcResponse): void {
     if (request.batch !== undefined) return request.batch.add(response)
     if (this.#isClosed) return
-    if (!request.hasSentProgress) return this.#sendSafely(response, request.id)
+    if (!request.hasSentProgress) return this.#sendResponse(response, request.id)
     // A request that reported progress is answered one macrotask later, so the answer does not share
     // a read with its last progress notification: the official SDK client dispatches progress a
     // microtask late and drops it once the response for its token has been handled.
-    ;(this.#options.scheduler ?? asyncScheduler).schedule(() => { if (!this.#isClosed) this.#sendSafely(response, request.id) })
+    ;(this.#options.scheduler ?? asyncScheduler).schedule(() => { if (!this.#isClosed) this.#sendResponse(response, request.id) })
+  }
+
+  /**
+   * Sends a response; one the transport cannot encode (a cycle, a BigInt, a throwing toJSON in the
+   * handler's result or error data) is answered with -32603 instead, so the caller never waits for
+   * an answer that will not come. Failures of the transport itself are only reported.
+   */
+  #sendResponse(response: JsonRpcResponse, relatedRequestId: RequestId | undefined): void {
+    try {
+      const written = this.#send(response, relatedRequestId)
+      written?.catch(error => this.#responseFailed(response, relatedRequestId, error))
+    } catch (error) {
+      this.#responseFailed(response, relatedRequestId, error)
+    }
+  }
+
+  #responseFailed(response: JsonRpcResponse, relatedRequestId: RequestId | undefined, error: unknown): void {
+    if (!isEncodingFailure(error) || this.#isClosed) return this.#report(error)
+    this.#inspect?.({ type: 'rxmcp.handler.error', method: 'encode', error })
+    this.#sendSafely(unserializable(response.id), relatedRequestId)
+  }
+
+  /** Sends a batch's responses as one array; entries that cannot be encoded become -32603 answers. */
+  #sendBatch(responses: JsonRpcResponse[]): void {
+    if (this.#isClosed) return
+    try {
+      const written = this.#send(responses)
+      written?.catch(error => this.#report(error))
+    } catch (error) {
+      if (!isEncodingFailure(error)) return this.#report(error)
+      this.#inspect?.({ type: 'rxmcp.handler.error', method: 'encode', error })
+      // Only on this failure path is each entry encoded alone, to find the ones at fault.
+      this.#sendSafely(responses.map(response => isEncodable(response) ? response : unserializable(response.id)))
+    }
   }
 
   #fail(request: IncomingRequest, error: unknown): void {
@@ -508,15 +569,11 @@ class JsonRpcConnection implements Connection {
   #answerError(id: RequestId | null, error: McpError, batch: BatchCollector | undefined): void {
     const response: JsonRpcResponse = { jsonrpc: '2.0', id, error: error.toJSON() }
     if (batch !== undefined) return batch.add(response)
-    if (!this.#isClosed) this.#sendSafely(response, id ?? undefined)
+    if (!this.#isClosed) this.#sendResponse(response, id ?? undefined)
   }
 
   #sendError(id: RequestId | null, error: McpError): void {
     if (!this.#isClosed) this.#sendSafely({ jsonrpc: '2.0', id, error: error.toJSON() })
-  }
-
-  #sendRaw(payload: JsonRpcPayload): void {
-    if (!this.#isClosed) this.#sendSafely(payload)
   }
 
   #sendSafely(payload: JsonRpcPayload, relatedRequestId?: RequestId): void {
@@ -573,6 +630,24 @@ const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
 const never = () => false
+
+/** The answer to a request whose result or error could not be encoded. */
+function unserializable(id: RequestId | null): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: new InternalError('Internal error: the result could not be serialized').toJSON() }
+}
+
+/**
+ * True for a failure to encode a message (JSON.stringify's TypeError on a cycle or a BigInt, a
+ * RangeError, whatever a toJSON threw), as opposed to the transport's own failure, which is always
+ * a local error (TransportError, ConnectionClosedError).
+ */
+function isEncodingFailure(error: unknown): boolean {
+  return !(error instanceof LocalError)
+}
+
+function isEncodable(value: unknown): boolean {
+  try { JSON.stringify(value); return true } catch { return false }
+}
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function'

@@ -3,6 +3,7 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
 import type { Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
 import { FrameTooLargeError, ParseError } from '../jsonrpc/errors.ts'
+import { FRAME_HEAD_BYTES, FRAME_TAIL_BYTES, readFrameHead } from './frame-head.ts'
 
 const NEWLINE = 0x0a
 const CARRIAGE_RETURN = 0x0d
@@ -12,8 +13,10 @@ const CARRIAGE_RETURN = 0x0d
  *
  * The decoder takes chunks split anywhere (mid-line, mid-character) and looks at each byte once:
  * it scans only new bytes for `\n` and keeps the pieces of an unfinished line in a list, joined
- * once when the line ends. A line longer than `maxMessageSize` yields one `FrameTooLargeError` and
- * is skipped to its end without being kept; invalid UTF-8 and invalid JSON yield a `ParseError`.
+ * once when the line ends. A line longer than `maxMessageSize` is skipped to its end without being
+ * kept, and then yields one `FrameTooLargeError` naming its size, with the id and kind read from
+ * its first and last bytes when they show them (see `readFrameHead`); invalid UTF-8 and invalid
+ * JSON yield a `ParseError`.
  * Blank lines are ignored; a trailing `\r` is dropped.
  *
  * @example
@@ -56,6 +59,12 @@ class JsonLinesDecoder implements Decoder {
   #pending = 0
   /** True while skipping the rest of an oversized line. */
   #isSkipping = false
+  /** While skipping: the first bytes of the oversized line (at most FRAME_HEAD_BYTES), kept to read its id. */
+  #head: Uint8Array = EMPTY
+  /** While skipping: the last bytes seen of the oversized line (at most FRAME_TAIL_BYTES). */
+  #tail: Uint8Array = EMPTY
+  /** While skipping: the size of the oversized line so far. */
+  #skipped = 0
 
   constructor(emit: (item: Inbound) => void, limit: number) {
     this.#emit = emit
@@ -71,48 +80,78 @@ class JsonLinesDecoder implements Decoder {
         this.#keep(bytes.subarray(start))
         return
       }
+      const piece = bytes.subarray(start, end)
       if (this.#isSkipping) {
-        this.#isSkipping = false
-      } else if (this.#pending + (end - start) > this.#limit) {
+        this.#skip(piece)
         this.#tooLarge()
-        this.#isSkipping = false
+      } else if (this.#pending + piece.length > this.#limit) {
+        this.#startSkipping(piece)
+        this.#tooLarge()
       } else {
-        this.#line(this.#pending === 0 ? bytes.subarray(start, end) : this.#join(bytes.subarray(start, end)))
+        this.#line(this.#pending === 0 ? piece : this.#join(piece))
       }
       start = end + 1
     }
   }
 
   end(): void {
-    if (this.#pending > 0 && !this.#isSkipping) this.#line(this.#join(new Uint8Array(0)))
+    if (this.#isSkipping) this.#tooLarge()
+    else if (this.#pending > 0) this.#line(this.#join(new Uint8Array(0)))
     this.#pieces = []
     this.#pending = 0
-    this.#isSkipping = false
   }
 
   #keep(piece: Uint8Array): void {
-    if (this.#isSkipping) return
-    if (this.#pending + piece.length > this.#limit) {
-      this.#tooLarge()
-      this.#isSkipping = true
-      return
-    }
+    if (this.#isSkipping) return this.#skip(piece)
+    if (this.#pending + piece.length > this.#limit) return this.#startSkipping(piece)
     // The chunk's buffer may be reused by the stream, so keep a copy of the unfinished part.
     this.#pieces.push(piece.slice())
     this.#pending += piece.length
   }
 
-  #tooLarge(): void {
-    this.#pieces = []
-    this.#pending = 0
-    this.#emit({ type: 'invalid', error: new FrameTooLargeError(this.#limit) })
+  /** The line passed the limit: keep its first bytes (to read its id later) and drop the rest. */
+  #startSkipping(piece: Uint8Array): void {
+    this.#isSkipping = true
+    this.#skipped = this.#pending
+    this.#tail = EMPTY
+    for (let i = this.#pieces.length - 1; i >= 0 && this.#tail.length < FRAME_TAIL_BYTES; i--) {
+      this.#tail = concat(this.#pieces[i]!.subarray(-FRAME_TAIL_BYTES), this.#tail).slice(-FRAME_TAIL_BYTES)
+    }
+    this.#head = this.#join(EMPTY, FRAME_HEAD_BYTES)
+    if (this.#head.length < FRAME_HEAD_BYTES) this.#head = concat(this.#head, piece.subarray(0, FRAME_HEAD_BYTES - this.#head.length))
+    this.#skip(piece)
   }
 
-  #join(last: Uint8Array): Uint8Array {
-    const line = new Uint8Array(this.#pending + last.length)
+  /** Counts a piece of an oversized line and keeps the end of what was seen. */
+  #skip(piece: Uint8Array): void {
+    this.#skipped += piece.length
+    this.#tail = piece.length >= FRAME_TAIL_BYTES
+      ? piece.slice(piece.length - FRAME_TAIL_BYTES)
+      : concat(this.#tail, piece).slice(-FRAME_TAIL_BYTES)
+  }
+
+  /** The oversized line has ended: one FrameTooLargeError with its size and, if readable, its id. */
+  #tooLarge(): void {
+    const tail = this.#tail.length > 0 ? this.#tail : this.#head
+    const { id, kind } = readFrameHead(this.#head, trimEnd(tail))
+    const size = this.#skipped
+    this.#isSkipping = false
+    this.#head = EMPTY
+    this.#tail = EMPTY
+    this.#skipped = 0
+    this.#emit({ type: 'invalid', error: new FrameTooLargeError(this.#limit, undefined, { size, id, kind }) })
+  }
+
+  /** The pieces kept so far and `last`, as one line (or only its first `max` bytes); empties the pieces. */
+  #join(last: Uint8Array, max = Infinity): Uint8Array {
+    const line = new Uint8Array(Math.min(this.#pending + last.length, max))
     let offset = 0
-    for (const piece of this.#pieces) { line.set(piece, offset); offset += piece.length }
-    line.set(last, offset)
+    for (const piece of [...this.#pieces, last]) {
+      if (offset === line.length) break
+      const part = piece.length <= line.length - offset ? piece : piece.subarray(0, line.length - offset)
+      line.set(part, offset)
+      offset += part.length
+    }
     this.#pieces = []
     this.#pending = 0
     return line
@@ -127,6 +166,22 @@ class JsonLinesDecoder implements Decoder {
     if (start === end) return
     this.#emit(decodeJsonText(start === 0 && end === line.length ? line : line.subarray(start, end), this.#text))
   }
+}
+
+const EMPTY = new Uint8Array(0)
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
+}
+
+/** Drops a trailing `\r` and spaces, so the tail ends where the JSON does. */
+function trimEnd(bytes: Uint8Array): Uint8Array {
+  let end = bytes.length
+  while (end > 0 && (isSpace(bytes[end - 1]!) || bytes[end - 1] === NEWLINE)) end--
+  return bytes.subarray(0, end)
 }
 
 function isSpace(byte: number): boolean {

@@ -3,10 +3,12 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
 import type { Inbound } from '../transport.ts'
 import { FrameTooLargeError, ParseError } from '../jsonrpc/errors.ts'
 import { decodeJsonText } from './json-lines.ts'
+import { FRAME_HEAD_BYTES, FRAME_TAIL_BYTES, readFrameHead } from './frame-head.ts'
 
 /**
  * One JSON message per frame, for transports that frame messages themselves (a WebSocket text
- * frame, an HTTP body). Each `write` is one whole frame.
+ * frame, an HTTP body). Each `write` is one whole frame. A frame over `maxMessageSize` is not
+ * parsed: it yields a `FrameTooLargeError` with its size and the id read from its ends.
  */
 export const json: Codec = {
   name: 'json',
@@ -29,8 +31,13 @@ export const json: Codec = {
 export function decodeJsonFrame(frame: Uint8Array | string, maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE, text = new TextDecoder('utf-8', { fatal: true })): Inbound {
   if (typeof frame === 'string') {
     // A string's UTF-8 size is at most 3 bytes per UTF-16 unit; measure exactly only when close.
-    if (frame.length * 3 > maxMessageSize && new TextEncoder().encode(frame).length > maxMessageSize) {
-      return { type: 'invalid', error: new FrameTooLargeError(maxMessageSize) }
+    if (frame.length * 3 > maxMessageSize) {
+      const size = utf8Length(frame)
+      if (size > maxMessageSize) {
+        const encoder = new TextEncoder()
+        const { id, kind } = readFrameHead(encoder.encode(frame.slice(0, FRAME_HEAD_BYTES)), encoder.encode(frame.slice(-FRAME_TAIL_BYTES).trimEnd()))
+        return { type: 'invalid', error: new FrameTooLargeError(maxMessageSize, undefined, { size, id, kind }) }
+      }
     }
     try {
       return { type: 'message', message: JSON.parse(frame) }
@@ -38,6 +45,28 @@ export function decodeJsonFrame(frame: Uint8Array | string, maxMessageSize = DEF
       return { type: 'invalid', error: new ParseError(`Parse error: ${error instanceof Error ? error.message : 'invalid JSON'}`) }
     }
   }
-  if (frame.length > maxMessageSize) return { type: 'invalid', error: new FrameTooLargeError(maxMessageSize) }
+  if (frame.length > maxMessageSize) {
+    const { id, kind } = readFrameHead(frame.subarray(0, FRAME_HEAD_BYTES), trimEnd(frame.subarray(-FRAME_TAIL_BYTES)))
+    return { type: 'invalid', error: new FrameTooLargeError(maxMessageSize, undefined, { size: frame.length, id, kind }) }
+  }
   return decodeJsonText(frame, text)
+}
+
+/** UTF-8 length of a string without encoding it. */
+function utf8Length(text: string): number {
+  let size = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit < 0x80) size += 1
+    else if (unit < 0x800) size += 2
+    else if (unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { size += 4; i++ }
+    else size += 3
+  }
+  return size
+}
+
+function trimEnd(bytes: Uint8Array): Uint8Array {
+  let end = bytes.length
+  while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x09)) end--
+  return bytes.subarray(0, end)
 }

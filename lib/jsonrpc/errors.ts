@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject } from './message.ts'
+import type { JsonRpcErrorObject, RequestId } from './message.ts'
 
 /**
  * Error codes of JSON-RPC 2.0 and MCP. Wire errors use these constants, never literal numbers.
@@ -161,11 +161,37 @@ export class TransportError extends LocalError {
   constructor(message = 'Transport error', options?: { cause?: unknown }) { super(message, options) }
 }
 
-/** An incoming frame was over the configured maximum size. */
+/** What the head (and tail) of an oversized frame told about it, read without parsing the frame. */
+export interface FrameTooLargeDetails {
+  cause?: unknown
+  /** The frame's size in bytes, when it is known (a line is measured to its end while being skipped). */
+  size?: number
+  /** The top-level `"id"` found near the start or the end of the frame. */
+  id?: RequestId
+  /** `'request'` when a top-level `method` or `params` was seen, `'response'` for `result` or `error`. */
+  kind?: 'request' | 'response'
+}
+
+/**
+ * An incoming frame was over the configured maximum size. It names the size (when known) and the
+ * limit. A codec that could read the frame's id from its first or last bytes sets `id` and `kind`,
+ * so the connection answers the oversized request with its id, or fails the pending request whose
+ * answer was too big, instead of leaving either side to time out.
+ */
 export class FrameTooLargeError extends LocalError {
   override name = 'FrameTooLargeError'
   readonly code = LocalErrorCode.FrameTooLarge
-  constructor(readonly limit: number, message = `Frame exceeds ${limit} bytes`, options?: { cause?: unknown }) { super(message, options) }
+  readonly size?: number
+  readonly id?: RequestId
+  readonly kind?: 'request' | 'response'
+  constructor(readonly limit: number, message?: string, options: FrameTooLargeDetails = {}) {
+    super(message ?? (options.size === undefined
+      ? `Message exceeds the limit of ${limit} bytes`
+      : `Message of ${options.size} bytes exceeds the limit of ${limit} bytes`), options.cause === undefined ? undefined : { cause: options.cause })
+    if (options.size !== undefined) this.size = options.size
+    if (options.id !== undefined) this.id = options.id
+    if (options.kind !== undefined) this.kind = options.kind
+  }
 }
 
 /** A request needs a capability the peer did not declare; refused before it reaches the wire. */

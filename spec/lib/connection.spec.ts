@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { NEVER, Observable, firstValueFrom, lastValueFrom, toArray, timer, map } from 'rxjs'
-import { createConnection, type InspectionEvent } from '../../lib/connection.ts'
+import { DEFAULTS, createConnection, type InspectionEvent } from '../../lib/connection.ts'
 import {
-  CancelledError, ConnectionClosedError, InternalError, InvalidParamsError, McpError, ParseError, TimeoutError,
+  CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidParamsError, McpError, ParseError, TimeoutError,
 } from '../../lib/jsonrpc/errors.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
 import { FakeTransport } from '../helpers/fake-transport.ts'
@@ -269,5 +269,136 @@ describe('createConnection', () => {
     transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'bye' } })
     expect(connection.incoming.has(1)).toBe(false)
     expect(await transport.settle()).toEqual([])
+  })
+  it('answers a request id of 1e400 (Infinity once parsed) with -32600 and id null, and keeps serving', async () => {
+    const transport = new FakeTransport()
+    createConnection(transport).start()
+    transport.receive(JSON.parse('{"jsonrpc":"2.0","id":1e400,"method":"ping"}'))
+    transport.receive(JSON.parse('{"jsonrpc":"2.0","id":-1e400,"method":"ping"}'))
+    transport.receive({ jsonrpc: '2.0', id: 2, method: 'ping' })
+    expect(await transport.settle()).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or a number' } },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or a number' } },
+      { jsonrpc: '2.0', id: 2, result: {} },
+    ])
+  })
+
+  it('keeps the in-flight request running, cancellable and answered once when its id is reused in a batch', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport, { allowBatch: () => true })
+    let resolve!: (value: object) => void
+    connection.setRequestHandler('wait', () => new Promise(r => { resolve = r }))
+    connection.start()
+    transport.receive({ jsonrpc: '2.0', id: 7, method: 'wait' })
+    transport.receive([{ jsonrpc: '2.0', id: 7, method: 'ping' }, { jsonrpc: '2.0', id: 8, method: 'ping' }])
+    await transport.settle()
+    expect(connection.incoming.get(7)?.method).toBe('wait')
+    resolve({ first: true })
+    expect(await transport.settle()).toEqual([
+      [{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request: request id 7 is already in use' } }, { jsonrpc: '2.0', id: 8, result: {} }],
+      { jsonrpc: '2.0', id: 7, result: { first: true } },
+    ])
+  })
+
+  it('answers a batch longer than maxBatchSize with one -32600 and runs none of it', async () => {
+    const transport = new FakeTransport()
+    let runs = 0
+    const connection = createConnection(transport, { allowBatch: () => true, maxBatchSize: 3 })
+    connection.setRequestHandler('count', () => ({ runs: ++runs }))
+    connection.start()
+    transport.receive(Array.from({ length: 4 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'count' })))
+    transport.receive(Array.from({ length: 3 }, (_, i) => ({ jsonrpc: '2.0', id: 10 + i, method: 'count' })))
+    const sent = await transport.settle()
+    expect(sent[0]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 4 entries exceeds the limit of 3', data: { entries: 4, limit: 3 } } })
+    expect(sent[1]).toHaveLength(3)
+    expect(runs).toBe(3)
+    expect(DEFAULTS.maxBatchSize).toBe(1000)
+  })
+
+  it('answers a million-entry batch with one error by default', async () => {
+    const transport = new FakeTransport()
+    const connection = createConnection(transport, { allowBatch: () => true })
+    let runs = 0
+    connection.setRequestHandler('ping', () => { runs++; return {} })
+    connection.start()
+    transport.receive(new Array(1_000_000).fill({ jsonrpc: '2.0', id: 1, method: 'ping' }))
+    expect(await transport.settle()).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1000000 entries exceeds the limit of 1000', data: { entries: 1_000_000, limit: 1000 } } },
+    ])
+    expect(runs).toBe(0)
+  })
+
+  describe('a result the transport cannot encode', () => {
+    const cyclic = () => { const value: Record<string, unknown> = { a: 1 }; value.self = value; return value }
+    const cases: [string, () => unknown][] = [
+      ['a cycle', () => ({ value: cyclic() })],
+      ['a BigInt', () => ({ value: 10n })],
+      ['a throwing toJSON', () => ({ value: { toJSON() { throw new Error('no') } } })],
+      ['error data with a BigInt', () => { throw new McpError(-32000, 'custom', { n: 1n }) }],
+    ]
+    it.each(cases)('is answered with -32603 when it holds %s', async (_name, handler) => {
+      const [a, b] = createMemoryPair({ serialize: true })
+      const caller = createConnection(a)
+      const events: InspectionEvent[] = []
+      const callee = createConnection(b, { inspect: event => events.push(event) })
+      callee.setRequestHandler('odd', handler)
+      caller.start(); callee.start()
+      const error = await lastValueFrom(caller.request('odd', undefined, { timeout: 0 })).catch(e => e)
+      expect(error).toBeInstanceOf(InternalError)
+      expect(error.message).toBe('Internal error: the result could not be serialized')
+      expect(events).toContainEqual(expect.objectContaining({ type: 'rxmcp.handler.error', method: 'encode' }))
+      expect(await firstValueFrom(caller.request('ping'))).toEqual({ type: 'result', result: {} })
+    })
+
+    it('becomes -32603 inside a batch while the other entries are answered', async () => {
+      const sent: unknown[] = []
+      const transport = new FakeTransport()
+      transport.send = payload => { sent.push(JSON.parse(JSON.stringify(payload))) }
+      const connection = createConnection(transport, { allowBatch: () => true })
+      connection.setRequestHandler('odd', () => ({ value: 1n }))
+      connection.start()
+      transport.receive([{ jsonrpc: '2.0', id: 1, method: 'odd' }, { jsonrpc: '2.0', id: 2, method: 'ping' }])
+      await transport.settle()
+      expect(sent).toEqual([[
+        { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error: the result could not be serialized' } },
+        { jsonrpc: '2.0', id: 2, result: {} },
+      ]])
+    })
+  })
+
+  describe('a frame over the size limit', () => {
+    it('fails the pending request at once when it was the response, naming the size and the limit', async () => {
+      const transport = new FakeTransport()
+      const connection = createConnection(transport)
+      connection.start()
+      const outcome = lastValueFrom(connection.request('tools/call', {}, { timeout: 0 })).catch(e => e)
+      const id = (transport.sent[0] as { id: number }).id
+      transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(4096, undefined, { size: 5000, id, kind: 'response' }) })
+      const error = await outcome
+      expect(error).toBeInstanceOf(FrameTooLargeError)
+      expect(error.code).toBe('RXMCP_ERR_FRAME_TOO_LARGE')
+      expect(error.message).toBe('Message of 5000 bytes exceeds the limit of 4096 bytes')
+      expect(await transport.settle()).toHaveLength(1)
+    })
+
+    it('answers an oversized request with -32600 carrying its id', async () => {
+      const transport = new FakeTransport()
+      createConnection(transport).start()
+      transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(4096, undefined, { size: 5000, id: 'big', kind: 'request' }) })
+      transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(4096, undefined, { size: 6000 }) })
+      expect(await transport.settle()).toEqual([
+        { jsonrpc: '2.0', id: 'big', error: { code: -32600, message: 'Invalid Request: Message of 5000 bytes exceeds the limit of 4096 bytes', data: { size: 5000, limit: 4096 } } },
+        { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: Message of 6000 bytes exceeds the limit of 4096 bytes' } },
+      ])
+    })
+
+    it('drops an oversized response nobody waits for', async () => {
+      const transport = new FakeTransport()
+      const events: InspectionEvent[] = []
+      createConnection(transport, { inspect: event => events.push(event) }).start()
+      transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(10, undefined, { size: 20, id: 3, kind: 'response' }) })
+      expect(await transport.settle()).toEqual([])
+      expect(events).toContainEqual({ type: 'rxmcp.response.unknown', id: 3 })
+    })
   })
 })
