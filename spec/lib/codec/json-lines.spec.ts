@@ -88,4 +88,46 @@ describe('jsonLines', () => {
       for (const item of out) expect(['message', 'invalid']).toContain(item.type)
     }), { numRuns: 500 })
   })
+  describe('an oversized line', () => {
+    const big = 'y'.repeat(5000)
+    const tooLarge = (items: Inbound[]) => items.filter(item => item.type === 'invalid').map(item => {
+      const error = item.error as FrameTooLargeError
+      return { name: error.name, size: error.size, limit: error.limit, id: error.id, kind: error.kind }
+    })
+
+    it.each([
+      ['a request, id near the start', `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"text":"${big}"}}`, { id: 7, kind: 'request' }],
+      ['a response, id near the start', `{"jsonrpc":"2.0","id":"r-1","result":{"text":"${big}"}}`, { id: 'r-1', kind: 'response' }],
+      ['a response written result first, id at the end', `{"result":{"text":"${big}"},"jsonrpc":"2.0","id":42}`, { id: 42, kind: 'response' }],
+      ['a notification', `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${big}"}}`, { id: undefined, kind: 'request' }],
+      ['a batch', `[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"${big}"}}]`, { id: undefined, kind: undefined }],
+      ['a nested id only', `{"jsonrpc":"2.0","result":{"id":9,"text":"${big}","id2":{"id":3}}}`, { id: undefined, kind: 'response' }],
+    ])('names its size and limit and reads the id of %s from its ends', (_name, line, expected) => {
+      const size = bytes(line).length
+      const whole = decodeChunks([`${line}\n{"ok":1}\n`], 1000)
+      expect(tooLarge(whole)).toEqual([{ name: 'FrameTooLargeError', size, limit: 1000, ...expected }])
+      expect(whole.at(-1)).toEqual({ type: 'message', message: { ok: 1 } })
+      // The same, fed in chunks of 999 bytes, and with \r\n.
+      const all = bytes(`${line}\r\n`)
+      const chunks: Uint8Array[] = []
+      for (let at = 0; at < all.length; at += 999) chunks.push(all.subarray(at, at + 999))
+      expect(tooLarge(decodeChunks(chunks, 1000))).toEqual([{ name: 'FrameTooLargeError', size: size + 1, limit: 1000, ...expected }])
+    })
+
+    it('reports a line cut off by the end of input too', () => {
+      const line = `{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":"${big}`
+      expect(tooLarge(decodeChunks([line], 100))).toEqual([{ name: 'FrameTooLargeError', size: line.length, limit: 100, id: 5, kind: 'request' }])
+    })
+
+    it('keeps at most the head and the tail of the line, whatever its size', () => {
+      // 64 MiB of skipped bytes in 1 MiB chunks: only the counters move.
+      const out: Inbound[] = []
+      const decoder = jsonLines.createDecoder(item => out.push(item), { maxMessageSize: 1024 })
+      const chunk = new Uint8Array(1 << 20).fill(0x61)
+      decoder.write('{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"')
+      for (let i = 0; i < 64; i++) decoder.write(chunk)
+      decoder.write('"}}\n')
+      expect(tooLarge(out)).toEqual([{ name: 'FrameTooLargeError', size: 64 * (1 << 20) + 55, limit: 1024, id: 1, kind: 'request' }])
+    })
+  })
 })
