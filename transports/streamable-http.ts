@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { Observable, Subject } from 'rxjs'
+import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs'
 import type { Inbound, SendOptions, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
@@ -11,8 +11,11 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
 import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
+import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange, type Sink } from './http-exchange.ts'
+import { LegacySession, SSE_HEADERS, type ListenerSession } from './legacy-sse.ts'
+import { isFrameError, requestsOf, responseIdOf, responseIds } from './http-ids.ts'
 
-/** Options of {@link streamableHttp}. */
+/** Options of {@link streamableHttp}; defaults in {@link STREAMABLE_HTTP_DEFAULTS}. */
 export interface StreamableHttpOptions {
   /** Port for `start()` (default 0: any free port; read `url` after start). */
   port?: number
@@ -35,15 +38,35 @@ export interface StreamableHttpOptions {
   stateless?: boolean
   /** Makes session ids; the default gives 256 random bits, base64url. */
   sessionIdGenerator?: () => string
-  /** Idle time after which a session is closed (default 30 minutes). */
+  /**
+   * Ms since the client last sent anything (a POST, a GET, a resume) after which its session is
+   * closed, streams included: an open GET stream does not keep a session alive (default 30 minutes).
+   */
+  sessionIdleTimeout?: number
+  /** @deprecated The former name of `sessionIdleTimeout`. */
   sessionTtlMs?: number
-  /** Most sessions at once; initialize beyond it is answered 503 (default 10,000). */
+  /**
+   * Most sessions at once, Streamable HTTP and legacy SSE together. At the cap, the least recently
+   * active session with no request in flight is evicted if it has been idle `sessionEvictionMinIdle`,
+   * otherwise the new session is refused with 503 and Retry-After (default 10,000).
+   */
   maxSessions?: number
-  /** Largest request body in bytes (default 4 MiB). */
+  /** Ms a session must have been idle before a new one may evict it at `maxSessions` (default 60 s). */
+  sessionEvictionMinIdle?: number
+  /** Largest request body in bytes; reading stops as soon as it is passed and 413 answers (default 4 MiB). */
   maxBodyBytes?: number
+  /** Ms allowed for a whole request body; a slower body gets 408 and its connection closes (default 30 s). */
+  bodyTimeoutMs?: number
+  /**
+   * Bytes an SSE stream may buffer for a client that does not read; past it the stream is closed
+   * (a Streamable HTTP client resumes with Last-Event-ID; a legacy SSE session ends) (default 1 MiB).
+   */
+  streamHighWaterMark?: number
+  /** SSE streams a session keeps (open, or kept for resumption); past it the oldest detached one is forgotten (default 100). */
+  maxStreamsPerSession?: number
   /** Origins allowed to call (default: http(s)://localhost, 127.0.0.1 and [::1] on any port). Requests without Origin pass. */
   allowedOrigins?: readonly string[]
-  /** Host header values allowed (default: the loopback names on any port when bound to loopback; no check otherwise). */
+  /** Host header values allowed, compared without case (default: the loopback names on any port when bound to loopback; no check otherwise). */
   allowedHosts?: readonly string[]
   /** CORS: origins that get Access-Control-Allow-Origin (default none; `['*']` for any). */
   corsOrigins?: readonly string[]
@@ -53,12 +76,20 @@ export interface StreamableHttpOptions {
   keepAliveMs?: number
   /** Protocol versions accepted in MCP-Protocol-Version (default: every supported revision). */
   protocolVersions?: readonly string[]
+  /** Where the idle clock, the sweeps and the body timeout take their time (default: the real clock). */
+  scheduler?: SchedulerLike
 }
 
-/** DEFAULTS of {@link StreamableHttpOptions}. */
+/** DEFAULTS of {@link StreamableHttpOptions}: every limit of the HTTP listener (README, "Limits"). */
 export const STREAMABLE_HTTP_DEFAULTS = {
-  host: '127.0.0.1', path: '/mcp', legacySsePath: '/sse', legacyMessagesPath: '/messages', sessionTtlMs: 30 * 60_000,
-  maxSessions: 10_000, maxBodyBytes: DEFAULT_MAX_MESSAGE_SIZE, retryMs: 1000, keepAliveMs: 15_000,
+  host: '127.0.0.1', path: '/mcp', legacySsePath: '/sse', legacyMessagesPath: '/messages',
+  sessionIdleTimeout: 30 * 60_000,
+  /** @deprecated The former name of `sessionIdleTimeout`. */
+  sessionTtlMs: 30 * 60_000,
+  maxSessions: 10_000, sessionEvictionMinIdle: 60_000,
+  maxBodyBytes: DEFAULT_MAX_MESSAGE_SIZE, bodyTimeoutMs: 30_000,
+  streamHighWaterMark: 1024 * 1024, maxStreamsPerSession: 100,
+  retryMs: 1000, keepAliveMs: 15_000,
 } as const
 
 /**
@@ -95,164 +126,76 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
   return new HttpTransportServer(options)
 }
 
-
-/** Where SSE text goes: a node response or a web ReadableStream. */
-interface Sink {
-  write(text: string): void
-  end(): void
+/** What every session of one listener shares (one object, so a session holds one pointer to it). */
+interface SessionConfig {
+  readonly eventStore: EventStore | undefined
+  readonly retryMs: number
+  readonly highWaterMark: number
+  readonly maxStreams: number
+  /** A stream id unique in this listener and not derived from any session id. */
+  nextStreamId(): string
 }
 
-/**
- * One HTTP request and its answer, as the core handler sees it, whatever the server underneath:
- * node:http objects are used directly (no web-stream conversion on the hot path), a web Request
- * is adapted once. Exactly one of `reply` and `stream` is called.
- */
-interface Exchange {
-  readonly method: string
-  readonly pathname: string
-  readonly search: string
-  header(name: string): string | null
-  /** The body, up to `limit` bytes; undefined when larger. */
-  body(limit: number): Promise<Uint8Array | undefined>
-  /** Calls `listener` when the client goes away (or the answer ends). */
-  onClose(listener: () => void): void
-  reply(status: number, headers: Record<string, string>, body?: string): void
-  stream(status: number, headers: Record<string, string>): Sink
-}
-
-const JSON_HEADERS = { 'content-type': 'application/json' }
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' }
-const encoder = new TextEncoder()
-
-/** Answers with a JSON-RPC error body (HTTP-level refusals). */
-function replyError(exchange: Exchange, status: number, code: number, message: string, headers?: Record<string, string>): void {
-  exchange.reply(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }))
-}
-
-/** An Exchange over node:http. */
-class NodeExchange implements Exchange {
-  readonly method: string
-  readonly pathname: string
-  readonly search: string
-  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, readonly extraHeaders: Record<string, string>) {
-    this.method = req.method ?? 'GET'
-    const url = req.url ?? '/'
-    const question = url.indexOf('?')
-    this.pathname = question < 0 ? url : url.slice(0, question)
-    this.search = question < 0 ? '' : url.slice(question)
-  }
-  header(name: string): string | null {
-    const value = this.req.headers[name]
-    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
-  }
-  body(limit: number): Promise<Uint8Array | undefined> {
-    const declared = Number(this.req.headers['content-length'] ?? NaN)
-    if (declared > limit) { this.req.resume(); return Promise.resolve(undefined) }
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      let isOver = false
-      this.req.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (size > limit) { isOver = true; chunks.length = 0; return }
-        if (!isOver) chunks.push(chunk)
-      })
-      this.req.on('end', () => resolve(isOver ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)))
-      this.req.on('error', reject)
-    })
-  }
-  onClose(listener: () => void): void {
-    this.res.on('close', listener)
-  }
-  reply(status: number, headers: Record<string, string>, body?: string): void {
-    this.res.writeHead(status, { ...headers, ...this.extraHeaders })
-    this.res.end(body)
-  }
-  stream(status: number, headers: Record<string, string>): Sink {
-    const res = this.res
-    // SSE events are small and must go out at once, not wait for Nagle's algorithm.
-    res.socket?.setNoDelay(true)
-    res.writeHead(status, { ...headers, ...this.extraHeaders })
-    res.flushHeaders()
-    return {
-      write: text => { if (!res.writableEnded && !res.destroyed) res.write(text) },
-      end: () => { if (!res.writableEnded) res.end() },
-    }
-  }
-}
-
-/** An Exchange over a web-standard Request; `response` settles with the Response. */
-class WebExchange implements Exchange {
-  readonly method: string
-  readonly pathname: string
-  readonly search: string
-  readonly response: Promise<Response>
-  #resolve!: (response: Response) => void
-  readonly #closeListeners: (() => void)[] = []
-  constructor(readonly request: Request, readonly extraHeaders: Record<string, string>) {
-    const url = new URL(request.url)
-    this.method = request.method
-    this.pathname = url.pathname
-    this.search = url.search
-    this.response = new Promise(resolve => { this.#resolve = resolve })
-    request.signal?.addEventListener('abort', () => this.#closed(), { once: true })
-  }
-  #closed(): void {
-    for (const listener of this.#closeListeners.splice(0)) listener()
-  }
-  header(name: string): string | null { return this.request.headers.get(name) }
-  body(limit: number): Promise<Uint8Array | undefined> { return readBody(this.request, limit) }
-  onClose(listener: () => void): void { this.#closeListeners.push(listener) }
-  reply(status: number, headers: Record<string, string>, body?: string): void {
-    this.#resolve(new Response(body ?? null, { status, headers: { ...headers, ...this.extraHeaders } }))
-  }
-  stream(status: number, headers: Record<string, string>): Sink {
-    let controller!: ReadableStreamDefaultController<Uint8Array>
-    let isOpen = true
-    const body = new ReadableStream<Uint8Array>({
-      start: c => { controller = c },
-      cancel: () => { isOpen = false; this.#closed() },
-    })
-    this.#resolve(new Response(body, { status, headers: { ...headers, ...this.extraHeaders } }))
-    return {
-      write: text => { if (isOpen) try { controller.enqueue(encoder.encode(text)) } catch { isOpen = false } },
-      end: () => { if (isOpen) { isOpen = false; try { controller.close() } catch { /* cancelled */ } } this.#closed() },
-    }
-  }
-}
+type AnySession = HttpSession | LegacySession
 
 class HttpTransportServer implements StreamableHttpServer {
   readonly #options: StreamableHttpOptions
   readonly #connections = new Subject<Transport>()
   readonly connections: Observable<Transport> = this.#connections.asObservable()
-  readonly #sessions = new Map<string, HttpSession>()
-  readonly #legacySessions = new Map<string, LegacySession>()
-  readonly #eventStore: EventStore | undefined
+  /** Every session, Streamable HTTP and legacy, least recently active first (touching moves one to the end). */
+  readonly #sessions = new Map<string, AnySession>()
+  readonly #config: SessionConfig
   readonly #path: string
   readonly #versions: readonly string[]
+  /** Allowed Host values, lower-cased: host names compare without case. */
+  readonly #allowedHosts: readonly string[] | undefined
+  readonly #now: () => number
+  readonly #idleTimeout: number
   #http: HttpServer | undefined
   #url: string | undefined
   /** Sweeps idle sessions and sends keep-alives; unref'd so it never holds the process open. */
   #timer: ReturnType<typeof setInterval> | undefined
-  #lastKeepAlive = Date.now()
+  /** The same, on an injected scheduler. */
+  #sweeping: Subscription | undefined
+  #lastKeepAlive: number
   #isClosed = false
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
-    this.#eventStore = options.eventStore === false ? undefined : options.eventStore ?? createMemoryEventStore()
+    const scheduler = options.scheduler
+    this.#now = scheduler === undefined ? Date.now : () => scheduler.now()
+    this.#lastKeepAlive = this.#now()
+    const eventStore = options.eventStore === false ? undefined : options.eventStore ?? createMemoryEventStore()
+    // Stream ids: a random prefix per listener and a counter, so no id says which session it is of.
+    const streamPrefix = randomBytes(6).toString('base64url')
+    let streamCount = 0
+    this.#config = {
+      eventStore,
+      retryMs: options.retryMs ?? STREAMABLE_HTTP_DEFAULTS.retryMs,
+      highWaterMark: options.streamHighWaterMark ?? STREAMABLE_HTTP_DEFAULTS.streamHighWaterMark,
+      maxStreams: options.maxStreamsPerSession ?? STREAMABLE_HTTP_DEFAULTS.maxStreamsPerSession,
+      nextStreamId: () => `${streamPrefix}${(++streamCount).toString(36)}`,
+    }
     this.#path = options.path ?? STREAMABLE_HTTP_DEFAULTS.path
     this.#versions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS
+    this.#allowedHosts = options.allowedHosts?.map(host => host.toLowerCase())
     this.nodeHandler = this.nodeHandler.bind(this)
-    const ttl = options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionTtlMs
+    const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
+    this.#idleTimeout = ttl
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
     const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
-    this.#timer = setInterval(() => this.#sweep(ttl, keepAlive), tick)
-    this.#timer.unref()
+    const sweep = () => this.#sweep(keepAlive)
+    if (scheduler === undefined) {
+      this.#timer = setInterval(sweep, tick)
+      this.#timer.unref()
+    } else {
+      this.#sweeping = scheduler.schedule(function (this: SchedulerAction<unknown>) { sweep(); this.schedule(undefined, tick) }, tick)
+    }
   }
 
   get url(): string | undefined { return this.#url }
   get httpServer(): HttpServer | undefined { return this.#http }
-  get sessionCount(): number { return this.#sessions.size + this.#legacySessions.size }
+  get sessionCount(): number { return this.#sessions.size }
 
   async start(): Promise<void> {
     if (this.#http !== undefined) return
@@ -267,27 +210,60 @@ class HttpTransportServer implements StreamableHttpServer {
     if (this.#isClosed) return
     this.#isClosed = true
     clearInterval(this.#timer)
-    for (const session of [...this.#sessions.values(), ...this.#legacySessions.values()]) session.end()
+    this.#sweeping?.unsubscribe()
+    for (const session of [...this.#sessions.values()]) session.end()
     this.#sessions.clear()
-    this.#legacySessions.clear()
     this.#connections.complete()
     if (this.#http !== undefined) await closeServer(this.#http)
   }
 
-  #sweep(ttl: number, keepAlive: number): void {
-    const now = Date.now()
-    for (const [id, session] of this.#sessions) {
-      // A session with an open stream is in use, however long ago its last request was.
-      if (now - session.lastSeen > ttl && !session.hasOpenStream()) {
-        this.#sessions.delete(id)
-        session.end()
-      }
+  #sweep(keepAlive: number): void {
+    const now = this.#now()
+    // Least recently active first: the first session still within its idle time ends the sweep.
+    // An open stream does not count as activity, so a client that only listens cannot pin a slot.
+    for (const session of this.#sessions.values()) {
+      if (now - session.lastSeen <= this.#idleTimeout) break
+      session.end()
     }
     if (keepAlive > 0 && now - this.#lastKeepAlive >= keepAlive) {
       this.#lastKeepAlive = now
       for (const session of this.#sessions.values()) session.keepAlive()
-      for (const session of this.#legacySessions.values()) session.keepAlive()
     }
+  }
+
+  /** Marks a session active now: it moves to the end of the recency order. */
+  #touch(session: AnySession): void {
+    session.lastSeen = this.#now()
+    this.#sessions.delete(session.id)
+    this.#sessions.set(session.id, session)
+  }
+
+  /**
+   * Room for one more session: below `maxSessions` there is; at it, the least recently active
+   * session with no request in flight is evicted once idle `sessionEvictionMinIdle`. Otherwise
+   * answers 503 with Retry-After (when that session becomes evictable) and returns false.
+   */
+  #admit(exchange: Exchange): boolean {
+    if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return true
+    const minIdle = this.#options.sessionEvictionMinIdle ?? STREAMABLE_HTTP_DEFAULTS.sessionEvictionMinIdle
+    const now = this.#now()
+    let candidate: AnySession | undefined
+    for (const session of this.#sessions.values()) if (!session.hasRequestInFlight()) { candidate = session; break }
+    if (candidate !== undefined && now - candidate.lastSeen >= minIdle) {
+      candidate.end()
+      return true
+    }
+    const wait = candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)
+    replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) })
+    return false
+  }
+
+  /** A fresh session id, or undefined (answered 500) when the generator repeats one in use. */
+  #newSessionId(exchange: Exchange): string | undefined {
+    const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
+    if (!this.#sessions.has(id)) return id
+    replyError(exchange, 500, -32603, 'Internal error: the session id generator repeated an id in use')
+    return undefined
   }
 
   nodeHandler(req: IncomingMessage, res: ServerResponse): void {
@@ -322,13 +298,14 @@ class HttpTransportServer implements StreamableHttpServer {
     const origin = exchange.header('origin')
     if (origin !== null && !isAllowedOrigin(origin, this.#options.allowedOrigins)) { replyError(exchange, 403, -32000, 'Forbidden: origin not allowed'); return false }
     const host = exchange.header('host')
-    const allowedHosts = this.#options.allowedHosts
     const boundHost = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
     const isLoopbackBound = boundHost === '127.0.0.1' || boundHost === 'localhost' || boundHost === '::1'
-    if (host !== null && (allowedHosts !== undefined || isLoopbackBound)) {
-      const name = host.replace(/:\d+$/, '')
-      const allowed = allowedHosts ?? LOOPBACK_HOSTS
-      if (!allowed.includes(host) && !allowed.includes(name)) { replyError(exchange, 403, -32000, 'Forbidden: host not allowed'); return false }
+    if (host !== null && (this.#allowedHosts !== undefined || isLoopbackBound)) {
+      // RFC 9110: host names are case-insensitive (LOCALHOST is localhost).
+      const value = host.toLowerCase()
+      const name = value.replace(/:\d+$/, '')
+      const allowed = this.#allowedHosts ?? LOOPBACK_HOSTS
+      if (!allowed.includes(value) && !allowed.includes(name)) { replyError(exchange, 403, -32000, 'Forbidden: host not allowed'); return false }
     }
     return true
   }
@@ -357,9 +334,28 @@ class HttpTransportServer implements StreamableHttpServer {
     if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required'); return undefined }
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
-    if (session === undefined) { replyError(exchange, 404, -32001, 'Session not found'); return undefined }
-    session.lastSeen = Date.now()
+    if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found'); return undefined }
+    // MCP 2025-06-18 transports: the client sends the negotiated version; another one is a bad request.
+    const version = exchange.header('mcp-protocol-version')
+    if (version !== null && session.protocolVersion !== undefined && version !== session.protocolVersion) {
+      replyError(exchange, 400, -32000, `Bad Request: MCP-Protocol-Version ${version} is not the session's ${session.protocolVersion}`)
+      return undefined
+    }
+    this.#touch(session)
     return session
+  }
+
+  /** The body under the listener's limits, or undefined once refused (413 past the size, 408 past the time). */
+  async #body(exchange: Exchange): Promise<Uint8Array | undefined> {
+    const result = await exchange.body({
+      maxBytes: this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes,
+      timeoutMs: this.#options.bodyTimeoutMs ?? STREAMABLE_HTTP_DEFAULTS.bodyTimeoutMs,
+      scheduler: this.#options.scheduler,
+    })
+    if (result.type === 'body') return result.body
+    const [status, message] = result.type === 'too-large' ? [413, 'Payload Too Large'] : [408, 'Request Timeout: the body did not arrive in time']
+    exchange.refuse(status, JSON_HEADERS, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }))
+    return undefined
   }
 
   async #post(exchange: Exchange): Promise<void> {
@@ -369,30 +365,23 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     const contentType = exchange.header('content-type') ?? ''
     if (!contentType.includes('application/json')) return replyError(exchange, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
-    const body = await exchange.body(this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes)
-    if (body === undefined) return replyError(exchange, 413, -32000, 'Payload Too Large')
+    const body = await this.#body(exchange)
+    if (body === undefined) return
     const decoded = decodeJsonFrame(body, Infinity)
     if (decoded.type === 'invalid') return replyError(exchange, 400, -32700, decoded.error.message)
     const payload = decoded.message
-    const messages: unknown[] = Array.isArray(payload) ? payload : [payload]
-    const requestIds: RequestId[] = []
-    let isInitialize = false
-    for (const message of messages) {
-      if (typeof message !== 'object' || message === null) continue
-      const { id, method } = message as { id?: unknown; method?: unknown }
-      if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) {
-        requestIds.push(id)
-        if (method === 'initialize') isInitialize = true
-      }
-    }
-    if (this.#options.stateless) return this.#postStateless(exchange, payload, requestIds)
+    const { ids, isInitialize, cancelled, hasBadId } = requestsOf(payload)
+    // 1e400 parses to Infinity, which no answer could carry back (JSON writes it as null).
+    if (hasBadId) return replyError(exchange, 400, -32600, 'Invalid Request: an id must be a string or a finite number')
+    if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
     let session: HttpSession
     if (isInitialize) {
       if (Array.isArray(payload) && payload.length > 1) return replyError(exchange, 400, -32600, 'Invalid Request: initialize must be sent alone')
-      if (this.#sessions.size >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions')
-      const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
-      session = new HttpSession(id, this.#eventStore, this.#options.retryMs ?? STREAMABLE_HTTP_DEFAULTS.retryMs, () => this.#sessions.delete(id))
-      session.initializeRequestId = requestIds[0]
+      if (!this.#admit(exchange)) return
+      const id = this.#newSessionId(exchange)
+      if (id === undefined) return
+      session = new HttpSession(id, this.#config, this.#now(), () => { if (this.#sessions.get(id) === session) this.#sessions.delete(id) })
+      session.initializeRequestId = ids[0]
       this.#sessions.set(id, session)
       this.#connections.next(session)
     } else {
@@ -401,33 +390,54 @@ class HttpTransportServer implements StreamableHttpServer {
       session = found
     }
     const headers = { 'mcp-session-id': session.id }
-    if (requestIds.length === 0) {
-      session.receive(payload)
+    // MCP basic: a request id is not reused in a session. Refused here, before the connection sees it,
+    // since its answer would otherwise take the first request's place on the first POST.
+    const reused = ids.find(id => session.isInFlight(id))
+    if (reused !== undefined) {
+      return replyError(exchange, 400, -32600, `Invalid Request: request id ${JSON.stringify(reused)} is already in use`, headers, Array.isArray(payload) ? null : reused)
+    }
+    const frameErrorReply = (error: JsonRpcPayload) => exchange.reply(400, { ...headers, ...JSON_HEADERS }, JSON.stringify(error))
+    if (ids.length === 0) {
+      const error = session.receive(payload)
+      if (error !== undefined) return frameErrorReply(error)
+      session.abandon(cancelled)
       return exchange.reply(202, headers)
     }
     if (this.#options.jsonResponse) {
-      const answers = session.collect(requestIds, Array.isArray(payload))
-      session.receive(payload)
-      return exchange.reply(200, { ...headers, ...JSON_HEADERS }, JSON.stringify(await answers))
+      const answer = session.expectJson(ids, Array.isArray(payload))
+      const error = session.receive(payload)
+      if (error !== undefined) { session.forget(ids); return frameErrorReply(error) }
+      session.abandon(cancelled)
+      const result = await answer
+      // Every request of the POST was cancelled: nothing to answer with.
+      return result === undefined ? exchange.reply(202, headers) : exchange.reply(200, { ...headers, ...JSON_HEADERS }, JSON.stringify(result))
     }
-    session.openStream(exchange, 'post', requestIds, exchange.header('mcp-protocol-version') ?? undefined)
-    session.receive(payload)
+    const stream = session.openPostStream(ids, exchange.header('mcp-protocol-version') ?? undefined)
+    if (stream === undefined) return replyError(exchange, 429, -32000, 'Too Many Requests: too many open streams in this session', headers)
+    const error = session.receive(payload)
+    // An error about the whole body (a batch where batches are not allowed): on this POST, as 400.
+    if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }
+    session.abandon(cancelled)
+    session.attach(stream, exchange)
   }
 
   async #postStateless(exchange: Exchange, payload: unknown, requestIds: RequestId[]): Promise<void> {
-    const session = new HttpSession('', undefined, 0, () => {})
+    const session = new HttpSession('', STATELESS_CONFIG, 0, () => {})
     session.isStateless = true
     this.#connections.next(session)
     if (requestIds.length === 0) {
-      session.receive(payload)
+      const error = session.receive(payload)
       // Let the notification reach its handler before the one-shot session ends.
       setImmediate(() => session.end())
-      return exchange.reply(202, {})
+      return error !== undefined ? exchange.reply(400, JSON_HEADERS, JSON.stringify(error)) : exchange.reply(202, {})
     }
-    const answers = session.collect(requestIds, Array.isArray(payload))
-    session.receive(payload)
+    const answer = session.expectJson(requestIds, Array.isArray(payload))
+    const error = session.receive(payload)
     try {
-      exchange.reply(200, JSON_HEADERS, JSON.stringify(await answers))
+      if (error !== undefined) return exchange.reply(400, JSON_HEADERS, JSON.stringify(error))
+      const result = await answer
+      if (result === undefined) exchange.reply(202, {})
+      else exchange.reply(200, JSON_HEADERS, JSON.stringify(result))
     } finally {
       session.end()
     }
@@ -444,14 +454,15 @@ class HttpTransportServer implements StreamableHttpServer {
       if (!(await found.resume(exchange, lastEventId))) replyError(exchange, 404, -32000, 'Unknown Last-Event-ID')
       return
     }
-    found.openStream(exchange, 'standalone', [], exchange.header('mcp-protocol-version') ?? undefined)
+    if (!found.openStandalone(exchange, exchange.header('mcp-protocol-version') ?? undefined)) {
+      replyError(exchange, 429, -32000, 'Too Many Requests: too many open streams in this session', { 'mcp-session-id': found.id })
+    }
   }
 
   #delete(exchange: Exchange): void {
     if (this.#options.stateless) return exchange.reply(405, { allow: 'POST' })
     const found = this.#session(exchange)
     if (found === undefined) return
-    this.#sessions.delete(found.id)
     found.end()
     exchange.reply(200, {})
   }
@@ -461,20 +472,22 @@ class HttpTransportServer implements StreamableHttpServer {
   #openLegacy(exchange: Exchange, messagesPath: string): void {
     const accept = exchange.header('accept') ?? ''
     if (!accept.includes('text/event-stream') && !accept.includes('*/*') && accept !== '') return replyError(exchange, 406, -32000, 'Not Acceptable')
-    if (this.sessionCount >= (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions')
-    const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
-    const session = new LegacySession(id, () => this.#legacySessions.delete(id))
-    this.#legacySessions.set(id, session)
-    session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`)
+    if (!this.#admit(exchange)) return
+    const id = this.#newSessionId(exchange)
+    if (id === undefined) return
+    const session: LegacySession = new LegacySession(id, this.#now(), () => { if (this.#sessions.get(id) === session) this.#sessions.delete(id) })
+    this.#sessions.set(id, session)
+    session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
     this.#connections.next(session)
   }
 
   async #postLegacy(exchange: Exchange): Promise<void> {
     const id = new URLSearchParams(exchange.search).get('sessionId')
-    const session = id === null ? undefined : this.#legacySessions.get(id)
-    if (session === undefined) return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
-    const body = await exchange.body(this.#options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes)
-    if (body === undefined) return exchange.reply(413, { 'content-type': 'text/plain' }, 'Payload Too Large')
+    const session = id === null ? undefined : this.#sessions.get(id)
+    if (!(session instanceof LegacySession)) return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
+    this.#touch(session)
+    const body = await this.#body(exchange)
+    if (body === undefined) return
     session.receiveFrame(body)
     exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
   }
@@ -485,65 +498,72 @@ function defaultSessionId(): string {
   return randomBytes(32).toString('base64url')
 }
 
-/** Reads a web Request body up to `limit` bytes; undefined when it is larger. */
-async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
-  const declared = Number(request.headers.get('content-length') ?? NaN)
-  if (declared > limit) return undefined
-  if (request.body === null) return new Uint8Array(0)
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.length
-    if (size > limit) { void reader.cancel(); return undefined }
-    chunks.push(value)
-  }
-  if (chunks.length === 1) return chunks[0]
-  const body = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) { body.set(chunk, offset); offset += chunk.length }
-  return body
-}
+/** Stateless sessions keep no streams and no events. */
+const STATELESS_CONFIG: SessionConfig = { eventStore: undefined, retryMs: 0, highWaterMark: 0, maxStreams: 0, nextStreamId: () => '' }
 
 // ---- one Streamable HTTP session ----
 
 /** One SSE stream of a session: a POST's answer stream, or a standalone GET stream. */
 class HttpStream {
   /** Requests whose responses still have to go out on this stream (POST streams). */
-  readonly pending: Set<RequestId>
+  readonly pending: Set<RequestId> | undefined
   /** Where events are written; undefined while the client is away (they are stored for resumption). */
   sink: Sink | undefined
+  /** Events written before the HTTP answer started (while the POST's body is being handled). */
+  buffer: string[] | undefined = []
 
-  constructor(readonly id: string, readonly kind: 'post' | 'standalone', pending: RequestId[]) {
-    this.pending = new Set(pending)
+  constructor(readonly id: string, pending: RequestId[] | undefined) {
+    this.pending = pending === undefined ? undefined : new Set(pending)
   }
 
+  get isStandalone(): boolean { return this.pending === undefined }
+
   write(text: string): void {
-    this.sink?.write(text)
+    if (this.sink !== undefined) this.sink.write(text)
+    else this.buffer?.push(text)
   }
 
   end(): void {
     const sink = this.sink
     this.sink = undefined
+    this.buffer = undefined
     sink?.end()
   }
 }
 
-class HttpSession implements Transport {
-  readonly kind = 'streamable-http'
+/** The answers of one JSON-response POST, collected until each of its requests is answered or cancelled. */
+class JsonAnswer {
+  readonly answers: JsonRpcMessage[] = []
+  readonly pending: Set<RequestId>
+  constructor(ids: RequestId[], readonly isBatch: boolean, readonly done: (payload: JsonRpcPayload | undefined) => void) {
+    this.pending = new Set(ids)
+  }
+  add(payload: JsonRpcPayload): void {
+    for (const message of Array.isArray(payload) ? payload : [payload]) this.answers.push(message)
+    for (const id of responseIds(payload)) this.pending.delete(id)
+    this.#check()
+  }
+  drop(id: RequestId): void {
+    this.pending.delete(id)
+    this.#check()
+  }
+  #check(): void {
+    if (this.pending.size > 0) return
+    const answers = this.answers
+    this.done(answers.length === 0 ? undefined : this.isBatch ? answers : answers[0]!)
+  }
+}
+
+type Route = HttpStream | JsonAnswer
+
+class HttpSession implements Transport, ListenerSession {
   readonly #inbound = new Subject<Inbound>()
-  readonly inbound: Observable<Inbound>
-  /** Open streams by id. */
-  readonly #streams = new Map<string, HttpStream>()
-  /** Which stream answers each request in flight. */
-  readonly #byRequest = new Map<RequestId, HttpStream>()
-  /** Collectors of JSON-response POSTs, by request id. */
-  readonly #collectors = new Map<RequestId, (response: JsonRpcPayload) => void>()
-  /** Standalone GET streams, newest last: unrelated messages go to the newest. */
-  readonly #standalone: HttpStream[] = []
-  lastSeen = Date.now()
+  /** Streams by id: open ones, and those kept for resumption (created on the first). */
+  #streams: Map<string, HttpStream> | undefined
+  /** Where each request in flight is answered (created on the first). */
+  #routes: Map<RequestId, Route> | undefined
+  /** Set while a POST body is handed to the connection: errors about the whole body collect here. */
+  #frameErrors: JsonRpcPayload[] | undefined
   /** One exchange, no session (stateless mode). */
   isStateless = false
   /** The id of the initialize request, to read the negotiated version off its answer. */
@@ -551,77 +571,153 @@ class HttpSession implements Transport {
   /** The negotiated protocol version, once initialize is answered. */
   protocolVersion: string | undefined
   #isEnded = false
-  #streamCount = 0
 
-  constructor(readonly id: string, readonly eventStore: EventStore | undefined, readonly retryMs: number, readonly onEnd: () => void) {
-    this.inbound = this.#inbound.asObservable()
+  constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: () => void) {}
+
+  get kind(): string { return 'streamable-http' }
+  get inbound(): Observable<Inbound> { return this.#inbound.asObservable() }
+
+  /**
+   * Hands a POST's body to the connection. Returns the error the connection answered about the
+   * body as a whole (id null: a batch where none is allowed), which belongs on this POST.
+   */
+  receive(payload: unknown): JsonRpcPayload | undefined {
+    const errors: JsonRpcPayload[] = []
+    this.#frameErrors = errors
+    try {
+      this.#inbound.next({ type: 'message', message: payload })
+    } finally {
+      this.#frameErrors = undefined
+    }
+    return errors[0]
   }
 
-  receive(payload: unknown): void {
-    this.#inbound.next({ type: 'message', message: payload })
+  isInFlight(id: RequestId): boolean {
+    return this.#routes?.has(id) ?? false
   }
 
-  hasOpenStream(): boolean {
-    for (const stream of this.#streams.values()) if (stream.sink !== undefined) return true
-    return false
+  hasRequestInFlight(): boolean {
+    return this.#routes !== undefined && this.#routes.size > 0
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version
   }
 
   keepAlive(): void {
-    for (const stream of this.#streams.values()) stream.write(encodeSseComment('keep-alive'))
+    if (this.#streams === undefined) return
+    for (const stream of this.#streams.values()) if (stream.sink !== undefined) stream.write(KEEP_ALIVE)
   }
 
-  collect(requestIds: RequestId[], isBatch: boolean): Promise<JsonRpcPayload> {
-    return new Promise(resolve => {
-      const answers: JsonRpcMessage[] = []
-      let remaining = requestIds.length
-      for (const id of requestIds) {
-        this.#collectors.set(id, response => {
-          if (Array.isArray(response)) answers.push(...response)
-          else answers.push(response)
-          this.#collectors.delete(id)
-          if (--remaining === 0) resolve(isBatch ? answers : answers[0]!)
-        })
-      }
-    })
+  #route(ids: RequestId[], route: Route): void {
+    this.#routes ??= new Map()
+    for (const id of ids) this.#routes.set(id, route)
   }
 
-  openStream(exchange: Exchange, kind: 'post' | 'standalone', requestIds: RequestId[], protocolVersion: string | undefined): void {
-    // Stream ids start with a prefix of the session id, so a Last-Event-ID names its session too.
-    const stream = new HttpStream(`${this.id.slice(0, 8)}${(++this.#streamCount).toString(36)}`, kind, requestIds)
-    this.#streams.set(stream.id, stream)
-    for (const id of requestIds) this.#byRequest.set(id, stream)
-    if (kind === 'standalone') this.#standalone.push(stream)
-    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id })
-    stream.sink = sink
-    exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
-    // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
-    // Only clients of 2025-11-25 or later expect its empty data.
-    const version = this.protocolVersion ?? protocolVersion
-    if (this.eventStore !== undefined && (version === undefined || version >= '2025-11-25')) {
-      // Written at once when the store answers at once: the handler may close the stream right away.
-      const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.retryMs}\ndata: \n\n`)
-      const stored = this.eventStore.storeEvent(stream.id, PRIMING)
-      if (typeof stored === 'string') prime(stored)
-      else void stored.then(prime)
+  /** Collects the answers to `ids` for one JSON body; undefined when every request was cancelled. */
+  expectJson(ids: RequestId[], isBatch: boolean): Promise<JsonRpcPayload | undefined> {
+    return new Promise(resolve => this.#route(ids, new JsonAnswer(ids, isBatch, resolve)))
+  }
+
+  /** Forgets the routes of requests the connection will not answer one by one. */
+  forget(ids: RequestId[]): void {
+    for (const id of ids) this.#routes?.delete(id)
+  }
+
+  /**
+   * Requests the client cancelled (notifications/cancelled) get no answer: their POST must not
+   * wait for one. A JSON POST answers without them; a stream ends once nothing else is pending.
+   */
+  abandon(ids: RequestId[]): void {
+    for (const id of ids) {
+      // MCP lifecycle: initialize cannot be cancelled, so its answer still comes.
+      if (id === this.initializeRequestId) continue
+      const route = this.#routes?.get(id)
+      if (route === undefined) continue
+      this.#routes!.delete(id)
+      if (route instanceof JsonAnswer) { route.drop(id); continue }
+      route.pending!.delete(id)
+      if (route.pending!.size === 0 && route.sink !== undefined) this.#finish(route)
     }
   }
 
+  /** A new stream, registered; undefined when the session holds `maxStreams` and none can go. */
+  #newStream(pending: RequestId[] | undefined, protocolVersion: string | undefined): HttpStream | undefined {
+    this.#streams ??= new Map()
+    if (this.#streams.size >= this.config.maxStreams) {
+      // The oldest stream the client is away from makes room (its events go with it).
+      let oldest: HttpStream | undefined
+      for (const stream of this.#streams.values()) if (stream.sink === undefined) { oldest = stream; break }
+      if (oldest === undefined) return undefined
+      this.drop(oldest)
+    }
+    const stream = new HttpStream(this.config.nextStreamId(), pending)
+    this.#streams.set(stream.id, stream)
+    if (pending !== undefined) this.#route(pending, stream)
+    // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
+    // Only clients of 2025-11-25 or later expect its empty data.
+    const version = this.protocolVersion ?? protocolVersion
+    const store = this.config.eventStore
+    if (store !== undefined && (version === undefined || version >= '2025-11-25')) {
+      const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.config.retryMs}\ndata: \n\n`)
+      const stored = store.storeEvent(stream.id, PRIMING, { sessionId: this.id, data: '[]' })
+      if (typeof stored === 'string') prime(stored)
+      else void stored.then(prime, () => {})
+    }
+    return stream
+  }
+
+  /** The answer stream of a POST; it starts (`attach`) once the body went to the connection. */
+  openPostStream(requestIds: RequestId[], protocolVersion: string | undefined): HttpStream | undefined {
+    return this.#newStream(requestIds, protocolVersion)
+  }
+
+  /** A standalone GET stream for messages unrelated to a request; false when the session has too many. */
+  openStandalone(exchange: Exchange, protocolVersion: string | undefined): boolean {
+    const stream = this.#newStream(undefined, protocolVersion)
+    if (stream === undefined) return false
+    this.attach(stream, exchange)
+    return true
+  }
+
+  /** Starts the SSE answer of `stream` on `exchange` with what was written so far. */
+  attach(stream: HttpStream, exchange: Exchange): void {
+    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id }, this.config.highWaterMark)
+    const early = stream.buffer
+    stream.buffer = undefined
+    stream.sink = sink
+    exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
+    if (early !== undefined) for (const text of early) sink.write(text)
+    // Answered while the body was being handled: the stream is already done.
+    if (stream.pending !== undefined && stream.pending.size === 0 && stream.sink === sink) this.#finish(stream)
+  }
+
+  /** Forgets a stream entirely: its routes, and its events in the store. */
+  drop(stream: HttpStream): void {
+    if (stream.pending !== undefined) for (const id of stream.pending) if (this.#routes?.get(id) === stream) this.#routes.delete(id)
+    stream.end()
+    this.#streams?.delete(stream.id)
+    quietly(this.config.eventStore?.deleteStream?.(stream.id))
+  }
+
   async resume(exchange: Exchange, lastEventId: string): Promise<boolean> {
-    if (this.eventStore === undefined) return false
+    const store = this.config.eventStore
+    if (store === undefined || this.#streams === undefined) return false
     const replay: string[] = []
-    const streamId = await this.eventStore.replayEventsAfter(lastEventId, (eventId, message) => {
+    const streamId = await store.replayEventsAfter(lastEventId, (eventId, message) => {
       if (message === PRIMING || (Array.isArray(message) && message.length === 0)) return
       replay.push(encodeSseEvent({ event: 'message', id: eventId, data: JSON.stringify(message) }))
     })
-    if (streamId === undefined || !streamId.startsWith(this.id.slice(0, 8))) return false
-    const stream = this.#streams.get(streamId)
-    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id })
+    // The stream must be one of this session's: an event id of another session replays nothing here.
+    const stream = streamId === undefined ? undefined : this.#streams.get(streamId)
+    if (stream === undefined || this.#isEnded) return false
+    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id }, this.config.highWaterMark)
     for (const text of replay) sink.write(text)
     // The stream is still live (requests not all answered, or the standalone one): reattach.
-    if (stream !== undefined && stream.sink === undefined) {
+    if (stream.sink === undefined && this.#streams.has(stream.id)) {
       stream.sink = sink
       exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
-      if (stream.kind === 'post' && stream.pending.size === 0) this.#finish(stream)
+      if (stream.pending !== undefined && stream.pending.size === 0) this.#finish(stream)
     } else {
       sink.end()
     }
@@ -630,57 +726,73 @@ class HttpSession implements Transport {
 
   #detach(stream: HttpStream): void {
     stream.sink = undefined
-    if (stream.kind === 'standalone') {
-      const index = this.#standalone.indexOf(stream)
-      if (index >= 0) this.#standalone.splice(index, 1)
-      // Without an event store, nothing can resume it.
-      if (this.eventStore === undefined) this.#streams.delete(stream.id)
-    }
+    // Without an event store, nothing can resume it.
+    if (this.config.eventStore === undefined) this.drop(stream)
   }
 
   #finish(stream: HttpStream): void {
     // Called only with the client attached: it has every event, so none needs keeping for replay.
-    stream.end()
-    this.#streams.delete(stream.id)
-    void this.eventStore?.deleteStream?.(stream.id)
+    this.drop(stream)
+  }
+
+  /** The id a response answers; for a batch of responses, the first one with a route. */
+  #routedResponseId(payload: JsonRpcPayload): RequestId | undefined {
+    if (!Array.isArray(payload)) return responseIdOf(payload)
+    const ids = responseIds(payload)
+    return ids.find(id => this.isInFlight(id)) ?? ids[0]
+  }
+
+  /** The newest standalone stream with a client on it. */
+  #standalone(): HttpStream | undefined {
+    let found: HttpStream | undefined
+    if (this.#streams !== undefined) for (const stream of this.#streams.values()) if (stream.isStandalone && stream.sink !== undefined) found = stream
+    return found
   }
 
   send(payload: JsonRpcPayload, options?: SendOptions): void {
     if (this.#isEnded) throw new TransportError('The HTTP session has ended')
-    const responseId = responseIdOf(payload)
+    const responseId = this.#routedResponseId(payload)
+    // An error answering nothing this session routes, sent while a body is handed over: it is about
+    // that body as a whole (id null, or an id the transport did not read as a request's).
+    if (this.#frameErrors !== undefined && options?.relatedRequestId === undefined && isFrameError(payload) && (responseId === undefined || !this.isInFlight(responseId))) {
+      this.#frameErrors.push(payload)
+      return
+    }
     if (responseId !== undefined && responseId === this.initializeRequestId && !Array.isArray(payload) && 'result' in payload) {
       const version = payload.result.protocolVersion
       if (typeof version === 'string') this.protocolVersion = version
     }
-    if (responseId !== undefined) {
-      const collector = this.#collectors.get(responseId)
-      if (collector !== undefined) return collector(payload)
-    }
     const key = responseId ?? options?.relatedRequestId
-    const stream = (key !== undefined ? this.#byRequest.get(key) : undefined) ?? this.#standalone.at(-1)
+    const route = key === undefined ? undefined : this.#routes?.get(key)
+    if (route instanceof JsonAnswer && responseId !== undefined) {
+      for (const id of responseIds(payload)) this.#routes!.delete(id)
+      return route.add(payload)
+    }
+    const stream = route instanceof HttpStream ? route : this.#standalone()
     if (stream === undefined) return
+    const data = JSON.stringify(payload)
     const deliver = (eventId: string | undefined) => {
-      const data = JSON.stringify(payload)
       stream.write(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`)
-      if (responseId !== undefined && stream.kind === 'post') {
-        for (const id of responseIds(payload)) { stream.pending.delete(id); this.#byRequest.delete(id) }
+      if (responseId !== undefined && stream.pending !== undefined) {
+        for (const id of responseIds(payload)) { stream.pending.delete(id); if (this.#routes?.get(id) === stream) this.#routes.delete(id) }
         // Every request of the POST is answered: its stream is done.
         if (stream.pending.size === 0 && stream.sink !== undefined) this.#finish(stream)
       }
     }
-    if (this.eventStore === undefined) return deliver(undefined)
-    const stored = this.eventStore.storeEvent(stream.id, payload)
+    const store = this.config.eventStore
+    if (store === undefined) return deliver(undefined)
+    const stored = store.storeEvent(stream.id, payload, { sessionId: this.id, data })
     if (typeof stored === 'string') deliver(stored)
-    else void stored.then(deliver)
+    else void stored.then(deliver, () => deliver(undefined))
   }
 
   closeStream(requestId: RequestId): void {
     // Without a store the messages sent meanwhile would be lost, so the stream stays open.
-    if (this.eventStore === undefined) return
-    const stream = this.#byRequest.get(requestId)
-    if (stream === undefined || stream.sink === undefined) return
+    if (this.config.eventStore === undefined) return
+    const route = this.#routes?.get(requestId)
+    if (!(route instanceof HttpStream) || route.sink === undefined) return
     // Ended but kept: later events are stored under it and replayed when the client comes back.
-    stream.end()
+    route.end()
   }
 
   async close(): Promise<void> {
@@ -690,9 +802,17 @@ class HttpSession implements Transport {
   end(): void {
     if (this.#isEnded) return
     this.#isEnded = true
-    for (const stream of this.#streams.values()) stream.end()
-    this.#streams.clear()
-    this.#byRequest.clear()
+    const store = this.config.eventStore
+    if (this.#streams !== undefined) {
+      for (const stream of this.#streams.values()) {
+        stream.end()
+        if (store?.deleteSession === undefined) quietly(store?.deleteStream?.(stream.id))
+      }
+      this.#streams.clear()
+    }
+    // Everything the session stored goes with it (DELETE, idle expiry, eviction, close).
+    quietly(store?.deleteSession?.(this.id))
+    this.#routes?.clear()
     this.#inbound.complete()
     this.onEnd()
   }
@@ -700,64 +820,9 @@ class HttpSession implements Transport {
 
 /** What the store keeps for a priming event: no message, only a position in the stream. */
 const PRIMING = [] as unknown as JsonRpcPayload
+const KEEP_ALIVE = encodeSseComment('keep-alive')
 
-function responseIdOf(payload: JsonRpcPayload): RequestId | undefined {
-  const first = Array.isArray(payload) ? payload[0] : payload
-  if (first === undefined || 'method' in first || !('id' in first) || first.id === null) return undefined
-  return first.id
-}
-
-function responseIds(payload: JsonRpcPayload): RequestId[] {
-  const ids: RequestId[] = []
-  for (const message of Array.isArray(payload) ? payload : [payload]) {
-    if (!('method' in message) && 'id' in message && message.id !== null) ids.push(message.id)
-  }
-  return ids
-}
-
-// ---- one legacy HTTP+SSE session ----
-
-class LegacySession implements Transport {
-  readonly kind = 'sse'
-  readonly #inbound = new Subject<Inbound>()
-  readonly inbound: Observable<Inbound>
-  #sink: Sink | undefined
-  #isEnded = false
-
-  constructor(readonly id: string, readonly onEnd: () => void) {
-    this.inbound = this.#inbound.asObservable()
-  }
-
-  attach(exchange: Exchange, endpoint: string): void {
-    const sink = exchange.stream(200, SSE_HEADERS)
-    this.#sink = sink
-    // MCP 2024-11-05: the first event names the URI the client POSTs its messages to.
-    sink.write(encodeSseEvent({ event: 'endpoint', data: endpoint }))
-    exchange.onClose(() => this.end())
-  }
-
-  receiveFrame(body: Uint8Array): void {
-    this.#inbound.next(decodeJsonFrame(body, Infinity))
-  }
-
-  keepAlive(): void {
-    this.#sink?.write(encodeSseComment('keep-alive'))
-  }
-
-  send(payload: JsonRpcPayload): void {
-    if (this.#isEnded) throw new TransportError('The SSE session has ended')
-    this.#sink?.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`)
-  }
-
-  async close(): Promise<void> { this.end() }
-
-  end(): void {
-    if (this.#isEnded) return
-    this.#isEnded = true
-    const sink = this.#sink
-    this.#sink = undefined
-    sink?.end()
-    this.#inbound.complete()
-    this.onEnd()
-  }
+/** Lets a store's asynchronous clean-up fail without an unhandled rejection: it only frees memory. */
+function quietly(result: void | Promise<void> | undefined): void {
+  if (result !== undefined) result.catch(() => {})
 }

@@ -1,0 +1,87 @@
+import { Observable, Subject } from 'rxjs'
+import type { Inbound, Transport } from '../lib/transport.ts'
+import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import { TransportError } from '../lib/jsonrpc/errors.ts'
+import { decodeJsonFrame } from '../lib/codec/json.ts'
+import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
+import type { Exchange, Sink } from './http-exchange.ts'
+import { requestsOf, responseIds } from './http-ids.ts'
+
+/** The headers of every SSE answer. */
+export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' }
+
+/**
+ * What the listener needs of any of its sessions (Streamable HTTP or legacy SSE) to apply one
+ * policy to both: the idle clock, whether a request is in flight, keep-alives, the end.
+ */
+export interface ListenerSession {
+  readonly id: string
+  /** When the client last sent anything (a POST, a GET, a resume), by the listener's clock. */
+  lastSeen: number
+  hasRequestInFlight(): boolean
+  keepAlive(): void
+  end(): void
+}
+
+/**
+ * One legacy HTTP+SSE session (MCP 2024-11-05): a GET stream that carries everything the server
+ * sends, and POSTs to the endpoint it names. The stream cannot be resumed, so a client that stops
+ * reading past the high-water mark loses its session.
+ */
+export class LegacySession implements Transport, ListenerSession {
+  readonly kind = 'sse'
+  readonly #inbound = new Subject<Inbound>()
+  readonly inbound: Observable<Inbound>
+  #sink: Sink | undefined
+  #isEnded = false
+  /** Requests the client sent that have no answer yet (created on the first one). */
+  #inFlight: Set<RequestId> | undefined
+
+  constructor(readonly id: string, public lastSeen: number, readonly onEnd: () => void) {
+    this.inbound = this.#inbound.asObservable()
+  }
+
+  attach(exchange: Exchange, endpoint: string, highWaterMark: number): void {
+    const sink = exchange.stream(200, SSE_HEADERS, highWaterMark)
+    this.#sink = sink
+    // MCP 2024-11-05: the first event names the URI the client POSTs its messages to.
+    sink.write(encodeSseEvent({ event: 'endpoint', data: endpoint }))
+    exchange.onClose(() => this.end())
+  }
+
+  receiveFrame(body: Uint8Array): void {
+    const decoded = decodeJsonFrame(body, Infinity)
+    if (decoded.type === 'message') {
+      const { ids, cancelled } = requestsOf(decoded.message)
+      if (ids.length > 0) { this.#inFlight ??= new Set(); for (const id of ids) this.#inFlight.add(id) }
+      for (const id of cancelled) this.#inFlight?.delete(id)
+    }
+    this.#inbound.next(decoded)
+  }
+
+  hasRequestInFlight(): boolean {
+    return this.#inFlight !== undefined && this.#inFlight.size > 0
+  }
+
+  keepAlive(): void {
+    this.#sink?.write(encodeSseComment('keep-alive'))
+  }
+
+  send(payload: JsonRpcPayload): void {
+    if (this.#isEnded) throw new TransportError('The SSE session has ended')
+    if (this.#inFlight !== undefined) for (const id of responseIds(payload)) this.#inFlight.delete(id)
+    this.#sink?.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`)
+  }
+
+  async close(): Promise<void> { this.end() }
+
+  end(): void {
+    if (this.#isEnded) return
+    this.#isEnded = true
+    const sink = this.#sink
+    this.#sink = undefined
+    sink?.end()
+    this.#inbound.complete()
+    this.onEnd()
+  }
+}
