@@ -1,19 +1,51 @@
-import { Observable, Subject, Subscription } from 'rxjs'
+import { asyncScheduler, interval, Subscription, type SchedulerLike } from 'rxjs'
 import type { Inbound, SendOptions, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import { ErrorCode, InternalError, InvalidRequestError, McpError } from '../lib/jsonrpc/errors.ts'
+import { stdioClient, type StdioClientOptions, type StdioClientTransport } from './stdio.ts'
+
+export { shareUpstream, type SharedUpstream } from './bridge-shared.ts'
 
 /** Options of {@link bridge}. */
 export interface BridgeOptions {
-  /** Called for each session with the upstream transport made for it (to log its pid, say). */
+  /** Called for each session when its upstream transport is made (to log its pid, say). */
   onSession?: (upstream: Transport) => void
   /** Where errors nobody observes go (default: stderr). */
   reportError?: (error: unknown) => void
+  /**
+   * Most upstreams (child processes) alive at once (default 8). A session whose first message would
+   * start one more is answered with an error and closed.
+   */
+  maxChildren?: number
+  /** Most upstreams alive at once for one remote address (default 4); transports that name no address are not counted. */
+  maxChildrenPerClient?: number
+  /**
+   * Milliseconds a session may send nothing, with no request of its waiting for an answer, before
+   * its upstream is stopped and the session closed (default 5 minutes; 0 never).
+   */
+  childIdleTimeout?: number
+  /** Where time comes from (default `asyncScheduler`): tests pass a virtual one. */
+  scheduler?: SchedulerLike
 }
+
+/**
+ * DEFAULTS of {@link BridgeOptions} and of {@link bridgeChild}: `maxMessageSize` is the largest
+ * message the bridge takes from a child, and what `rxmcp bridge` allows on its listeners.
+ */
+export const BRIDGE_DEFAULTS = {
+  maxChildren: 8,
+  maxChildrenPerClient: 4,
+  childIdleTimeout: 5 * 60_000,
+  maxMessageSize: 16 * 1024 * 1024,
+  shutdownGraceMs: 1000,
+} as const
 
 /** A running bridge. */
 export interface Bridge {
   /** Sessions being forwarded now. */
   readonly sessionCount: number
+  /** Upstream transports (child processes) alive now. */
+  readonly childCount: number
   /** Stops accepting, closes every session and every upstream transport. */
   close(): Promise<void>
 }
@@ -24,254 +56,230 @@ export interface Bridge {
  * over Streamable HTTP, legacy SSE and WebSocket. Messages are not interpreted beyond what the
  * downstream transport needs to route them: the upstream's progress notifications and requests go
  * to the stream of the request they belong to (by progress token, or the only request in flight).
- * When either side ends, the other is closed.
+ *
+ * The upstream is made on the session's first message, not when the session opens, so a session
+ * that sends nothing (a stray `GET /sse`) costs no process. At most `maxChildren` upstreams live at
+ * once, and `maxChildrenPerClient` per remote address; beyond that the session's requests are
+ * answered with an error and it is closed. A session idle for `childIdleTimeout` is closed with its
+ * upstream. Invalid JSON from downstream is answered -32700; an upstream answer over the size limit
+ * becomes an error answer to the request that waited for it. When either side ends, the other is
+ * closed.
  *
  * @example
- * bridge([streamableHttp({ port: 3000 })], () => stdioClient({ command: 'npx', args: ['@modelcontextprotocol/server-everything'] }))
+ * bridge([streamableHttp({ port: 3000 })], () => bridgeChild({ command: 'npx', args: ['@modelcontextprotocol/server-everything'] }))
+ * @see bridgeChild
+ * @see shareUpstream
  */
 export function bridge(listeners: readonly TransportServer[], upstream: () => Transport, options: BridgeOptions = {}): Bridge {
   const report = options.reportError ?? ((error: unknown) => console.error('[rxmcp bridge]', error))
-  const sessions = new Set<{ downstream: Transport; upstream: Transport }>()
+  const scheduler = options.scheduler ?? asyncScheduler
+  const maxChildren = options.maxChildren ?? BRIDGE_DEFAULTS.maxChildren
+  const maxPerClient = options.maxChildrenPerClient ?? BRIDGE_DEFAULTS.maxChildrenPerClient
+  const idleTimeout = options.childIdleTimeout ?? BRIDGE_DEFAULTS.childIdleTimeout
+  const sessions = new Set<BridgeSession>()
   const subscription = new Subscription()
+  const children = () => { let count = 0; for (const session of sessions) if (session.upstream !== undefined) count++; return count }
+  const childrenOf = (address: string) => { let count = 0; for (const session of sessions) if (session.upstream !== undefined && session.address === address) count++; return count }
+  const admit = (session: BridgeSession): string | undefined => {
+    if (children() >= maxChildren) return `Server busy: ${maxChildren} sessions are being served; try again later`
+    if (session.address !== undefined && childrenOf(session.address) >= maxPerClient) return `Server busy: ${maxPerClient} sessions from ${session.address} are being served; try again later`
+    return undefined
+  }
   for (const listener of listeners) {
     subscription.add(listener.connections.subscribe(downstream => {
-      const target = upstream()
-      const session = { downstream, upstream: target }
+      const session = new BridgeSession(downstream, scheduler.now(), report, () => sessions.delete(session))
       sessions.add(session)
-      wire(downstream, target, report, () => sessions.delete(session))
-      options.onSession?.(target)
+      session.start(() => {
+        const refusal = admit(session)
+        if (refusal !== undefined) return refusal
+        const target = upstream()
+        options.onSession?.(target)
+        return target
+      }, scheduler)
+    }))
+  }
+  if (idleTimeout > 0) {
+    // Checked a few times per timeout, so a session overstays by at most a quarter of it.
+    subscription.add(interval(Math.max(10, Math.min(idleTimeout / 4, 30_000)), scheduler).subscribe(() => {
+      const now = scheduler.now()
+      for (const session of sessions) if (session.isIdleSince(now - idleTimeout)) session.end()
     }))
   }
   return {
     get sessionCount() { return sessions.size },
+    get childCount() { return children() },
     async close() {
       subscription.unsubscribe()
-      await Promise.allSettled([
-        ...listeners.map(listener => listener.close()),
-        ...[...sessions].flatMap(session => [session.downstream.close(), session.upstream.close()]),
-      ])
+      const all = [...sessions]
+      await Promise.allSettled([...listeners.map(listener => listener.close()), ...all.map(session => session.end())])
       sessions.clear()
     },
   }
 }
 
-function wire(downstream: Transport, upstream: Transport, report: (error: unknown) => void, onEnd: () => void): void {
-  // Requests from downstream still unanswered, and the progress tokens they carry, for routing.
-  const inFlight = new Set<RequestId>()
-  const byProgressToken = new Map<string | number, RequestId>()
-  let isEnded = false
-  const end = () => {
-    if (isEnded) return
-    isEnded = true
-    onEnd()
-    void downstream.close().catch(report)
-    void upstream.close().catch(report)
+/**
+ * One downstream session and, from its first message on, its upstream.
+ *
+ * ```
+ *  open --first message--> admitted (upstream made) --either side ends / idle--> ended
+ *    \--first message, over a limit--> refused (requests answered with an error) --> ended
+ * ```
+ */
+class BridgeSession {
+  upstream: Transport | undefined
+  readonly address: string | undefined
+  /** Requests from downstream still unanswered, and the progress tokens they carry, for routing. */
+  readonly #inFlight = new Set<RequestId>()
+  readonly #byProgressToken = new Map<string | number, RequestId>()
+  /** When downstream last sent anything (scheduler time). */
+  #lastActivity: number
+  #ended: Promise<void> | undefined
+  #now: () => number = () => 0
+
+  constructor(readonly downstream: Transport, now: number, readonly report: (error: unknown) => void, readonly onEnd: () => void) {
+    this.address = downstream.remoteAddress
+    this.#lastActivity = now
   }
-  const forward = (target: Transport, payload: JsonRpcPayload, options?: SendOptions) => {
+
+  start(open: () => Transport | string, scheduler: SchedulerLike): void {
+    this.#now = () => scheduler.now()
+    this.downstream.inbound.subscribe({
+      next: item => this.#fromDownstream(item, open),
+      error: () => void this.end(),
+      complete: () => void this.end(),
+    })
+  }
+
+  isIdleSince(time: number): boolean {
+    return this.upstream !== undefined && this.#inFlight.size === 0 && this.#lastActivity <= time
+  }
+
+  #fromDownstream(item: Inbound, open: () => Transport | string): void {
+    if (this.#ended !== undefined) return
+    this.#lastActivity = this.#now()
+    if (item.type === 'invalid') {
+      // JSON-RPC 2.0: what cannot be parsed is answered -32700 with a null id; an oversized frame is
+      // an invalid request, answered with its id when the codec could read it.
+      const error = item.error instanceof McpError ? item.error : new InvalidRequestError(`Invalid Request: ${item.error.message}`)
+      const id = (item.error as { id?: RequestId; kind?: string }).kind === 'request' ? (item.error as { id?: RequestId }).id ?? null : null
+      this.#forward(this.downstream, { jsonrpc: '2.0', id: id as RequestId, error: error.toJSON() })
+      return
+    }
+    const payload = item.message as JsonRpcPayload
+    const messages = Array.isArray(payload) ? payload : [payload]
+    if (this.upstream === undefined) {
+      const opened = open()
+      if (typeof opened === 'string') return this.#refuse(messages, opened)
+      this.upstream = opened
+      opened.inbound.subscribe({
+        next: upstreamItem => this.#fromUpstream(upstreamItem),
+        error: () => void this.end(),
+        complete: () => void this.end(),
+      })
+    }
+    for (const message of messages) this.#track(message)
+    this.#forward(this.upstream, payload)
+  }
+
+  /** Answers every request of the first payload with `reason` and closes the session. */
+  #refuse(messages: JsonRpcMessage[], reason: string): void {
+    for (const message of messages) {
+      if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) continue
+      this.#forward(this.downstream, { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.ConnectionClosed, message: reason } })
+    }
+    void this.end()
+  }
+
+  #fromUpstream(item: Inbound): void {
+    if (item.type === 'invalid') {
+      // An answer too large to take: the request that waits for it gets an error instead of nothing.
+      const details = item.error as { id?: RequestId; kind?: string; limit?: number }
+      const id = details.kind === 'response' && details.id !== undefined && this.#inFlight.has(details.id) ? details.id
+        : details.kind === undefined && this.#inFlight.size === 1 ? this.#inFlight.values().next().value! : undefined
+      if (id === undefined) { this.report(item.error); return }
+      this.#settle(id)
+      const error = new InternalError(`The server's answer could not be passed on: ${item.error.message}`)
+      this.#forward(this.downstream, { jsonrpc: '2.0', id, error: error.toJSON() })
+      return
+    }
+    const payload = item.message as JsonRpcPayload
+    const first = Array.isArray(payload) ? payload[0] : payload
+    let relatedRequestId: RequestId | undefined
+    if (first !== undefined && !('method' in first) && 'id' in first && first.id !== null) {
+      for (const message of Array.isArray(payload) ? payload : [payload]) if (!('method' in message) && 'id' in message && message.id !== null) this.#settle(message.id)
+    } else if (first !== undefined && 'method' in first) {
+      relatedRequestId = this.#relatedTo(first)
+    }
+    this.#forward(this.downstream, payload, relatedRequestId === undefined ? undefined : { relatedRequestId })
+  }
+
+  #track(message: JsonRpcMessage): void {
+    if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return
+    this.#inFlight.add(message.id)
+    const token = message.params?._meta?.progressToken
+    if (token !== undefined) this.#byProgressToken.set(token, message.id)
+  }
+
+  #settle(id: RequestId): void {
+    this.#inFlight.delete(id)
+    for (const [token, requestId] of this.#byProgressToken) if (requestId === id) this.#byProgressToken.delete(token)
+  }
+
+  #relatedTo(message: JsonRpcMessage): RequestId | undefined {
+    const params = 'params' in message ? message.params as { progressToken?: unknown } | undefined : undefined
+    const token = params?.progressToken
+    if ('method' in message && message.method === 'notifications/progress' && (typeof token === 'string' || typeof token === 'number')) return this.#byProgressToken.get(token)
+    // A request or log from the upstream while exactly one request is in flight belongs to it.
+    if (this.#inFlight.size === 1) return this.#inFlight.values().next().value
+    return undefined
+  }
+
+  #forward(target: Transport, payload: JsonRpcPayload, options?: SendOptions): void {
     try {
       const written = options === undefined ? target.send(payload) : target.send(payload, options)
-      written?.catch(report)
+      written?.catch(this.report)
     } catch (error) {
-      report(error)
+      this.report(error)
     }
   }
-  downstream.inbound.subscribe({
-    next: item => {
-      if (item.type === 'invalid') return
-      const payload = item.message as JsonRpcPayload
-      for (const message of Array.isArray(payload) ? payload : [payload]) trackRequest(message, inFlight, byProgressToken)
-      forward(upstream, payload)
-    },
-    error: end,
-    complete: end,
+
+  /** Closes both sides once; resolves when both are closed. */
+  end(): Promise<void> {
+    this.#ended ??= (async () => {
+      this.onEnd()
+      await Promise.allSettled([this.downstream.close(), this.upstream?.close()].filter(Boolean))
+    })()
+    return this.#ended
+  }
+}
+
+/** Options of {@link bridgeChild}: those of `stdioClient` with the bridge's defaults. */
+export type BridgeChildOptions = StdioClientOptions
+
+/**
+ * A stdio child as the bridge wants it: a minimal environment (PATH, HOME and the like, plus `env`)
+ * unless `inheritEnv`, its own process group so shutdown reaches grandchildren (`npx` -> `node`),
+ * messages up to {@link BRIDGE_DEFAULTS}.maxMessageSize, and a short shutdown grace. Options given
+ * win over these defaults.
+ *
+ * @example
+ * bridge([websocket({ port: 3001 })], () => bridgeChild({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }))
+ */
+export function bridgeChild(options: BridgeChildOptions): StdioClientTransport {
+  return stdioClient({
+    processGroup: true,
+    maxMessageSize: BRIDGE_DEFAULTS.maxMessageSize,
+    shutdownGraceMs: BRIDGE_DEFAULTS.shutdownGraceMs,
+    stderr: 'inherit',
+    ...options,
   })
-  upstream.inbound.subscribe({
-    next: item => {
-      if (item.type === 'invalid') return
-      const payload = item.message as JsonRpcPayload
-      const first = Array.isArray(payload) ? payload[0] : payload
-      let relatedRequestId: RequestId | undefined
-      if (first !== undefined && !('method' in first) && 'id' in first && first.id !== null) {
-        for (const message of Array.isArray(payload) ? payload : [payload]) settle(message, inFlight, byProgressToken)
-      } else if (first !== undefined && 'method' in first) {
-        relatedRequestId = relatedTo(first, inFlight, byProgressToken)
-      }
-      forward(downstream, payload, relatedRequestId === undefined ? undefined : { relatedRequestId })
-    },
-    error: end,
-    complete: end,
-  })
-}
-
-function trackRequest(message: JsonRpcMessage, inFlight: Set<RequestId>, byProgressToken: Map<string | number, RequestId>): void {
-  if (!('method' in message) || !('id' in message)) return
-  inFlight.add(message.id)
-  const token = message.params?._meta?.progressToken
-  if (token !== undefined) byProgressToken.set(token, message.id)
-}
-
-function settle(message: JsonRpcMessage, inFlight: Set<RequestId>, byProgressToken: Map<string | number, RequestId>): void {
-  if ('method' in message || !('id' in message) || message.id === null) return
-  inFlight.delete(message.id)
-  for (const [token, id] of byProgressToken) if (id === message.id) byProgressToken.delete(token)
-}
-
-function relatedTo(message: JsonRpcMessage, inFlight: Set<RequestId>, byProgressToken: Map<string | number, RequestId>): RequestId | undefined {
-  const params = 'params' in message ? message.params as { progressToken?: unknown } | undefined : undefined
-  const token = params?.progressToken
-  if ('method' in message && message.method === 'notifications/progress' && (typeof token === 'string' || typeof token === 'number')) return byProgressToken.get(token)
-  // A request or log from the upstream while exactly one request is in flight belongs to it.
-  if (inFlight.size === 1) return inFlight.values().next().value
-  return undefined
-}
-
-/** One upstream transport shared by many sessions: see {@link shareUpstream}. */
-export interface SharedUpstream {
-  /** A transport of its own for one session, multiplexed onto the upstream. */
-  open(): Transport
-  /** Closes the upstream (and with it every session's transport). */
-  close(): Promise<void>
 }
 
 /**
- * Shares one upstream (one stdio child) between many sessions, for servers that keep no per-session
- * state. Each session gets a transport that looks like a dedicated upstream: request ids and
- * progress tokens are renamed on the way up and back on the way down, so sessions never see each
- * other's; the upstream is initialized once (by the first session) and later sessions get that
- * answer; upstream notifications that belong to no request (list_changed, logs) go to every session.
+ * Whether `host` is the loopback interface the listeners bind by default (`127.0.0.1`, `localhost`,
+ * `::1`). Binding anything else makes every session a process someone else may start, so
+ * `rxmcp bridge` warns and keeps Host checks on.
  */
-export function shareUpstream(upstream: Transport, report: (error: unknown) => void = error => console.error('[rxmcp bridge]', error)): SharedUpstream {
-  interface Session { inbound: Subject<Inbound>; isOpen: boolean }
-  const sessions = new Set<Session>()
-  // Upstream request id -> the session and the id it used.
-  const requests = new Map<RequestId, { session: Session; id: RequestId }>()
-  // Upstream progress token -> the session and the token it used.
-  const tokens = new Map<string, { session: Session; token: string | number }>()
-  // Upstream request id -> the progress token renamed for it, dropped with the answer.
-  const tokenOf = new Map<RequestId, string>()
-  let nextId = 0
-  let lastSession: Session | undefined
-  // The upstream's answer to initialize, once it came, and who waits for it meanwhile.
-  let initializeResult: JsonRpcPayload | undefined
-  let initializeWaiters: { session: Session; id: RequestId }[] | undefined
-  let isInitializedSent = false
-  let isStarted = false
-  let failure: unknown
-
-  const deliver = (session: Session, message: JsonRpcMessage) => { if (session.isOpen) session.inbound.next({ type: 'message', message }) }
-  const start = () => {
-    if (isStarted) return
-    isStarted = true
-    upstream.inbound.subscribe({
-      next: item => {
-        if (item.type === 'invalid') return
-        const payload = item.message as JsonRpcPayload
-        for (const message of Array.isArray(payload) ? payload : [payload]) fromUpstream(message)
-      },
-      error: error => { failure = error; for (const session of sessions) session.inbound.error(error) },
-      complete: () => { for (const session of sessions) session.inbound.complete() },
-    })
-  }
-  const fromUpstream = (message: JsonRpcMessage) => {
-    if (!('method' in message)) {
-      if (message.id === null) return
-      const owner = requests.get(message.id)
-      if (owner === undefined) return
-      requests.delete(message.id)
-      const token = tokenOf.get(message.id)
-      if (token !== undefined) { tokenOf.delete(message.id); tokens.delete(token) }
-      if (initializeWaiters !== undefined && owner.id === INITIALIZE_MARK) {
-        initializeResult = 'result' in message ? message.result as unknown as JsonRpcPayload : undefined
-        for (const waiter of initializeWaiters) deliver(waiter.session, { ...message, id: waiter.id })
-        initializeWaiters = undefined
-        return
-      }
-      return deliver(owner.session, { ...message, id: owner.id })
-    }
-    if (message.method === 'notifications/progress') {
-      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken
-      const owner = tokens.get(String(token))
-      if (owner !== undefined) deliver(owner.session, { ...message, params: { ...message.params, progressToken: owner.token } })
-      return
-    }
-    if ('id' in message) {
-      // A request from the upstream: to the session whose requests are in flight, else the latest.
-      const owners = new Set([...requests.values()].map(owner => owner.session))
-      const target = owners.size === 1 ? owners.values().next().value! : lastSession
-      if (target !== undefined) deliver(target, message)
-      return
-    }
-    for (const session of sessions) deliver(session, message)
-  }
-  const toUpstream = (session: Session, message: JsonRpcMessage): JsonRpcMessage | undefined => {
-    if (!('method' in message)) return message
-    if (!('id' in message)) {
-      if (message.method === 'notifications/initialized') {
-        if (isInitializedSent) return undefined
-        isInitializedSent = true
-        return message
-      }
-      if (message.method === 'notifications/cancelled') {
-        const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId
-        for (const [upstreamId, owner] of requests) {
-          if (owner.session === session && owner.id === requestId) return { ...message, params: { ...message.params, requestId: upstreamId } }
-        }
-        return undefined
-      }
-      return message
-    }
-    if (message.method === 'initialize') {
-      if (initializeResult !== undefined) { deliver(session, { jsonrpc: '2.0', id: message.id, result: initializeResult as never }); return undefined }
-      if (initializeWaiters !== undefined) { initializeWaiters.push({ session, id: message.id }); return undefined }
-      initializeWaiters = [{ session, id: message.id }]
-      const upstreamId = `i${nextId++}`
-      requests.set(upstreamId, { session, id: INITIALIZE_MARK })
-      return { ...message, id: upstreamId }
-    }
-    const upstreamId = nextId++
-    requests.set(upstreamId, { session, id: message.id })
-    const token = message.params?._meta?.progressToken
-    if (token === undefined) return { ...message, id: upstreamId }
-    const upstreamToken = `t${upstreamId}`
-    tokens.set(upstreamToken, { session, token })
-    tokenOf.set(upstreamId, upstreamToken)
-    return { ...message, id: upstreamId, params: { ...message.params, _meta: { ...message.params!._meta, progressToken: upstreamToken } } }
-  }
-  return {
-    open() {
-      const session: Session = { inbound: new Subject<Inbound>(), isOpen: true }
-      sessions.add(session)
-      return {
-        kind: 'shared',
-        inbound: new Observable<Inbound>(subscriber => {
-          const subscription = session.inbound.subscribe(subscriber)
-          if (failure !== undefined) subscriber.error(failure)
-          start()
-          return subscription
-        }),
-        send: payload => {
-          lastSession = session
-          const out: JsonRpcMessage[] = []
-          for (const message of Array.isArray(payload) ? payload : [payload]) {
-            const mapped = toUpstream(session, message)
-            if (mapped !== undefined) out.push(mapped)
-          }
-          if (out.length === 0) return
-          return upstream.send(Array.isArray(payload) ? out : out[0]!)
-        },
-        close: async () => {
-          if (!session.isOpen) return
-          session.isOpen = false
-          sessions.delete(session)
-          for (const [id, owner] of requests) if (owner.session === session && owner.id !== INITIALIZE_MARK) requests.delete(id)
-          for (const [token, owner] of tokens) if (owner.session === session) tokens.delete(token)
-          session.inbound.complete()
-        },
-      }
-    },
-    close: () => upstream.close(),
-  }
+export function isLoopbackHost(host: string): boolean {
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]'
 }
-
-/** Stands for "the shared initialize" in the request table. */
-const INITIALIZE_MARK = '\0initialize'

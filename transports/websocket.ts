@@ -1,14 +1,14 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { Observable, Subject } from 'rxjs'
+import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from 'rxjs'
 import { WebSocket, WebSocketServer, type RawData } from 'ws'
 import type { Inbound, Transport, TransportServer } from '../lib/transport.ts'
-import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
+import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
-import { isAllowedOrigin } from './origin.ts'
+import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { WS_SUBPROTOCOL } from './websocket-client.ts'
 
@@ -27,16 +27,36 @@ export interface WebSocketServerOptions {
   maxFrameBytes?: number
   /** Origins allowed to connect (default: the loopback names on any port); requests without Origin pass. */
   allowedOrigins?: readonly string[]
+  /** Host header values allowed (default: the loopback names on any port when `host` is loopback; no check otherwise). */
+  allowedHosts?: readonly string[]
   /** Decides on the upgrade request (a bearer token, a cookie); false answers 401. */
   authenticate?: (request: IncomingMessage) => boolean | Promise<boolean>
   /** Ping interval in ms; a peer that has not answered the previous ping by the next one is closed (default 30,000; 0 off). */
   heartbeatMs?: number
   /** Bytes queued on a socket above which `send` returns a Promise that waits for them to drain (default 1 MiB). */
   highWaterMark?: number
+  /**
+   * Most sockets open at once (default 10,000). At the cap, the least recently active socket with no
+   * request in flight is closed (1001) if it has been idle `minEvictionIdle`; otherwise the upgrade
+   * is answered 503.
+   */
+  maxSessions?: number
+  /**
+   * Milliseconds a socket may go without the client sending anything, with no request in flight,
+   * before it is closed with 1001 (default 30 minutes; 0 never).
+   */
+  sessionIdleTimeout?: number
+  /** Least idle time of a socket closed to make room at `maxSessions` (default 60,000 ms). */
+  minEvictionIdle?: number
+  /** Where time comes from for heartbeats and idle clocks (default `asyncScheduler`). */
+  scheduler?: SchedulerLike
 }
 
 /** DEFAULTS of {@link WebSocketServerOptions}. */
-export const WEBSOCKET_DEFAULTS = { host: '127.0.0.1', path: '/mcp', maxFrameBytes: DEFAULT_MAX_MESSAGE_SIZE, heartbeatMs: 30_000, highWaterMark: 1 << 20 } as const
+export const WEBSOCKET_DEFAULTS = {
+  host: '127.0.0.1', path: '/mcp', maxFrameBytes: DEFAULT_MAX_MESSAGE_SIZE, heartbeatMs: 30_000, highWaterMark: 1 << 20,
+  maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, minEvictionIdle: 60_000,
+} as const
 
 /** A WebSocket listener: one session per socket. */
 export interface McpWebSocketServer extends TransportServer {
@@ -75,7 +95,9 @@ class WsTransportServer implements McpWebSocketServer {
   readonly #sockets = new Set<WsTransport>()
   #http: HttpServer | undefined
   #url: string | undefined
-  #heartbeat: ReturnType<typeof setInterval> | undefined
+  readonly #scheduler: SchedulerLike
+  /** The heartbeat and the idle sweep. */
+  readonly #timers = new Subscription()
 
   constructor(options: WebSocketServerOptions) {
     this.#options = options
@@ -85,11 +107,45 @@ class WsTransportServer implements McpWebSocketServer {
       perMessageDeflate: false,
       handleProtocols: protocols => protocols.has(WS_SUBPROTOCOL.msgpack) ? WS_SUBPROTOCOL.msgpack : protocols.has(WS_SUBPROTOCOL.json) ? WS_SUBPROTOCOL.json : false,
     })
+    this.#scheduler = options.scheduler ?? asyncScheduler
     const heartbeat = options.heartbeatMs ?? WEBSOCKET_DEFAULTS.heartbeatMs
-    if (heartbeat > 0) {
-      this.#heartbeat = setInterval(() => { for (const socket of this.#sockets) socket.heartbeat() }, heartbeat)
-      this.#heartbeat.unref()
+    if (heartbeat > 0) this.#timers.add(every(heartbeat, options.scheduler, () => { for (const socket of this.#sockets) socket.heartbeat() }))
+    const idle = options.sessionIdleTimeout ?? WEBSOCKET_DEFAULTS.sessionIdleTimeout
+    if (idle > 0) {
+      // Checked a few times per timeout, so a socket overstays by at most a quarter of it.
+      this.#timers.add(every(Math.max(10, Math.min(idle / 4, 60_000)), options.scheduler, () => {
+        const now = this.#scheduler.now()
+        for (const socket of this.#sockets) if (!socket.hasRequestInFlight() && now - socket.lastSeen >= idle) this.#drop(socket, 'idle timeout')
+      }))
     }
+  }
+
+  /** Closes a socket with 1001 and stops counting it at once. */
+  #drop(socket: WsTransport, reason: string): void {
+    this.#sockets.delete(socket)
+    socket.closeWith(1001, reason)
+  }
+
+  /** Makes room for one more socket at the cap: true when there was room or a socket was evicted. */
+  #makeRoom(): boolean {
+    if (this.#sockets.size < (this.#options.maxSessions ?? WEBSOCKET_DEFAULTS.maxSessions)) return true
+    const latest = this.#scheduler.now() - (this.#options.minEvictionIdle ?? WEBSOCKET_DEFAULTS.minEvictionIdle)
+    let victim: WsTransport | undefined
+    for (const socket of this.#sockets) {
+      if (socket.hasRequestInFlight() || socket.lastSeen > latest) continue
+      if (victim === undefined || socket.lastSeen < victim.lastSeen) victim = socket
+    }
+    if (victim === undefined) return false
+    this.#drop(victim, 'evicted: the server is full')
+    return true
+  }
+
+  #isAllowedHost(host: string | undefined): boolean {
+    const allowed = this.#options.allowedHosts
+    const bound = this.#options.host ?? WEBSOCKET_DEFAULTS.host
+    if (host === undefined || (allowed === undefined && !LOOPBACK_HOSTS.includes(bound))) return true
+    const list = allowed ?? LOOPBACK_HOSTS
+    return list.includes(host) || list.includes(host.replace(/:\d+$/, ''))
   }
 
   get url(): string | undefined { return this.#url }
@@ -118,9 +174,13 @@ class WsTransportServer implements McpWebSocketServer {
     if (path !== (this.#options.path ?? WEBSOCKET_DEFAULTS.path)) return refuse(socket, 404, 'Not Found')
     const origin = request.headers.origin
     if (origin !== undefined && !isAllowedOrigin(origin, this.#options.allowedOrigins)) return refuse(socket, 403, 'Forbidden')
+    // DNS rebinding: a loopback server answers only to the loopback names.
+    if (!this.#isAllowedHost(request.headers.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
+    // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.
+    if (!this.#makeRoom()) return refuse(socket, 503, 'Service Unavailable')
     this.#wss.handleUpgrade(request, socket, head, ws => {
-      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark)
+      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress)
       this.#sockets.add(transport)
       ws.once('close', () => this.#sockets.delete(transport))
       this.#connections.next(transport)
@@ -128,7 +188,7 @@ class WsTransportServer implements McpWebSocketServer {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.#heartbeat)
+    this.#timers.unsubscribe()
     for (const socket of this.#sockets) socket.ws.close(1001, 'server closing')
     this.#connections.complete()
     this.#wss.close()
@@ -140,15 +200,31 @@ function refuse(socket: Duplex, status: number, text: string): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
 }
 
-/** One socket as a transport: server side or client side. */
+/**
+ * Calls `tick` every `ms`: on the given scheduler, or else on a Node timer that does not hold the
+ * process open (a listener nobody closed must not keep it alive).
+ */
+function every(ms: number, scheduler: SchedulerLike | undefined, tick: () => void): Subscription {
+  if (scheduler !== undefined) return interval(ms, scheduler).subscribe(tick)
+  const timer = setInterval(tick, ms)
+  timer.unref()
+  return new Subscription(() => clearInterval(timer))
+}
+
+/** One server-side socket as a transport. */
 class WsTransport implements Transport {
   readonly kind = 'websocket'
   readonly inbound: Observable<Inbound>
   /** False when a ping went unanswered; the next heartbeat then closes the socket. */
   #isAlive = true
   #isClosing = false
+  /** When the client last sent a message (scheduler time): the idle clock. */
+  lastSeen: number
+  /** The client's requests that have no answer yet. */
+  readonly #inFlight = new Set<RequestId>()
 
-  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number) {
+  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number, readonly scheduler: SchedulerLike, readonly remoteAddress: string | undefined) {
+    this.lastSeen = scheduler.now()
     ws.on('pong', () => { this.#isAlive = true })
     const incoming = new Subject<Inbound>()
     // Messages can arrive before the connection subscribes; a Subject fed now would lose them.
@@ -157,6 +233,8 @@ class WsTransport implements Transport {
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data
       const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
+      this.lastSeen = scheduler.now()
+      if (item.type === 'message') this.#track(item.message)
       if (subscriber === undefined) early.push(item)
       else subscriber.next(item)
     })
@@ -181,6 +259,28 @@ class WsTransport implements Transport {
     })
   }
 
+  /** Notes the requests a message from the client opens, and the ones its cancellations close. */
+  #track(payload: unknown): void {
+    for (const message of Array.isArray(payload) ? payload : [payload]) {
+      if (typeof message !== 'object' || message === null) continue
+      const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } }
+      if (typeof method !== 'string') continue
+      if (typeof id === 'string' || typeof id === 'number') this.#inFlight.add(id)
+      else if (method === 'notifications/cancelled' && (typeof params?.requestId === 'string' || typeof params?.requestId === 'number')) this.#inFlight.delete(params.requestId)
+    }
+  }
+
+  hasRequestInFlight(): boolean {
+    return this.#inFlight.size > 0
+  }
+
+  /** Closes with a code of the server's choosing (1001 for idle and eviction); inbound completes. */
+  closeWith(code: number, reason: string): void {
+    this.#isClosing = true
+    try { this.ws.close(code, reason) } catch { this.ws.terminate() }
+    setTimeout(() => this.ws.terminate(), 2000).unref()
+  }
+
   heartbeat(): void {
     if (!this.#isAlive) { this.ws.terminate(); return }
     this.#isAlive = false
@@ -189,6 +289,9 @@ class WsTransport implements Transport {
 
   send(payload: JsonRpcPayload): void | Promise<void> {
     if (this.ws.readyState !== WebSocket.OPEN) throw new TransportError('The WebSocket is not open')
+    if (this.#inFlight.size > 0) {
+      for (const message of Array.isArray(payload) ? payload : [payload]) if (!('method' in message) && 'id' in message && message.id !== null) this.#inFlight.delete(message.id)
+    }
     const data = this.isMsgpack ? encodeMsgpack(payload) : JSON.stringify(payload)
     // Below the high-water mark, fire and forget; above it the caller waits for the queue to drain.
     if (this.ws.bufferedAmount < this.highWaterMark) { this.ws.send(data); return }
