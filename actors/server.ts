@@ -1,4 +1,4 @@
-import { Observable, lastValueFrom, type Subscription } from 'rxjs'
+import { Observable, catchError, from, isObservable, lastValueFrom, mergeMap, of, type Subscription } from 'rxjs'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
@@ -12,12 +12,15 @@ import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts
 import { pageOf } from '../lib/cursor.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import { compileSchema, type Validator } from '../lib/json-schema.ts'
+import {
+  isStandardSchema, standardJsonSchema, validateStandard, type InferOutput, type StandardSchemaV1, type StandardVerdict,
+} from '../lib/standard-schema.ts'
 import { uriTemplate, type UriTemplate } from '../lib/uri-template.ts'
 import {
   LOGGING_LEVELS, SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult, type ClientCapabilities, type CompleteResult, type CreateMessageParams, type CreateMessageResult,
   type ElicitParams, type ElicitResult, type GetPromptResult, type Icon, type Implementation, type ListRootsResult,
-  type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceContents,
+  type LoggingLevel, type Prompt, type PromptArgument, type ReadResourceResult, type Resource, type ResourceContents,
   type ResourceTemplate, type ServerCapabilities, type Tool, type ToolAnnotations, type ServerRequests, type ServerNotifications,
   type ClientNotifications, type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
 } from '../lib/schema/types.ts'
@@ -45,15 +48,36 @@ export interface ServerContext extends RequestContext {
   listRoots(options?: RequestOptions): Promise<ListRootsResult>
 }
 
-/** A tool's handler: arguments (validated against `inputSchema`) in, a result out. */
+/**
+ * A tool's handler: arguments (validated against `inputSchema`) in, a result out. With a Standard
+ * Schema, `args` is what the schema's validator gave back (defaults and transforms applied).
+ */
 export type ToolHandler<A = Record<string, unknown>> = (args: A, ctx: ServerContext) => HandlerOutcome<CallToolResult>
 
+/** A Standard Schema (zod 4, valibot, arktype, ...) whose values are objects, as tool and prompt arguments are. */
+export type ObjectStandardSchema = StandardSchemaV1<unknown, object>
+
+/** What a tool's `inputSchema` may be: a JSON Schema of an object, or an {@link ObjectStandardSchema}. */
+export type ToolInputSchema = Tool['inputSchema'] | ObjectStandardSchema
+
 /** How a tool is described to clients. */
-export interface ToolDefinition {
+export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
   title?: string
   description?: string
-  /** JSON Schema (2020-12 unless `$schema` says otherwise) with `type: 'object'`. Default: any object. */
-  inputSchema?: Tool['inputSchema']
+  /**
+   * The arguments' schema. Default: any object.
+   * - JSON Schema (2020-12 unless `$schema` says otherwise) with `type: 'object'`: sent as is,
+   *   checked with the built-in validator.
+   * - A Standard Schema (zod 4, valibot, arktype): checked with its own validator (async ones too),
+   *   the handler's arguments are inferred from it, and the JSON Schema sent in `tools/list` comes
+   *   from its Standard JSON Schema converter (zod 4) or from `inputJsonSchema`.
+   */
+  inputSchema?: S
+  /**
+   * The JSON Schema to send for a Standard Schema `inputSchema`, for libraries that cannot convert
+   * themselves (valibot, arktype without a converter); wins over the converter when both exist.
+   */
+  inputJsonSchema?: Tool['inputSchema']
   /** When set, every successful result must carry `structuredContent` matching it. */
   outputSchema?: Tool['outputSchema']
   annotations?: ToolAnnotations
@@ -99,12 +123,21 @@ export interface ResourceTemplateDefinition extends Omit<ResourceTemplate, 'uriT
 }
 
 /** How a prompt is described, with optional completion of its arguments. */
-export interface PromptDefinition extends Omit<Prompt, 'name'> {
+export interface PromptDefinition<S extends ObjectStandardSchema = ObjectStandardSchema> extends Omit<Prompt, 'name'> {
   complete?: Record<string, Completer>
+  /**
+   * The arguments as a Standard Schema of an object of strings (zod 4, valibot, arktype): `prompts/get`
+   * checks them with it (a failure is -32602) and the handler gets what it gives back, typed. Unless
+   * `arguments` is given, the listed arguments (name, description, required) come from the
+   * schema's JSON Schema: its Standard JSON Schema converter (zod 4) or `argumentsJsonSchema`.
+   */
+  argumentsSchema?: S
+  /** The JSON Schema of `argumentsSchema`, for libraries that cannot convert themselves. */
+  argumentsJsonSchema?: JsonObject
 }
 
-/** A prompt's handler: string arguments in, messages out. */
-export type PromptHandler = (args: Record<string, string>, ctx: ServerContext) => HandlerOutcome<GetPromptResult>
+/** A prompt's handler: string arguments in (or, with `argumentsSchema`, what it gave back), messages out. */
+export type PromptHandler<A = Record<string, string>> = (args: A, ctx: ServerContext) => HandlerOutcome<GetPromptResult>
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -184,9 +217,26 @@ export interface ServerSession {
  */
 export interface McpServer {
   readonly info: Implementation
-  tool<A = Record<string, unknown>>(name: string, definition: ToolDefinition, handler: ToolHandler<A>): Registration<ToolDefinition>
+  /**
+   * Registers a tool whose arguments are a Standard Schema (zod 4, valibot, arktype): the handler's
+   * arguments are the schema's output type.
+   * @throws TypeError when no JSON Schema can be had for it (no converter, no `inputJsonSchema`),
+   *   naming the tool, or when that JSON Schema is not of an object.
+   * @example
+   * server.tool('add', { inputSchema: z.object({ a: z.number(), b: z.number() }) },
+   *   ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }))
+   */
+  tool<S extends ObjectStandardSchema>(name: string, definition: ToolDefinition<S> & { inputSchema: S }, handler: ToolHandler<InferOutput<S>>): Registration<ToolDefinition<S>>
+  /** Registers a tool whose arguments are a JSON Schema (or any object, without one). */
+  tool<A = Record<string, unknown>>(name: string, definition: ToolDefinition<Tool['inputSchema']>, handler: ToolHandler<A>): Registration<ToolDefinition>
   resource(uri: string, definition: ResourceDefinition, handler: ResourceHandler): Registration<ResourceDefinition>
   resourceTemplate(uriTemplate: string, definition: ResourceTemplateDefinition, handler: TemplateHandler): Registration<ResourceTemplateDefinition>
+  /**
+   * Registers a prompt whose arguments are a Standard Schema; the handler's arguments are its output type.
+   * @throws TypeError when the arguments cannot be listed (no `arguments`, no converter, no
+   *   `argumentsJsonSchema`), naming the prompt.
+   */
+  prompt<S extends ObjectStandardSchema>(name: string, definition: PromptDefinition<S> & { argumentsSchema: S }, handler: PromptHandler<InferOutput<S>>): Registration<PromptDefinition<S>>
   prompt(name: string, definition: PromptDefinition, handler: PromptHandler): Registration<PromptDefinition>
   /** Tells every session subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
@@ -227,6 +277,8 @@ interface ToolEntry {
   definition: ToolDefinition
   handler: ToolHandler<any>
   validateInput: Validator | undefined
+  /** The Standard Schema of the arguments, when `inputSchema` is one (then `validateInput` is unset). */
+  standardInput: ObjectStandardSchema | undefined
   validateOutput: Validator | undefined
   /** The wire form, rebuilt when the definition changes. */
   wire: Tool
@@ -235,7 +287,11 @@ interface ToolEntry {
 
 interface ResourceEntry { uri: string; definition: ResourceDefinition; handler: ResourceHandler; wire: Resource; isEnabled: boolean }
 interface TemplateEntry { template: UriTemplate; definition: ResourceTemplateDefinition; handler: TemplateHandler; wire: ResourceTemplate; isEnabled: boolean }
-interface PromptEntry { name: string; definition: PromptDefinition; handler: PromptHandler; wire: Prompt; isEnabled: boolean }
+interface PromptEntry {
+  name: string; definition: PromptDefinition; handler: PromptHandler<any>; wire: Prompt; isEnabled: boolean
+  /** The Standard Schema of the arguments, when the definition has one. */
+  standardArguments: ObjectStandardSchema | undefined
+}
 
 type ListKind = 'tools' | 'resources' | 'prompts'
 
@@ -267,15 +323,19 @@ class Server implements McpServer {
 
   get sessions(): ReadonlySet<ServerSession> { return this.#sessions }
 
-  tool<A>(name: string, definition: ToolDefinition, handler: ToolHandler<A>): Registration<ToolDefinition> {
+  tool(name: string, definition: ToolDefinition<any>, handler: ToolHandler<any>): Registration<ToolDefinition<any>> {
     if (typeof name !== 'string' || name.length === 0) throw new TypeError('A tool needs a name')
     if (this.tools.has(name)) throw new TypeError(`Tool ${JSON.stringify(name)} is already registered`)
     const entry = { name, handler, isEnabled: true } as ToolEntry
     const apply = (next: ToolDefinition) => {
-      const inputSchema = next.inputSchema ?? ANY_OBJECT_SCHEMA
-      if (!isJsonObject(inputSchema) || inputSchema.type !== 'object') throw new TypeError(`Tool ${JSON.stringify(name)}: inputSchema must have type "object"`)
+      const label = `Tool ${JSON.stringify(name)}`
+      const standard = isStandardSchema(next.inputSchema) ? next.inputSchema : undefined
+      if (standard === undefined && next.inputJsonSchema !== undefined) throw new TypeError(`${label}: inputJsonSchema goes with a Standard Schema inputSchema`)
+      const inputSchema = standard !== undefined ? wireSchemaOf(standard, next.inputJsonSchema, label, 'inputSchema') : next.inputSchema ?? ANY_OBJECT_SCHEMA
+      if (!isJsonObject(inputSchema) || inputSchema.type !== 'object') throw new TypeError(`${label}: inputSchema must have type "object"`)
       entry.definition = next
-      entry.validateInput = next.inputSchema === undefined ? undefined : compileSchema(inputSchema)
+      entry.standardInput = standard
+      entry.validateInput = next.inputSchema === undefined || standard !== undefined ? undefined : compileSchema(inputSchema)
       entry.validateOutput = next.outputSchema === undefined ? undefined : compileSchema(next.outputSchema)
       entry.wire = compact({
         name, title: next.title, description: next.description, inputSchema, outputSchema: next.outputSchema,
@@ -315,13 +375,20 @@ class Server implements McpServer {
     return this.#registration(entry, apply, () => this.templates.delete(template) && this.changed('resources'), 'resources')
   }
 
-  prompt(name: string, definition: PromptDefinition, handler: PromptHandler): Registration<PromptDefinition> {
+  prompt(name: string, definition: PromptDefinition<any>, handler: PromptHandler<any>): Registration<PromptDefinition<any>> {
     if (this.prompts.has(name)) throw new TypeError(`Prompt ${JSON.stringify(name)} is already registered`)
     const entry = { name, handler, isEnabled: true } as PromptEntry
     const apply = (next: PromptDefinition) => {
+      const { complete: _complete, argumentsSchema: schema, argumentsJsonSchema: jsonSchema, ...described } = next
+      const label = `Prompt ${JSON.stringify(name)}`
+      if (schema !== undefined && !isStandardSchema(schema)) throw new TypeError(`${label}: argumentsSchema must be a Standard Schema (zod 4, valibot, arktype)`)
+      if (schema === undefined && jsonSchema !== undefined) throw new TypeError(`${label}: argumentsJsonSchema goes with argumentsSchema`)
+      // Arguments given by hand win; otherwise they are read off the schema's JSON Schema.
+      const listed = schema === undefined || described.arguments !== undefined ? described.arguments
+        : promptArgumentsOf(wireSchemaOf(schema, jsonSchema, label, 'argumentsSchema'), label)
       entry.definition = next
-      const { complete: _complete, ...described } = next
-      entry.wire = compact({ name, ...described }) as Prompt
+      entry.standardArguments = schema
+      entry.wire = compact({ name, ...described, arguments: listed }) as Prompt
     }
     apply(definition)
     this.prompts.set(name, entry)
@@ -679,15 +746,25 @@ class Session implements ServerSession {
       const check = entry.validateInput(args)
       // MCP 2025-11-25: input validation errors are tool execution errors, so the model can retry.
       if (!check.valid) return toolError(`Invalid arguments for tool ${entry.name}: ${check.message}`)
+    } else if (entry.standardInput !== undefined) {
+      return this.#callStandardTool(entry, entry.standardInput, args, ctx)
     }
-    return mapOutcome(
-      () => entry.handler(args, ctx),
-      result => this.#checkToolResult(entry, result),
-      error => {
-        if (error instanceof McpError) throw error
-        return toolError(error instanceof Error ? error.message : String(error))
-      },
-    )
+    return mapOutcome(() => entry.handler(args, ctx), result => this.#checkToolResult(entry, result), toolFailure)
+  }
+
+  /** A tools/call of a tool with a Standard Schema: its own validator (maybe async), then the handler with its output. */
+  #callStandardTool(entry: ToolEntry, schema: ObjectStandardSchema, args: JsonObject, ctx: SessionContext): HandlerOutcome<JsonObject> {
+    const run = (check: StandardVerdict<object>): HandlerOutcome<JsonObject> => check.valid
+      ? mapOutcome(() => entry.handler(check.value, ctx), result => this.#checkToolResult(entry, result), toolFailure)
+      // Same answer as a JSON Schema failure: a tool execution error the model can read and retry.
+      : toolError(`Invalid arguments for tool ${entry.name}: ${check.message}`)
+    let check: StandardVerdict<object> | Promise<StandardVerdict<object>>
+    try {
+      check = validateStandard(schema, args)
+    } catch (error) {
+      return toolFailure(error)
+    }
+    return check instanceof Promise ? afterVerdict(check, run, toolFailure) : run(check)
   }
 
   #checkToolResult(entry: ToolEntry, result: CallToolResult): JsonObject {
@@ -745,10 +822,18 @@ class Session implements ServerSession {
       if (typeof value !== 'string') throw new InvalidParamsError(`Invalid params: argument ${JSON.stringify(key)} must be a string`)
       if (key !== '__proto__') args[key] = value
     }
-    for (const argument of entry.definition.arguments ?? []) {
+    for (const argument of entry.wire.arguments ?? []) {
       if (argument.required && args[argument.name] === undefined) throw new InvalidParamsError(`Invalid params: missing required argument ${JSON.stringify(argument.name)} of prompt ${entry.name}`)
     }
-    return mapOutcome(() => entry.handler(args, ctx), result => result as unknown as JsonObject, rethrow)
+    const schema = entry.standardArguments
+    if (schema === undefined) return mapOutcome(() => entry.handler(args, ctx), result => result as unknown as JsonObject, rethrow)
+    const run = (check: StandardVerdict<object>): HandlerOutcome<JsonObject> => {
+      // MCP prompts: invalid arguments are -32602.
+      if (!check.valid) throw new InvalidParamsError(`Invalid params: invalid arguments for prompt ${entry.name}: ${check.message}`, { issues: check.errors })
+      return mapOutcome(() => entry.handler(check.value, ctx), result => result as unknown as JsonObject, rethrow)
+    }
+    const check = validateStandard(schema, args)
+    return check instanceof Promise ? afterVerdict(check, run, rethrow) : run(check)
   }
 
   #complete(params: JsonObject | undefined, ctx: SessionContext): HandlerOutcome<JsonObject> {
@@ -819,6 +904,61 @@ function withCursor(result: JsonObject, nextCursor: string | undefined): JsonObj
 
 function toolError(text: string): JsonObject {
   return { content: [{ type: 'text', text }], isError: true }
+}
+
+/** A tool's failure: an McpError stays a JSON-RPC error, anything else is an `isError` result. */
+function toolFailure(error: unknown): JsonObject {
+  if (error instanceof McpError) throw error
+  return toolError(error instanceof Error ? error.message : String(error))
+}
+
+/**
+ * Goes on with a verdict that arrives later (an async Standard Schema validator). An Observable, so
+ * a handler that returns one keeps its progress and cancellation; `recover` handles a rejection.
+ */
+function afterVerdict<V>(verdict: Promise<V>, run: (verdict: V) => HandlerOutcome<JsonObject>, recover: (error: unknown) => JsonObject): Observable<JsonObject> {
+  return from(verdict).pipe(
+    mergeMap(value => {
+      const outcome = run(value)
+      return isObservable(outcome) ? outcome : from(Promise.resolve(outcome))
+    }),
+    catchError(error => of(recover(error))),
+  )
+}
+
+/**
+ * The JSON Schema to send for a Standard Schema: the one the user gave, else the schema's own
+ * conversion. Throws a TypeError naming the tool or prompt when there is neither.
+ */
+function wireSchemaOf(schema: StandardSchemaV1, given: JsonObject | undefined, label: string, key: string): JsonObject {
+  if (given !== undefined) return given
+  let converted: JsonObject | undefined
+  try {
+    converted = standardJsonSchema(schema, 'input')
+  } catch (error) {
+    throw new TypeError(`${label}: the ${schema['~standard'].vendor} schema of ${key} cannot be converted to JSON Schema (${error instanceof Error ? error.message : String(error)}); pass its JSON Schema as ${key.replace('Schema', 'JsonSchema')}`, { cause: error })
+  }
+  if (converted === undefined) {
+    throw new TypeError(`${label}: the ${schema['~standard'].vendor} schema of ${key} has no JSON Schema converter; pass its JSON Schema as ${key.replace('Schema', 'JsonSchema')}`)
+  }
+  return converted
+}
+
+/** A prompt's arguments, read off the JSON Schema of an object: each property, its description, whether required. */
+function promptArgumentsOf(schema: JsonObject, label: string): PromptArgument[] {
+  if (schema.type !== 'object' || (schema.properties !== undefined && !isJsonObject(schema.properties))) {
+    throw new TypeError(`${label}: argumentsSchema must describe an object`)
+  }
+  const required = Array.isArray(schema.required) ? schema.required : []
+  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    const described = isJsonObject(property) ? property : {}
+    return compact({
+      name,
+      title: typeof described.title === 'string' ? described.title : undefined,
+      description: typeof described.description === 'string' ? described.description : undefined,
+      required: required.includes(name),
+    })
+  })
 }
 
 function rethrow(error: unknown): never {

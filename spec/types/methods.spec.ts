@@ -10,7 +10,8 @@ import type {
   RequestResult, ResourceUpdatedNotificationParams, ServerNotifications, CancelledNotificationParams,
 } from '../../lib/schema/types.ts'
 
-// Type-level only: these functions are never called, tsc checks them (`npx tsc --noEmit -p .`).
+// Type-level only: `client` and `session` exist for tsc alone (`npx tsc --noEmit -p .`), so every use
+// of them sits in a function that is checked and never called.
 declare const client: McpClient
 declare const session: ServerSession
 
@@ -77,26 +78,29 @@ describe('McpClient.notify', () => {
 
 describe('McpClient.notifications', () => {
   it('types what a server notification carries', () => {
-    expectTypeOf(client.notifications('notifications/resources/updated')).toEqualTypeOf<Observable<ResourceUpdatedNotificationParams>>()
-    expectTypeOf(client.notifications('notifications/progress')).toEqualTypeOf<Observable<ProgressNotificationParams>>()
-    expectTypeOf(client.notifications('notifications/tools/list_changed')).toEqualTypeOf<Observable<JsonObject>>()
-    expectTypeOf(client.notifications('vendor/event')).toEqualTypeOf<Observable<JsonObject>>()
-    expectTypeOf(client.notifications<{ n: number }>('vendor/event')).toEqualTypeOf<Observable<{ n: number }>>()
+    const calls = () => {
+      expectTypeOf(client.notifications('notifications/resources/updated')).toEqualTypeOf<Observable<ResourceUpdatedNotificationParams>>()
+      expectTypeOf(client.notifications('notifications/progress')).toEqualTypeOf<Observable<ProgressNotificationParams>>()
+      expectTypeOf(client.notifications('notifications/tools/list_changed')).toEqualTypeOf<Observable<JsonObject>>()
+      expectTypeOf(client.notifications('vendor/event')).toEqualTypeOf<Observable<JsonObject>>()
+      expectTypeOf(client.notifications<{ n: number }>('vendor/event')).toEqualTypeOf<Observable<{ n: number }>>()
+    }
+    expectTypeOf(calls).toBeFunction()
   })
 })
 
 describe('ServerSession', () => {
   it('types requests to the client by the server request map', () => {
-    expectTypeOf(session.request('roots/list')).toEqualTypeOf<Observable<RequestEvent<ListRootsResult>>>()
-    expectTypeOf(session.request('sampling/createMessage', { messages: [], maxTokens: 10 })).toEqualTypeOf<Observable<RequestEvent<CreateMessageResult>>>()
-    expectTypeOf(session.request('elicitation/create', { message: 'ok?', requestedSchema: { type: 'object', properties: {} } }))
-      .toEqualTypeOf<Observable<RequestEvent<ElicitResult>>>()
-    expectTypeOf(session.request('vendor/ask', { q: 1 })).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
-    const wrong = () => {
+    const calls = () => {
+      expectTypeOf(session.request('roots/list')).toEqualTypeOf<Observable<RequestEvent<ListRootsResult>>>()
+      expectTypeOf(session.request('sampling/createMessage', { messages: [], maxTokens: 10 })).toEqualTypeOf<Observable<RequestEvent<CreateMessageResult>>>()
+      expectTypeOf(session.request('elicitation/create', { message: 'ok?', requestedSchema: { type: 'object', properties: {} } }))
+        .toEqualTypeOf<Observable<RequestEvent<ElicitResult>>>()
+      expectTypeOf(session.request('vendor/ask', { q: 1 })).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
       // @ts-expect-error sampling needs maxTokens
       session.request('sampling/createMessage', { messages: [] })
     }
-    expectTypeOf(wrong).toBeFunction()
+    expectTypeOf(calls).toBeFunction()
   })
 
   it('types notifications both ways', () => {
@@ -108,8 +112,11 @@ describe('ServerSession', () => {
       session.notify('notifications/resources/updated', {})
     }
     expectTypeOf(calls).toBeFunction()
-    expectTypeOf(session.notifications('notifications/cancelled')).toEqualTypeOf<Observable<CancelledNotificationParams>>()
-    expectTypeOf(session.notifications('notifications/roots/list_changed')).toEqualTypeOf<Observable<JsonObject>>()
-    expectTypeOf(session.notifications('vendor/event')).toEqualTypeOf<Observable<JsonObject>>()
+    const listens = () => {
+      expectTypeOf(session.notifications('notifications/cancelled')).toEqualTypeOf<Observable<CancelledNotificationParams>>()
+      expectTypeOf(session.notifications('notifications/roots/list_changed')).toEqualTypeOf<Observable<JsonObject>>()
+      expectTypeOf(session.notifications('vendor/event')).toEqualTypeOf<Observable<JsonObject>>()
+    }
+    expectTypeOf(listens).toBeFunction()
   })
 })
