@@ -1,7 +1,8 @@
 /**
- * JSON Schema for tool `inputSchema`/`outputSchema` and elicitation `requestedSchema`: compile once
- * at registration, validate per call, fill form defaults. Validation runs on ajv; the few string
- * formats we check are implemented here.
+ * The JSON Schema compiler for tool `inputSchema`/`outputSchema` and elicitation `requestedSchema`:
+ * compile once, validate per call. Validation runs on ajv; the few string formats we check are
+ * implemented here. This module is heavy (ajv and its dialects): the runtime loads it on first use
+ * through `loadJsonSchema()` in ./validator.ts, so importing rxmcp does not load it.
  */
 import { Ajv } from 'ajv'
 import { Ajv2019 } from 'ajv/dist/2019.js'
@@ -9,26 +10,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv'
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' }
 import secureMetaSchema from 'ajv/dist/refs/json-schema-secure.json' with { type: 'json' }
+import { dialectOf, type Dialect, type ValidationResult, type Validator } from './validator.ts'
 
-/** One reason a value failed: where (a JSON Pointer, `''` for the root) and what. */
-export interface ValidationIssue {
-  readonly path: string
-  readonly message: string
-}
-
-/**
- * The verdict on one value. When invalid, `message` is a single line such as
- * `/text: must be string`, fit to put into a tool result with `isError: true`.
- */
-export type ValidationResult =
-  | { valid: true }
-  | { valid: false; message: string; errors: readonly ValidationIssue[] }
-
-/**
- * A compiled schema: value in, verdict out. Any JSON value gets a verdict, even one nested too deep
- * to walk; only a non-JSON value whose getters or proxy traps throw makes it throw.
- */
-export type Validator = (value: unknown) => ValidationResult
+export type { ValidationIssue, ValidationResult, Validator } from './validator.ts'
+export { applyDefaults, isObjectSchema } from './validator.ts'
 
 /**
  * Compiles a JSON Schema once and returns its validator.
@@ -73,47 +58,6 @@ export function compileSchema(schema: object): Validator {
   return validator
 }
 
-/** True when the schema's root says `type: 'object'`, as MCP requires of a tool's `inputSchema`. */
-export function isObjectSchema(schema: unknown): boolean {
-  return typeof schema === 'object' && schema !== null && (schema as { type?: unknown }).type === 'object'
-}
-
-/**
- * The answer to an elicitation form with the schema's `default`s filled in for the fields the user
- * left out (absent or `undefined`); what the user gave is kept as is, including fields the schema
- * does not name.
- *
- * Returns a new object and never mutates `schema` or `content`; object and array defaults are
- * copied, so editing the answer cannot edit the schema. The keys `__proto__`, `constructor` and
- * `prototype` are dropped from both sides, so an answer cannot reach a prototype.
- *
- * @throws TypeError when `content` is not an object, `undefined` or `null` (an array, a string).
- * @see compileSchema to check the answer against the schema.
- * @example
- * applyDefaults({ type: 'object', properties: { n: { type: 'number', default: 3 } } }, {}) // { n: 3 }
- */
-export function applyDefaults(schema: object, content: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (content !== undefined && content !== null && (typeof content !== 'object' || Array.isArray(content))) {
-    throw new TypeError('Elicitation content must be an object')
-  }
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(content ?? {})) {
-    if (!FORBIDDEN_KEYS.has(key)) out[key] = value
-  }
-  const properties = (schema as { properties?: unknown }).properties
-  if (typeof properties !== 'object' || properties === null) return out
-  for (const [key, property] of Object.entries(properties)) {
-    // hasOwn, so a field named `toString` is not taken as answered by Object.prototype.
-    if (FORBIDDEN_KEYS.has(key) || (Object.hasOwn(out, key) && out[key] !== undefined)) continue
-    if (typeof property === 'object' && property !== null && Object.hasOwn(property, 'default')) {
-      const value: unknown = (property as { default: unknown }).default
-      out[key] = typeof value === 'object' && value !== null ? structuredClone(value) : value
-    }
-  }
-  return out
-}
-
-/** Keys that would write to a prototype when assigned on a plain object. */
 /**
  * True when a schema from an untrusted source is safe to compile and run: ajv's "secure"
  * meta-schema refuses what can make validation slow on purpose (an unbounded `pattern` or
@@ -128,8 +72,6 @@ export function isSecureSchema(schema: object): boolean {
 /** The compiled secure meta-schema, made on first use. */
 let secureCheck: ValidateFunction | undefined
 
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
-
 /** Shared so that a passing call allocates nothing. */
 const VALID: ValidationResult = Object.freeze({ valid: true })
 
@@ -141,20 +83,6 @@ const TOO_DEEP: ValidationResult = Object.freeze({
 
 /** Compiled validators by schema object; weak, so a dropped tool takes its validator with it. */
 const cache = new WeakMap<object, Validator>()
-
-type Dialect = '2020-12' | '2019-09' | 'draft-07'
-
-/**
- * The `$schema` ids we accept, keyed without scheme and trailing `#`, with the id ajv knows the
- * meta-schema by. Draft-06 runs on the draft-07 instance, which ajv supports once the draft-06
- * meta-schema is added.
- */
-const DIALECTS: Record<string, { dialect: Dialect; metaSchema: string }> = {
-  'json-schema.org/draft/2020-12/schema': { dialect: '2020-12', metaSchema: 'https://json-schema.org/draft/2020-12/schema' },
-  'json-schema.org/draft/2019-09/schema': { dialect: '2019-09', metaSchema: 'https://json-schema.org/draft/2019-09/schema' },
-  'json-schema.org/draft-07/schema': { dialect: 'draft-07', metaSchema: 'http://json-schema.org/draft-07/schema' },
-  'json-schema.org/draft-06/schema': { dialect: 'draft-07', metaSchema: 'http://json-schema.org/draft-06/schema' },
-}
 
 /**
  * Compiles on the shared instance for the schema's dialect and turns any failure into a TypeError.
@@ -170,21 +98,10 @@ const DIALECTS: Record<string, { dialect: Dialect; metaSchema: string }> = {
  * recursion zod and others emit) against an empty one.
  */
 function compileWithAjv(schema: object): ValidateFunction {
-  const declared = (schema as { $schema?: unknown }).$schema
-  let dialect: Dialect = '2020-12'
+  const { dialect, metaSchema } = dialectOf(schema)
   const target: Record<string, unknown> = { ...schema }
   if (target.$id === undefined || target.$id === '') target.$id = BASE_ID
-  if (declared !== undefined) {
-    if (typeof declared !== 'string') throw new TypeError('Invalid JSON Schema: $schema must be a string')
-    const known = DIALECTS[declared.replace(/^https?:\/\//, '').replace(/#$/, '')]
-    if (known === undefined) {
-      // MCP 2025-11-25 lets a schema name its dialect; one we cannot honour must fail loudly rather
-      // than be validated by the wrong rules.
-      throw new TypeError(`Unsupported JSON Schema dialect ${JSON.stringify(declared)}: use 2020-12, 2019-09, draft-07 or draft-06`)
-    }
-    dialect = known.dialect
-    target.$schema = known.metaSchema
-  }
+  if (metaSchema !== undefined) target.$schema = metaSchema
   const generation = currentGeneration(dialect)
   // Failures count too: ajv keeps the copy in its cache either way.
   generation.compiled += 1
