@@ -1,0 +1,92 @@
+import { describe, expectTypeOf, it } from 'vitest'
+import * as z from 'zod'
+import { createServer, type Registration, type ServerContext, type ToolDefinition } from '../../actors/server.ts'
+import type { InferInput, InferOutput, StandardSchemaV1 } from '../../lib/standard-schema.ts'
+
+// Registration only: the handlers below are never called, so the assertions inside them are for tsc.
+const server = createServer({ name: 'types', version: '1' })
+const done = { content: [] }
+
+describe('InferInput and InferOutput', () => {
+  it('read the types a Standard Schema carries', () => {
+    const schema = z.object({ n: z.string().transform(Number), flag: z.boolean().default(false) })
+    expectTypeOf<InferInput<typeof schema>>().toEqualTypeOf<{ n: string; flag?: boolean | undefined }>()
+    expectTypeOf<InferOutput<typeof schema>>().toEqualTypeOf<{ n: number; flag: boolean }>()
+    expectTypeOf<InferOutput<StandardSchemaV1<string, Date>>>().toEqualTypeOf<Date>()
+  })
+})
+
+describe('McpServer.tool', () => {
+  it('infers the arguments from a zod schema', () => {
+    server.tool('add', { inputSchema: z.object({ a: z.number(), b: z.number() }) }, ({ a, b }, ctx) => {
+      expectTypeOf(a).toEqualTypeOf<number>()
+      expectTypeOf(b).toEqualTypeOf<number>()
+      expectTypeOf(ctx).toEqualTypeOf<ServerContext>()
+      return { content: [{ type: 'text', text: String(a + b) }] }
+    })
+  })
+
+  it('gives the output type: defaults filled, transforms applied, optionals optional', () => {
+    server.tool('shape', {
+      inputSchema: z.object({ n: z.number().default(1), at: z.string().transform(s => new Date(s)), note: z.string().optional() }),
+    }, args => {
+      expectTypeOf(args).toEqualTypeOf<{ n: number; at: Date; note?: string | undefined }>()
+      return done
+    })
+  })
+
+  it('infers from any Standard Schema, with its JSON Schema given beside it', () => {
+    const hand: StandardSchemaV1<{ id: string }, { id: string; seen: true }> = {
+      '~standard': { version: 1, vendor: 'hand', validate: value => ({ value: { ...(value as { id: string }), seen: true as const } }) },
+    }
+    const registration = server.tool('hand', { inputSchema: hand, inputJsonSchema: { type: 'object', properties: { id: { type: 'string' } } } }, args => {
+      expectTypeOf(args).toEqualTypeOf<{ id: string; seen: true }>()
+      return done
+    })
+    expectTypeOf(registration).toEqualTypeOf<Registration<ToolDefinition<typeof hand>>>()
+  })
+
+  it('refuses a handler that misuses the inferred arguments, and schemas of non-objects', () => {
+    // Never called: the last two would also throw at registration.
+    const refused = () => {
+      // @ts-expect-error `a` is a number, it has no toUpperCase
+      server.tool('bad', { inputSchema: z.object({ a: z.number() }) }, ({ a }) => ({ content: [{ type: 'text', text: a.toUpperCase() }] }))
+      // @ts-expect-error a tool's arguments are an object, not a string
+      server.tool('text', { inputSchema: z.string() }, () => done)
+      // @ts-expect-error inputJsonSchema must be a JSON Schema of an object
+      server.tool('wire', { inputSchema: z.object({}), inputJsonSchema: { type: 'string' } }, () => done)
+    }
+    expectTypeOf(refused).toBeFunction()
+  })
+
+  it('keeps the JSON Schema path as it was: a record, or the type the caller names', () => {
+    server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, args => {
+      expectTypeOf(args).toEqualTypeOf<Record<string, unknown>>()
+      return done
+    })
+    server.tool<{ text: string }>('named', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => {
+      expectTypeOf(text).toEqualTypeOf<string>()
+      return done
+    })
+    server.tool('none', {}, args => {
+      expectTypeOf(args).toEqualTypeOf<Record<string, unknown>>()
+      return done
+    })
+  })
+})
+
+describe('McpServer.prompt', () => {
+  it('infers the arguments from argumentsSchema', () => {
+    server.prompt('review', { argumentsSchema: z.object({ code: z.string(), depth: z.string().transform(Number).optional() }) }, args => {
+      expectTypeOf(args).toEqualTypeOf<{ code: string; depth?: number | undefined }>()
+      return { messages: [] }
+    })
+  })
+
+  it('keeps string arguments without a schema', () => {
+    server.prompt('plain', { arguments: [{ name: 'city' }] }, args => {
+      expectTypeOf(args).toEqualTypeOf<Record<string, string>>()
+      return { messages: [] }
+    })
+  })
+})
