@@ -15,7 +15,7 @@ export type { ActorRef, ActorOptions, Behaviour, Step, Effect, SupervisionStrate
 export { mapOutcome } from './actors/request.ts'
 export type { HandlerOutcome } from './actors/request.ts'
 
-export { createConnection, DEFAULT_REQUEST_TIMEOUT } from './lib/connection.ts'
+export { createConnection, DEFAULT_REQUEST_TIMEOUT, DEFAULTS as CONNECTION_DEFAULTS } from './lib/connection.ts'
 export type { IncomingRequest } from './lib/connection.ts'
 export type { Connection, ConnectionOptions, RequestOptions, RequestHandler, InspectionEvent } from './lib/connection.ts'
 export type { Transport, TransportServer, Inbound, SendOptions } from './lib/transport.ts'
@@ -31,6 +31,7 @@ export {
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, LocalError, TimeoutError, CancelledError,
   ConnectionClosedError, TransportError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
+export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'
 export type {
   RequestId, ProgressToken, Meta, JsonObject, JsonRpcRequest, JsonRpcNotification, JsonRpcResponse, JsonRpcResultResponse,
   JsonRpcErrorResponse, JsonRpcErrorObject, JsonRpcMessage, JsonRpcPayload,
@@ -54,7 +55,7 @@ export { compileSchema, applyDefaults } from './lib/json-schema.ts'
 export { uriTemplate } from './lib/uri-template.ts'
 export type { UriTemplate } from './lib/uri-template.ts'
 
-export { stdio, stdioClient } from './transports/stdio.ts'
+export { stdio, stdioClient, STDIO_DEFAULTS } from './transports/stdio.ts'
 export type { StdioOptions, StdioClientOptions, StdioClientTransport } from './transports/stdio.ts'
 export { streamableHttp, STREAMABLE_HTTP_DEFAULTS } from './transports/streamable-http.ts'
 export type { StreamableHttpServer, StreamableHttpOptions } from './transports/streamable-http.ts'

@@ -6,13 +6,25 @@ import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { jsonLines } from '../lib/codec/json-lines.ts'
 
+/**
+ * DEFAULTS of {@link StdioOptions} and {@link StdioClientOptions}. stdio carries whole files in one
+ * message (a 10 MiB argument or result is ordinary), so its limit is higher than the network
+ * transports' 4 MiB: a line is held in memory once, and only by the one local peer.
+ */
+export const STDIO_DEFAULTS = { maxMessageSize: 64 * 1024 * 1024, shutdownGraceMs: 2000 } as const
+
 /** Options of {@link stdio}. */
 export interface StdioOptions {
   /** Where messages come from (default `process.stdin`). */
   input?: Readable
-  /** Where messages go (default `process.stdout`): nothing but protocol may be written there. */
+  /**
+   * Where messages go (default `process.stdout`): nothing but protocol may be written there. While
+   * it holds more than its `writableHighWaterMark` unwritten, `input` is paused (no new requests
+   * are read), and it resumes on `drain`: a peer that does not read its answers cannot make this
+   * process buffer them without bound.
+   */
   output?: Writable
-  /** Largest incoming message in bytes (default 4 MiB). */
+  /** Largest incoming message in bytes (default 64 MiB); a longer line is answered with -32600 and its id. */
   maxMessageSize?: number
 }
 
@@ -29,12 +41,19 @@ export interface StdioOptions {
 export function stdio(options: StdioOptions = {}): Transport {
   const input = options.input ?? process.stdin
   const output = options.output ?? process.stdout
-  const writer = new CoalescingWriter(output)
+  // True while `inbound` is subscribed: only then may a drain resume reading.
+  let isReading = false
+  // Backpressure: stop reading requests while the answers are not being taken.
+  const writer = new CoalescingWriter(output, isFull => {
+    if (!isReading) return
+    if (isFull) input.pause()
+    else input.resume()
+  })
   // Completes `inbound` when close() is called before stdin ends.
   const closing = new Subject<void>()
   let isClosed = false
   const inbound = new Observable<Inbound>(subscriber => {
-    const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize })
+    const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
     const onData = (chunk: Uint8Array | string) => decoder.write(chunk)
     const onEnd = () => { decoder.end(); subscriber.complete() }
     const onError = (error: Error) => subscriber.error(new TransportError('stdin failed', { cause: error }))
@@ -42,7 +61,9 @@ export function stdio(options: StdioOptions = {}): Transport {
     input.on('end', onEnd)
     input.on('error', onError)
     const closeSubscription = closing.subscribe(() => subscriber.complete())
+    isReading = true
     return () => {
+      isReading = false
       closeSubscription.unsubscribe()
       input.off('data', onData)
       input.off('end', onEnd)
@@ -82,6 +103,10 @@ export interface StdioClientOptions {
   cwd?: string
   /** The child's stderr: piped to the `stderr` Observable, inherited (default), or ignored. */
   stderr?: 'pipe' | 'inherit' | 'ignore'
+  /**
+   * Largest incoming message in bytes (default 64 MiB). A longer answer fails its request at once
+   * with `FrameTooLargeError` (naming the size and the limit) instead of leaving it to time out.
+   */
   maxMessageSize?: number
   /** Milliseconds to wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL (default 2000). */
   shutdownGraceMs?: number
@@ -156,7 +181,7 @@ class ChildTransport implements StdioClientTransport {
       }
       this.#child = child
       this.#writer = new CoalescingWriter(child.stdin!)
-      const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize })
+      const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
       // A child that dies takes its pipes with it; write errors (EPIPE) surface as the exit.
       child.stdin!.on('error', () => {})
       child.stdout!.on('data', (chunk: Uint8Array) => decoder.write(chunk))
@@ -202,7 +227,7 @@ class ChildTransport implements StdioClientTransport {
     const child = this.#child
     if (child === undefined) return
     if (child.exitCode !== null || child.signalCode !== null) { await this.exited; return }
-    const grace = this.#options.shutdownGraceMs ?? 2000
+    const grace = this.#options.shutdownGraceMs ?? STDIO_DEFAULTS.shutdownGraceMs
     await this.#writer?.flush().catch(() => {})
     child.stdin?.end()
     if (await exitsWithin(this.exited, grace)) return
@@ -231,19 +256,28 @@ class ChildTransport implements StdioClientTransport {
 /**
  * Joins the writes of one tick into one `write` call: fewer syscalls when many responses are ready
  * at once. Returns a Promise only when the stream asked us to wait (`write` returned false).
+ * `onPressure(true)` is called when the stream's buffer passes its high-water mark, and
+ * `onPressure(false)` when it has drained.
  */
 class CoalescingWriter {
   /** Text waiting for the end of the current microtask. */
   #pending: string[] = []
+  /** UTF-16 units held in `#pending` (a lower bound of its bytes). */
+  #pendingLength = 0
   /** Set while the stream's buffer is full; resolves on `drain`. */
   #drained: Promise<void> | undefined
   #scheduled: Promise<void> | undefined
+  /** True between `onPressure(true)` and `onPressure(false)`. */
+  #isFull = false
 
-  constructor(readonly stream: Writable) {}
+  constructor(readonly stream: Writable, readonly onPressure?: (isFull: boolean) => void) {}
 
   write(text: string): void | Promise<void> {
     this.#pending.push(text)
+    this.#pendingLength += text.length
     this.#scheduled ??= Promise.resolve().then(() => this.#flushNow())
+    // Over the mark already, before the flush: tell at once, so no more requests are read meanwhile.
+    if (this.#pendingLength + this.stream.writableLength > this.stream.writableHighWaterMark) this.#setFull(true)
     return this.#drained
   }
 
@@ -252,19 +286,34 @@ class CoalescingWriter {
     await this.#drained
   }
 
+  #setFull(isFull: boolean): void {
+    if (this.#isFull === isFull) return
+    this.#isFull = isFull
+    this.onPressure?.(isFull)
+  }
+
   #flushNow(): void {
     this.#scheduled = undefined
     const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('')
     this.#pending = []
-    if (this.stream.destroyed || this.stream.writableEnded) return
+    this.#pendingLength = 0
+    if (this.stream.destroyed || this.stream.writableEnded) return this.#setFull(false)
     const isRoomLeft = this.stream.write(text)
-    if (!isRoomLeft && this.#drained === undefined) {
+    if (isRoomLeft) return this.#setFull(false)
+    if (this.#drained === undefined) {
       this.#drained = new Promise(resolve => {
-        const done = () => { this.stream.off('drain', done); this.stream.off('close', done); this.#drained = undefined; resolve() }
+        const done = () => {
+          this.stream.off('drain', done)
+          this.stream.off('close', done)
+          this.#drained = undefined
+          resolve()
+          this.#setFull(false)
+        }
         this.stream.on('drain', done)
         this.stream.on('close', done)
       })
     }
+    this.#setFull(true)
   }
 }
 
