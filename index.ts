@@ -5,7 +5,7 @@ export { createServer, SERVER_DEFAULTS } from './actors/server.ts'
 export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
-  ReadOutcome, SubscriptionState, SubscriptionMessage,
+  ReadOutcome, SubscriptionState, SubscriptionMessage, ToolInputSchema, ObjectStandardSchema,
 } from './actors/server.ts'
 export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS } from './actors/client.ts'
 export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'
@@ -44,6 +44,10 @@ export type { LifecycleState, LifecycleEvent, Role } from './lib/lifecycle.ts'
 export { negotiateVersion, isVersionAccepted, Feature } from './lib/schema/negotiate.ts'
 export { requiredCapability, hasCapability } from './lib/schema/capabilities.ts'
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, LOGGING_LEVELS } from './lib/schema/types.ts'
+export type {
+  ClientRequests, ServerRequests, ClientNotifications, ServerNotifications, ParamsArgument, RequestParams, RequestResult,
+  NotificationParams, OtherMethod,
+} from './lib/schema/types.ts'
 export { withTimeout } from './lib/operators/with-timeout.ts'
 export type { WithTimeoutConfig } from './lib/operators/with-timeout.ts'
 export { cancelOnUnsubscribe } from './lib/operators/cancel-on-unsubscribe.ts'
@@ -52,6 +56,11 @@ export type { RequestEvent, ProgressEvent, ResultEvent } from './lib/operators/p
 export { paginate } from './lib/operators/paginate.ts'
 export type { Page } from './lib/operators/paginate.ts'
 export { compileSchema, applyDefaults } from './lib/json-schema.ts'
+export { isStandardSchema, validateStandard, standardJsonSchema } from './lib/standard-schema.ts'
+export type {
+  StandardSchemaV1, StandardSchemaProps, StandardResult, StandardIssue, StandardValidateOptions, StandardJsonSchemaConverter,
+  StandardJsonSchemaOptions, StandardVerdict, InferInput, InferOutput,
+} from './lib/standard-schema.ts'
 export { uriTemplate } from './lib/uri-template.ts'
 export type { UriTemplate } from './lib/uri-template.ts'
 
