@@ -15,7 +15,7 @@ describe('decodeJsonFrame', () => {
     const frame = `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"text":"${'é'.repeat(100)}"}}`
     const decoded = decodeJsonFrame(as(frame), 100)
     expect(decoded.type).toBe('invalid')
-    const error = (decoded as { error: FrameTooLargeError }).error
+    const error = (decoded as unknown as { error: FrameTooLargeError }).error
     expect(error).toBeInstanceOf(FrameTooLargeError)
     expect({ size: error.size, limit: error.limit, id: error.id, kind: error.kind }).toEqual({ size: new TextEncoder().encode(frame).length, limit: 100, id: 'big', kind: 'request' })
     expect(error.message).toBe(`Message of ${error.size} bytes exceeds the limit of 100 bytes`)
@@ -23,6 +23,6 @@ describe('decodeJsonFrame', () => {
 
   it('reads the id of an oversized response written result first from its end', () => {
     const decoded = decodeJsonFrame(`{"result":{"text":"${'x'.repeat(200)}"},"jsonrpc":"2.0","id":9}\n`, 100)
-    expect((decoded as { error: FrameTooLargeError }).error).toMatchObject({ id: 9, kind: 'response', size: 246 })
+    expect((decoded as unknown as { error: FrameTooLargeError }).error).toMatchObject({ id: 9, kind: 'response', size: 246 })
   })
 })
