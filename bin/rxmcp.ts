@@ -9,23 +9,29 @@
  */
 import { lastValueFrom, toArray, EMPTY, type Observable } from 'rxjs'
 import { connect, type McpClient } from '../actors/client.ts'
-import { stdioClient } from '../transports/stdio.ts'
+import { stdioClient, type StdioClientTransport } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
 import { streamableHttp } from '../transports/streamable-http.ts'
-import { bridge, shareUpstream } from '../transports/bridge.ts'
+import { bridge, bridgeChild, isLoopbackHost, shareUpstream, BRIDGE_DEFAULTS } from '../transports/bridge.ts'
+import { LOOPBACK_HOSTS } from '../transports/origin.ts'
 import { progressBar } from './progress-bar.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
-  rxmcp bridge [--port 3000] [--host 127.0.0.1] [--shared] -- COMMAND [ARGS...]
+  rxmcp bridge [--port 3000] [--host 127.0.0.1] [--shared] [--max-children 8] [--max-children-per-client 4]
+               [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... [--allowed-host HOST]...
+               [--allowed-origin ORIGIN]... -- COMMAND [ARGS...]
   rxmcp --help
 
 The server is started as a child process speaking MCP over stdio, or reached at a URL: http(s)
 (Streamable HTTP, falling back to legacy HTTP+SSE) or ws(s) (WebSocket).
 bridge serves a stdio server over Streamable HTTP (/mcp), legacy SSE (/sse) and WebSocket (/mcp),
-one child process per session, or one shared by every session with --shared (for stateless servers).
+one child process per session (started on the session's first message, at most --max-children at
+once and --max-children-per-client per remote address, stopped after --child-idle-timeout ms without
+traffic), or one shared by every session with --shared (for stateless servers). Children get a minimal
+environment (PATH, HOME, ...) plus each --env, or all of it with --inherit-env.
 Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
 
 class UsageError extends Error {}
@@ -35,6 +41,7 @@ interface Parsed {
   port?: number
   host?: string
   isShared?: boolean
+  bridge?: BridgeFlags
   isJson: boolean
   timeout?: number
   positional: string[]
@@ -59,6 +66,12 @@ function parse(argv: string[]): Parsed {
   let port: number | undefined
   let host: string | undefined
   let isShared = false
+  const flags: BridgeFlags = { env: {}, isInheritEnv: false, allowedHosts: [], allowedOrigins: [] }
+  const count = (name: string, value: string | undefined, min: number) => {
+    const number = Number(value)
+    if (!Number.isInteger(number) || number < min) throw new UsageError(`${name} needs a whole number of at least ${min}`)
+    return number
+  }
   const positional: string[] = []
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
@@ -74,6 +87,29 @@ function parse(argv: string[]): Parsed {
     } else if (arg === '--host' && command === 'bridge') {
       host = rest[++i]
       if (host === undefined) throw new UsageError('--host needs an interface')
+    } else if (arg === '--max-children' && command === 'bridge') {
+      flags.maxChildren = count(arg, rest[++i], 1)
+    } else if (arg === '--max-children-per-client' && command === 'bridge') {
+      flags.maxChildrenPerClient = count(arg, rest[++i], 1)
+    } else if (arg === '--child-idle-timeout' && command === 'bridge') {
+      flags.childIdleTimeout = count(arg, rest[++i], 0)
+    } else if (arg === '--inherit-env' && command === 'bridge') {
+      flags.isInheritEnv = true
+    } else if (arg === '--env' && command === 'bridge') {
+      const entry = rest[++i]
+      if (entry === undefined || entry === '' || entry.startsWith('=')) throw new UsageError('--env needs NAME or NAME=VALUE')
+      const equals = entry.indexOf('=')
+      // NAME alone passes this process's value through.
+      if (equals < 0) { if (process.env[entry] !== undefined) flags.env[entry] = process.env[entry]! }
+      else flags.env[entry.slice(0, equals)] = entry.slice(equals + 1)
+    } else if (arg === '--allowed-host' && command === 'bridge') {
+      const value = rest[++i]
+      if (value === undefined) throw new UsageError('--allowed-host needs a host name')
+      flags.allowedHosts.push(value)
+    } else if (arg === '--allowed-origin' && command === 'bridge') {
+      const value = rest[++i]
+      if (value === undefined) throw new UsageError('--allowed-origin needs an origin')
+      flags.allowedOrigins.push(value)
     } else if (arg.startsWith('--')) throw new UsageError(`Unknown option: ${arg}`)
     else positional.push(arg)
   }
@@ -81,7 +117,18 @@ function parse(argv: string[]): Parsed {
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
   if (command !== 'call' && positional.length > 0) throw new UsageError(`${command} takes no arguments before --`)
   if (command === 'bridge' && /^(https?|wss?):\/\//.test(server[0]!)) throw new UsageError('bridge needs a command to spawn, not a URL')
-  return { command, isJson, timeout, positional, server, port, host, isShared }
+  return { command, isJson, timeout, positional, server, port, host, isShared, bridge: flags }
+}
+
+/** The bridge command's own options. */
+interface BridgeFlags {
+  maxChildren?: number
+  maxChildrenPerClient?: number
+  childIdleTimeout?: number
+  env: Record<string, string>
+  isInheritEnv: boolean
+  allowedHosts: string[]
+  allowedOrigins: string[]
 }
 
 async function open(server: string[]): Promise<McpClient> {
@@ -161,11 +208,37 @@ async function call(parsed: Parsed): Promise<number> {
 /** Serves a stdio server over HTTP and WebSocket until SIGINT or SIGTERM; children are reaped on the way out. */
 async function serveBridge(parsed: Parsed): Promise<number> {
   const [command, ...args] = parsed.server
-  const http = streamableHttp({ port: parsed.port ?? 3000, host: parsed.host })
-  const ws = websocket({ host: parsed.host })
-  const spawnChild = () => stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true, shutdownGraceMs: 1000 })
-  const shared = parsed.isShared ? shareUpstream(spawnChild()) : undefined
+  const flags = parsed.bridge!
+  const host = parsed.host ?? '127.0.0.1'
+  // Off loopback the listeners would drop their Host checks; keep them, naming what may be asked for.
+  const allowedHosts = isLoopbackHost(host) && flags.allowedHosts.length === 0 ? undefined : [...LOOPBACK_HOSTS, host, ...flags.allowedHosts]
+  const allowedOrigins = flags.allowedOrigins.length === 0 ? undefined : flags.allowedOrigins
+  if (!isLoopbackHost(host)) {
+    process.stderr.write(`rxmcp bridge: WARNING: listening on ${host}, not loopback. Anyone who can reach it can start ${command} processes `
+      + `(up to ${flags.maxChildren ?? BRIDGE_DEFAULTS.maxChildren}) and use them with your rights; there is no authentication. `
+      + `Host headers other than ${allowedHosts!.join(', ')} are refused (add names with --allowed-host).\n`)
+  }
+  const limit = BRIDGE_DEFAULTS.maxMessageSize
+  const http = streamableHttp({ port: parsed.port ?? 3000, host, maxBodyBytes: limit, allowedHosts, allowedOrigins })
+  const ws = websocket({ host, maxFrameBytes: limit, allowedHosts, allowedOrigins })
+  // Children alive now, so that however this process ends, their process groups end with it.
+  const children = new Set<StdioClientTransport>()
+  const spawnChild = () => {
+    const child = bridgeChild({ command: command!, args, env: flags.env, inheritEnv: flags.isInheritEnv })
+    children.add(child)
+    void child.exited.then(() => children.delete(child))
+    return child
+  }
+  const killAll = () => {
+    for (const child of children) if (child.pid !== undefined) try { process.kill(-child.pid, 'SIGKILL') } catch { /* gone */ }
+  }
+  process.once('exit', killAll)
+  const shared = parsed.isShared ? shareUpstream(spawnChild) : undefined
   const running = bridge([http, ws], shared !== undefined ? () => shared.open() : spawnChild, {
+    // Shared sessions cost no process each: the listeners' own caps bound them.
+    maxChildren: flags.maxChildren ?? (shared !== undefined ? Infinity : undefined),
+    maxChildrenPerClient: flags.maxChildrenPerClient ?? (shared !== undefined ? Infinity : undefined),
+    childIdleTimeout: flags.childIdleTimeout,
     onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
   })
   await http.start()
@@ -178,6 +251,10 @@ async function serveBridge(parsed: Parsed): Promise<number> {
     process.once('SIGTERM', resolve)
   })
   process.stderr.write('rxmcp bridge: shutting down\n')
+  // A second signal means now: children are in process groups of their own and get SIGKILL.
+  const now = () => { killAll(); process.exit(1) }
+  process.once('SIGINT', now)
+  process.once('SIGTERM', now)
   await running.close()
   await shared?.close()
   return 0

@@ -92,10 +92,8 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
       session.start(() => {
         const refusal = admit(session)
         if (refusal !== undefined) return refusal
-        const target = upstream()
-        options.onSession?.(target)
-        return target
-      }, scheduler)
+        return upstream()
+      }, scheduler, target => options.onSession?.(target))
     }))
   }
   if (idleTimeout > 0) {
@@ -141,10 +139,11 @@ class BridgeSession {
     this.#lastActivity = now
   }
 
-  start(open: () => Transport | string, scheduler: SchedulerLike): void {
+  /** Reads downstream; `open` makes the upstream (or says why not), `onOpen` is told once it runs. */
+  start(open: () => Transport | string, scheduler: SchedulerLike, onOpen: (upstream: Transport) => void): void {
     this.#now = () => scheduler.now()
     this.downstream.inbound.subscribe({
-      next: item => this.#fromDownstream(item, open),
+      next: item => this.#fromDownstream(item, open, onOpen),
       error: () => void this.end(),
       complete: () => void this.end(),
     })
@@ -154,7 +153,7 @@ class BridgeSession {
     return this.upstream !== undefined && this.#inFlight.size === 0 && this.#lastActivity <= time
   }
 
-  #fromDownstream(item: Inbound, open: () => Transport | string): void {
+  #fromDownstream(item: Inbound, open: () => Transport | string, onOpen: (upstream: Transport) => void): void {
     if (this.#ended !== undefined) return
     this.#lastActivity = this.#now()
     if (item.type === 'invalid') {
@@ -176,6 +175,7 @@ class BridgeSession {
         error: () => void this.end(),
         complete: () => void this.end(),
       })
+      onOpen(opened)
     }
     for (const message of messages) this.#track(message)
     this.#forward(this.upstream, payload)

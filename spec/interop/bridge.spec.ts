@@ -19,7 +19,7 @@ describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () 
 
   beforeAll(async () => {
     const port = String(20000 + Math.floor(Math.random() * 20000))
-    bridgeProcess = spawn(process.execPath, ['bin/rxmcp.js', 'bridge', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
     base = await new Promise<string>((resolve, reject) => {
       const timer = setInterval(() => {
@@ -65,7 +65,7 @@ describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () 
 describe('rxmcp bridge --shared', () => {
   it('serves several sessions from one child, each seeing only its own answers and progress', async () => {
     const port = String(20000 + Math.floor(Math.random() * 20000))
-    const bridgeProcess = spawn(process.execPath, ['bin/rxmcp.js', 'bridge', '--shared', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    const bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--shared', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
     let log = ''
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
     try {
