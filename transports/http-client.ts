@@ -99,7 +99,8 @@ class HttpClient implements HttpClientTransport {
     this.#sseUrl = sseUrl
     this.#options = options
     this.#mode = mode
-    this.#fetch = options.fetch ?? fetch
+    // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
     this.#maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE
     this.inbound = this.#incoming.asObservable()
     if (mode === 'sse') this.#endpoint = this.#openLegacy(url)
@@ -152,7 +153,7 @@ class HttpClient implements HttpClientTransport {
       })
     } catch (error) {
       if (this.#isClosed) return
-      throw new TransportError(`POST ${this.#url} failed`, { cause: error })
+      throw new TransportError(`POST ${this.#url} failed: ${messageOf(error)}`, { cause: error })
     }
     if (this.#mode === undefined && isInitialize && (response.status === 400 || response.status === 404 || response.status === 405)) {
       // MCP backwards compatibility: an old server refuses the POST; talk HTTP+SSE to it instead.
@@ -392,7 +393,7 @@ class HttpClient implements HttpClientTransport {
         try {
           response = await this.#fetch(url, { method: 'GET', headers: this.#headers({ accept: 'text/event-stream' }), signal: this.#abort.signal })
         } catch (error) {
-          reject(new TransportError(`GET ${url} failed`, { cause: error }))
+          reject(new TransportError(`GET ${url} failed: ${messageOf(error)}`, { cause: error }))
           return
         }
         if (!response.ok) { reject(new TransportError(`GET ${url} answered ${response.status}`)); return }
@@ -425,7 +426,7 @@ class HttpClient implements HttpClientTransport {
     const endpoint = await this.#endpoint!
     const response = await this.#fetch(endpoint, {
       method: 'POST', headers: this.#headers({ 'content-type': 'application/json' }), body: JSON.stringify(payload), signal: this.#abort.signal,
-    }).catch(error => { throw new TransportError(`POST ${endpoint} failed`, { cause: error }) })
+    }).catch(error => { throw new TransportError(`POST ${endpoint} failed: ${messageOf(error)}`, { cause: error }) })
     void response.body?.cancel()
     if (!response.ok) throw new TransportError(`POST ${endpoint} answered ${response.status}`)
   }
@@ -444,6 +445,10 @@ class HttpClient implements HttpClientTransport {
       } catch { /* the server is gone already */ }
     }
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }
 
 /** How much of an error answer's body is read, for the error message. */
