@@ -3,7 +3,7 @@ import { createConnection, type Connection, type IncomingRequest, type Inspectio
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
 import {
-  CapabilityError, InternalError, InvalidParamsError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError,
+  CapabilityError, InternalError, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError,
 } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle, type LifecycleState } from '../lib/lifecycle.ts'
@@ -159,10 +159,14 @@ export interface ServerOptions {
   inspect?: (event: InspectionEvent) => void
   /** Where errors nobody observes go (default: stderr via console.error). */
   reportUnhandledError?: (error: unknown) => void
+  /** Most resource subscriptions one session may hold (default 1000); past it, resources/subscribe is -32600. */
+  maxSubscriptions?: number
+  /** Most entries of a JSON-RPC batch (2025-03-26 sessions; default 1000, see ConnectionOptions.maxBatchSize). */
+  maxBatchSize?: number
 }
 
 /** DEFAULTS of {@link ServerOptions}. */
-export const SERVER_DEFAULTS = { pageSize: 100, defaultLogLevel: 'debug' as LoggingLevel, timeout: 60_000 } as const
+export const SERVER_DEFAULTS = { pageSize: 100, defaultLogLevel: 'debug' as LoggingLevel, timeout: 60_000, maxSubscriptions: 1000, maxBatchSize: 1000 } as const
 
 /** The state of one session, as its actor holds it. */
 export interface SessionState {
@@ -171,7 +175,10 @@ export interface SessionState {
   clientInfo?: Implementation
   clientCapabilities: ClientCapabilities
   logLevel: LoggingLevel
-  /** Resource subscriptions of this session, one actor each, by URI. */
+  /**
+   * Resource subscriptions of this session, one actor each, by URI. The session's live registry:
+   * updated in place (O(1) a change), so it is the same Map from one state to the next.
+   */
   subscriptions: ReadonlyMap<string, ActorRef<SubscriptionState, SubscriptionMessage>>
 }
 
@@ -518,18 +525,18 @@ function sessionBehaviour(session: Session) {
         return { ...state, status: stepLifecycle(state.status, message) }
       case 'set-level':
         return { ...state, logLevel: message.level }
+      // The map is changed in place: copying it per change made n subscribes cost O(n^2), and
+      // 40,000 of them in one session held the event loop for seconds. The state object is still new.
       case 'subscribe': {
         if (state.subscriptions.has(message.uri)) return state
-        const subscriptions = new Map(state.subscriptions)
-        subscriptions.set(message.uri, subscriptionActor(message.uri, session))
-        return { ...state, subscriptions }
+        ;(state.subscriptions as Map<string, ActorRef<SubscriptionState, SubscriptionMessage>>).set(message.uri, subscriptionActor(message.uri, session))
+        return { ...state }
       }
       case 'unsubscribe': {
         const actor = state.subscriptions.get(message.uri)
         if (actor === undefined) return state
-        const subscriptions = new Map(state.subscriptions)
-        subscriptions.delete(message.uri)
-        return withEffects({ ...state, subscriptions }, [() => void actor.stop()])
+        ;(state.subscriptions as Map<string, ActorRef<SubscriptionState, SubscriptionMessage>>).delete(message.uri)
+        return withEffects({ ...state }, [() => void actor.stop()])
       }
       case 'closed': {
         const actors = [...state.subscriptions.values()]
@@ -572,6 +579,7 @@ class Session implements ServerSession {
         if (notification.method === 'notifications/initialized') this.actor.send({ type: 'initialized' })
       },
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
+      maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
       captureStack: options.captureStack,
       inspect: options.inspect,
@@ -705,6 +713,11 @@ class Session implements ServerSession {
     connection.setRequestHandler('resources/read', (params, request) => this.#readResource(params, context(request)))
     connection.setRequestHandler('resources/subscribe', params => {
       const uri = requireString(params, 'uri')
+      const subscriptions = this.actor.state.subscriptions
+      const limit = server.options.maxSubscriptions ?? SERVER_DEFAULTS.maxSubscriptions
+      if (!subscriptions.has(uri) && subscriptions.size >= limit) {
+        throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
+      }
       if (!this.#resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
       this.actor.send({ type: 'subscribe', uri })
       return {}
