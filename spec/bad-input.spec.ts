@@ -3,7 +3,7 @@ import { Subject } from 'rxjs'
 import { jsonLines } from '../lib/codec/json-lines.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
-import { createServer, type McpServer } from '../actors/server.ts'
+import { createServer, SERVER_DEFAULTS, type McpServer, type ServerOptions } from '../actors/server.ts'
 import { verifies } from './helpers/verifies.ts'
 
 /**
@@ -37,18 +37,26 @@ function rawSession(server: McpServer, maxMessageSize = 64 * 1024) {
   return { transport, write, settle, initialize, replies, expectAlive }
 }
 
-function echoServer(): McpServer {
-  const server = createServer({ name: 'bad-input', version: '0' }, { reportUnhandledError: () => {} })
+function echoServer(options: ServerOptions = {}): McpServer {
+  const server = createServer({ name: 'bad-input', version: '0' }, { reportUnhandledError: () => {}, ...options })
   server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
     args => ({ content: [{ type: 'text', text: String(args.text) }] }))
+  // Results no wire can carry, as a careless handler returns them.
+  server.tool('unserializable', { inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }, args => {
+    const cyclic: Record<string, unknown> = { type: 'text', text: 'loop' }
+    cyclic.self = cyclic
+    const odd = args.kind === 'bigint' ? { type: 'text', text: 'n', n: 10n } : args.kind === 'cycle' ? cyclic : { type: 'text', text: 't', toJSON() { throw new Error('no') } }
+    return { content: [odd as never] }
+  })
+  server.resourceTemplate('items://{id}', { name: 'item' }, uri => ({ uri, text: uri }))
   return server
 }
 
 let server: McpServer
 afterEach(async () => { await server?.close() })
 
-async function open(options: { initialize?: boolean; protocolVersion?: string; maxMessageSize?: number } = {}) {
-  server = echoServer()
+async function open(options: { initialize?: boolean; protocolVersion?: string; maxMessageSize?: number; server?: ServerOptions } = {}) {
+  server = echoServer(options.server)
   const raw = rawSession(server, options.maxMessageSize)
   await server.listen(raw.transport)
   if (options.initialize !== false) await raw.initialize(options.protocolVersion)
@@ -65,6 +73,11 @@ describe('bad input', () => {
     ['missing jsonrpc', '{"id":1,"method":"ping"}\n', { jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.any(String) } }],
     ['a null id', '{"jsonrpc":"2.0","id":null,"method":"ping"}\n', { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } }],
     ['an object id', '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}\n', { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } }],
+    ['an id of 1e400 (Infinity once parsed)', '{"jsonrpc":"2.0","id":1e400,"method":"ping"}\n', { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or a number' } }],
+    ['an id of -1e400 on a tools/call', '{"jsonrpc":"2.0","id":-1e400,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}\n', { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or a number' } }],
+    ['a tool result with a BigInt', '{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"unserializable","arguments":{"kind":"bigint"}}}\n', { jsonrpc: '2.0', id: 'b', error: { code: -32603, message: 'Internal error: the result could not be serialized' } }],
+    ['a tool result with a cycle', '{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"unserializable","arguments":{"kind":"cycle"}}}\n', { jsonrpc: '2.0', id: 'c', error: { code: -32603, message: 'Internal error: the result could not be serialized' } }],
+    ['a tool result whose toJSON throws', '{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"unserializable","arguments":{"kind":"throws"}}}\n', { jsonrpc: '2.0', id: 't', error: { code: -32603, message: 'Internal error: the result could not be serialized' } }],
     ['a numeric method', '{"jsonrpc":"2.0","id":2,"method":5}\n', { jsonrpc: '2.0', id: 2, error: { code: -32600, message: expect.any(String) } }],
     ['result and error together', '{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}\n', { jsonrpc: '2.0', id: 3, error: { code: -32600, message: expect.any(String) } }],
     ['an unknown method', '{"jsonrpc":"2.0","id":4,"method":"tools/explode"}\n', { jsonrpc: '2.0', id: 4, error: { code: -32601, message: expect.any(String) } }],
@@ -110,12 +123,82 @@ describe('bad input', () => {
     await raw.expectAlive()
   })
 
-  it('answers a line over the size limit with -32600 and reads the next line', async () => {
+  it('answers a request over the size limit with -32600 carrying its id, naming size and limit, and reads the next line', async () => {
     const raw = await open({ maxMessageSize: 1024 })
     raw.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${'x'.repeat(4096)}"}}}\n`)
+    // The official SDK writes the id last: it is read from the line's end.
+    raw.write(`{"params":{"name":"echo","arguments":{"text":"${'x'.repeat(4096)}"}},"method":"tools/call","jsonrpc":"2.0","id":"last"}\n`)
     await raw.settle()
-    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('1024') } }])
+    expect(raw.replies).toEqual([
+      { jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'Invalid Request: Message of 4191 bytes exceeds the limit of 1024 bytes', data: { size: 4191, limit: 1024 } } },
+      { jsonrpc: '2.0', id: 'last', error: { code: -32600, message: 'Invalid Request: Message of 4196 bytes exceeds the limit of 1024 bytes', data: { size: 4196, limit: 1024 } } },
+    ])
     await raw.expectAlive()
+  })
+
+  it('answers an oversized line whose id cannot be read with -32600 and id null', async () => {
+    const raw = await open({ maxMessageSize: 1024 })
+    raw.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${'x'.repeat(4096)}"}}\n`)
+    await raw.settle()
+    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('exceeds the limit of 1024 bytes') } }])
+    await raw.expectAlive()
+  })
+
+  it('answers a batch of more than maxBatchSize entries with one -32600 in a 2025-03-26 session', async () => {
+    const raw = await open({ protocolVersion: '2025-03-26', server: { maxBatchSize: 10 } })
+    raw.write(JSON.stringify(Array.from({ length: 11 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))) + '\n')
+    raw.write(JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))) + '\n')
+    await raw.settle()
+    expect(raw.replies[0]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 11 entries exceeds the limit of 10', data: { entries: 11, limit: 10 } } })
+    expect(raw.replies[1]).toHaveLength(10)
+    await raw.expectAlive()
+  })
+
+  it('answers a 1.9 MiB batch of a million entries with one error', async () => {
+    const raw = await open({ protocolVersion: '2025-03-26', maxMessageSize: 4 * 1024 * 1024 })
+    raw.write('[' + new Array(1_000_000).fill('1').join(',') + ']\n')
+    await raw.settle()
+    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1000000 entries exceeds the limit of 1000', data: { entries: 1_000_000, limit: 1000 } } }])
+    await raw.expectAlive()
+  })
+
+  it('refuses resources/subscribe past maxSubscriptions with -32600, and takes one again after an unsubscribe', async () => {
+    expect(SERVER_DEFAULTS.maxSubscriptions).toBe(1000)
+    const raw = await open({ server: { maxSubscriptions: 3 } })
+    const subscribe = (id: number, uri: string) => raw.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/subscribe', params: { uri } }) + '\n')
+    for (let i = 1; i <= 4; i++) subscribe(i, `items://${i}`)
+    // Subscribing again to a URI already held is no new subscription.
+    subscribe(5, 'items://1')
+    raw.write('{"jsonrpc":"2.0","id":6,"method":"resources/unsubscribe","params":{"uri":"items://2"}}\n')
+    subscribe(7, 'items://4')
+    await raw.settle()
+    expect(raw.replies).toEqual([
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: 2, result: {} },
+      { jsonrpc: '2.0', id: 3, result: {} },
+      { jsonrpc: '2.0', id: 4, error: { code: -32600, message: 'Invalid Request: this session already holds 3 resource subscriptions, the limit; unsubscribe first', data: { limit: 3 } } },
+      { jsonrpc: '2.0', id: 5, result: {} },
+      { jsonrpc: '2.0', id: 6, result: {} },
+      { jsonrpc: '2.0', id: 7, result: {} },
+    ])
+    const [session] = server.sessions
+    expect([...session!.state.subscriptions.keys()]).toEqual(['items://1', 'items://3', 'items://4'])
+  })
+
+  it('updates the subscription map in place, never copying it per subscribe', async () => {
+    const raw = await open({ server: { maxSubscriptions: 5000 } })
+    const [session] = server.sessions
+    const map = session!.state.subscriptions
+    let states = 0
+    const watching = session!.states.subscribe(state => { states++; expect(state.subscriptions).toBe(map) })
+    for (let i = 0; i < 5000; i++) raw.write(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'resources/subscribe', params: { uri: `items://${i}` } }) + '\n')
+    for (let i = 0; i < 2500; i++) raw.write(JSON.stringify({ jsonrpc: '2.0', id: `u${i}`, method: 'resources/unsubscribe', params: { uri: `items://${i}` } }) + '\n')
+    await raw.settle()
+    watching.unsubscribe()
+    expect(session!.state.subscriptions).toBe(map)
+    expect(map.size).toBe(2500)
+    expect(states).toBe(1 + 5000 + 2500)
+    expect(raw.replies).toHaveLength(7500)
   })
 
   it('survives JSON nested 100,000 deep', async () => {
