@@ -191,7 +191,11 @@ describe('McpServer.prompt with a Standard Schema', () => {
     await using pair = await connectInMemory(promptServer())
     const refused = await pair.client.getPrompt('review', { code: 'x', language: 'rust' }).catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(InvalidParamsError)
-    expect(refused).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params: invalid arguments for prompt review: \/language: /) })
+    expect(refused).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/^Invalid params: invalid arguments for prompt review: \/language: /),
+      data: { issues: [{ path: '/language', message: expect.any(String) }] },
+    })
     const missing = await pair.client.getPrompt('review', {}).catch((error: unknown) => error)
     expect(missing).toMatchObject({ code: -32602, message: 'Invalid params: missing required argument "code" of prompt review' })
   })
