@@ -33,8 +33,9 @@ export interface WebSocketClientOptions {
   /** `json` (subprotocol `mcp`, default) or `msgpack` (subprotocol `mcp.msgpack`). */
   encoding?: 'json' | 'msgpack'
   /**
-   * Headers on the upgrade request (an Authorization header, say). Only the `ws` package can send
-   * them: a browser's WebSocket cannot, so there the connection fails with a TransportError saying so.
+   * Headers on the upgrade request (an Authorization header, say). Only the `ws` package (the Node
+   * default) can send them: with a WHATWG WebSocket (a browser's, or one given in `WebSocket`) the
+   * connection fails with a TransportError saying so.
    */
   headers?: Record<string, string>
   /** Largest incoming frame in bytes (default 4 MiB). Under Node `ws` refuses a larger frame while reading it (close 1009). */
@@ -135,7 +136,7 @@ class WebSocketClient implements Transport {
     socket.binaryType = 'arraybuffer'
     let isOpen = false
     return new Promise<WebSocketLike>((resolve, reject) => {
-      // The detail of the last error event (ws gives one, a browser gives none), for the failure message.
+      // The detail of the last error event (ws gives one, a browser none), for the failure message.
       let detail: string | undefined
       socket.addEventListener('open', () => { isOpen = true; resolve(socket) })
       socket.addEventListener('error', (event: { message?: unknown }) => {
@@ -150,7 +151,8 @@ class WebSocketClient implements Transport {
           return this.#finish(this.#isClosing ? undefined : failure)
         }
         if (this.#isClosing || event.code === 1000) return this.#finish(undefined)
-        this.#finish(new ConnectionClosedError(`The WebSocket closed (${event.code}${event.reason ? ` ${event.reason}` : ''})`))
+        const why = event.reason ? ` ${event.reason}` : detail === undefined ? '' : `: ${detail}`
+        this.#finish(new ConnectionClosedError(`The WebSocket closed (${event.code}${why})`))
       })
       // close() called while `ws` was still loading: the socket is closed as soon as it exists.
       if (this.#isClosing) socket.close(1000, 'closing')
@@ -241,7 +243,9 @@ function isNode(): boolean {
  * `ws` is imported by a name in a variable, so a bundler for the browser neither follows nor ships it.
  */
 async function webSocketFactory(options: WebSocketClientOptions, maxFrameBytes: number): Promise<(url: string, protocols: string[]) => WebSocketLike> {
+  const hasHeaders = options.headers !== undefined && Object.keys(options.headers).length > 0
   if (options.WebSocket !== undefined) {
+    if (hasHeaders) throw new TransportError('A WHATWG WebSocket cannot send headers; leave out options.WebSocket (Node uses ws) or put a token in the URL')
     const Given = options.WebSocket
     return (url, protocols) => new Given(url, protocols)
   }
@@ -255,8 +259,6 @@ async function webSocketFactory(options: WebSocketClientOptions, maxFrameBytes: 
   }
   const Native = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket
   if (Native === undefined) throw new TransportError('No WebSocket in this runtime: pass options.WebSocket')
-  if (options.headers !== undefined && Object.keys(options.headers).length > 0) {
-    throw new TransportError('This runtime\'s WebSocket cannot send headers; put a token in the URL or use the HTTP transport')
-  }
+  if (hasHeaders) throw new TransportError('This runtime\'s WebSocket cannot send headers; put a token in the URL or use the HTTP transport')
   return (url, protocols) => new Native(url, protocols)
 }
