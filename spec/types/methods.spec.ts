@@ -43,6 +43,9 @@ describe('McpClient.request', () => {
       expectTypeOf(client.request('tools/list')).toEqualTypeOf<Observable<RequestEvent<ListToolsResult>>>()
       expectTypeOf(client.request('tools/list', { cursor: 'c' }, { timeout: 5 })).toEqualTypeOf<Observable<RequestEvent<ListToolsResult>>>()
       expectTypeOf(client.request('ping')).toEqualTypeOf<Observable<RequestEvent<EmptyResult>>>()
+      expectTypeOf(client.request('ping', undefined, { timeout: 1_000 })).toEqualTypeOf<Observable<RequestEvent<EmptyResult>>>()
+      // @ts-expect-error ping takes no params
+      client.request('ping', { now: true })
       // @ts-expect-error tools/call needs its params
       client.request('tools/call')
       // @ts-expect-error the name of a tool is a string
@@ -58,6 +61,9 @@ describe('McpClient.request', () => {
       expectTypeOf(client.request('vendor/thing', { any: 1 })).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
       expectTypeOf(client.request('vendor/thing')).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
       expectTypeOf(client.request<{ answer: number }>('vendor/thing')).toEqualTypeOf<Observable<RequestEvent<{ answer: number }>>>()
+      // A method known only at run time is any other method.
+      const method: string = 'tools/list'
+      expectTypeOf(client.request(method, { cursor: 1 })).toEqualTypeOf<Observable<RequestEvent<JsonObject>>>()
     }
     expectTypeOf(untyped).toBeFunction()
   })
