@@ -46,7 +46,7 @@ export { requiredCapability, hasCapability } from './lib/schema/capabilities.ts'
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, LOGGING_LEVELS } from './lib/schema/types.ts'
 export type {
   ClientRequests, ServerRequests, ClientNotifications, ServerNotifications, ParamsArgument, RequestParams, RequestResult,
-  NotificationParams, OtherMethod,
+  NotificationParams, OtherMethod, ObjectJsonSchema, InferJsonSchema,
 } from './lib/schema/types.ts'
 export { withTimeout } from './lib/operators/with-timeout.ts'
 export type { WithTimeoutConfig } from './lib/operators/with-timeout.ts'

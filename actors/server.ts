@@ -23,6 +23,7 @@ import {
   type LoggingLevel, type Prompt, type PromptArgument, type ReadResourceResult, type Resource, type ResourceContents,
   type ResourceTemplate, type ServerCapabilities, type Tool, type ToolAnnotations, type ServerRequests, type ServerNotifications,
   type ClientNotifications, type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
+  type ObjectJsonSchema, type InferJsonSchema,
 } from '../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from './actor.ts'
 import { BaseContext, type RequestContext } from './context.ts'
@@ -58,7 +59,7 @@ export type ToolHandler<A = Record<string, unknown>> = (args: A, ctx: ServerCont
 export type ObjectStandardSchema = StandardSchemaV1<unknown, object>
 
 /** What a tool's `inputSchema` may be: a JSON Schema of an object, or an {@link ObjectStandardSchema}. */
-export type ToolInputSchema = Tool['inputSchema'] | ObjectStandardSchema
+export type ToolInputSchema = ObjectJsonSchema | ObjectStandardSchema
 
 /** How a tool is described to clients. */
 export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
@@ -77,7 +78,7 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
    * The JSON Schema to send for a Standard Schema `inputSchema`, for libraries that cannot convert
    * themselves (valibot, arktype without a converter); wins over the converter when both exist.
    */
-  inputJsonSchema?: Tool['inputSchema']
+  inputJsonSchema?: ObjectJsonSchema
   /** When set, every successful result must carry `structuredContent` matching it. */
   outputSchema?: Tool['outputSchema']
   annotations?: ToolAnnotations
@@ -234,8 +235,13 @@ export interface McpServer {
    *   ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }))
    */
   tool<S extends ObjectStandardSchema>(name: string, definition: ToolDefinition<S> & { inputSchema: S }, handler: ToolHandler<InferOutput<S>>): Registration<ToolDefinition<S>>
-  /** Registers a tool whose arguments are a JSON Schema (or any object, without one). */
-  tool<A = Record<string, unknown>>(name: string, definition: ToolDefinition<Tool['inputSchema']>, handler: ToolHandler<A>): Registration<ToolDefinition>
+  /**
+   * Registers a tool whose arguments are a JSON Schema. The handler's arguments are typed from an
+   * `as const` schema ({@link InferJsonSchema}), and are `Record<string, unknown>` otherwise.
+   */
+  tool<S extends ObjectJsonSchema>(name: string, definition: ToolDefinition<S> & { inputSchema: S }, handler: ToolHandler<InferJsonSchema<S>>): Registration<ToolDefinition>
+  /** Registers a tool whose arguments are a JSON Schema (or any object, without one), typed as `A` on the caller's word. */
+  tool<A = Record<string, unknown>>(name: string, definition: ToolDefinition<ObjectJsonSchema>, handler: ToolHandler<A>): Registration<ToolDefinition>
   resource(uri: string, definition: ResourceDefinition, handler: ResourceHandler): Registration<ResourceDefinition>
   resourceTemplate(uriTemplate: string, definition: ResourceTemplateDefinition, handler: TemplateHandler): Registration<ResourceTemplateDefinition>
   /**

@@ -585,6 +585,62 @@ export interface GetTaskParams { taskId: string; _meta?: Meta }
 /** The result of `tasks/list`. */
 export interface ListTasksResult extends PaginatedResult { tasks: Task[] }
 
+// ---- JSON Schema as a type ----
+
+/**
+ * A JSON Schema of an object, as a tool's `inputSchema` is: the wire type {@link Tool}`['inputSchema']`,
+ * loosened to take an `as const` schema (readonly arrays).
+ */
+export interface ObjectJsonSchema {
+  type: 'object'
+  properties?: { readonly [name: string]: object }
+  required?: readonly string[]
+  [key: string]: unknown
+}
+
+/**
+ * The arguments an `as const` JSON Schema of an object describes: each property typed by its
+ * `type` (`string`, `number`/`integer`, `boolean`, `null`, `array` with `items`, `object` with
+ * `properties`, or a list of them), `enum` or `const`; optional unless `required`. A schema whose
+ * types were widened (one written inline, without `as const`), or with a property that has no
+ * literal `type`, gives `Record<string, unknown>`, as untyped JSON Schema always did.
+ * @example
+ * const schema = { type: 'object', properties: { text: { type: 'string' }, n: { type: 'integer' } }, required: ['text'] } as const
+ * type Args = InferJsonSchema<typeof schema> // { text: string; n?: number }
+ */
+export type InferJsonSchema<S> = S extends { readonly properties: infer P }
+  ? IsLiteralSchema<S, P> extends true ? ObjectOf<P, RequiredOf<S>> : Record<string, unknown>
+  : Record<string, unknown>
+
+/** True when every property has a literal `type` and `required` (if any) is a readonly list: an `as const` schema. */
+type IsLiteralSchema<S, P> = [keyof P] extends [never] ? false
+  : S extends { required: string[] } ? false
+  : { [K in keyof P]: P[K] extends { readonly type: infer T } ? (string extends T ? false : true) : false }[keyof P] extends true ? true : false
+
+type RequiredOf<S> = S extends { readonly required: readonly (infer R)[] } ? R : never
+
+type ObjectOf<P, R> = Flatten<
+  { -readonly [K in keyof P as K extends R ? K : never]: JsonValueOf<P[K]> } &
+  { -readonly [K in keyof P as K extends R ? never : K]?: JsonValueOf<P[K]> }>
+
+type Flatten<T> = { [K in keyof T]: T[K] } & {}
+
+type JsonValueOf<P> =
+  P extends { readonly enum: readonly (infer E)[] } ? E
+  : P extends { readonly const: infer C } ? C
+  : P extends { readonly type: infer T } ? JsonTypeValue<T, P>
+  : unknown
+
+type JsonTypeValue<T, P> =
+  T extends 'string' ? string
+  : T extends 'number' | 'integer' ? number
+  : T extends 'boolean' ? boolean
+  : T extends 'null' ? null
+  : T extends 'array' ? (P extends { readonly items: infer I } ? JsonValueOf<I>[] : unknown[])
+  : T extends 'object' ? (P extends { readonly properties: infer Q } ? ObjectOf<Q, RequiredOf<P>> : Record<string, unknown>)
+  : T extends readonly (infer U)[] ? JsonTypeValue<U, P>
+  : unknown
+
 // ---- method maps ----
 
 /** Requests a client sends, with their params and results. */

@@ -152,6 +152,18 @@ describe('McpServer.tool with a Standard Schema', () => {
   })
 })
 
+describe('McpServer.tool with an as-const JSON Schema', () => {
+  it('sends and checks it as any JSON Schema', async () => {
+    const server = quietServer()
+    const schema = { type: 'object', properties: { text: { type: 'string' }, times: { type: 'integer' } }, required: ['text'] } as const
+    server.tool('repeat', { inputSchema: schema }, ({ text, times }) => ({ content: [{ type: 'text', text: text.repeat(times ?? 1) }] }))
+    await using pair = await connectInMemory(server)
+    expect((await pair.client.listTools()).tools[0]!.inputSchema).toEqual(schema)
+    expect(await pair.client.callTool('repeat', { text: 'ab', times: 2 })).toEqual({ content: [{ type: 'text', text: 'abab' }] })
+    expect(await pair.client.callTool('repeat', { times: 2 })).toEqual({ content: [{ type: 'text', text: 'Invalid arguments for tool repeat: must have required property \'text\'' }], isError: true })
+  })
+})
+
 describe('McpServer.prompt with a Standard Schema', () => {
   function promptServer(): McpServer {
     const server = quietServer()

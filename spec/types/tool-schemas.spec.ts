@@ -2,6 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest'
 import * as z from 'zod'
 import { createServer, type Registration, type ServerContext, type ToolDefinition } from '../../actors/server.ts'
 import type { InferInput, InferOutput, StandardSchemaV1 } from '../../lib/standard-schema.ts'
+import type { InferJsonSchema } from '../../lib/schema/types.ts'
 
 // Registration only: the handlers below are never called, so the assertions inside them are for tsc.
 const server = createServer({ name: 'types', version: '1' })
@@ -71,6 +72,51 @@ describe('McpServer.tool', () => {
     server.tool('none', {}, args => {
       expectTypeOf(args).toEqualTypeOf<Record<string, unknown>>()
       return done
+    })
+  })
+})
+
+describe('InferJsonSchema', () => {
+  it('types the arguments of an as-const JSON Schema', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        text: { type: 'string' },
+        count: { type: 'integer' },
+        unit: { type: 'string', enum: ['C', 'F'] },
+        tags: { type: 'array', items: { type: 'string' } },
+        where: { type: 'object', properties: { lat: { type: 'number' }, lon: { type: 'number' } }, required: ['lat', 'lon'] },
+        note: { type: ['string', 'null'] },
+        kind: { type: 'string', const: 'x' },
+      },
+      required: ['text', 'unit'],
+    } as const
+    expectTypeOf<InferJsonSchema<typeof schema>>().toEqualTypeOf<{
+      text: string
+      unit: 'C' | 'F'
+      count?: number
+      tags?: string[]
+      where?: { lat: number; lon: number }
+      note?: string | null
+      kind?: 'x'
+    }>()
+  })
+
+  it('gives Record<string, unknown> for a schema it cannot read as literal types', () => {
+    const inline: { type: 'object'; properties: { text: { type: string } }; required: string[] } = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }
+    expectTypeOf<InferJsonSchema<typeof inline>>().toEqualTypeOf<Record<string, unknown>>()
+    const withRef = { type: 'object', properties: { unit: { $ref: '#/$defs/unit' } } } as const
+    expectTypeOf<InferJsonSchema<typeof withRef>>().toEqualTypeOf<Record<string, unknown>>()
+    expectTypeOf<InferJsonSchema<{ type: 'object' }>>().toEqualTypeOf<Record<string, unknown>>()
+  })
+})
+
+describe('McpServer.tool with a JSON Schema', () => {
+  it('types the handler from an as-const schema', () => {
+    const schema = { type: 'object', properties: { text: { type: 'string' }, times: { type: 'integer' } }, required: ['text'] } as const
+    server.tool('repeat', { inputSchema: schema }, args => {
+      expectTypeOf(args).toEqualTypeOf<{ text: string; times?: number }>()
+      return { content: [{ type: 'text', text: args.text.repeat(args.times ?? 1) }] }
     })
   })
 })
