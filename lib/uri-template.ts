@@ -18,6 +18,12 @@ export interface UriTemplate {
    * The variables of `uri`, percent-decoded, or undefined when it does not fit the template. Query
    * expressions (`{?a,b}`, `{&c}`) match their parameters in any order, missing ones are left out,
    * and parameters the template does not name are ignored. Exploded variables give lists.
+   *
+   * An encoded slash (`%2F`) never matches a simple `{var}`, nor `{.var}`, `{/var}` or `{;var}`:
+   * their values cannot hold a `/`, and decoding one in would let `..%2F..%2Fsecret` reach a
+   * handler as a path. Use `{+var}` for values that may hold slashes (expansion is not symmetric
+   * here: `{id}` expands `a/b` to `a%2Fb`, which it then refuses to match). Matching takes time
+   * linear in the URI's length, and a URI longer than {@link MAX_MATCH_LENGTH} matches nothing.
    */
   match(uri: string): Record<string, string | string[]> | undefined
 }
@@ -25,6 +31,11 @@ export interface UriTemplate {
 /** Longest template accepted, and most expressions in one: bounds the work of parsing. */
 const MAX_TEMPLATE_LENGTH = 1_000_000
 const MAX_EXPRESSIONS = 10_000
+/**
+ * Longest URI matched against a template (64 Ki UTF-16 units); a longer one matches no template.
+ * Matching is linear, this only keeps one request's cost small on a server with many templates.
+ */
+export const MAX_MATCH_LENGTH = 65_536
 
 interface VarSpec { name: string; explode: boolean; prefix?: number }
 interface Expression { operator: Operator; vars: VarSpec[] }
@@ -63,9 +74,8 @@ class ParsedTemplate implements UriTemplate {
   readonly template: string
   readonly variableNames: readonly string[]
   readonly #parts: Part[]
-  readonly #pattern: RegExp
-  /** For each capture group of the pattern: how to read it back. */
-  readonly #captures: { expression: Expression; index: number }[]
+  readonly #program: FlatProgram
+  readonly #captures: Capture[]
 
   constructor(template: string) {
     if (typeof template !== 'string') throw new TypeError('A URI template must be a string')
@@ -73,9 +83,9 @@ class ParsedTemplate implements UriTemplate {
     this.template = template
     this.#parts = parse(template)
     this.variableNames = this.#parts.flatMap(part => typeof part === 'string' ? [] : part.vars.map(v => v.name))
-    const { pattern, captures } = compileMatcher(this.#parts)
-    this.#pattern = pattern
-    this.#captures = captures
+    const program = compileMatcher(this.#parts)
+    this.#program = flatten(program)
+    this.#captures = program.captures
   }
 
   expand(values: TemplateValues): string {
@@ -85,14 +95,17 @@ class ParsedTemplate implements UriTemplate {
   }
 
   match(uri: string): Record<string, string | string[]> | undefined {
-    const found = this.#pattern.exec(uri)
-    if (found === null) return undefined
+    if (typeof uri !== 'string' || uri.length > MAX_MATCH_LENGTH) return undefined
+    const slots = run(this.#program, uri)
+    if (slots === undefined) return undefined
     const values: Record<string, string | string[]> = Object.create(null)
-    for (let group = 0; group < this.#captures.length; group++) {
-      const raw = found[group + 1]
-      if (raw === undefined) continue
-      const { expression } = this.#captures[group]!
-      if (!readCapture(expression, this.#captures[group]!.index, raw, values)) return undefined
+    const captures = this.#captures
+    for (let group = 0; group < captures.length; group++) {
+      const start = slots[group * 2]!
+      const end = slots[group * 2 + 1]!
+      if (start < 0 || end < 0) continue
+      const { expression, index } = captures[group]!
+      if (!readCapture(expression, index, uri.slice(start, end), values)) return undefined
     }
     return { ...values }
   }
@@ -186,42 +199,252 @@ function encodeValue(text: string, allowReserved: boolean): string {
 }
 
 // ---- matching ----
+//
+// A template compiles to a small program for a Pike VM (Thompson's construction, with Pike's
+// threads carrying capture positions): every position of the URI is visited once, by at most one
+// thread per instruction, so a match costs O(uri length x program size) whatever the template.
+// A backtracking RegExp with two adjacent or reserved expressions (`{a}{b}`, `{+a}/{+b}`) tries
+// O(n^2) splits of a URI that does not match: a 156 KiB URI held the event loop for 12 s. Thread
+// priority follows the order a backtracking engine would try, so the captures are the ones a
+// greedy, leftmost RegExp would give.
 
-function compileMatcher(parts: Part[]): { pattern: RegExp; captures: { expression: Expression; index: number }[] } {
-  let source = '^'
-  const captures: { expression: Expression; index: number }[] = []
+/** One VM instruction. */
+type Instruction =
+  | { op: 'char'; char: string }
+  /** Any one character not in `except` (`.` of a RegExp is this, with line terminators as `except`). */
+  | { op: 'class'; except: string }
+  /** Continue at `first`, and (at lower priority) at `second`. */
+  | { op: 'split'; first: number; second: number }
+  | { op: 'jump'; to: number }
+  | { op: 'save'; slot: number }
+  | { op: 'match' }
+
+/** What the regular expression of a template is built from. */
+type Node =
+  | { type: 'literal'; text: string }
+  | { type: 'class'; except: string }
+  | { type: 'star'; node: Node }
+  | { type: 'optional'; node: Node }
+  | { type: 'group'; index: number; node: Node }
+  | { type: 'sequence'; nodes: Node[] }
+
+interface Capture { expression: Expression; index: number }
+
+/** The compiled matcher of a template. */
+interface Program {
+  instructions: Instruction[]
+  captures: Capture[]
+}
+
+const LINE_TERMINATORS = '\n\r\u2028\u2029'
+const literal = (text: string): Node => ({ type: 'literal', text })
+const except = (chars: string): Node => ({ type: 'class', except: chars })
+const star = (node: Node): Node => ({ type: 'star', node })
+const optional = (node: Node): Node => ({ type: 'optional', node })
+const sequence = (...nodes: Node[]): Node => ({ type: 'sequence', nodes })
+
+function compileMatcher(parts: Part[]): Program {
+  const captures: Capture[] = []
+  const group = (capture: Capture, node: Node): Node => {
+    captures.push(capture)
+    return { type: 'group', index: captures.length - 1, node }
+  }
+  const nodes: Node[] = []
   for (let p = 0; p < parts.length; p++) {
     const part = parts[p]!
-    if (typeof part === 'string') { source += escapeRegExp(part); continue }
+    if (typeof part === 'string') { nodes.push(literal(part)); continue }
     const { operator, vars } = part
     if (operator === '?' || operator === '&') {
       // Query parameters in any order: capture the whole query, read names out of it afterwards.
-      source += operator === '?' ? '(?:\\?([^#]*))?' : '(?:&([^#]*))?'
-      captures.push({ expression: part, index: -1 })
+      nodes.push(optional(sequence(literal(operator), group({ expression: part, index: -1 }, star(except('#'))))))
       continue
     }
     if (operator === '' || operator === '+' || operator === '#') {
       // A simple value stops at '.' when a {.ext} follows it, so `{name}{.ext}` splits `logo.png`.
       const next = parts[p + 1]
       const isDotNext = next !== undefined && typeof next !== 'string' && next.operator === '.'
-      const piece = operator === '' ? (isDotNext ? '[^/?#&,.]*' : '[^/?#&,]*') : operator === '+' ? '[^?#]*' : '.*'
-      const prefix = operator === '#' ? '(?:#' : ''
-      const inner = vars.map(() => `(${piece})`).join(',')
-      source += operator === '#' ? `${prefix}${inner})?` : inner
-      vars.forEach((_, index) => captures.push({ expression: part, index }))
+      const stop = operator === '' ? (isDotNext ? '/?#&,.' : '/?#&,') : operator === '+' ? '?#' : LINE_TERMINATORS
+      const values: Node[] = []
+      vars.forEach((_, index) => {
+        if (index > 0) values.push(literal(','))
+        values.push(group({ expression: part, index }, star(except(stop))))
+      })
+      nodes.push(operator === '#' ? optional(sequence(literal('#'), ...values)) : sequence(...values))
       continue
     }
-    const first = escapeRegExp(OPERATORS[operator].first)
-    for (let index = 0; index < vars.length; index++) {
-      const variable = vars[index]!
-      const stop = operator === '.' ? '[^/?#.]' : operator === '/' ? '[^/?#]' : '[^;/?#]'
-      if (variable.explode) source += `((?:${first}${stop}*)*)`
-      else if (operator === ';') source += `(?:;(${escapeRegExp(variable.name)}(?:=${stop}*)?))?`
-      else source += `(?:${first}(${stop}*))?`
-      captures.push({ expression: part, index })
+    const first = OPERATORS[operator].first
+    const stop = operator === '.' ? '/?#.' : operator === '/' ? '/?#' : ';/?#'
+    vars.forEach((variable, index) => {
+      const capture = { expression: part, index }
+      if (variable.explode) nodes.push(group(capture, star(sequence(literal(first), star(except(stop))))))
+      else if (operator === ';') nodes.push(optional(sequence(literal(';'), group(capture, sequence(literal(variable.name), optional(sequence(literal('='), star(except(stop)))))))))
+      else nodes.push(optional(sequence(literal(first), group(capture, star(except(stop))))))
+    })
+  }
+  const instructions: Instruction[] = []
+  emit(sequence(...nodes), instructions)
+  instructions.push({ op: 'match' })
+  return { instructions, captures }
+}
+
+/** Appends the instructions of `node`; stars and optionals prefer to take input (greedy). */
+function emit(node: Node, out: Instruction[]): void {
+  switch (node.type) {
+    case 'literal':
+      for (const char of node.text) {
+        // A character outside the BMP is two code units, as a RegExp without the u flag sees it.
+        for (let i = 0; i < char.length; i++) out.push({ op: 'char', char: char[i]! })
+      }
+      return
+    case 'class':
+      out.push({ op: 'class', except: node.except })
+      return
+    case 'sequence':
+      for (const child of node.nodes) emit(child, out)
+      return
+    case 'group':
+      out.push({ op: 'save', slot: node.index * 2 })
+      emit(node.node, out)
+      out.push({ op: 'save', slot: node.index * 2 + 1 })
+      return
+    case 'optional': {
+      const split = { op: 'split' as const, first: out.length + 1, second: 0 }
+      out.push(split)
+      emit(node.node, out)
+      split.second = out.length
+      return
+    }
+    case 'star': {
+      const top = out.length
+      const split = { op: 'split' as const, first: top + 1, second: 0 }
+      out.push(split)
+      emit(node.node, out)
+      out.push({ op: 'jump', to: top })
+      split.second = out.length
+      return
     }
   }
-  return { pattern: new RegExp(source + '$'), captures }
+}
+
+/** Op codes of the flat form the VM runs (monomorphic arrays, no per-instruction objects). */
+const OP_CHAR = 0
+const OP_CLASS = 1
+const OP_SPLIT = 2
+const OP_JUMP = 3
+const OP_SAVE = 4
+const OP_MATCH = 5
+
+/** A program flattened: op codes and two arguments per instruction, class sets by index. */
+interface FlatProgram { ops: Uint8Array; a: Int32Array; b: Int32Array; classes: string[]; slotCount: number }
+
+function flatten(program: Program): FlatProgram {
+  const { instructions } = program
+  const ops = new Uint8Array(instructions.length)
+  const a = new Int32Array(instructions.length)
+  const b = new Int32Array(instructions.length)
+  const classes: string[] = []
+  instructions.forEach((instruction, pc) => {
+    switch (instruction.op) {
+      case 'char': ops[pc] = OP_CHAR; a[pc] = instruction.char.charCodeAt(0); break
+      case 'class': ops[pc] = OP_CLASS; a[pc] = classes.push(instruction.except) - 1; break
+      case 'split': ops[pc] = OP_SPLIT; a[pc] = instruction.first; b[pc] = instruction.second; break
+      case 'jump': ops[pc] = OP_JUMP; a[pc] = instruction.to; break
+      case 'save': ops[pc] = OP_SAVE; a[pc] = instruction.slot; break
+      case 'match': ops[pc] = OP_MATCH; break
+    }
+  })
+  return { ops, a, b, classes, slotCount: program.captures.length * 2 }
+}
+
+/**
+ * Runs a program over the whole of `input`: the capture slots of the best (leftmost-greedy)
+ * match, or undefined. `counter.steps` counts thread visits, at most 2 x (input length + 1) x
+ * program size.
+ */
+function run(program: FlatProgram, input: string, counter?: { steps: number }): number[] | undefined {
+  const { ops, a, b, classes } = program
+  const size = ops.length
+  // The list (position + 1) that last visited each instruction: one thread per instruction per position.
+  const seen = new Int32Array(size)
+  let steps = 0
+  // Threads of this position and of the next, as parallel arrays of pc and capture slots.
+  let currentPcs = new Int32Array(size)
+  let currentSlots: number[][] = new Array(size)
+  let currentCount = 0
+  let nextPcs = new Int32Array(size)
+  let nextSlots: number[][] = new Array(size)
+  let nextCount = 0
+  // Depth-first, first branch first, with an explicit stack: a template of thousands of
+  // expressions makes long chains of splits, too deep for recursion.
+  const stackPcs = new Int32Array(size * 2 + 2)
+  const stackSlots: number[][] = new Array(size * 2 + 2)
+  const add = (toCurrent: boolean, start: number, startSlots: number[], position: number): void => {
+    let top = 0
+    stackPcs[top] = start
+    stackSlots[top++] = startSlots
+    while (top > 0) {
+      const pc = stackPcs[--top]!
+      const slots = stackSlots[top]!
+      if (seen[pc] === position + 1) continue
+      seen[pc] = position + 1
+      steps++
+      switch (ops[pc]) {
+        case OP_JUMP: stackPcs[top] = a[pc]!; stackSlots[top++] = slots; break
+        case OP_SPLIT:
+          stackPcs[top] = b[pc]!; stackSlots[top++] = slots
+          stackPcs[top] = a[pc]!; stackSlots[top++] = slots
+          break
+        case OP_SAVE: {
+          const copy = slots.slice()
+          copy[a[pc]!] = position
+          stackPcs[top] = pc + 1; stackSlots[top++] = copy
+          break
+        }
+        default:
+          if (toCurrent) { currentPcs[currentCount] = pc; currentSlots[currentCount++] = slots }
+          else { nextPcs[nextCount] = pc; nextSlots[nextCount++] = slots }
+      }
+    }
+  }
+  add(true, 0, new Array<number>(program.slotCount).fill(-1), 0)
+  let matched: number[] | undefined
+  for (let position = 0; position <= input.length && currentCount > 0; position++) {
+    nextCount = 0
+    const isEnd = position === input.length
+    const code = isEnd ? -1 : input.charCodeAt(position)
+    for (let t = 0; t < currentCount; t++) {
+      steps++
+      const pc = currentPcs[t]!
+      const op = ops[pc]
+      if (op === OP_MATCH) {
+        // Anchored at both ends: only a thread at the end of the input matches, and it beats
+        // every thread of lower priority, which are dropped.
+        if (isEnd) { matched = currentSlots[t]; break }
+        continue
+      }
+      if (isEnd) continue
+      if (op === OP_CHAR ? a[pc] === code : !classes[a[pc]!]!.includes(input[position]!)) {
+        add(false, pc + 1, currentSlots[t]!, position + 1)
+      }
+    }
+    // The next list becomes the current one; the old arrays are reused.
+    const pcs = currentPcs; currentPcs = nextPcs; nextPcs = pcs
+    const slots = currentSlots; currentSlots = nextSlots; nextSlots = slots
+    currentCount = nextCount
+  }
+  if (counter !== undefined) counter.steps = steps
+  return matched
+}
+
+/**
+ * How many steps the matcher of `template` takes on `uri` (thread visits of its VM), for tests and
+ * capacity planning: never more than a small multiple of (uri length + 1) x the template's size.
+ */
+export function countMatchSteps(template: string, uri: string): { steps: number; instructions: number } {
+  const program = flatten(compileMatcher(parse(template)))
+  const counter = { steps: 0 }
+  run(program, uri, counter)
+  return { steps: counter.steps, instructions: program.ops.length }
 }
 
 function readCapture(expression: Expression, index: number, raw: string, values: Record<string, string | string[]>): boolean {
@@ -238,8 +461,10 @@ function readCapture(expression: Expression, index: number, raw: string, values:
       const variable = wanted.get(name)
       if (variable === undefined) continue
       if (variable.explode) {
+        // Appended in place: a copy per repeat would make `?x=1&x=2&...` quadratic.
         const list = values[name]
-        values[name] = Array.isArray(list) ? [...list, value] : [value]
+        if (Array.isArray(list)) list.push(value)
+        else values[name] = [value]
       } else {
         values[name] = value
       }
@@ -247,6 +472,10 @@ function readCapture(expression: Expression, index: number, raw: string, values:
     return true
   }
   const variable = vars[index]!
+  // A value of `{id}`, `{.ext}`, `{/segment}` or `{;param}` never holds a '/' as the URI shows it,
+  // so it must not gain one by decoding: `files://{name}` matching `files://..%2F..%2Fetc%2Fpasswd`
+  // would hand a handler a path. A value that may hold slashes is `{+name}` (or `{#name}`).
+  if (operator !== '+' && operator !== '#' && ENCODED_SLASH.test(raw)) return false
   if (operator === ';') {
     const equals = raw.indexOf('=')
     const value = safeDecode(equals < 0 ? '' : raw.slice(equals + 1))
@@ -266,10 +495,10 @@ function readCapture(expression: Expression, index: number, raw: string, values:
   return true
 }
 
+const ENCODED_SLASH = /%2f/i
+
 function safeDecode(text: string): string | undefined {
   try { return decodeURIComponent(text) } catch { return undefined }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
-}
+
