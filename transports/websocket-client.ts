@@ -249,16 +249,20 @@ async function webSocketFactory(options: WebSocketClientOptions, maxFrameBytes: 
     const Given = options.WebSocket
     return (url, protocols) => new Given(url, protocols)
   }
+  // Why `ws` could not be loaded under Node, for the error when there is no global WebSocket either.
+  let wsFailure: unknown
   if (isNode()) {
     const specifier = 'ws'
-    const module = await import(/* @vite-ignore */ specifier).catch(() => undefined) as typeof import('ws') | undefined
+    const module = await import(/* @vite-ignore */ specifier).catch((error: unknown) => { wsFailure = error; return undefined }) as typeof import('ws') | undefined
     const Ws = module?.WebSocket ?? module?.default
     if (Ws !== undefined) {
       return (url, protocols) => new Ws(url, protocols, { headers: options.headers, maxPayload: maxFrameBytes, perMessageDeflate: false }) as unknown as WebSocketLike
     }
   }
   const Native = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket
-  if (Native === undefined) throw new TransportError('No WebSocket in this runtime: pass options.WebSocket')
+  if (Native === undefined) {
+    throw new TransportError(wsFailure === undefined ? 'No WebSocket in this runtime: pass options.WebSocket' : 'The ws package could not be loaded and this runtime has no global WebSocket', { cause: wsFailure })
+  }
   if (hasHeaders) throw new TransportError('This runtime\'s WebSocket cannot send headers; put a token in the URL or use the HTTP transport')
   return (url, protocols) => new Native(url, protocols)
 }
