@@ -43,7 +43,7 @@ describe('the official SDK client against the rxmcp everything server', () => {
     await client.connect(transport)
     // The transport calls onmessage once per line read, in wire order, synchronously.
     const dispatch = transport.onmessage!
-    transport.onmessage = (message, extra) => { wire.push(message); dispatch(message, extra) }
+    transport.onmessage = (message: JSONRPCMessage) => { wire.push(message); dispatch(message) }
   }, 30_000)
 
   afterAll(async () => { await client?.close() })
