@@ -1,0 +1,314 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { WebSocket } from 'ws'
+import { VirtualTimeScheduler } from 'rxjs'
+import { bridge, bridgeChild, shareUpstream, BRIDGE_DEFAULTS, type Bridge, type BridgeOptions } from '../../transports/bridge.ts'
+import type { StdioClientTransport } from '../../transports/stdio.ts'
+import { websocket, websocketClient, WS_SUBPROTOCOL } from '../../transports/websocket.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { connect, type McpClient } from '../../actors/client.ts'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const fixture = fileURLToPath(new URL('./fixtures/bridge-child.mjs', import.meta.url))
+
+// Everything a test starts, stopped after it.
+let running: Bridge | undefined
+let upstreams: StdioClientTransport[] = []
+const sockets: WebSocket[] = []
+const clients: McpClient[] = []
+const processes: ChildProcess[] = []
+const pids: number[] = []
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.terminate()
+  await Promise.allSettled(clients.splice(0).map(client => client.close()))
+  await running?.close()
+  running = undefined
+  await Promise.allSettled(upstreams.map(upstream => upstream.close()))
+  upstreams = []
+  for (const child of processes.splice(0)) child.kill('SIGKILL')
+  for (const pid of pids.splice(0)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+})
+
+/** A bridge in this process: a WebSocket and a Streamable HTTP listener, the fixture as child. */
+async function startBridge(options: BridgeOptions = {}, childOptions: Partial<Parameters<typeof bridgeChild>[0]> = {}) {
+  const ws = websocket({ heartbeatMs: 0 })
+  const http = streamableHttp()
+  await ws.start()
+  await http.start()
+  running = bridge([ws, http], () => {
+    const child = bridgeChild({ command: process.execPath, args: [fixture], stderr: 'ignore', ...childOptions })
+    upstreams.push(child)
+    return child
+  }, options)
+  return { ws: ws.url!, http: http.url! }
+}
+
+/** A raw WebSocket JSON-RPC peer: every message it gets, in order. */
+async function peer(url: string, localAddress?: string) {
+  const socket = new WebSocket(url, [WS_SUBPROTOCOL.json], { localAddress, maxPayload: 64 * 1024 * 1024 })
+  sockets.push(socket)
+  const received: any[] = []
+  let wake = () => {}
+  socket.on('message', data => { received.push(JSON.parse(data.toString())); wake() })
+  const closed = new Promise<number>(resolve => socket.once('close', code => { resolve(code); wake() }))
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+  const next = async (): Promise<any> => {
+    while (received.length === 0) {
+      if (socket.readyState === WebSocket.CLOSED) throw new Error('closed before an answer')
+      await new Promise<void>(resolve => { wake = resolve })
+    }
+    return received.shift()
+  }
+  return {
+    socket, closed, next,
+    send: (message: unknown) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
+    initialize: async (protocolVersion = '2025-11-25') => {
+      socket.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'peer', version: '1' } } }))
+      return next()
+    },
+  }
+}
+
+/** Resolves with `promise`, or rejects after `ms` (a bound on waits for what a fix makes happen). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms: ${what}`)), ms).unref())])
+}
+
+const isAlive = (pid: number) => { try { process.kill(pid, 0); return true } catch { return false } }
+
+describe('bridge', () => {
+  it('has small defaults for children and 16 MiB messages', () => {
+    expect(BRIDGE_DEFAULTS).toMatchObject({ maxChildren: 8, maxChildrenPerClient: 4, childIdleTimeout: 5 * 60_000, maxMessageSize: 16 * 1024 * 1024 })
+  })
+
+  it('starts no child for a session that sends nothing (a WebSocket upgrade, a GET /sse)', async () => {
+    const urls = await startBridge()
+    const quiet = await peer(urls.ws)
+    const sse = await fetch(urls.http.replace(/\/mcp$/, '/sse'), { headers: { accept: 'text/event-stream' } })
+    const reader = sse.body!.getReader()
+    const { value } = await reader.read()
+    expect(new TextDecoder().decode(value)).toContain('event: endpoint')
+    expect(running!.sessionCount).toBe(2)
+    expect(upstreams).toHaveLength(0)
+    expect((await quiet.initialize()).result.serverInfo.name).toBe('bridge-child')
+    expect(upstreams).toHaveLength(1)
+    await reader.cancel()
+  })
+
+  it('keeps at most maxChildren children: a session past the cap gets an error answer and is closed', async () => {
+    const urls = await startBridge({ maxChildren: 2, maxChildrenPerClient: 10 })
+    const peers = [await peer(urls.ws), await peer(urls.ws), await peer(urls.ws)]
+    expect((await peers[0]!.initialize()).result).toBeDefined()
+    expect((await peers[1]!.initialize()).result).toBeDefined()
+    const refused = await peers[2]!.initialize()
+    expect(refused).toMatchObject({ id: 0, error: { code: -32000, message: expect.stringMatching(/busy/) } })
+    await within(peers[2]!.closed, 5_000, 'the refused socket closes')
+    expect(upstreams).toHaveLength(2)
+    expect(running!.childCount).toBe(2)
+    // A session that ends frees its place.
+    peers[0]!.socket.close()
+    await within(upstreams[0]!.exited, 10_000, 'the first child exits')
+    const later = await peer(urls.ws)
+    expect((await later.initialize()).result).toBeDefined()
+  })
+
+  it('keeps at most maxChildrenPerClient children for one remote address', async () => {
+    const urls = await startBridge({ maxChildren: 10, maxChildrenPerClient: 1 })
+    expect((await (await peer(urls.ws, '127.0.0.1')).initialize()).result).toBeDefined()
+    expect((await (await peer(urls.ws, '127.0.0.1')).initialize()).error).toMatchObject({ message: expect.stringContaining('127.0.0.1') })
+    expect((await (await peer(urls.ws, '127.0.0.2')).initialize()).result).toBeDefined()
+    expect(upstreams).toHaveLength(2)
+  })
+
+  it('stops the child of a session idle past childIdleTimeout, not one with a request in flight', async () => {
+    const scheduler = new VirtualTimeScheduler()
+    const urls = await startBridge({ childIdleTimeout: 1_000, scheduler })
+    const idle = await peer(urls.ws)
+    await idle.initialize()
+    const busy = await peer(urls.ws)
+    await busy.initialize()
+    busy.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: 60_000 } } })
+    // Answered after the call above reached the child, so the bridge has seen it.
+    busy.send({ jsonrpc: '2.0', id: 2, method: 'ping' })
+    expect(await busy.next()).toMatchObject({ id: 2 })
+    // Moves the virtual clock 1.25 s on, running the idle checks that fall due.
+    scheduler.schedule(() => {}, 1_250)
+    scheduler.maxFrames = scheduler.now() + 1_250
+    scheduler.flush()
+    await within(upstreams[0]!.exited, 10_000, 'the idle child exits')
+    await within(idle.closed, 5_000, 'the idle socket closes')
+    expect(upstreams[1]!.pid).toBeDefined()
+    expect(isAlive(upstreams[1]!.pid!)).toBe(true)
+    expect(busy.socket.readyState).toBe(WebSocket.OPEN)
+  })
+
+  it('answers invalid JSON on a WebSocket with -32700 and id null, and the session goes on', async () => {
+    const urls = await startBridge()
+    const client = await peer(urls.ws)
+    client.send('{"jsonrpc": "2.0", "id": 1, "method": ')
+    expect(await client.next()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.any(String) } })
+    expect((await client.initialize()).result).toBeDefined()
+  })
+
+  it('passes on a 12 MiB answer from the child', async () => {
+    const urls = await startBridge()
+    const client = await peer(urls.ws)
+    await client.initialize()
+    client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big', arguments: { bytes: 12 * 1024 * 1024 } } })
+    const answer = await client.next()
+    expect(answer.id).toBe(1)
+    expect(answer.result.content[0].text).toHaveLength(12 * 1024 * 1024)
+  }, 30_000)
+
+  it('answers the waiting request with an error when the child answers beyond the limit', async () => {
+    const urls = await startBridge({}, { maxMessageSize: 1024 * 1024 })
+    const client = await peer(urls.ws)
+    await client.initialize()
+    client.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'big', arguments: { bytes: 2 * 1024 * 1024 } } })
+    expect(await within(client.next(), 10_000, 'an answer')).toMatchObject({ id: 7, error: { code: -32603, message: expect.stringContaining('limit') } })
+    // The child and the session live on.
+    client.send({ jsonrpc: '2.0', id: 8, method: 'ping' })
+    expect(await client.next()).toMatchObject({ id: 8, result: {} })
+  })
+})
+
+describe('shareUpstream', () => {
+  async function startShared() {
+    const ws = websocket({ heartbeatMs: 0 })
+    await ws.start()
+    const shared = shareUpstream(() => {
+      const child = bridgeChild({ command: process.execPath, args: [fixture], stderr: 'ignore' })
+      upstreams.push(child)
+      return child
+    })
+    running = bridge([ws], () => shared.open(), { maxChildren: Infinity, maxChildrenPerClient: Infinity })
+    return ws.url!
+  }
+
+  /** An rxmcp client that answers elicitations with its name, and records them. */
+  async function user(url: string, name: string, asked: string[]) {
+    const client = await connect(websocketClient(url), { name, version: '1' }, {
+      elicitation: { form: () => { asked.push(name); return { action: 'accept' as const, content: { name } } } },
+    })
+    clients.push(client)
+    return client
+  }
+
+  /** Resolves once the child said a request arrived (its first progress). */
+  function arrival() {
+    let arrived!: () => void
+    const promise = new Promise<void>(resolve => { arrived = resolve })
+    return { promise, arrived: () => arrived() }
+  }
+
+  it('sends a server request to the session whose progress token it carries', async () => {
+    const url = await startShared()
+    const asked: string[] = []
+    const alice = await user(url, 'alice', asked)
+    const bob = await user(url, 'bob', asked)
+    const bobBusy = arrival()
+    void bob.callTool('slow', { ms: 60_000 }, { onProgress: bobBusy.arrived }).catch(() => undefined)
+    await bobBusy.promise
+    const aliceAsks = arrival()
+    const aliceCall = alice.callTool('elicit', { withToken: true, onNextPing: true }, { onProgress: aliceAsks.arrived })
+    await aliceAsks.promise
+    // The child asks once bob's ping is answered: bob is then the last session heard from.
+    await bob.ping()
+    const result = await within(aliceCall, 10_000, 'alice answered')
+    expect(asked).toEqual(['alice'])
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ action: 'accept', content: { name: 'alice' } })
+  })
+
+  it('answers the child with an error instead of guessing when two sessions have requests in flight', async () => {
+    const url = await startShared()
+    const asked: string[] = []
+    const alice = await user(url, 'alice', asked)
+    const bob = await user(url, 'bob', asked)
+    const bobBusy = arrival()
+    void bob.callTool('slow', { ms: 60_000 }, { onProgress: bobBusy.arrived }).catch(() => undefined)
+    await bobBusy.promise
+    const aliceAsks = arrival()
+    const aliceCall = alice.callTool('elicit', { onNextPing: true }, { onProgress: aliceAsks.arrived })
+    await aliceAsks.promise
+    await bob.ping()
+    const result = await within(aliceCall, 10_000, 'alice answered')
+    expect(asked).toEqual([])
+    expect((result.content[0] as { text: string }).text).toContain('cannot tell which session')
+  })
+
+  it('hands each session the initialize answer of the protocol version it asked for', async () => {
+    const url = await startShared()
+    const modern = await peer(url)
+    expect((await modern.initialize('2025-11-25')).result.protocolVersion).toBe('2025-11-25')
+    const legacy = await peer(url)
+    expect((await legacy.initialize('2024-11-05')).result.protocolVersion).toBe('2024-11-05')
+    const another = await peer(url)
+    expect((await another.initialize('2025-11-25')).result.protocolVersion).toBe('2025-11-25')
+    // One child per version asked for, shared by the sessions that asked for it; a made-up one starts none.
+    const odd = await peer(url)
+    expect((await odd.initialize('1999-01-01')).result).toBeDefined()
+    expect(upstreams).toHaveLength(2)
+  })
+})
+
+describe('rxmcp bridge', () => {
+  /** Starts the command; resolves with its base URL once it serves, and its stderr so far. */
+  async function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--port', '0', ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] })
+    processes.push(child)
+    let log = ''
+    child.stderr!.on('data', chunk => { log += chunk })
+    const base = await within(new Promise<string>((resolve, reject) => {
+      child.stderr!.on('data', () => {
+        const match = /served at (http:\/\/\S+)\/mcp/.exec(log)
+        if (match) resolve(match[1]!)
+      })
+      child.once('exit', code => reject(new Error(`bridge exited ${code}: ${log}`)))
+    }), 30_000, 'the bridge serves')
+    return { child, base, log: () => log }
+  }
+
+  it('exits on SIGTERM although its child ignores SIGTERM and EOF, and no child or grandchild is left', async () => {
+    const { child, base } = await cli(['--', process.execPath, fixture, '--trap', '--grandchild'])
+    const client = await peer(`${base.replace(/^http/, 'ws')}/mcp`)
+    const { serverInfo } = (await client.initialize()).result
+    pids.push(serverInfo.pid, serverInfo.grandchildPid)
+    expect(isAlive(serverInfo.pid)).toBe(true)
+    expect(isAlive(serverInfo.grandchildPid)).toBe(true)
+    const exited = new Promise(resolve => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await within(exited, 20_000, 'the bridge exits')
+    for (let wait = 0; wait < 100 && (isAlive(serverInfo.pid) || isAlive(serverInfo.grandchildPid)); wait++) await new Promise(resolve => setTimeout(resolve, 50))
+    expect(isAlive(serverInfo.pid)).toBe(false)
+    expect(isAlive(serverInfo.grandchildPid)).toBe(false)
+  }, 60_000)
+
+  it('gives children a minimal environment unless told otherwise', async () => {
+    const env = { ...process.env, RXMCP_TEST_SECRET: 'hunter2', RXMCP_TEST_PASSED: 'yes' }
+    const names = async (args: string[]) => {
+      const { base } = await cli([...args, '--', process.execPath, fixture], env)
+      const client = await peer(`${base.replace(/^http/, 'ws')}/mcp`)
+      await client.initialize()
+      client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'env' } })
+      return JSON.parse((await client.next()).result.content[0].text) as string[]
+    }
+    const minimal = await names(['--env', 'RXMCP_TEST_PASSED', '--env', 'EXTRA=1'])
+    expect(minimal).not.toContain('RXMCP_TEST_SECRET')
+    expect(minimal).toEqual(expect.arrayContaining(['PATH', 'RXMCP_TEST_PASSED', 'EXTRA']))
+    expect(await names(['--inherit-env'])).toContain('RXMCP_TEST_SECRET')
+  }, 60_000)
+
+  it('warns when bound beyond the loopback address and keeps refusing foreign Host headers', async () => {
+    const { base, log } = await cli(['--host', '127.0.0.2', '--', process.execPath, fixture])
+    expect(log()).toMatch(/WARNING: listening on 127\.0\.0\.2/)
+    const status = (host: string) => new Promise<number>((resolve, reject) => {
+      const req = request(`${base}/mcp`, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, res => { res.resume(); resolve(res.statusCode!) })
+      req.on('error', reject)
+      req.end('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    })
+    expect(await status('evil.example.com')).toBe(403)
+    expect(await status(new URL(base).host)).not.toBe(403)
+  }, 60_000)
+})
