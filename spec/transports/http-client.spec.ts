@@ -2,11 +2,10 @@ import { createServer as createNodeServer, type IncomingMessage, type ServerResp
 import { afterEach, describe, expect, it } from 'vitest'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { streamableHttpClient } from '../../transports/http-client.ts'
+import { sseClient, streamableHttpClient } from '../../transports/http-client.ts'
 import { connect } from '../../actors/client.ts'
 import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { closeServer } from '../../transports/listen.ts'
-import type { Inbound } from '../../lib/transport.ts'
 
 describe('streamableHttpClient', () => {
   it('starts a new session transparently when the server forgets the old one', async () => {
@@ -161,6 +160,20 @@ describe('streamableHttpClient', () => {
       const error = await ended
       expect(error).toBeInstanceOf(TransportError)
       expect((error as Error).message).toMatch(/^The GET stream of http:\/\/127\.0\.0\.1:\d+\/mcp: An SSE event exceeds the limit of 16384 bytes/)
+      expect(await hungUp).toBeLessThan(32 * 1024 * 1024)
+      await transport.close()
+    })
+
+    it('ends a legacy SSE transport whose stream sends an event over the limit', async () => {
+      let hungUp!: Promise<number>
+      const url = await startFake(() => {}, res => {
+        hungUp = endlessEvent(res, 64 * 1024 * 1024)
+        res.write('event: endpoint\ndata: /messages\n\n')
+      })
+      const transport = sseClient(url, { maxMessageSize: 16 * 1024 })
+      const error = await new Promise<unknown>(resolve => transport.inbound.subscribe({ next: () => {}, error: resolve, complete: () => resolve('complete') }))
+      expect(error).toBeInstanceOf(TransportError)
+      expect((error as Error).message).toMatch(/^The SSE stream of http:\/\/127\.0\.0\.1:\d+\/mcp: An SSE event exceeds the limit of 16384 bytes/)
       expect(await hungUp).toBeLessThan(32 * 1024 * 1024)
       await transport.close()
     })
