@@ -12,7 +12,7 @@ afterEach(async () => {
   await example?.close()
   page = undefined
   example = undefined
-})
+}, 60_000)
 
 describe('startBrowserExample', () => {
   it('serves a page whose bundled client lists tools, calls one with progress and renders the result in headless Chromium', async () => {
