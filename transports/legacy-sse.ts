@@ -37,7 +37,7 @@ export class LegacySession implements Transport, ListenerSession {
   /** Requests the client sent that have no answer yet (created on the first one). */
   #inFlight: Set<RequestId> | undefined
 
-  constructor(readonly id: string, public lastSeen: number, readonly onEnd: () => void) {
+  constructor(readonly id: string, public lastSeen: number, readonly onEnd: (session: LegacySession) => void) {
     this.inbound = this.#inbound.asObservable()
   }
 
@@ -82,6 +82,6 @@ export class LegacySession implements Transport, ListenerSession {
     this.#sink = undefined
     sink?.end()
     this.#inbound.complete()
-    this.onEnd()
+    this.onEnd(this)
   }
 }

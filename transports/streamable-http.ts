@@ -258,6 +258,17 @@ class HttpTransportServer implements StreamableHttpServer {
     return false
   }
 
+  /**
+   * Forgets a session that ended. One function for every session: a closure made in a request's
+   * handler would keep that request's objects alive as long as the session.
+   */
+  readonly #onEnd = (session: AnySession) => { if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id) }
+
+  #register<S extends AnySession>(session: S): S {
+    this.#sessions.set(session.id, session)
+    return session
+  }
+
   /** A fresh session id, or undefined (answered 500) when the generator repeats one in use. */
   #newSessionId(exchange: Exchange): string | undefined {
     const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
@@ -380,9 +391,8 @@ class HttpTransportServer implements StreamableHttpServer {
       if (!this.#admit(exchange)) return
       const id = this.#newSessionId(exchange)
       if (id === undefined) return
-      session = new HttpSession(id, this.#config, this.#now(), () => { if (this.#sessions.get(id) === session) this.#sessions.delete(id) })
+      session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
       session.initializeRequestId = ids[0]
-      this.#sessions.set(id, session)
       this.#connections.next(session)
     } else {
       const found = this.#session(exchange)
@@ -475,8 +485,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (!this.#admit(exchange)) return
     const id = this.#newSessionId(exchange)
     if (id === undefined) return
-    const session: LegacySession = new LegacySession(id, this.#now(), () => { if (this.#sessions.get(id) === session) this.#sessions.delete(id) })
-    this.#sessions.set(id, session)
+    const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
     this.#connections.next(session)
   }
@@ -572,7 +581,7 @@ class HttpSession implements Transport, ListenerSession {
   protocolVersion: string | undefined
   #isEnded = false
 
-  constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: () => void) {}
+  constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}
 
   get kind(): string { return 'streamable-http' }
   get inbound(): Observable<Inbound> { return this.#inbound.asObservable() }
@@ -622,6 +631,7 @@ class HttpSession implements Transport, ListenerSession {
   /** Forgets the routes of requests the connection will not answer one by one. */
   forget(ids: RequestId[]): void {
     for (const id of ids) this.#routes?.delete(id)
+    this.#compact()
   }
 
   /**
@@ -639,6 +649,7 @@ class HttpSession implements Transport, ListenerSession {
       route.pending!.delete(id)
       if (route.pending!.size === 0 && route.sink !== undefined) this.#finish(route)
     }
+    this.#compact()
   }
 
   /** A new stream, registered; undefined when the session holds `maxStreams` and none can go. */
@@ -652,7 +663,7 @@ class HttpSession implements Transport, ListenerSession {
       this.drop(oldest)
     }
     const stream = new HttpStream(this.config.nextStreamId(), pending)
-    this.#streams.set(stream.id, stream)
+    ;(this.#streams ??= new Map()).set(stream.id, stream)
     if (pending !== undefined) this.#route(pending, stream)
     // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
     // Only clients of 2025-11-25 or later expect its empty data.
@@ -697,7 +708,14 @@ class HttpSession implements Transport, ListenerSession {
     if (stream.pending !== undefined) for (const id of stream.pending) if (this.#routes?.get(id) === stream) this.#routes.delete(id)
     stream.end()
     this.#streams?.delete(stream.id)
+    this.#compact()
     quietly(this.config.eventStore?.deleteStream?.(stream.id))
+  }
+
+  /** An idle session keeps no empty tables: a Map keeps its grown capacity after it empties. */
+  #compact(): void {
+    if (this.#streams?.size === 0) this.#streams = undefined
+    if (this.#routes?.size === 0) this.#routes = undefined
   }
 
   async resume(exchange: Exchange, lastEventId: string): Promise<boolean> {
@@ -766,6 +784,7 @@ class HttpSession implements Transport, ListenerSession {
     const route = key === undefined ? undefined : this.#routes?.get(key)
     if (route instanceof JsonAnswer && responseId !== undefined) {
       for (const id of responseIds(payload)) this.#routes!.delete(id)
+      this.#compact()
       return route.add(payload)
     }
     const stream = route instanceof HttpStream ? route : this.#standalone()
@@ -777,6 +796,7 @@ class HttpSession implements Transport, ListenerSession {
         for (const id of responseIds(payload)) { stream.pending.delete(id); if (this.#routes?.get(id) === stream) this.#routes.delete(id) }
         // Every request of the POST is answered: its stream is done.
         if (stream.pending.size === 0 && stream.sink !== undefined) this.#finish(stream)
+        else this.#compact()
       }
     }
     const store = this.config.eventStore
@@ -814,7 +834,7 @@ class HttpSession implements Transport, ListenerSession {
     quietly(store?.deleteSession?.(this.id))
     this.#routes?.clear()
     this.#inbound.complete()
-    this.onEnd()
+    this.onEnd(this)
   }
 }
 

@@ -52,3 +52,49 @@ export async function openSession(url: URL): Promise<string> {
   await post(url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', init.sessionId)
   return init.sessionId
 }
+
+/**
+ * Heap per idle initialized session, in this process (gc'd before and after; `node --expose-gc`
+ * or the flag set at runtime): the whole stack (everything server over Streamable HTTP) and the
+ * listener alone (a bare transport answering initialize), so the transport's share is known.
+ * Run it alone: `npx tsx spec/bench/http-bench.ts memory`.
+ */
+export async function idleSessionHeap(count = 2000): Promise<{ full: number; listenerOnly: number }> {
+  const { setFlagsFromString } = await import('node:v8')
+  const { runInNewContext } = await import('node:vm')
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const heap = () => { gc(); gc(); return process.memoryUsage().heapUsed }
+  const { streamableHttp } = await import('../../transports/streamable-http.ts')
+  const { createEverythingServer } = await import('../../examples/everything/everything.ts')
+  const measure = async (url: URL) => {
+    await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    const before = heap()
+    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    return (heap() - before) / count
+  }
+  const server = createEverythingServer()
+  const http = streamableHttp()
+  await server.listen(http)
+  const full = await measure(new URL(http.url!))
+  await server.close()
+  // The listener alone: initialize answered by hand, nothing else kept per session.
+  const bare = streamableHttp()
+  const subscription = bare.connections.subscribe(transport => {
+    transport.inbound.subscribe(item => {
+      const message = item.type === 'message' ? item.message as { id?: number; method?: string } : undefined
+      if (message?.method === 'initialize') void transport.send({ jsonrpc: '2.0', id: message.id!, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'bare', version: '1' } } })
+    })
+  })
+  await bare.start()
+  const listenerOnly = await measure(new URL(bare.url!))
+  subscription.unsubscribe()
+  await bare.close()
+  return { full, listenerOnly }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href && process.argv[2] === 'memory') {
+  const { full, listenerOnly } = await idleSessionHeap()
+  console.log(`heap per idle Streamable HTTP session: ${(full / 1024).toFixed(1)} KiB in all, ${(listenerOnly / 1024).toFixed(1)} KiB of it the listener (transport) alone`)
+  agent.destroy()
+}

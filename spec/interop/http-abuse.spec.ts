@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { VirtualTimeScheduler } from 'rxjs'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
@@ -14,7 +15,9 @@ const headers = { 'content-type': 'application/json', accept: 'application/json,
 describe('the Streamable HTTP server under abuse', () => {
   it('frees 1,000 abandoned sessions after the idle TTL, memory back near its start', async () => {
     const server = createEverythingServer()
-    const http = streamableHttp({ sessionTtlMs: 3000 })
+    // A virtual clock: no session expires while 1,000 are opened on a loaded machine.
+    const clock = new VirtualTimeScheduler(undefined, 0)
+    const http = streamableHttp({ sessionIdleTimeout: 3000, scheduler: clock })
     await server.listen(http)
     try {
       const before = heap()
@@ -27,8 +30,10 @@ describe('the Streamable HTTP server under abuse', () => {
       expect(http.sessionCount).toBe(1000)
       expect(server.sessions.size).toBe(1000)
       const during = heap()
-      for (let wait = 0; wait < 100 && http.sessionCount > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
+      clock.maxFrames = clock.now() + 5000
+      clock.flush()
       expect(http.sessionCount).toBe(0)
+      for (let wait = 0; wait < 100 && server.sessions.size > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
       expect(server.sessions.size).toBe(0)
       const after = heap()
       // Sessions cost memory while alive and give it back once freed.

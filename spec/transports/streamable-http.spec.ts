@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
-import { interval, take, tap, last, map } from 'rxjs'
+import { interval, take, tap, last, map, VirtualTimeScheduler } from 'rxjs'
 
 const ACCEPT = 'application/json, text/event-stream'
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
@@ -168,13 +168,16 @@ describe('streamableHttp', () => {
     await reader.cancel()
   })
 
-  it('frees abandoned sessions after the idle TTL', async () => {
-    const url = await start({ sessionTtlMs: 1500 })
+  it('frees abandoned sessions after the idle timeout', async () => {
+    const clock = new VirtualTimeScheduler(undefined, 0)
+    const url = await start({ sessionIdleTimeout: 1500, scheduler: clock })
     await Promise.all(Array.from({ length: 50 }, () => initialized(url)))
     expect(http!.sessionCount).toBe(50)
     expect(mcp!.sessions.size).toBe(50)
-    for (let wait = 0; wait < 50 && http!.sessionCount > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
+    clock.maxFrames = clock.now() + 2000
+    clock.flush()
     expect(http!.sessionCount).toBe(0)
+    for (let wait = 0; wait < 50 && mcp!.sessions.size > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
     expect(mcp!.sessions.size).toBe(0)
   })
 
