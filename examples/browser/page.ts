@@ -1,7 +1,7 @@
 // The page of the browser example: bundled for the browser by server.ts (esbuild), it imports only
 // rxmcp's browser entry. It talks to the server that served it: Streamable HTTP and WebSocket at /mcp.
 import { lastValueFrom, toArray } from 'rxjs'
-import { connect, streamableHttpClient, websocketClient } from '../../browser.ts'
+import { connect, createMemoryPair, createServer, streamableHttpClient, websocketClient } from '../../browser.ts'
 
 const element = (id: string): HTMLElement => document.getElementById(id)!
 
@@ -40,10 +40,28 @@ async function overWebSocket(): Promise<void> {
   await client.close()
 }
 
+async function inPage(): Promise<void> {
+  // A server in the page itself, over a memory pair: its input schema is checked here too.
+  const server = createServer({ name: 'in-page', version: '1.0.0' })
+  server.tool('shout', { description: 'Upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    ({ text }) => ({ content: [{ type: 'text', text: String(text).toUpperCase() }] }))
+  const [clientSide, serverSide] = createMemoryPair()
+  await server.listen(serverSide)
+  const client = await connect(clientSide, { name: 'rxmcp-browser-example', version: '1.0.0' })
+  const result = await client.callTool('shout', { text: 'hello from the page' })
+  // Arguments that miss the schema: a tool error result (isError), as MCP says.
+  const refused = await client.callTool('shout', {})
+  const text = (outcome: typeof result) => outcome.content.map(part => part.type === 'text' ? part.text : `[${part.type}]`).join('\n')
+  element('in-page-result').textContent = `${text(result)}\n${refused.isError === true ? 'refused' : 'accepted'}: ${text(refused)}`
+  await client.close()
+  await server.close()
+}
+
 const status = element('status')
 try {
   await overHttp()
   await overWebSocket()
+  await inPage()
   status.textContent = 'done'
   status.dataset.state = 'done'
 } catch (error) {

@@ -15,7 +15,7 @@ afterEach(async () => {
 }, 60_000)
 
 describe('startBrowserExample', () => {
-  it('serves a page whose bundled client lists tools, calls one with progress and renders the result in headless Chromium', async () => {
+  it('serves a page whose bundled client lists tools, calls one with progress and renders the result in headless Chromium, also over WebSocket and to a server in the page', async () => {
     example = await startBrowserExample()
     page = await openPage(example.url, { startTimeoutMs: WAIT_MS })
     const state = await page.waitFor<string>(`(s => s && s.dataset.state !== 'running' && s.dataset.state)(document.getElementById('status'))`, WAIT_MS)
@@ -26,6 +26,7 @@ describe('startBrowserExample', () => {
       progress: [...document.querySelectorAll('#progress li')].map(li => li.textContent),
       result: document.getElementById('result').textContent,
       ws: document.getElementById('ws-result').textContent,
+      inPage: document.getElementById('in-page-result').textContent,
     })`)
     expect(state, `page log:\n${page.log.join('\n')}\nrendered: ${JSON.stringify(rendered)}`).toBe('done')
     expect(rendered).toEqual({
@@ -35,6 +36,8 @@ describe('startBrowserExample', () => {
       progress: ['1/3: step 1 of 3', '2/3: step 2 of 3', '3/3: step 3 of 3'],
       result: 'Finished 3 steps',
       ws: 'hello over a WebSocket',
+      // The in-page server checked the arguments with its JSON Schema validator, in the browser.
+      inPage: expect.stringMatching(/^HELLO FROM THE PAGE\nrefused: .*required property 'text'/),
     })
     expect(page.log.filter(line => line.startsWith('exception'))).toEqual([])
   }, 4 * WAIT_MS)
