@@ -5,7 +5,8 @@ export { createServer, SERVER_DEFAULTS } from './actors/server.ts'
 export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
-  ReadOutcome, SubscriptionState, SubscriptionMessage, ToolInputSchema, ObjectStandardSchema,
+  ReadOutcome, SubscriptionState, SubscriptionMessage, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
+  ToolResultFor,
 } from './actors/server.ts'
 export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS } from './actors/client.ts'
 export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'

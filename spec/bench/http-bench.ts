@@ -93,8 +93,27 @@ export async function idleSessionHeap(count = 2000): Promise<{ full: number; lis
   return { full, listenerOnly }
 }
 
+/** RSS growth of a server child per idle initialized session, over `count` sessions (what `npm run bench` reports). */
+export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 1000): Promise<number> {
+  const { rss } = await import('./procs.ts')
+  const { child, url } = await startHttpServer(name)
+  try {
+    await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    await new Promise(resolve => setTimeout(resolve, 500))
+    const before = rss(child.pid!)
+    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    await new Promise(resolve => setTimeout(resolve, 1000))
+    return (rss(child.pid!) - before) / count
+  } finally {
+    child.kill('SIGKILL')
+  }
+}
+
 if (process.argv[1] !== undefined && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href && process.argv[2] === 'memory') {
   const { full, listenerOnly } = await idleSessionHeap()
   console.log(`heap per idle Streamable HTTP session: ${(full / 1024).toFixed(1)} KiB in all, ${(listenerOnly / 1024).toFixed(1)} KiB of it the listener (transport) alone`)
+  for (const name of ['rxmcp', 'official'] as const) {
+    if (process.argv.includes(name)) console.log(`RSS per idle session, ${name} (growth over 1,000 in a child): ${((await idleSessionRss(name)) / 1024).toFixed(1)} KiB`)
+  }
   agent.destroy()
 }

@@ -420,3 +420,55 @@ describe('streamableHttp: headers', () => {
     expect(await status(`evil.example.com:${port}`)).toBe(403)
   })
 })
+
+describe('streamableHttp.handle (a web Request)', () => {
+  const headers = { 'content-type': 'application/json', accept: ACCEPT }
+
+  it('answers 413 as soon as a streamed body passes maxBodyBytes, and 408 when it stalls past bodyTimeoutMs', async () => {
+    const { clock, advance } = virtualClock()
+    const listener = streamableHttp({ maxBodyBytes: 1000, bodyTimeoutMs: 5000, scheduler: clock, keepAliveMs: 0 })
+    try {
+      let pulled = 0
+      const endless = new ReadableStream<Uint8Array>({ pull: controller => { pulled++; controller.enqueue(new Uint8Array(600)) } })
+      const tooLarge = await listener.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body: endless, duplex: 'half' } as RequestInit))
+      expect(tooLarge.status).toBe(413)
+      expect(pulled).toBeLessThan(10)
+      const stalled = new ReadableStream<Uint8Array>({ start: controller => { controller.enqueue(new TextEncoder().encode('{"jsonrpc":')) } })
+      let status: number | undefined
+      void listener.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body: stalled, duplex: 'half' } as RequestInit)).then(response => { status = response.status })
+      for (let turn = 0; turn < 100 && status === undefined; turn++) {
+        advance(5000)
+        await new Promise(resolve => setTimeout(resolve, 5))
+      }
+      expect(status).toBe(408)
+    } finally {
+      await listener.close()
+    }
+  })
+
+  it('errors a web SSE stream whose reader stops, once past the high-water mark', async () => {
+    mcp = createServer({ name: 'web', version: '1' })
+    const listener = streamableHttp({ streamHighWaterMark: 64 * 1024, keepAliveMs: 0 })
+    http = listener
+    await mcp.listen(listener)
+    const first = await listener.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body: JSON.stringify(init()) }))
+    const session = first.headers.get('mcp-session-id')!
+    await first.text()
+    await listener.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }))
+    const stream = await listener.handle(new Request('http://127.0.0.1/mcp', { headers: { accept: 'text/event-stream', 'mcp-session-id': session } }))
+    expect(stream.status).toBe(200)
+    for (let i = 0; i < 40; i++) mcp.log('warning', 'x'.repeat(32 * 1024))
+    const reader = stream.body!.getReader()
+    let received = 0
+    const outcome = await (async () => {
+      try {
+        for (;;) { const { done, value } = await reader.read(); if (done) return 'ended'; received += value.length }
+      } catch {
+        return 'errored'
+      }
+    })()
+    console.log(`web SSE stream never read: ${(received / 1024).toFixed(0)} KiB queued before it was cut (mark 64 KiB, 40 x 32 KiB sent)`)
+    expect(outcome).toBe('errored')
+    expect(received).toBeLessThan(64 * 1024 + 2 * 33 * 1024)
+  })
+})
