@@ -36,6 +36,8 @@ export interface Exchange {
   readonly method: string
   readonly pathname: string
   readonly search: string
+  /** The client's IP address, when the server underneath tells it (node:http does). */
+  readonly remoteAddress?: string
   header(name: string): string | null
   /** Reads the body under `limits`. */
   body(limits: BodyLimits): Promise<BodyResult>
@@ -68,6 +70,7 @@ export class NodeExchange implements Exchange {
     this.pathname = question < 0 ? url : url.slice(0, question)
     this.search = question < 0 ? '' : url.slice(question)
   }
+  get remoteAddress(): string | undefined { return this.req.socket?.remoteAddress }
   header(name: string): string | null {
     const value = this.req.headers[name]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value

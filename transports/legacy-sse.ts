@@ -30,6 +30,8 @@ export interface ListenerSession {
  */
 export class LegacySession implements Transport, ListenerSession {
   readonly kind = 'sse'
+  /** The client's IP address (for the bridge's per-client limit). */
+  remoteAddress: string | undefined
   readonly #inbound = new Subject<Inbound>()
   readonly inbound: Observable<Inbound>
   #sink: Sink | undefined

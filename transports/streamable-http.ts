@@ -393,6 +393,7 @@ class HttpTransportServer implements StreamableHttpServer {
       if (id === undefined) return
       session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
       session.initializeRequestId = ids[0]
+      session.remoteAddress = exchange.remoteAddress
       this.#connections.next(session)
     } else {
       const found = this.#session(exchange)
@@ -487,6 +488,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (id === undefined) return
     const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
+    session.remoteAddress = exchange.remoteAddress
     this.#connections.next(session)
   }
 
@@ -566,6 +568,8 @@ class JsonAnswer {
 type Route = HttpStream | JsonAnswer
 
 class HttpSession implements Transport, ListenerSession {
+  /** The client's IP address (for the bridge's per-client limit). */
+  remoteAddress: string | undefined
   readonly #inbound = new Subject<Inbound>()
   /** Streams by id: open ones, and those kept for resumption (created on the first). */
   #streams: Map<string, HttpStream> | undefined
