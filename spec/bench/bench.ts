@@ -17,7 +17,7 @@
  *   BENCH_WARMUP   warmup of each run in seconds (default 1)
  *   BENCH_ROUNDS   rounds per comparison (default 3; the median is reported)
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio`): server-1 server-64 client-1
- *                  client-64, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64 ws-big;
+ *                  client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64 ws-big;
  *                  groups `stdio`, `http`, `ws`, `all`. The default run takes about 2.5 minutes.
  * Results go to .bench/results.json. Every child is killed at the end, also on error or Ctrl-C.
  */
@@ -57,7 +57,7 @@ const SERVERS = {
 } as const
 
 const GROUPS: Record<string, readonly string[]> = {
-  stdio: ['server-1', 'server-64', 'client-1', 'client-64'],
+  stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib'],
   http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
 }
@@ -219,6 +219,76 @@ async function benchClient(name: Side, inFlight: number): Promise<Measure> {
     return await drive(inFlight, call, selfCpuMs, () => processCpuMs(pid))
   } finally {
     await settle(client.close(), 'official client close')
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// stdio: one 10 MiB echo round trip (a file sent as an argument and returned as the result)
+// ---------------------------------------------------------------------------------------------
+
+/** Bytes of the text echoed by the large round trip. */
+const BIG_TEXT_BYTES = 10 * 1024 * 1024
+/** Round trips timed per server (the median is reported); one more goes first, untimed. */
+const BIG_TRIPS = 5
+/** How long one large round trip may take before the server counts as failed. */
+const BIG_TIMEOUT_MS = 60_000
+
+/** One server's large round trips: the median in ms, or why they failed. */
+interface BigTrip { ms?: number; all?: number[]; failure?: string }
+
+/**
+ * Spawns a stdio server and drives it with raw JSON lines: the handshake, then echo calls carrying
+ * `BIG_TEXT_BYTES` of text. Lines are assembled from Buffer chunks, scanning only new bytes for
+ * the newline, so the driver's cost stays linear and the same for every server.
+ */
+async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
+  const child = spawn(process.execPath, SERVERS[name], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
+  child.stdin!.on('error', () => {})
+  // Chunks of the line being read, and the waiter of each request id.
+  let chunks: Buffer[] = []
+  const waiting = new Map<number, (message: RawResponse) => void>()
+  let exit: string | undefined
+  const exited = new Promise<void>(resolve => child.once('exit', (code, signal) => { exit = `exited (${signal ?? `code ${code}`})`; resolve() }))
+  child.stdout!.on('data', (chunk: Buffer) => {
+    let start = 0
+    let end: number
+    while ((end = chunk.indexOf(0x0a, start)) >= 0) {
+      chunks.push(chunk.subarray(start, end))
+      const line = Buffer.concat(chunks)
+      chunks = []
+      start = end + 1
+      if (line.length === 0) continue
+      const message = JSON.parse(line.toString('utf8')) as RawResponse & { method?: string }
+      if (message.method === undefined) waiting.get(message.id)?.(message)
+    }
+    if (start < chunk.length) chunks.push(chunk.subarray(start))
+  })
+  let nextId = 1
+  const request = (method: string, params: object): Promise<RawResponse> => {
+    const id = nextId++
+    const answer = new Promise<RawResponse>(resolve => waiting.set(id, resolve))
+    child.stdin!.write(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}\n`)
+    return within(Promise.race([answer, exited.then(() => { throw new Error(`server ${exit}`) })]), BIG_TIMEOUT_MS, `no answer within ${BIG_TIMEOUT_MS / 1000} s`)
+  }
+  try {
+    await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rxmcp-bench', version: '1' } })
+    child.stdin!.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    const text = 'x'.repeat(BIG_TEXT_BYTES)
+    const times: number[] = []
+    for (let trip = 0; trip <= BIG_TRIPS; trip++) {
+      const started = performance.now()
+      const answer = await request('tools/call', { name: 'echo', arguments: { text } })
+      const elapsed = performance.now() - started
+      if (answer.error !== undefined) return { failure: `error ${answer.error.code}: ${answer.error.message.slice(0, 160)}` }
+      if (answer.result?.content?.[0]?.text !== text) return { failure: `wrong answer: ${JSON.stringify(answer.result).slice(0, 160)}` }
+      if (trip > 0) times.push(elapsed)
+    }
+    return { ms: median(times), all: times }
+  } catch (error) {
+    return { failure: (error as Error).message }
+  } finally {
+    child.stdin!.end()
+    await settle(within(exited, 3_000, 'lingering').catch(() => { child.kill('SIGKILL') }), `${name} shutdown`)
   }
 }
 
@@ -389,6 +459,15 @@ async function main(): Promise<void> {
     addRows(`stdio client, ${inFlight} in flight`, 'client', result)
     addRatio(`client cpu/call rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median.official.cpuPerCall, { atMost: 0.6 })
     addRatio(`client calls/s rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond)
+  }
+  if (isSelected('stdio-10mib')) {
+    const trips: Record<string, BigTrip> = {}
+    for (const name of ['rxmcp', 'floor', 'official'] as const) trips[name] = await bigRoundTrips(name)
+    report['stdio-10mib'] = trips
+    const show = (trip: BigTrip) => trip.ms !== undefined ? `${trip.ms.toFixed(0)} ms` : `FAILED (${trip.failure})`
+    console.log(`stdio, one 10 MiB echo round trip (median of ${BIG_TRIPS}): rxmcp ${show(trips.rxmcp!)}, no-library floor ${show(trips.floor!)}, official SDK ${show(trips.official!)}\n`)
+    if (trips.rxmcp!.ms !== undefined && trips.floor!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/floor', trips.rxmcp!.ms / trips.floor!.ms)
+    if (trips.rxmcp!.ms !== undefined && trips.official!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/official', trips.rxmcp!.ms / trips.official!.ms)
   }
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
     const key = `http-${inFlight}-${sessions}`

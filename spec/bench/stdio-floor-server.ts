@@ -6,6 +6,8 @@ process.stdin.setEncoding('utf8')
 // The unfinished last line of what stdin gave so far.
 let rest = ''
 process.stdin.on('data', (text: string) => {
+  // A long line comes in many chunks: look for its end in the new text only (linear, not quadratic).
+  if (!text.includes('\n')) { rest += text; return }
   const buffer = rest + text
   let out = ''
   let start = 0
