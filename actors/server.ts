@@ -13,7 +13,7 @@ import { pageOf } from '../lib/cursor.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import { compileSchema, type Validator } from '../lib/json-schema.ts'
 import {
-  isStandardSchema, standardJsonSchema, validateStandard, type InferOutput, type StandardSchemaV1, type StandardVerdict,
+  isStandardSchema, standardJsonSchema, validateStandard, type InferInput, type InferOutput, type StandardSchemaV1, type StandardVerdict,
 } from '../lib/standard-schema.ts'
 import { uriTemplate, type UriTemplate } from '../lib/uri-template.ts'
 import {
@@ -27,7 +27,7 @@ import {
 } from '../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from './actor.ts'
 import { BaseContext, type RequestContext } from './context.ts'
-import { mapOutcome, type HandlerOutcome } from './request.ts'
+import { isPromiseLike, mapOutcome, type HandlerOutcome } from './request.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -53,7 +53,17 @@ export interface ServerContext extends RequestContext {
  * A tool's handler: arguments (validated against `inputSchema`) in, a result out. With a Standard
  * Schema, `args` is what the schema's validator gave back (defaults and transforms applied).
  */
-export type ToolHandler<A = Record<string, unknown>> = (args: A, ctx: ServerContext) => HandlerOutcome<CallToolResult>
+export type ToolHandler<A = Record<string, unknown>, R = CallToolResult> = (args: A, ctx: ServerContext) => HandlerOutcome<R>
+
+/**
+ * What the handler of a tool with a Standard Schema `outputSchema` returns: a result whose
+ * `structuredContent` is the schema's input type, or a failure (`isError: true`) without it.
+ */
+export type StructuredToolResult<T> = (CallToolResult & { structuredContent: T }) | (CallToolResult & { isError: true })
+
+/** What a tool's handler returns for an `outputSchema` `O`: typed by a Standard Schema, else any result. */
+export type ToolResultFor<O> = [O] extends [never] ? CallToolResult
+  : [O] extends [ObjectStandardSchema] ? StructuredToolResult<InferInput<O>> : CallToolResult
 
 /** A Standard Schema (zod 4, valibot, arktype, ...) whose values are objects, as tool and prompt arguments are. */
 export type ObjectStandardSchema = StandardSchemaV1<unknown, object>
@@ -61,8 +71,11 @@ export type ObjectStandardSchema = StandardSchemaV1<unknown, object>
 /** What a tool's `inputSchema` may be: a JSON Schema of an object, or an {@link ObjectStandardSchema}. */
 export type ToolInputSchema = ObjectJsonSchema | ObjectStandardSchema
 
+/** What a tool's `outputSchema` may be: a JSON Schema of an object, or an {@link ObjectStandardSchema}. */
+export type ToolOutputSchema = ObjectJsonSchema | ObjectStandardSchema
+
 /** How a tool is described to clients. */
-export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
+export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema, O extends ToolOutputSchema = ToolOutputSchema> {
   title?: string
   description?: string
   /**
@@ -79,8 +92,16 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
    * themselves (valibot, arktype without a converter); wins over the converter when both exist.
    */
   inputJsonSchema?: ObjectJsonSchema
-  /** When set, every successful result must carry `structuredContent` matching it. */
-  outputSchema?: Tool['outputSchema']
+  /**
+   * When set, every successful result must carry `structuredContent` matching it (else the call
+   * fails with -32603). A JSON Schema is sent as is; a Standard Schema types the handler's
+   * `structuredContent`, checks it with its own validator (the value it gives back is what is
+   * sent), and is described in `tools/list` by the JSON Schema of its output type, from its
+   * converter or from `outputJsonSchema`.
+   */
+  outputSchema?: O
+  /** The JSON Schema to send for a Standard Schema `outputSchema` (of its output type), for libraries that cannot convert themselves. */
+  outputJsonSchema?: ObjectJsonSchema
   annotations?: ToolAnnotations
   icons?: Icon[]
   execution?: Tool['execution']
@@ -234,14 +255,14 @@ export interface McpServer {
    * server.tool('add', { inputSchema: z.object({ a: z.number(), b: z.number() }) },
    *   ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }))
    */
-  tool<S extends ObjectStandardSchema>(name: string, definition: ToolDefinition<S> & { inputSchema: S }, handler: ToolHandler<InferOutput<S>>): Registration<ToolDefinition<S>>
+  tool<S extends ObjectStandardSchema, O extends ToolOutputSchema = ToolOutputSchema>(name: string, definition: ToolDefinition<S, O> & { inputSchema: S }, handler: ToolHandler<InferOutput<S>, ToolResultFor<O>>): Registration<ToolDefinition<S, O>>
   /**
    * Registers a tool whose arguments are a JSON Schema. The handler's arguments are typed from an
    * `as const` schema ({@link InferJsonSchema}), and are `Record<string, unknown>` otherwise.
    */
-  tool<S extends ObjectJsonSchema>(name: string, definition: ToolDefinition<S> & { inputSchema: S }, handler: ToolHandler<InferJsonSchema<S>>): Registration<ToolDefinition>
+  tool<S extends ObjectJsonSchema, O extends ToolOutputSchema = ToolOutputSchema>(name: string, definition: ToolDefinition<S, O> & { inputSchema: S }, handler: ToolHandler<InferJsonSchema<S>, ToolResultFor<O>>): Registration<ToolDefinition>
   /** Registers a tool whose arguments are a JSON Schema (or any object, without one), typed as `A` on the caller's word. */
-  tool<A = Record<string, unknown>>(name: string, definition: ToolDefinition<ObjectJsonSchema>, handler: ToolHandler<A>): Registration<ToolDefinition>
+  tool<A = Record<string, unknown>, O extends ToolOutputSchema = ToolOutputSchema>(name: string, definition: ToolDefinition<ObjectJsonSchema, O>, handler: ToolHandler<A, ToolResultFor<O>>): Registration<ToolDefinition>
   resource(uri: string, definition: ResourceDefinition, handler: ResourceHandler): Registration<ResourceDefinition>
   resourceTemplate(uriTemplate: string, definition: ResourceTemplateDefinition, handler: TemplateHandler): Registration<ResourceTemplateDefinition>
   /**
@@ -292,6 +313,8 @@ interface ToolEntry {
   validateInput: Validator | undefined
   /** The Standard Schema of the arguments, when `inputSchema` is one (then `validateInput` is unset). */
   standardInput: ObjectStandardSchema | undefined
+  /** The Standard Schema of `structuredContent`, when `outputSchema` is one (then `validateOutput` is unset). */
+  standardOutput: ObjectStandardSchema | undefined
   validateOutput: Validator | undefined
   /** The wire form, rebuilt when the definition changes. */
   wire: Tool
@@ -344,14 +367,19 @@ class Server implements McpServer {
       const label = `Tool ${JSON.stringify(name)}`
       const standard = isStandardSchema(next.inputSchema) ? next.inputSchema : undefined
       if (standard === undefined && next.inputJsonSchema !== undefined) throw new TypeError(`${label}: inputJsonSchema goes with a Standard Schema inputSchema`)
-      const inputSchema = standard !== undefined ? wireSchemaOf(standard, next.inputJsonSchema, label, 'inputSchema') : next.inputSchema ?? ANY_OBJECT_SCHEMA
+      const inputSchema = standard !== undefined ? wireSchemaOf(standard, next.inputJsonSchema, label, 'inputSchema', 'input') : next.inputSchema ?? ANY_OBJECT_SCHEMA
       if (!isJsonObject(inputSchema) || inputSchema.type !== 'object') throw new TypeError(`${label}: inputSchema must have type "object"`)
+      const standardOutput = isStandardSchema(next.outputSchema) ? next.outputSchema : undefined
+      if (standardOutput === undefined && next.outputJsonSchema !== undefined) throw new TypeError(`${label}: outputJsonSchema goes with a Standard Schema outputSchema`)
+      const outputSchema = standardOutput !== undefined ? wireSchemaOf(standardOutput, next.outputJsonSchema, label, 'outputSchema', 'output') : next.outputSchema
+      if (standardOutput !== undefined && (outputSchema as JsonObject).type !== 'object') throw new TypeError(`${label}: outputSchema must have type "object"`)
       entry.definition = next
       entry.standardInput = standard
+      entry.standardOutput = standardOutput
       entry.validateInput = next.inputSchema === undefined || standard !== undefined ? undefined : compileSchema(inputSchema)
-      entry.validateOutput = next.outputSchema === undefined ? undefined : compileSchema(next.outputSchema)
+      entry.validateOutput = next.outputSchema === undefined || standardOutput !== undefined ? undefined : compileSchema(next.outputSchema)
       entry.wire = compact({
-        name, title: next.title, description: next.description, inputSchema, outputSchema: next.outputSchema,
+        name, title: next.title, description: next.description, inputSchema, outputSchema,
         annotations: next.annotations, icons: next.icons, execution: next.execution, _meta: next._meta,
       }) as Tool
     }
@@ -398,7 +426,7 @@ class Server implements McpServer {
       if (schema === undefined && jsonSchema !== undefined) throw new TypeError(`${label}: argumentsJsonSchema goes with argumentsSchema`)
       // Arguments given by hand win; otherwise they are read off the schema's JSON Schema.
       const listed = schema === undefined || described.arguments !== undefined ? described.arguments
-        : promptArgumentsOf(wireSchemaOf(schema, jsonSchema, label, 'argumentsSchema'), label)
+        : promptArgumentsOf(wireSchemaOf(schema, jsonSchema, label, 'argumentsSchema', 'input'), label)
       entry.definition = next
       entry.standardArguments = schema
       entry.wire = compact({ name, ...described, arguments: listed }) as Prompt
@@ -768,15 +796,18 @@ class Session implements ServerSession {
     } else if (entry.standardInput !== undefined) {
       return this.#callStandardTool(entry, entry.standardInput, args, ctx)
     }
+    if (entry.standardOutput !== undefined) return this.#runWithStandardOutput(entry, entry.standardOutput, args, ctx)
     return mapOutcome(() => entry.handler(args, ctx), result => this.#checkToolResult(entry, result), toolFailure)
   }
 
   /** A tools/call of a tool with a Standard Schema: its own validator (maybe async), then the handler with its output. */
   #callStandardTool(entry: ToolEntry, schema: ObjectStandardSchema, args: JsonObject, ctx: SessionContext): HandlerOutcome<JsonObject> {
-    const run = (check: StandardVerdict<object>): HandlerOutcome<JsonObject> => check.valid
-      ? mapOutcome(() => entry.handler(check.value, ctx), result => this.#checkToolResult(entry, result), toolFailure)
+    const output = entry.standardOutput
+    const run = (check: StandardVerdict<object>): HandlerOutcome<JsonObject> => !check.valid
       // Same answer as a JSON Schema failure: a tool execution error the model can read and retry.
-      : toolError(`Invalid arguments for tool ${entry.name}: ${check.message}`)
+      ? toolError(`Invalid arguments for tool ${entry.name}: ${check.message}`)
+      : output !== undefined ? this.#runWithStandardOutput(entry, output, check.value, ctx)
+      : mapOutcome(() => entry.handler(check.value, ctx), result => this.#checkToolResult(entry, result), toolFailure)
     let check: StandardVerdict<object> | Promise<StandardVerdict<object>>
     try {
       check = validateStandard(schema, args)
@@ -784,6 +815,28 @@ class Session implements ServerSession {
       return toolFailure(error)
     }
     return check instanceof Promise ? afterVerdict(check, run, toolFailure) : run(check)
+  }
+
+  /** Runs the handler of a tool whose `outputSchema` is a Standard Schema; its (maybe async) check follows the handler's outcome. */
+  #runWithStandardOutput(entry: ToolEntry, schema: ObjectStandardSchema, args: object, ctx: SessionContext): HandlerOutcome<JsonObject> {
+    const outcome = mapOutcome<CallToolResult, CallToolResult>(() => entry.handler(args, ctx), result => result, error => toolFailure(error) as unknown as CallToolResult)
+    const check = (result: CallToolResult) => this.#checkStandardResult(entry, schema, result)
+    if (isObservable(outcome)) return outcome.pipe(mergeMap(result => from(Promise.resolve(check(result)))))
+    if (isPromiseLike(outcome)) return Promise.resolve(outcome).then(check)
+    return check(outcome)
+  }
+
+  #checkStandardResult(entry: ToolEntry, schema: ObjectStandardSchema, result: CallToolResult): JsonObject | Promise<JsonObject> {
+    if (!isJsonObject(result)) throw new InternalError(`Tool ${entry.name} returned no result object`)
+    if (result.isError === true) return this.#checkToolResult(entry, result)
+    if (result.structuredContent === undefined) throw new InternalError(`Tool ${entry.name} has an outputSchema but returned no structuredContent`)
+    // What the schema gives back is sent: its output type is what tools/list describes.
+    const finish = (check: StandardVerdict<object>) => {
+      if (!check.valid) throw new InternalError(`Tool ${entry.name} returned structuredContent that does not match its outputSchema: ${check.message}`)
+      return this.#checkToolResult(entry, { ...result, structuredContent: check.value as Record<string, unknown> })
+    }
+    const check = validateStandard(schema, result.structuredContent)
+    return check instanceof Promise ? check.then(finish) : finish(check)
   }
 
   #checkToolResult(entry: ToolEntry, result: CallToolResult): JsonObject {
@@ -949,11 +1002,11 @@ function afterVerdict<V>(verdict: Promise<V>, run: (verdict: V) => HandlerOutcom
  * The JSON Schema to send for a Standard Schema: the one the user gave, else the schema's own
  * conversion. Throws a TypeError naming the tool or prompt when there is neither.
  */
-function wireSchemaOf(schema: StandardSchemaV1, given: JsonObject | undefined, label: string, key: string): JsonObject {
+function wireSchemaOf(schema: StandardSchemaV1, given: JsonObject | undefined, label: string, key: string, direction: 'input' | 'output'): JsonObject {
   if (given !== undefined) return given
   let converted: JsonObject | undefined
   try {
-    converted = standardJsonSchema(schema, 'input')
+    converted = standardJsonSchema(schema, direction)
   } catch (error) {
     throw new TypeError(`${label}: the ${schema['~standard'].vendor} schema of ${key} cannot be converted to JSON Schema (${error instanceof Error ? error.message : String(error)}); pass its JSON Schema as ${key.replace('Schema', 'JsonSchema')}`, { cause: error })
   }

@@ -152,6 +152,69 @@ describe('McpServer.tool with a Standard Schema', () => {
   })
 })
 
+describe('McpServer.tool with a Standard Schema outputSchema', () => {
+  function statsServer(): McpServer {
+    const server = quietServer()
+    server.tool('stats', {
+      inputSchema: z.object({ values: z.array(z.number()) }),
+      outputSchema: z.object({ mean: z.number(), count: z.number().int(), unit: z.string().default('none') }),
+    }, ({ values }) => values.length === 0
+      ? { content: [{ type: 'text', text: 'no values' }], isError: true }
+      : { content: [], structuredContent: { mean: values.reduce((a, b) => a + b, 0) / values.length, count: values.length } })
+    server.tool('wrong', { outputSchema: z.object({ count: z.number().int() }) },
+      () => ({ content: [], structuredContent: { count: 1.5 } }))
+    server.tool('streamed', { outputSchema: z.object({ done: z.boolean() }) }, (_args, ctx) =>
+      interval(1).pipe(take(2), tap(i => ctx.progress(i + 1, 2)), last(), map(() => ({ content: [], structuredContent: { done: true } }))))
+    return server
+  }
+
+  it('lists the JSON Schema of its output type and sends what it gives back', async () => {
+    await using pair = await connectInMemory(statsServer())
+    const { tools } = await pair.client.listTools()
+    expect(tools[0]!.outputSchema).toEqual({
+      type: 'object',
+      properties: { mean: { type: 'number' }, count: { type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) }, unit: { type: 'string', default: 'none' } },
+      required: ['mean', 'count', 'unit'], additionalProperties: false,
+    })
+    // The default is filled in before sending, so the client's own check against the listed schema passes.
+    expect(await pair.client.callTool('stats', { values: [1, 2, 3] }))
+      .toEqual({ content: [], structuredContent: { mean: 2, count: 3, unit: 'none' } })
+    expect(await pair.client.callTool('stats', { values: [] })).toEqual({ content: [{ type: 'text', text: 'no values' }], isError: true })
+    const progress: number[] = []
+    expect(await pair.client.callTool('streamed', {}, { onProgress: event => progress.push(event.progress) }))
+      .toEqual({ content: [], structuredContent: { done: true } })
+    expect(progress).toEqual([1, 2])
+  })
+
+  verifies('tools:output-schema', 'fails the call with -32603 when structuredContent does not match', async () => {
+    await using pair = await connectInMemory(statsServer())
+    await expect(pair.client.callTool('wrong')).rejects.toMatchObject({
+      code: -32603,
+      message: 'Tool wrong returned structuredContent that does not match its outputSchema: /count: Invalid input: expected int, received number',
+    })
+  })
+
+  it('waits for an async validator, with the JSON Schema given beside a hand-made schema', async () => {
+    const server = quietServer()
+    const positive: StandardSchemaV1<{ n: number }> = {
+      '~standard': {
+        version: 1,
+        vendor: 'hand-made',
+        validate: async value => (value as { n: number }).n > 0 ? { value: value as { n: number } } : { issues: [{ message: 'must be positive', path: ['n'] }] },
+      },
+    }
+    const outputJsonSchema = { type: 'object' as const, properties: { n: { type: 'number', exclusiveMinimum: 0 } }, required: ['n'] }
+    server.tool('echo-n', { inputSchema: z.object({ n: z.number() }), outputSchema: positive, outputJsonSchema },
+      async ({ n }) => ({ content: [], structuredContent: { n } }))
+    await using pair = await connectInMemory(server)
+    expect((await pair.client.listTools()).tools[0]!.outputSchema).toEqual(outputJsonSchema)
+    expect((await pair.client.callTool('echo-n', { n: 2 })).structuredContent).toEqual({ n: 2 })
+    await expect(pair.client.callTool('echo-n', { n: -1 })).rejects.toMatchObject({ code: -32603, message: expect.stringContaining('/n: must be positive') })
+    expect(() => server.tool('bare', { outputSchema: positive }, () => ({ content: [], structuredContent: { n: 1 } })))
+      .toThrow(new TypeError('Tool "bare": the hand-made schema of outputSchema has no JSON Schema converter; pass its JSON Schema as outputJsonSchema'))
+  })
+})
+
 describe('McpServer.tool with an as-const JSON Schema', () => {
   it('sends and checks it as any JSON Schema', async () => {
     const server = quietServer()

@@ -76,6 +76,30 @@ describe('McpServer.tool', () => {
   })
 })
 
+describe('McpServer.tool with a Standard Schema outputSchema', () => {
+  it('types structuredContent by the schema input, and lets failures go without it', () => {
+    server.tool('stats', {
+      inputSchema: z.object({ values: z.array(z.number()) }),
+      outputSchema: z.object({ mean: z.number(), unit: z.string().default('none') }),
+    }, ({ values }) => values.length === 0
+      ? { content: [], isError: true }
+      : { content: [], structuredContent: { mean: values[0]! } })
+    server.tool('json-in', { inputSchema: { type: 'object' }, outputSchema: z.object({ ok: z.boolean() }) }, async () => ({ content: [], structuredContent: { ok: true } }))
+    const refused = () => {
+      // @ts-expect-error `mean` must be a number
+      server.tool('bad-mean', { outputSchema: z.object({ mean: z.number() }) }, () => ({ content: [], structuredContent: { mean: 'high' } }))
+      // @ts-expect-error a successful result needs structuredContent
+      server.tool('no-structure', { inputSchema: z.object({}), outputSchema: z.object({ mean: z.number() }) }, () => ({ content: [] }))
+    }
+    expectTypeOf(refused).toBeFunction()
+  })
+
+  it('leaves results untyped with a JSON Schema outputSchema or none', () => {
+    server.tool('plain', { outputSchema: { type: 'object', properties: { n: { type: 'number' } } } }, () => ({ content: [] }))
+    server.tool('wait', {}, () => new Promise(resolve => setTimeout(() => resolve({ content: [] }), 1)))
+  })
+})
+
 describe('InferJsonSchema', () => {
   it('types the arguments of an as-const JSON Schema', () => {
     const schema = {
