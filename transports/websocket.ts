@@ -37,7 +37,7 @@ export interface WebSocketServerOptions {
   highWaterMark?: number
   /**
    * Most sockets open at once (default 10,000). At the cap, the least recently active socket with no
-   * request in flight is closed (1001) if it has been idle `minEvictionIdle`; otherwise the upgrade
+   * request in flight is closed (1001) if it has been idle `sessionEvictionMinIdle`; otherwise the upgrade
    * is answered 503.
    */
   maxSessions?: number
@@ -47,7 +47,7 @@ export interface WebSocketServerOptions {
    */
   sessionIdleTimeout?: number
   /** Least idle time of a socket closed to make room at `maxSessions` (default 60,000 ms). */
-  minEvictionIdle?: number
+  sessionEvictionMinIdle?: number
   /** Where time comes from for heartbeats and idle clocks (default `asyncScheduler`). */
   scheduler?: SchedulerLike
 }
@@ -55,7 +55,7 @@ export interface WebSocketServerOptions {
 /** DEFAULTS of {@link WebSocketServerOptions}. */
 export const WEBSOCKET_DEFAULTS = {
   host: '127.0.0.1', path: '/mcp', maxFrameBytes: DEFAULT_MAX_MESSAGE_SIZE, heartbeatMs: 30_000, highWaterMark: 1 << 20,
-  maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, minEvictionIdle: 60_000,
+  maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, sessionEvictionMinIdle: 60_000,
 } as const
 
 /** A WebSocket listener: one session per socket. */
@@ -126,17 +126,21 @@ class WsTransportServer implements McpWebSocketServer {
     socket.closeWith(1001, reason)
   }
 
-  /** Makes room for one more socket at the cap: true when there was room or a socket was evicted. */
-  #makeRoom(): boolean {
+  /**
+   * Makes room for one more socket at the cap: true when there was room or a socket was evicted,
+   * else the seconds until the least recently active socket could be (for Retry-After).
+   */
+  #makeRoom(): true | number {
     if (this.#sockets.size < (this.#options.maxSessions ?? WEBSOCKET_DEFAULTS.maxSessions)) return true
-    const latest = this.#scheduler.now() - (this.#options.minEvictionIdle ?? WEBSOCKET_DEFAULTS.minEvictionIdle)
-    let victim: WsTransport | undefined
+    const minIdle = this.#options.sessionEvictionMinIdle ?? WEBSOCKET_DEFAULTS.sessionEvictionMinIdle
+    const now = this.#scheduler.now()
+    let candidate: WsTransport | undefined
     for (const socket of this.#sockets) {
-      if (socket.hasRequestInFlight() || socket.lastSeen > latest) continue
-      if (victim === undefined || socket.lastSeen < victim.lastSeen) victim = socket
+      if (socket.hasRequestInFlight()) continue
+      if (candidate === undefined || socket.lastSeen < candidate.lastSeen) candidate = socket
     }
-    if (victim === undefined) return false
-    this.#drop(victim, 'evicted: the server is full')
+    if (candidate === undefined || now - candidate.lastSeen < minIdle) return Math.max(1, Math.ceil((candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)) / 1000))
+    this.#drop(candidate, 'evicted: the server is full')
     return true
   }
 
@@ -178,7 +182,8 @@ class WsTransportServer implements McpWebSocketServer {
     if (!this.#isAllowedHost(request.headers.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
     // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.
-    if (!this.#makeRoom()) return refuse(socket, 503, 'Service Unavailable')
+    const room = this.#makeRoom()
+    if (room !== true) return refuse(socket, 503, 'Service Unavailable', `Retry-After: ${room}\r\n`)
     this.#wss.handleUpgrade(request, socket, head, ws => {
       const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress)
       this.#sockets.add(transport)
@@ -196,8 +201,8 @@ class WsTransportServer implements McpWebSocketServer {
   }
 }
 
-function refuse(socket: Duplex, status: number, text: string): void {
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+function refuse(socket: Duplex, status: number, text: string, headers = ''): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`)
 }
 
 /**

@@ -33,13 +33,16 @@ async function start(options: WebSocketServerOptions): Promise<string> {
   return ws.url!
 }
 
+/** The Retry-After of the last refused upgrade. */
+let retryAfter: string | undefined
+
 /** Opens a socket: resolves with it once open, or with the HTTP status that refused the upgrade. */
 function open(url: string, headers: Record<string, string> = {}): Promise<WebSocket | number> {
   return new Promise(resolve => {
     const socket = new WebSocket(url, [WS_SUBPROTOCOL.json], { headers })
     sockets.push(socket)
     socket.once('open', () => resolve(socket))
-    socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0))
+    socket.once('unexpected-response', (_request, response) => { retryAfter = response.headers['retry-after']; resolve(response.statusCode ?? 0) })
     socket.once('error', () => {})
   })
 }
@@ -73,7 +76,7 @@ const closeCode = (socket: WebSocket) => new Promise<number>(resolve => socket.o
 
 describe('websocket', () => {
   it('has a session cap, an idle timeout and an eviction minimum by default', () => {
-    expect(WEBSOCKET_DEFAULTS).toMatchObject({ maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, minEvictionIdle: 60_000 })
+    expect(WEBSOCKET_DEFAULTS).toMatchObject({ maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, sessionEvictionMinIdle: 60_000 })
   })
 
   it('answers an upgrade past maxSessions with 503 while every socket is recently active', async () => {
@@ -83,6 +86,7 @@ describe('websocket', () => {
     await opened(url)
     clock.advance(59_000)
     expect(await open(url)).toBe(503)
+    expect(retryAfter).toBe('1')
   })
 
   it('evicts the least recently active idle socket with 1001 to make room', async () => {
