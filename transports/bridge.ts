@@ -187,7 +187,8 @@ class BridgeSession {
       if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) continue
       this.#forward(this.downstream, { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.ConnectionClosed, message: reason } })
     }
-    void this.end()
+    // After the listener has handed the answers on (an HTTP POST's stream opens once its body is read).
+    this.#ended = new Promise<void>(resolve => setImmediate(resolve)).then(() => this.#close())
   }
 
   #fromUpstream(item: Inbound): void {
@@ -245,11 +246,13 @@ class BridgeSession {
 
   /** Closes both sides once; resolves when both are closed. */
   end(): Promise<void> {
-    this.#ended ??= (async () => {
-      this.onEnd()
-      await Promise.allSettled([this.downstream.close(), this.upstream?.close()].filter(Boolean))
-    })()
+    this.#ended ??= this.#close()
     return this.#ended
+  }
+
+  async #close(): Promise<void> {
+    this.onEnd()
+    await Promise.allSettled([this.downstream.close(), this.upstream?.close()])
   }
 }
 

@@ -71,6 +71,24 @@ async function peer(url: string, localAddress?: string) {
   }
 }
 
+/** POSTs an initialize from `localAddress`; resolves with the whole answer (an SSE stream) as text. */
+function initializeOverHttp(url: string, localAddress: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, res => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', chunk => {
+        text += chunk
+        // The answer has come once the stream holds an event with the initialize id.
+        if (/"id":0/.test(text)) { res.destroy(); resolve(text) }
+      })
+      res.on('end', () => resolve(text))
+    })
+    req.on('error', reject)
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'http', version: '1' } } }))
+  })
+}
+
 /** Resolves with `promise`, or rejects after `ms` (a bound on waits for what a fix makes happen). */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms: ${what}`)), ms).unref())])
@@ -120,6 +138,10 @@ describe('bridge', () => {
     expect((await (await peer(urls.ws, '127.0.0.1')).initialize()).error).toMatchObject({ message: expect.stringContaining('127.0.0.1') })
     expect((await (await peer(urls.ws, '127.0.0.2')).initialize()).result).toBeDefined()
     expect(upstreams).toHaveLength(2)
+    // Streamable HTTP sessions count against the same address.
+    expect(await initializeOverHttp(urls.http, '127.0.0.2')).toContain('127.0.0.2')
+    expect(await initializeOverHttp(urls.http, '127.0.0.3')).toContain('bridge-child')
+    expect(upstreams).toHaveLength(3)
   })
 
   it('stops the child of a session idle past childIdleTimeout, not one with a request in flight', async () => {
