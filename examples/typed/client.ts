@@ -14,7 +14,7 @@ for (const tool of tools) console.log(tool.name, JSON.stringify(tool.inputSchema
 
 // `tools/call` needs { name, arguments? } and gives a CallToolResult.
 const divided = await lastValueFrom(client.request('tools/call', { name: 'divide', arguments: { a: 22, b: 7 } }).pipe(resultOf()))
-console.log('divide:', divided.content)
+console.log('divide:', divided.structuredContent)
 console.log('divide by zero:', (await client.callTool('divide', { a: 1, b: 0 })).content)
 console.log('register admin:', (await client.callTool('register', { user: 'admin' })).content)
 

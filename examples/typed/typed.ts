@@ -8,7 +8,8 @@ import { createServer, type McpServer } from '../../actors/server.ts'
 export function createTypedServer(): McpServer {
   const server = createServer({ name: 'typed-example', version: '1.0.0' })
 
-  // `a` and `b` are numbers, `precision` has its default filled in.
+  // `a` and `b` are numbers, `precision` has its default filled in; `structuredContent` must be
+  // what the outputSchema accepts (checked before it is sent).
   server.tool('divide', {
     description: 'Divides a by b',
     inputSchema: z.object({
@@ -16,7 +17,11 @@ export function createTypedServer(): McpServer {
       b: z.number().refine(b => b !== 0, 'must not be zero').describe('Divisor'),
       precision: z.number().int().min(0).max(10).default(2),
     }),
-  }, ({ a, b, precision }) => ({ content: [{ type: 'text', text: (a / b).toFixed(precision) }] }))
+    outputSchema: z.object({ quotient: z.number() }),
+  }, ({ a, b, precision }) => {
+    const quotient = Number((a / b).toFixed(precision))
+    return { content: [{ type: 'text', text: String(quotient) }], structuredContent: { quotient } }
+  })
 
   // Async validation: the handler runs only once the (slow) check passed.
   const reserved = new Set(['admin', 'root'])
