@@ -51,7 +51,8 @@ export interface ServerContext extends RequestContext {
 
 /**
  * A tool's handler: arguments (validated against `inputSchema`) in, a result out. With a Standard
- * Schema, `args` is what the schema's validator gave back (defaults and transforms applied).
+ * Schema, `args` is what the schema's validator gave back (defaults and transforms applied); `R`
+ * is the result, {@link StructuredToolResult} for a Standard Schema `outputSchema`.
  */
 export type ToolHandler<A = Record<string, unknown>, R = CallToolResult> = (args: A, ctx: ServerContext) => HandlerOutcome<R>
 
@@ -61,7 +62,11 @@ export type ToolHandler<A = Record<string, unknown>, R = CallToolResult> = (args
  */
 export type StructuredToolResult<T> = (CallToolResult & { structuredContent: T }) | (CallToolResult & { isError: true })
 
-/** What a tool's handler returns for an `outputSchema` `O`: typed by a Standard Schema, else any result. */
+/**
+ * What a tool's handler returns for an `outputSchema` `O`: typed by a Standard Schema, else any
+ * result. (`O` is `never` while TypeScript still infers a handler whose definition has no
+ * `outputSchema`; that is any result too.)
+ */
 export type ToolResultFor<O> = [O] extends [never] ? CallToolResult
   : [O] extends [ObjectStandardSchema] ? StructuredToolResult<InferInput<O>> : CallToolResult
 
