@@ -1,7 +1,10 @@
 import type { Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
 
-/** Default maximum size of one incoming message, in bytes (4 MiB). */
+/**
+ * Default maximum size of one incoming message, in bytes (4 MiB), for the network transports. stdio
+ * raises it to 64 MiB (`STDIO_DEFAULTS`): a local peer sends whole files.
+ */
 export const DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 
 /**
