@@ -16,6 +16,8 @@ export type BodyResult =
   | { type: 'body'; body: Uint8Array }
   | { type: 'too-large' }
   | { type: 'timeout' }
+  /** The client went away mid-body: nobody to answer. */
+  | { type: 'gone' }
 
 /** The limits a body is read under. */
 export interface BodyLimits {
@@ -100,8 +102,7 @@ export class NodeExchange implements Exchange {
         chunks.push(chunk)
       }
       const onEnd = () => done({ type: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
-      // A client that went away mid-body gets no answer; the timeout's refusal closes what is left.
-      const onError = () => done({ type: 'timeout' })
+      const onError = () => done({ type: 'gone' })
       // One deadline for the whole body, so a trickle of bytes cannot hold the request open.
       const timeout = (limits.scheduler ?? asyncScheduler).schedule(() => done({ type: 'timeout' }), limits.timeoutMs)
       req.on('data', onData)
@@ -140,7 +141,7 @@ export class NodeExchange implements Exchange {
         if (res.writableLength > highWaterMark) { res.destroy(); return }
         res.write(text)
       },
-      end: () => { if (!res.writableEnded) res.end() },
+      end: () => { if (!res.writableEnded && !res.destroyed) res.end() },
     }
   }
 }
@@ -218,7 +219,7 @@ async function readBody(request: Request, limits: BodyLimits): Promise<BodyResul
       chunks.push(value)
     }
   } catch {
-    return { type: 'timeout' }
+    return { type: isTimedOut ? 'timeout' : 'gone' }
   } finally {
     timeout.unsubscribe()
   }

@@ -288,13 +288,16 @@ describe('streamableHttp under a hostile or slow peer', () => {
 
   it('binds event ids to their session: another session cannot replay them, whatever the session ids share', async () => {
     let count = 0
-    const { url } = await start({ sessionIdGenerator: () => `session-${++count}-${randomUUID()}` })
+    const { url, responses } = await start({ sessionIdGenerator: () => `session-${++count}-${randomUUID()}` })
     const victim = await initialized(url)
     const thief = await initialized(url)
     expect(victim.slice(0, 8)).toBe(thief.slice(0, 8))
     const response = await post(url, call(1, 'wait', { key: 'secret' }), { 'mcp-session-id': victim })
+    const serverSide = responses.at(-1)!
     const seen = await events(response, event => event.data.includes('notifications/progress'))
     const lastId = seen.at(-1)!.id!
+    // The answer comes once the server knows the client left, so it is kept for a resume.
+    if (!serverSide.closed) await once(serverSide, 'close')
     gate.release('secret')
     const stolen = await get(url, { 'mcp-session-id': thief, 'last-event-id': lastId })
     expect(stolen.status).toBe(404)
@@ -305,11 +308,13 @@ describe('streamableHttp under a hostile or slow peer', () => {
   })
 
   it('lets no session evict another session\'s stored stream by opening many streams', async () => {
-    const { url } = await start({ eventStore: createMemoryEventStore({ maxStreams: 50 }) })
+    const { url, responses } = await start({ eventStore: createMemoryEventStore({ maxStreams: 50 }) })
     const victim = await initialized(url)
     const attacker = await initialized(url)
     const response = await post(url, call(1, 'wait', { key: 'victim' }), { 'mcp-session-id': victim })
+    const serverSide = responses.at(-1)!
     const lastId = (await events(response, event => event.data.includes('notifications/progress'))).at(-1)!.id!
+    if (!serverSide.closed) await once(serverSide, 'close')
     for (let i = 0; i < 120; i++) {
       const stream = await get(url, { 'mcp-session-id': attacker })
       if (stream.status === 200) await events(stream, event => event.data === '')

@@ -1,0 +1,362 @@
+import { Observable, Subject } from 'rxjs'
+import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
+import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import { TransportError } from '../lib/jsonrpc/errors.ts'
+import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
+import type { EventStore } from './event-store.ts'
+import type { Exchange, Sink } from './http-exchange.ts'
+import { SSE_HEADERS, type ListenerSession } from './legacy-sse.ts'
+import { isFrameError, responseIdOf, responseIds } from './http-ids.ts'
+
+/** What every session of one listener shares (one object, so a session holds one pointer to it). */
+export interface SessionConfig {
+  readonly eventStore: EventStore | undefined
+  readonly retryMs: number
+  readonly highWaterMark: number
+  readonly maxStreams: number
+  /** A stream id unique in this listener and not derived from any session id. */
+  nextStreamId(): string
+}
+
+// ---- one Streamable HTTP session ----
+
+/** One SSE stream of a session: a POST's answer stream, or a standalone GET stream. */
+class HttpStream {
+  /** Requests whose responses still have to go out on this stream (POST streams). */
+  readonly pending: Set<RequestId> | undefined
+  /** Where events are written; undefined while the client is away (they are stored for resumption). */
+  sink: Sink | undefined
+  /** Events written before the HTTP answer started (while the POST's body is being handled). */
+  buffer: string[] | undefined = []
+
+  constructor(readonly id: string, pending: RequestId[] | undefined) {
+    this.pending = pending === undefined ? undefined : new Set(pending)
+  }
+
+  get isStandalone(): boolean { return this.pending === undefined }
+
+  write(text: string): void {
+    if (this.sink !== undefined) this.sink.write(text)
+    else this.buffer?.push(text)
+  }
+
+  end(): void {
+    const sink = this.sink
+    this.sink = undefined
+    this.buffer = undefined
+    sink?.end()
+  }
+}
+
+/** The answers of one JSON-response POST, collected until each of its requests is answered or cancelled. */
+class JsonAnswer {
+  readonly answers: JsonRpcMessage[] = []
+  readonly pending: Set<RequestId>
+  constructor(ids: RequestId[], readonly isBatch: boolean, readonly done: (payload: JsonRpcPayload | undefined) => void) {
+    this.pending = new Set(ids)
+  }
+  add(payload: JsonRpcPayload): void {
+    for (const message of Array.isArray(payload) ? payload : [payload]) this.answers.push(message)
+    for (const id of responseIds(payload)) this.pending.delete(id)
+    this.#check()
+  }
+  drop(id: RequestId): void {
+    this.pending.delete(id)
+    this.#check()
+  }
+  #check(): void {
+    if (this.pending.size > 0) return
+    const answers = this.answers
+    this.done(answers.length === 0 ? undefined : this.isBatch ? answers : answers[0]!)
+  }
+}
+
+type Route = HttpStream | JsonAnswer
+
+/**
+ * One Streamable HTTP session: the Transport the server serves, its SSE streams (one per POST that
+ * carries requests, and standalone GET streams), and where each request in flight is answered.
+ */
+export class HttpSession implements Transport, ListenerSession {
+  /** The client's IP address (for the bridge's per-client limit). */
+  remoteAddress: string | undefined
+  readonly #inbound = new Subject<Inbound>()
+  /** Streams by id: open ones, and those kept for resumption (created on the first). */
+  #streams: Map<string, HttpStream> | undefined
+  /** Where each request in flight is answered (created on the first). */
+  #routes: Map<RequestId, Route> | undefined
+  /** Set while a POST body is handed to the connection: errors about the whole body collect here. */
+  #frameErrors: JsonRpcPayload[] | undefined
+  /** One exchange, no session (stateless mode). */
+  isStateless = false
+  /** The id of the initialize request, to read the negotiated version off its answer. */
+  initializeRequestId: RequestId | undefined
+  /** The negotiated protocol version, once initialize is answered. */
+  protocolVersion: string | undefined
+  #isEnded = false
+
+  constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}
+
+  get kind(): string { return 'streamable-http' }
+  get inbound(): Observable<Inbound> { return this.#inbound.asObservable() }
+
+  /**
+   * Hands a POST's body to the connection. Returns the error the connection answered about the
+   * body as a whole (id null: a batch where none is allowed), which belongs on this POST.
+   */
+  receive(payload: unknown): JsonRpcPayload | undefined {
+    const errors: JsonRpcPayload[] = []
+    this.#frameErrors = errors
+    try {
+      this.#inbound.next({ type: 'message', message: payload })
+    } finally {
+      this.#frameErrors = undefined
+    }
+    return errors[0]
+  }
+
+  isInFlight(id: RequestId): boolean {
+    return this.#routes?.has(id) ?? false
+  }
+
+  hasRequestInFlight(): boolean {
+    return this.#routes !== undefined && this.#routes.size > 0
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version
+  }
+
+  keepAlive(): void {
+    if (this.#streams === undefined) return
+    for (const stream of this.#streams.values()) if (stream.sink !== undefined) stream.write(KEEP_ALIVE)
+  }
+
+  #route(ids: RequestId[], route: Route): void {
+    this.#routes ??= new Map()
+    for (const id of ids) this.#routes.set(id, route)
+  }
+
+  /** Collects the answers to `ids` for one JSON body; undefined when every request was cancelled. */
+  expectJson(ids: RequestId[], isBatch: boolean): Promise<JsonRpcPayload | undefined> {
+    return new Promise(resolve => this.#route(ids, new JsonAnswer(ids, isBatch, resolve)))
+  }
+
+  /** Forgets the routes of requests the connection will not answer one by one. */
+  forget(ids: RequestId[]): void {
+    for (const id of ids) this.#routes?.delete(id)
+    this.#compact()
+  }
+
+  /**
+   * Requests the client cancelled (notifications/cancelled) get no answer: their POST must not
+   * wait for one. A JSON POST answers without them; a stream ends once nothing else is pending.
+   */
+  abandon(ids: RequestId[]): void {
+    for (const id of ids) {
+      // MCP lifecycle: initialize cannot be cancelled, so its answer still comes.
+      if (id === this.initializeRequestId) continue
+      const route = this.#routes?.get(id)
+      if (route === undefined) continue
+      this.#routes!.delete(id)
+      if (route instanceof JsonAnswer) { route.drop(id); continue }
+      route.pending!.delete(id)
+      if (route.pending!.size === 0 && route.sink !== undefined) this.#finish(route)
+    }
+    this.#compact()
+  }
+
+  /** A new stream, registered; undefined when the session holds `maxStreams` and none can go. */
+  #newStream(pending: RequestId[] | undefined, protocolVersion: string | undefined): HttpStream | undefined {
+    this.#streams ??= new Map()
+    if (this.#streams.size >= this.config.maxStreams) {
+      // The oldest stream the client is away from makes room (its events go with it).
+      let oldest: HttpStream | undefined
+      for (const stream of this.#streams.values()) if (stream.sink === undefined) { oldest = stream; break }
+      if (oldest === undefined) return undefined
+      this.drop(oldest)
+    }
+    const stream = new HttpStream(this.config.nextStreamId(), pending)
+    ;(this.#streams ??= new Map()).set(stream.id, stream)
+    if (pending !== undefined) this.#route(pending, stream)
+    // SEP-1699: a priming event with an id (and the retry delay) lets the client resume at once.
+    // Only clients of 2025-11-25 or later expect its empty data.
+    const version = this.protocolVersion ?? protocolVersion
+    const store = this.config.eventStore
+    if (store !== undefined && (version === undefined || version >= '2025-11-25')) {
+      const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.config.retryMs}\ndata: \n\n`)
+      const stored = store.storeEvent(stream.id, PRIMING, { sessionId: this.id, data: '[]' })
+      if (typeof stored === 'string') prime(stored)
+      else void stored.then(prime, () => {})
+    }
+    return stream
+  }
+
+  /** The answer stream of a POST; it starts (`attach`) once the body went to the connection. */
+  openPostStream(requestIds: RequestId[], protocolVersion: string | undefined): HttpStream | undefined {
+    return this.#newStream(requestIds, protocolVersion)
+  }
+
+  /** A standalone GET stream for messages unrelated to a request; false when the session has too many. */
+  openStandalone(exchange: Exchange, protocolVersion: string | undefined): boolean {
+    const stream = this.#newStream(undefined, protocolVersion)
+    if (stream === undefined) return false
+    this.attach(stream, exchange)
+    return true
+  }
+
+  /** Starts the SSE answer of `stream` on `exchange` with what was written so far. */
+  attach(stream: HttpStream, exchange: Exchange): void {
+    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id }, this.config.highWaterMark)
+    const early = stream.buffer
+    stream.buffer = undefined
+    stream.sink = sink
+    exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
+    if (early !== undefined) for (const text of early) sink.write(text)
+    // Answered while the body was being handled: the stream is already done.
+    if (stream.pending !== undefined && stream.pending.size === 0 && stream.sink === sink) this.#finish(stream)
+  }
+
+  /** Forgets a stream entirely: its routes, and its events in the store. */
+  drop(stream: HttpStream): void {
+    if (stream.pending !== undefined) for (const id of stream.pending) if (this.#routes?.get(id) === stream) this.#routes.delete(id)
+    stream.end()
+    this.#streams?.delete(stream.id)
+    this.#compact()
+    quietly(this.config.eventStore?.deleteStream?.(stream.id))
+  }
+
+  /** An idle session keeps no empty tables: a Map keeps its grown capacity after it empties. */
+  #compact(): void {
+    if (this.#streams?.size === 0) this.#streams = undefined
+    if (this.#routes?.size === 0) this.#routes = undefined
+  }
+
+  async resume(exchange: Exchange, lastEventId: string): Promise<boolean> {
+    const store = this.config.eventStore
+    if (store === undefined || this.#streams === undefined) return false
+    const replay: string[] = []
+    const streamId = await store.replayEventsAfter(lastEventId, (eventId, message) => {
+      if (message === PRIMING || (Array.isArray(message) && message.length === 0)) return
+      replay.push(encodeSseEvent({ event: 'message', id: eventId, data: JSON.stringify(message) }))
+    })
+    // The stream must be one of this session's: an event id of another session replays nothing here.
+    const stream = streamId === undefined ? undefined : this.#streams.get(streamId)
+    if (stream === undefined || this.#isEnded) return false
+    const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id }, this.config.highWaterMark)
+    for (const text of replay) sink.write(text)
+    // The stream is still live (requests not all answered, or the standalone one): reattach.
+    if (stream.sink === undefined && this.#streams.has(stream.id)) {
+      stream.sink = sink
+      exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
+      if (stream.pending !== undefined && stream.pending.size === 0) this.#finish(stream)
+    } else {
+      sink.end()
+    }
+    return true
+  }
+
+  #detach(stream: HttpStream): void {
+    stream.sink = undefined
+    // Without an event store, nothing can resume it.
+    if (this.config.eventStore === undefined) this.drop(stream)
+  }
+
+  #finish(stream: HttpStream): void {
+    // Called only with the client attached: it has every event, so none needs keeping for replay.
+    this.drop(stream)
+  }
+
+  /** The id a response answers; for a batch of responses, the first one with a route. */
+  #routedResponseId(payload: JsonRpcPayload): RequestId | undefined {
+    if (!Array.isArray(payload)) return responseIdOf(payload)
+    const ids = responseIds(payload)
+    return ids.find(id => this.isInFlight(id)) ?? ids[0]
+  }
+
+  /** The newest standalone stream with a client on it. */
+  #standalone(): HttpStream | undefined {
+    let found: HttpStream | undefined
+    if (this.#streams !== undefined) for (const stream of this.#streams.values()) if (stream.isStandalone && stream.sink !== undefined) found = stream
+    return found
+  }
+
+  send(payload: JsonRpcPayload, options?: SendOptions): void {
+    if (this.#isEnded) throw new TransportError('The HTTP session has ended')
+    const responseId = this.#routedResponseId(payload)
+    // An error answering nothing this session routes, sent while a body is handed over: it is about
+    // that body as a whole (id null, or an id the transport did not read as a request's).
+    if (this.#frameErrors !== undefined && options?.relatedRequestId === undefined && isFrameError(payload) && (responseId === undefined || !this.isInFlight(responseId))) {
+      this.#frameErrors.push(payload)
+      return
+    }
+    if (responseId !== undefined && responseId === this.initializeRequestId && !Array.isArray(payload) && 'result' in payload) {
+      const version = payload.result.protocolVersion
+      if (typeof version === 'string') this.protocolVersion = version
+    }
+    const key = responseId ?? options?.relatedRequestId
+    const route = key === undefined ? undefined : this.#routes?.get(key)
+    if (route instanceof JsonAnswer && responseId !== undefined) {
+      for (const id of responseIds(payload)) this.#routes!.delete(id)
+      this.#compact()
+      return route.add(payload)
+    }
+    const stream = route instanceof HttpStream ? route : this.#standalone()
+    if (stream === undefined) return
+    const data = JSON.stringify(payload)
+    const deliver = (eventId: string | undefined) => {
+      stream.write(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`)
+      if (responseId !== undefined && stream.pending !== undefined) {
+        for (const id of responseIds(payload)) { stream.pending.delete(id); if (this.#routes?.get(id) === stream) this.#routes.delete(id) }
+        // Every request of the POST is answered: its stream is done.
+        if (stream.pending.size === 0 && stream.sink !== undefined) this.#finish(stream)
+        else this.#compact()
+      }
+    }
+    const store = this.config.eventStore
+    if (store === undefined) return deliver(undefined)
+    const stored = store.storeEvent(stream.id, payload, { sessionId: this.id, data })
+    if (typeof stored === 'string') deliver(stored)
+    else void stored.then(deliver, () => deliver(undefined))
+  }
+
+  closeStream(requestId: RequestId): void {
+    // Without a store the messages sent meanwhile would be lost, so the stream stays open.
+    if (this.config.eventStore === undefined) return
+    const route = this.#routes?.get(requestId)
+    if (!(route instanceof HttpStream) || route.sink === undefined) return
+    // Ended but kept: later events are stored under it and replayed when the client comes back.
+    route.end()
+  }
+
+  async close(): Promise<void> {
+    this.end()
+  }
+
+  end(): void {
+    if (this.#isEnded) return
+    this.#isEnded = true
+    const store = this.config.eventStore
+    if (this.#streams !== undefined) {
+      for (const stream of this.#streams.values()) {
+        stream.end()
+        if (store?.deleteSession === undefined) quietly(store?.deleteStream?.(stream.id))
+      }
+      this.#streams.clear()
+    }
+    // Everything the session stored goes with it (DELETE, idle expiry, eviction, close).
+    quietly(store?.deleteSession?.(this.id))
+    this.#routes?.clear()
+    this.#inbound.complete()
+    this.onEnd(this)
+  }
+}
+
+/** What the store keeps for a priming event: no message, only a position in the stream. */
+const PRIMING = [] as unknown as JsonRpcPayload
+const KEEP_ALIVE = encodeSseComment('keep-alive')
+
+/** Lets a store's asynchronous clean-up fail without an unhandled rejection: it only frees memory. */
+function quietly(result: void | Promise<void> | undefined): void {
+  if (result !== undefined) result.catch(() => {})
+}
