@@ -13,9 +13,18 @@ import { FrameTooLargeError, ParseError } from '../jsonrpc/errors.ts'
  */
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false, bundleStrings: false, int64AsType: 'number' })
 
-/** Encodes one payload as msgpack bytes. */
+/**
+ * Encodes one payload as msgpack bytes holding only JSON values, as JSON text would carry it.
+ *
+ * msgpackr writes some values as extension types (`undefined`, a Date, an Error, an object with
+ * `toJSON`), which {@link decodeMsgpackFrame} refuses on the other side. So the bytes are checked
+ * (one linear pass), and a payload that needed extensions is encoded again from what
+ * `JSON.stringify` makes of it: `toJSON` called, `undefined` left out. That slow path runs only
+ * for such payloads; what JSON cannot encode (a cycle, a BigInt) throws, as with JSON.
+ */
 export function encodeMsgpack(payload: JsonRpcPayload): Uint8Array {
-  return packr.pack(payload)
+  const bytes = packr.pack(payload)
+  return findNonJson(bytes) === undefined ? bytes : packr.pack(JSON.parse(JSON.stringify(payload)))
 }
 
 /**

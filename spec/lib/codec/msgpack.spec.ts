@@ -71,6 +71,12 @@ describe('msgpack', () => {
       expect(decodeMsgpackFrame(frame([0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe]))).toEqual({ type: 'message', message: { jsonrpc: '2.0', id: -2, method: 'ping' } })
     })
 
+    it('encodes values msgpackr would write as extensions the way JSON does, so the other side takes them', () => {
+      const payload = { jsonrpc: '2.0', id: 1, result: { skipped: undefined, when: new Date(0), list: [undefined, 1], custom: { toJSON: () => 'mine' } } }
+      expect(decodeMsgpackFrame(encodeMsgpack(payload as never))).toEqual({ type: 'message', message: JSON.parse(JSON.stringify(payload)) })
+      expect(() => encodeMsgpack({ jsonrpc: '2.0', id: 1, result: { n: 2n ** 70n } } as never)).toThrow()
+    })
+
     it('only ever yields JSON values, whatever the bytes', () => {
       const isJson = (value: unknown): boolean => value === null || typeof value === 'string' || typeof value === 'boolean'
         || (typeof value === 'number' && Number.isFinite(value))
