@@ -114,6 +114,16 @@ describe('jsonLines', () => {
       expect(tooLarge(decodeChunks(chunks, 1000))).toEqual([{ name: 'FrameTooLargeError', size: size + 1, limit: 1000, ...expected }])
     })
 
+    it('reads the same id, kind and size whatever offset the line is split at', () => {
+      const line = `{"jsonrpc":"2.0","id":"é-1","method":"m","params":{"a":"${'z'.repeat(120)}"}}\n{"ok":1}\n`
+      const all = bytes(line)
+      for (let offset = 0; offset <= all.length; offset++) {
+        const out = decodeChunks([all.subarray(0, offset), all.subarray(offset)], 100)
+        expect(tooLarge(out)).toEqual([{ name: 'FrameTooLargeError', size: all.length - 10, limit: 100, id: 'é-1', kind: 'request' }])
+        expect(out.at(-1)).toEqual({ type: 'message', message: { ok: 1 } })
+      }
+    })
+
     it('reports a line cut off by the end of input too', () => {
       const line = `{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":"${big}`
       expect(tooLarge(decodeChunks([line], 100))).toEqual([{ name: 'FrameTooLargeError', size: line.length, limit: 100, id: 5, kind: 'request' }])
