@@ -14,7 +14,9 @@ import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
 import { streamableHttp } from '../transports/streamable-http.ts'
 import { bridge, bridgeChild, isLoopbackHost, shareUpstream, BRIDGE_DEFAULTS } from '../transports/bridge.ts'
-import { LOOPBACK_HOSTS } from '../transports/origin.ts'
+import { LOOPBACK_HOSTS, isCrossSiteWithoutOrigin } from '../transports/origin.ts'
+import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
+import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
 
 const USAGE = `Usage:
@@ -219,7 +221,7 @@ async function serveBridge(parsed: Parsed): Promise<number> {
       + `Host headers other than ${allowedHosts!.join(', ')} are refused (add names with --allowed-host).\n`)
   }
   const limit = BRIDGE_DEFAULTS.maxMessageSize
-  const http = streamableHttp({ port: parsed.port ?? 3000, host, maxBodyBytes: limit, allowedHosts, allowedOrigins })
+  const http = streamableHttp({ host, maxBodyBytes: limit, allowedHosts, allowedOrigins })
   const ws = websocket({ host, maxFrameBytes: limit, allowedHosts, allowedOrigins })
   // Children alive now, so that however this process ends, their process groups end with it.
   const children = new Set<StdioClientTransport>()
@@ -241,11 +243,16 @@ async function serveBridge(parsed: Parsed): Promise<number> {
     childIdleTimeout: flags.childIdleTimeout,
     onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
   })
-  await http.start()
+  // One port for all three. A page on another site that hides its origin (`<img src=".../sse">`)
+  // gets nothing: the listeners' Origin checks only see requests that carry one.
+  const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, (req, res) => {
+    if (isCrossSiteWithoutOrigin(req.headers)) { res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: cross-site request without Origin'); return }
+    http.nodeHandler(req, res)
+  })
   // The WebSocket listener shares the HTTP port: upgrades on /mcp.
-  const node = http.httpServer
-  if (node !== undefined) ws.attach(node)
-  process.stderr.write(`rxmcp bridge: ${command} served at ${http.url} (Streamable HTTP), ${http.url!.replace(/\/mcp$/, '/sse')} (SSE), ${http.url!.replace(/^http/, 'ws')} (WebSocket)\n`)
+  ws.attach(node)
+  const url = `http://${urlHost(host)}:${await listenOn(node, parsed.port ?? 3000, host)}/mcp`
+  process.stderr.write(`rxmcp bridge: ${command} served at ${url} (Streamable HTTP), ${url.replace(/\/mcp$/, '/sse')} (SSE), ${url.replace(/^http/, 'ws')} (WebSocket)\n`)
   await new Promise<void>(resolve => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
@@ -257,6 +264,7 @@ async function serveBridge(parsed: Parsed): Promise<number> {
   process.once('SIGTERM', now)
   await running.close()
   await shared?.close()
+  await closeServer(node)
   return 0
 }
 

@@ -15,3 +15,12 @@ export function isAllowedOrigin(origin: string, allowed: readonly string[] | und
     return false
   }
 }
+
+/**
+ * Whether a request comes from a page on another site that sent no Origin: browsers mark every
+ * request with `Sec-Fetch-Site`, and a plain GET such as `<img src="http://127.0.0.1:3000/sse">`
+ * carries no Origin, so the Origin check alone lets it through. Other clients send neither header.
+ */
+export function isCrossSiteWithoutOrigin(headers: { origin?: string; 'sec-fetch-site'?: string | string[] }): boolean {
+  return headers.origin === undefined && headers['sec-fetch-site'] === 'cross-site'
+}

@@ -8,7 +8,7 @@ import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
-import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
+import { LOOPBACK_HOSTS, isAllowedOrigin, isCrossSiteWithoutOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { WS_SUBPROTOCOL } from './websocket-client.ts'
 
@@ -178,6 +178,7 @@ class WsTransportServer implements McpWebSocketServer {
     if (path !== (this.#options.path ?? WEBSOCKET_DEFAULTS.path)) return refuse(socket, 404, 'Not Found')
     const origin = request.headers.origin
     if (origin !== undefined && !isAllowedOrigin(origin, this.#options.allowedOrigins)) return refuse(socket, 403, 'Forbidden')
+    if (isCrossSiteWithoutOrigin(request.headers)) return refuse(socket, 403, 'Forbidden')
     // DNS rebinding: a loopback server answers only to the loopback names.
     if (!this.#isAllowedHost(request.headers.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')

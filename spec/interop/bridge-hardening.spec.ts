@@ -322,6 +322,20 @@ describe('rxmcp bridge', () => {
     expect(await names(['--inherit-env'])).toContain('RXMCP_TEST_SECRET')
   }, 60_000)
 
+  it('refuses a cross-site request that carries no Origin (an <img src=/sse> on another site) and starts nothing', async () => {
+    const { base, log } = await cli(['--', process.execPath, fixture])
+    const get = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
+      const req = request(`${base}/sse`, { headers: { accept: 'text/event-stream', ...headers } }, res => { resolve(res.statusCode!); res.destroy() })
+      req.on('error', reject)
+      req.end()
+    })
+    expect(await get({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' })).toBe(403)
+    // Clients that are not browsers send neither header, and a page of this origin sends its Origin.
+    expect(await get({})).toBe(200)
+    expect(await get({ origin: 'http://localhost:8080', 'sec-fetch-site': 'cross-site' })).toBe(200)
+    expect(log()).not.toMatch(/child pid \d+/)
+  }, 60_000)
+
   it('warns when bound beyond the loopback address and keeps refusing foreign Host headers', async () => {
     const { base, log } = await cli(['--host', '127.0.0.2', '--', process.execPath, fixture])
     expect(log()).toMatch(/WARNING: listening on 127\.0\.0\.2/)

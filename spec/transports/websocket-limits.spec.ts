@@ -141,6 +141,12 @@ describe('websocket', () => {
     expect((session!.connection.transport as { remoteAddress?: string }).remoteAddress).toBe('127.0.0.1')
   })
 
+  it('refuses an upgrade marked cross-site by the browser that carries no Origin', async () => {
+    const url = await start({})
+    expect(await open(url, { 'sec-fetch-site': 'cross-site' })).toBe(403)
+    expect(await open(url, { 'sec-fetch-site': 'cross-site', origin: 'http://localhost:5173' })).toBeInstanceOf(WebSocket)
+  })
+
   it('refuses a Host that is not a loopback name while bound to loopback (DNS rebinding)', async () => {
     const url = await start({})
     expect(await open(url, { host: 'evil.example.com' })).toBe(403)
