@@ -402,6 +402,47 @@ describe('streamableHttp: every POST that carries requests ends', () => {
   })
 })
 
+describe('streamableHttp: odd bodies', () => {
+  it('answers a 2025-03-26 batch of requests as one array on its stream', async () => {
+    const { url } = await start()
+    const session = await initialized(url, '2025-03-26')
+    const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' }
+    const response = await post(url, [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 'two', method: 'nope' }, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }], headers)
+    expect(response.status).toBe(200)
+    const [answer] = messages(await events(response))
+    expect(answer).toEqual(expect.arrayContaining([{ jsonrpc: '2.0', id: 1, result: {} }, expect.objectContaining({ id: 'two', error: expect.objectContaining({ code: -32601 }) })]))
+  })
+
+  it.each([
+    ['null', 'null'],
+    ['a number', '42'],
+    ['an empty batch', '[]'],
+    ['an object id', '{"jsonrpc":"2.0","id":{},"method":"ping"}'],
+    ['a null id', '{"jsonrpc":"2.0","id":null,"method":"ping"}'],
+    ['no jsonrpc', '{"id":3,"method":"ping"}'],
+    ['a response to nothing', '{"jsonrpc":"2.0","id":99,"result":{}}'],
+    ['a cancel of nothing', '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345}}'],
+  ])('ends a POST of %s with an answer and keeps the session', async (_name, body) => {
+    const { url } = await start()
+    const session = await initialized(url)
+    const response = await post(url, body, { 'mcp-session-id': session })
+    expect([200, 202, 400]).toContain(response.status)
+    await response.text()
+    const ping = await post(url, { jsonrpc: '2.0', id: 1000, method: 'ping' }, { 'mcp-session-id': session })
+    expect(messages(await events(ping))).toEqual([{ jsonrpc: '2.0', id: 1000, result: {} }])
+  })
+
+  it('answers a garbage Last-Event-ID with 404', async () => {
+    const { url } = await start()
+    const session = await initialized(url)
+    for (const lastEventId of ['', '_', '__proto___1', 'x'.repeat(4000), 'abc_-1', 'abc_1e400']) {
+      const response = await get(url, { 'mcp-session-id': session, 'last-event-id': lastEventId })
+      expect(response.status).toBe(404)
+      await response.text()
+    }
+  })
+})
+
 describe('streamableHttp: headers', () => {
   it('refuses an MCP-Protocol-Version that differs from the session\'s negotiated one', async () => {
     const { url } = await start()
