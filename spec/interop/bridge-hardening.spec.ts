@@ -260,6 +260,28 @@ describe('shareUpstream', () => {
     expect((result.content[0] as { text: string }).text).toContain('cannot tell which session')
   })
 
+  it('passes on only the answer of the session the child asked', async () => {
+    const url = await startShared()
+    const alice = await peer(url)
+    await alice.initialize()
+    const mallory = await peer(url)
+    await mallory.initialize()
+    alice.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'elicit', arguments: { withToken: true }, _meta: { progressToken: 'a' } } })
+    expect(await alice.next()).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'a' } })
+    const asked = await alice.next()
+    expect(asked).toMatchObject({ method: 'elicitation/create' })
+    // Another session answers first, with the id it could guess; the ping after it shows the child had it.
+    mallory.send({ jsonrpc: '2.0', id: asked.id, result: { action: 'accept', content: { name: 'mallory' } } })
+    mallory.send({ jsonrpc: '2.0', id: 2, method: 'ping' })
+    expect(await mallory.next()).toMatchObject({ id: 2, result: {} })
+    alice.send({ jsonrpc: '2.0', id: asked.id, result: { action: 'accept', content: { name: 'alice' } } })
+    const answer = await alice.next()
+    expect(answer).toMatchObject({ id: 1 })
+    expect(JSON.parse(answer.result.content[0].text)).toEqual({ action: 'accept', content: { name: 'alice' } })
+    // The request came with alice's own progress token, not the one the bridge gave the child.
+    expect(asked.params._meta).toEqual({ progressToken: 'a' })
+  })
+
   it('hands each session the initialize answer of the protocol version it asked for', async () => {
     const url = await startShared()
     const modern = await peer(url)
