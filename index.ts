@@ -56,7 +56,8 @@ export { resultOf, progressOf, isResultEvent, isProgressEvent } from './lib/oper
 export type { RequestEvent, ProgressEvent, ResultEvent } from './lib/operators/progress.ts'
 export { paginate } from './lib/operators/paginate.ts'
 export type { Page } from './lib/operators/paginate.ts'
-export { compileSchema, applyDefaults } from './lib/json-schema.ts'
+export { applyDefaults, lazyValidator, loadJsonSchema, isObjectSchema } from './lib/validator.ts'
+export type { Validator, LazyValidator, ValidationResult, ValidationIssue, JsonSchemaCompiler } from './lib/validator.ts'
 export { isStandardSchema, validateStandard, standardJsonSchema } from './lib/standard-schema.ts'
 export type {
   StandardSchemaV1, StandardSchemaProps, StandardResult, StandardIssue, StandardValidateOptions, StandardJsonSchemaConverter,

@@ -1,4 +1,4 @@
-import { Observable, Subject, lastValueFrom, map, tap } from 'rxjs'
+import { Observable, Subject, from, lastValueFrom, map, mergeMap, tap } from 'rxjs'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
@@ -9,7 +9,7 @@ import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { paginate } from '../lib/operators/paginate.ts'
 import { resultOf, type ProgressEvent, type RequestEvent } from '../lib/operators/progress.ts'
-import { applyDefaults, compileSchema, isSecureSchema, type Validator } from '../lib/json-schema.ts'
+import { applyDefaults, loadJsonSchema, type Validator } from '../lib/validator.ts'
 import {
   LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type CreateMessageParams,
@@ -374,16 +374,25 @@ class Client implements McpClient {
 
   tools(): Observable<Tool> {
     return paginate(cursor => this.request<ListToolsResult & JsonObject>('tools/list', cursorParams(cursor), { progress: false }).pipe(
-      resultOf(), tap(result => this.#rememberTools(result.tools)), map(result => ({ items: result.tools, nextCursor: result.nextCursor }))))
+      resultOf(), mergeMap(result => from(this.#rememberTools(result.tools).then(() => result))), map(result => ({ items: result.tools, nextCursor: result.nextCursor }))))
   }
 
   async listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult> {
     const result = await this.#call<ListToolsResult>('tools/list', cursorParams(cursor), options)
-    this.#rememberTools(result.tools)
+    await this.#rememberTools(result.tools)
     return result
   }
 
-  #rememberTools(tools: Tool[]): void {
+  /**
+   * Keeps a validator for each tool's outputSchema. The JSON Schema compiler loads here, the first
+   * time a listed tool has an outputSchema, so a client that never meets one never loads it.
+   */
+  async #rememberTools(tools: Tool[]): Promise<void> {
+    if (!tools.some(tool => tool.outputSchema !== undefined)) {
+      for (const tool of tools) this.#outputValidators.delete(tool.name)
+      return
+    }
+    const { compileSchema, isSecureSchema } = await loadJsonSchema()
     for (const tool of tools) {
       // A server's schema is untrusted: one that could make validation slow on purpose is not run.
       if (tool.outputSchema === undefined || !isSecureSchema(tool.outputSchema)) { this.#outputValidators.delete(tool.name); continue }

@@ -11,7 +11,7 @@ import { Feature, negotiateVersion } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { pageOf } from '../lib/cursor.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
-import { compileSchema, type Validator } from '../lib/json-schema.ts'
+import { checkSchemaShape, loadedJsonSchema, loadJsonSchema, type JsonSchemaCompiler, type Validator } from '../lib/validator.ts'
 import {
   isStandardSchema, standardJsonSchema, validateStandard, type InferInput, type InferOutput, type StandardSchemaV1, type StandardVerdict,
 } from '../lib/standard-schema.ts'
@@ -316,6 +316,10 @@ interface ToolEntry {
   definition: ToolDefinition
   handler: ToolHandler<any>
   validateInput: Validator | undefined
+  /** The JSON Schema of the arguments, compiled into `validateInput` on the first call. */
+  jsonInput: object | undefined
+  /** The JSON Schema of `structuredContent`, compiled into `validateOutput` on the first call. */
+  jsonOutput: object | undefined
   /** The Standard Schema of the arguments, when `inputSchema` is one (then `validateInput` is unset). */
   standardInput: ObjectStandardSchema | undefined
   /** The Standard Schema of `structuredContent`, when `outputSchema` is one (then `validateOutput` is unset). */
@@ -381,8 +385,15 @@ class Server implements McpServer {
       entry.definition = next
       entry.standardInput = standard
       entry.standardOutput = standardOutput
-      entry.validateInput = next.inputSchema === undefined || standard !== undefined ? undefined : compileSchema(inputSchema)
-      entry.validateOutput = next.outputSchema === undefined || standardOutput !== undefined ? undefined : compileSchema(next.outputSchema)
+      entry.jsonInput = next.inputSchema === undefined || standard !== undefined ? undefined : inputSchema
+      entry.jsonOutput = next.outputSchema === undefined || standardOutput !== undefined ? undefined : next.outputSchema as object
+      if (entry.jsonOutput !== undefined) checkSchemaShape(entry.jsonOutput)
+      if (entry.jsonInput !== undefined) checkSchemaShape(entry.jsonInput)
+      entry.validateInput = entry.validateOutput = undefined
+      // JSON Schemas compile on the tool's first call, when the compiler (ajv) loads: importing
+      // rxmcp and answering initialize never pay for it. Once it is loaded, they compile here.
+      const compiler = loadedJsonSchema()
+      if (compiler !== undefined) compileToolSchemas(entry, compiler, TypeError)
       entry.wire = compact({
         name, title: next.title, description: next.description, inputSchema, outputSchema,
         annotations: next.annotations, icons: next.icons, execution: next.execution, _meta: next._meta,
@@ -794,6 +805,11 @@ class Session implements ServerSession {
     if (entry === undefined || !entry.isEnabled) throw new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(name)}`)
     const args = params!.arguments ?? {}
     if (!isJsonObject(args)) return toolError(`Invalid arguments for tool ${entry.name}: arguments must be an object`)
+    if ((entry.jsonInput !== undefined && entry.validateInput === undefined) || (entry.jsonOutput !== undefined && entry.validateOutput === undefined)) {
+      const compiler = loadedJsonSchema()
+      if (compiler === undefined) return afterVerdict(loadJsonSchema(), () => this.#callTool(params, ctx), rethrow)
+      compileToolSchemas(entry, compiler, InternalError)
+    }
     if (entry.validateInput !== undefined) {
       const check = entry.validateInput(args)
       // MCP 2025-11-25: input validation errors are tool execution errors, so the model can retry.
@@ -993,6 +1009,22 @@ function toolFailure(error: unknown): JsonObject {
  * Goes on with a verdict that arrives later (an async Standard Schema validator). An Observable, so
  * a handler that returns one keeps its progress and cancellation; `recover` handles a rejection.
  */
+/**
+ * Compiles a tool's JSON Schemas. A schema the compiler refuses becomes `Failure` naming the tool:
+ * a TypeError at registration, an InternalError (-32603) on a call.
+ */
+function compileToolSchemas(entry: ToolEntry, compiler: JsonSchemaCompiler, Failure: new (message: string) => Error): void {
+  const compile = (schema: object, key: string): Validator => {
+    try {
+      return compiler.compileSchema(schema)
+    } catch (error) {
+      throw new Failure(`Tool ${JSON.stringify(entry.name)}: ${key}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  if (entry.jsonInput !== undefined) entry.validateInput = compile(entry.jsonInput, 'inputSchema')
+  if (entry.jsonOutput !== undefined) entry.validateOutput = compile(entry.jsonOutput, 'outputSchema')
+}
+
 function afterVerdict<V>(verdict: Promise<V>, run: (verdict: V) => HandlerOutcome<JsonObject>, recover: (error: unknown) => JsonObject): Observable<JsonObject> {
   return from(verdict).pipe(
     mergeMap(value => {
