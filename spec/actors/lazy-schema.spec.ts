@@ -8,8 +8,8 @@ import { loadedJsonSchema } from '../../lib/validator.ts'
 import { InternalError } from '../../lib/jsonrpc/errors.ts'
 import { connectInMemory } from '../../testing.ts'
 
-const text = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }
-const broken = { type: 'object', properties: { n: { type: 'not-a-type' } } }
+const text = { type: 'object' as const, properties: { text: { type: 'string' } }, required: ['text'] }
+const broken = { type: 'object' as const, properties: { n: { type: 'not-a-type' } } }
 
 describe('createServer (JSON Schema compiled lazily)', () => {
   it('answers initialize and tools/list without loading the compiler, and loads it on the first call', async () => {
