@@ -42,7 +42,8 @@ function echoServer(options: ServerOptions = {}): McpServer {
   server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
     args => ({ content: [{ type: 'text', text: String(args.text) }] }))
   // Results no wire can carry, as a careless handler returns them.
-  server.tool('unserializable', { inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }, args => {
+  // No inputSchema: nothing to compile, so the answer comes within the turns `settle` waits.
+  server.tool('unserializable', {}, args => {
     const cyclic: Record<string, unknown> = { type: 'text', text: 'loop' }
     cyclic.self = cyclic
     const odd = args.kind === 'bigint' ? { type: 'text', text: 'n', n: 10n } : args.kind === 'cycle' ? cyclic : { type: 'text', text: 't', toJSON() { throw new Error('no') } }
@@ -59,7 +60,16 @@ async function open(options: { initialize?: boolean; protocolVersion?: string; m
   server = echoServer(options.server)
   const raw = rawSession(server, options.maxMessageSize)
   await server.listen(raw.transport)
-  if (options.initialize !== false) await raw.initialize(options.protocolVersion)
+  if (options.initialize !== false) {
+    await raw.initialize(options.protocolVersion)
+    // A tool's JSON Schema compiler loads on the first call: call once, so every case after answers
+    // within the turns `settle` waits.
+    raw.write('{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"echo","arguments":{"text":"w"}}}\n')
+    // Loading it reads files, so wait for the answer itself (bounded), not for a number of turns.
+    for (let wait = 0; wait < 2_000 && raw.replies.length === 0; wait++) await new Promise(resolve => setTimeout(resolve, 10))
+    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'warm', result: { content: [{ type: 'text', text: 'w' }] } }])
+    raw.replies.length = 0
+  }
   return raw
 }
 
