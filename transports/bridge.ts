@@ -77,9 +77,15 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
   const maxPerClient = options.maxChildrenPerClient ?? BRIDGE_DEFAULTS.maxChildrenPerClient
   const idleTimeout = options.childIdleTimeout ?? BRIDGE_DEFAULTS.childIdleTimeout
   const sessions = new Set<BridgeSession>()
+  // Ended sessions whose upstream is still shutting down: their processes count until they are gone.
+  const stopping = new Set<BridgeSession>()
   const subscription = new Subscription()
-  const children = () => { let count = 0; for (const session of sessions) if (session.upstream !== undefined) count++; return count }
-  const childrenOf = (address: string) => { let count = 0; for (const session of sessions) if (session.upstream !== undefined && session.address === address) count++; return count }
+  const children = () => { let count = stopping.size; for (const session of sessions) if (session.upstream !== undefined) count++; return count }
+  const childrenOf = (address: string) => {
+    let count = 0
+    for (const session of [...sessions, ...stopping]) if (session.upstream !== undefined && session.address === address) count++
+    return count
+  }
   const admit = (session: BridgeSession): string | undefined => {
     if (children() >= maxChildren) return `Server busy: ${maxChildren} sessions are being served; try again later`
     if (session.address !== undefined && childrenOf(session.address) >= maxPerClient) return `Server busy: ${maxPerClient} sessions from ${session.address} are being served; try again later`
@@ -87,7 +93,10 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
   }
   for (const listener of listeners) {
     subscription.add(listener.connections.subscribe(downstream => {
-      const session = new BridgeSession(downstream, scheduler.now(), report, () => sessions.delete(session))
+      const session = new BridgeSession(downstream, scheduler.now(), report, () => {
+        sessions.delete(session)
+        if (session.upstream !== undefined) stopping.add(session)
+      }, () => stopping.delete(session))
       sessions.add(session)
       session.start(() => {
         const refusal = admit(session)
@@ -134,7 +143,7 @@ class BridgeSession {
   #ended: Promise<void> | undefined
   #now: () => number = () => 0
 
-  constructor(readonly downstream: Transport, now: number, readonly report: (error: unknown) => void, readonly onEnd: () => void) {
+  constructor(readonly downstream: Transport, now: number, readonly report: (error: unknown) => void, readonly onEnd: () => void, readonly onStopped: () => void) {
     this.address = downstream.remoteAddress
     this.#lastActivity = now
   }
@@ -253,6 +262,7 @@ class BridgeSession {
   async #close(): Promise<void> {
     this.onEnd()
     await Promise.allSettled([this.downstream.close(), this.upstream?.close()])
+    this.onStopped()
   }
 }
 
