@@ -52,7 +52,25 @@ export interface Exchange {
   stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink
 }
 
+/** The headers of a JSON answer. */
 export const JSON_HEADERS = { 'content-type': 'application/json' }
+
+/** The headers of every SSE answer. */
+export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' }
+
+/**
+ * What the listener needs of any of its sessions (Streamable HTTP or legacy SSE) to apply one
+ * policy to both: the idle clock, whether a request is in flight, keep-alives, the end.
+ */
+export interface ListenerSession {
+  readonly id: string
+  /** When the client last sent anything (a POST, a GET, a resume), by the listener's clock. */
+  lastSeen: number
+  hasRequestInFlight(): boolean
+  keepAlive(): void
+  end(): void
+}
+
 const encoder = new TextEncoder()
 
 /** Answers with a JSON-RPC error body (HTTP-level refusals). */

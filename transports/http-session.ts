@@ -4,8 +4,7 @@ import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/m
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import type { EventStore } from './event-store.ts'
-import type { Exchange, Sink } from './http-exchange.ts'
-import { SSE_HEADERS, type ListenerSession } from './legacy-sse.ts'
+import { SSE_HEADERS, type Exchange, type ListenerSession, type Sink } from './http-exchange.ts'
 import { isFrameError, responseIdOf, responseIds } from './http-ids.ts'
 
 /** What every session of one listener shares (one object, so a session holds one pointer to it). */

@@ -4,24 +4,8 @@ import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
-import type { Exchange, Sink } from './http-exchange.ts'
+import { SSE_HEADERS, type Exchange, type ListenerSession, type Sink } from './http-exchange.ts'
 import { requestsOf, responseIds } from './http-ids.ts'
-
-/** The headers of every SSE answer. */
-export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' }
-
-/**
- * What the listener needs of any of its sessions (Streamable HTTP or legacy SSE) to apply one
- * policy to both: the idle clock, whether a request is in flight, keep-alives, the end.
- */
-export interface ListenerSession {
-  readonly id: string
-  /** When the client last sent anything (a POST, a GET, a resume), by the listener's clock. */
-  lastSeen: number
-  hasRequestInFlight(): boolean
-  keepAlive(): void
-  end(): void
-}
 
 /**
  * One legacy HTTP+SSE session (MCP 2024-11-05): a GET stream that carries everything the server
