@@ -96,7 +96,8 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 
 const isAlive = (pid: number) => { try { process.kill(pid, 0); return true } catch { return false } }
 
-describe('bridge', () => {
+// Real child processes: room for a loaded machine.
+describe('bridge', { timeout: 30_000 }, () => {
   it('has small defaults for children and 16 MiB messages', () => {
     expect(BRIDGE_DEFAULTS).toMatchObject({ maxChildren: 8, maxChildrenPerClient: 4, childIdleTimeout: 5 * 60_000, maxMessageSize: 16 * 1024 * 1024 })
   })
@@ -196,7 +197,8 @@ describe('bridge', () => {
   })
 })
 
-describe('shareUpstream', () => {
+// Real child processes: room for a loaded machine.
+describe('shareUpstream', { timeout: 30_000 }, () => {
   async function startShared() {
     const ws = websocket({ heartbeatMs: 0 })
     await ws.start()

@@ -74,7 +74,7 @@ async function initialize(socket: WebSocket): Promise<void> {
 
 const closeCode = (socket: WebSocket) => new Promise<number>(resolve => socket.once('close', code => resolve(code)))
 
-describe('websocket', () => {
+describe('websocket', { timeout: 20_000 }, () => {
   it('has a session cap, an idle timeout and an eviction minimum by default', () => {
     expect(WEBSOCKET_DEFAULTS).toMatchObject({ maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, sessionEvictionMinIdle: 60_000 })
   })
