@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs'
+import { Observable, type Subscriber } from 'rxjs'
 import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
@@ -79,7 +79,8 @@ type Route = HttpStream | JsonAnswer
 export class HttpSession implements Transport, ListenerSession {
   /** The client's IP address (for the bridge's per-client limit). */
   remoteAddress: string | undefined
-  readonly #inbound = new Subject<Inbound>()
+  /** The connection reading this session (the contract: one subscriber); no Subject, to keep idle sessions small. */
+  #reader: Subscriber<Inbound> | undefined
   /** Streams by id: open ones, and those kept for resumption (created on the first). */
   #streams: Map<string, HttpStream> | undefined
   /** Where each request in flight is answered (created on the first). */
@@ -97,7 +98,13 @@ export class HttpSession implements Transport, ListenerSession {
   constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}
 
   get kind(): string { return 'streamable-http' }
-  get inbound(): Observable<Inbound> { return this.#inbound.asObservable() }
+  get inbound(): Observable<Inbound> {
+    return new Observable<Inbound>(subscriber => {
+      if (this.#isEnded) return subscriber.complete()
+      this.#reader = subscriber
+      return () => { if (this.#reader === subscriber) this.#reader = undefined }
+    })
+  }
 
   /**
    * Hands a POST's body to the connection. Returns the error the connection answered about the
@@ -107,7 +114,7 @@ export class HttpSession implements Transport, ListenerSession {
     const errors: JsonRpcPayload[] = []
     this.#frameErrors = errors
     try {
-      this.#inbound.next({ type: 'message', message: payload })
+      this.#reader?.next({ type: 'message', message: payload })
     } finally {
       this.#frameErrors = undefined
     }
@@ -346,7 +353,9 @@ export class HttpSession implements Transport, ListenerSession {
     // Everything the session stored goes with it (DELETE, idle expiry, eviction, close).
     quietly(store?.deleteSession?.(this.id))
     this.#routes?.clear()
-    this.#inbound.complete()
+    const reader = this.#reader
+    this.#reader = undefined
+    reader?.complete()
     this.onEnd(this)
   }
 }
