@@ -1,4 +1,4 @@
-import { BehaviorSubject, Observable } from 'rxjs'
+import { BehaviorSubject, Observable } from '../lib/rx.ts'
 
 /**
  * What a behaviour returns: the next state, or the next state with effects to run after it is

@@ -1,4 +1,4 @@
-import { Observable, Subject, from, lastValueFrom, map, mergeMap, tap } from 'rxjs'
+import { Observable, Subject, from, lastValueFrom, map, mergeMap, tap } from '../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs'
+import type { Observable } from '../lib/rx.ts'
 import type { Connection, IncomingRequest, RequestOptions } from '../lib/connection.ts'
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../lib/jsonrpc/message.ts'
 import type { RequestEvent } from '../lib/operators/progress.ts'

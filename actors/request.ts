@@ -1,4 +1,4 @@
-import { Observable, isObservable } from 'rxjs'
+import { Observable, isObservable } from '../lib/rx.ts'
 
 /**
  * What a handler may return: a value, a Promise of one, or an Observable whose last value counts.

@@ -1,4 +1,4 @@
-import { Observable, catchError, from, isObservable, lastValueFrom, mergeMap, of, type Subscription } from 'rxjs'
+import { Observable, catchError, from, isObservable, lastValueFrom, mergeMap, of, type Subscription } from '../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'

@@ -1,4 +1,4 @@
-import { Observable, Subject, asyncScheduler, isObservable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
+import { Observable, Subject, asyncScheduler, isObservable, type SchedulerLike, type Subscriber, type Subscription } from './rx.ts'
 import type {
   JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId,
 } from './jsonrpc/message.ts'

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs'
+import type { Observable } from './rx.ts'
 import type { JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
 

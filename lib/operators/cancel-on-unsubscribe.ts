@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs'
+import { Observable, type MonoTypeOperatorFunction } from '../rx.ts'
 
 /**
  * Calls `onCancel` when the subscriber leaves before the source completed or errored: the

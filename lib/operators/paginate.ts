@@ -1,4 +1,4 @@
-import { Observable, type Subscription } from 'rxjs'
+import { Observable, type Subscription } from '../rx.ts'
 import { ProtocolError } from '../jsonrpc/errors.ts'
 
 /** One page of a paginated MCP list. */

@@ -1,4 +1,4 @@
-import { filter, map, type OperatorFunction } from 'rxjs'
+import { filter, map, type OperatorFunction } from '../rx.ts'
 
 /** A progress report for an outgoing request, from `notifications/progress`. */
 export interface ProgressEvent {

@@ -1,4 +1,4 @@
-import { Observable, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
+import { Observable, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from '../rx.ts'
 import { TimeoutError } from '../jsonrpc/errors.ts'
 
 /** Configuration of {@link withTimeout}. */
