@@ -21,6 +21,8 @@ const clients: McpClient[] = []
 const processes: ChildProcess[] = []
 const pids: number[] = []
 afterEach(async () => {
+  // Processes a failed test left behind first, so that no close below waits on them.
+  for (const pid of pids.splice(0)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
   for (const socket of sockets.splice(0)) socket.terminate()
   await Promise.allSettled(clients.splice(0).map(client => client.close()))
   await running?.close()
@@ -28,7 +30,6 @@ afterEach(async () => {
   await Promise.allSettled(upstreams.map(upstream => upstream.close()))
   upstreams = []
   for (const child of processes.splice(0)) child.kill('SIGKILL')
-  for (const pid of pids.splice(0)) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
 })
 
 /** A bridge in this process: a WebSocket and a Streamable HTTP listener, the fixture as child. */
@@ -296,6 +297,21 @@ describe('shareUpstream', { timeout: 30_000 }, () => {
     const odd = await peer(url)
     expect((await odd.initialize('1999-01-01')).result).toBeDefined()
     expect(upstreams).toHaveLength(2)
+  })
+})
+
+describe('bridgeChild', { timeout: 30_000 }, () => {
+  it('closes a child that ignores SIGTERM and EOF, and its grandchild with it (one process group)', async () => {
+    const child = bridgeChild({ command: process.execPath, args: [fixture, '--trap', '--grandchild'], stderr: 'ignore', shutdownGraceMs: 200 })
+    upstreams.push(child)
+    const answer = new Promise<any>(resolve => child.inbound.subscribe({ next: item => { if (item.type === 'message') resolve(item.message) }, error: () => {} }))
+    child.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+    const { pid, grandchildPid } = (await answer).result.serverInfo
+    pids.push(pid, grandchildPid)
+    await within(child.close(), 10_000, 'close() resolves')
+    for (let wait = 0; wait < 100 && isAlive(grandchildPid); wait++) await new Promise(resolve => setTimeout(resolve, 50))
+    expect(isAlive(pid)).toBe(false)
+    expect(isAlive(grandchildPid)).toBe(false)
   })
 })
 
