@@ -24,7 +24,7 @@ export type { Codec, Decoder, Encode } from './lib/codec/codec.ts'
 export { DEFAULT_MAX_MESSAGE_SIZE } from './lib/codec/codec.ts'
 export { jsonLines } from './lib/codec/json-lines.ts'
 export { json, decodeJsonFrame } from './lib/codec/json.ts'
-export { msgpack, encodeMsgpack, decodeMsgpackFrame } from './lib/codec/msgpack.ts'
+export { msgpack, encodeMsgpack, decodeMsgpackFrame, loadMsgpack, isMsgpackLoaded } from './lib/codec/msgpack.ts'
 export { encodeSseEvent, encodeSseComment, createSseParser } from './lib/codec/sse.ts'
 export type { SseEvent, SseParser } from './lib/codec/sse.ts'
 export {

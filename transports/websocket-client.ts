@@ -4,7 +4,7 @@ import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
-import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
+import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../lib/codec/msgpack.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -124,6 +124,8 @@ class WebSocketClient implements Transport {
     const protocols = [this.#isMsgpack ? WS_SUBPROTOCOL.msgpack : WS_SUBPROTOCOL.json]
     let socket: WebSocketLike
     try {
+      // msgpackr is an optional peer: loaded here, so a JSON client never loads it.
+      if (this.#isMsgpack) await loadMsgpack()
       const create = await webSocketFactory(options, this.#maxFrameBytes)
       socket = create(this.#url, protocols)
     } catch (error) {

@@ -1,9 +1,9 @@
-import { Packr } from 'msgpackr'
+import type { Packr } from 'msgpackr'
 import type { Codec } from './codec.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
 import type { Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
-import { FrameTooLargeError, ParseError } from '../jsonrpc/errors.ts'
+import { FrameTooLargeError, ParseError, TransportError } from '../jsonrpc/errors.ts'
 
 /**
  * msgpackr set up so that a JSON value comes back as the same JSON value: plain objects (no
@@ -11,7 +11,35 @@ import { FrameTooLargeError, ParseError } from '../jsonrpc/errors.ts'
  * numbers, which is exact because {@link findNonJson} has refused any beyond the safe range. One exception, kept on purpose: msgpackr renames an own
  * `__proto__` key (to `__proto_`) rather than risk prototype pollution.
  */
-const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false, bundleStrings: false, int64AsType: 'number' })
+let packr: Packr | undefined
+/** The one load of msgpackr in progress or done, shared by every caller. */
+let loading: Promise<void> | undefined
+
+/**
+ * Loads msgpackr, an optional peer dependency that only the msgpack WebSocket subprotocol needs:
+ * call it (the WebSocket transports do) before {@link encodeMsgpack} or {@link decodeMsgpackFrame}.
+ * Resolves at once after the first load; rejects with a TransportError saying what to install when
+ * msgpackr is not installed.
+ */
+export function loadMsgpack(): Promise<void> {
+  loading ??= import('msgpackr').then(
+    module => { packr = new module.Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false, bundleStrings: false, int64AsType: 'number' }) },
+    (error: unknown) => {
+      loading = undefined
+      throw new TransportError('msgpack needs the optional peer dependency msgpackr: npm install msgpackr', { cause: error })
+    })
+  return loading
+}
+
+/** True once {@link loadMsgpack} has loaded msgpackr. */
+export function isMsgpackLoaded(): boolean {
+  return packr !== undefined
+}
+
+function loadedPackr(): Packr {
+  if (packr === undefined) throw new TransportError('msgpack is not loaded: await loadMsgpack() first')
+  return packr
+}
 
 /**
  * Encodes one payload as msgpack bytes holding only JSON values, as JSON text would carry it.
@@ -23,8 +51,9 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: fal
  * for such payloads; what JSON cannot encode (a cycle, a BigInt) throws, as with JSON.
  */
 export function encodeMsgpack(payload: JsonRpcPayload): Uint8Array {
-  const bytes = packr.pack(payload)
-  return findNonJson(bytes) === undefined ? bytes : packr.pack(JSON.parse(JSON.stringify(payload)))
+  const packer = loadedPackr()
+  const bytes = packer.pack(payload)
+  return findNonJson(bytes) === undefined ? bytes : packer.pack(JSON.parse(JSON.stringify(payload)))
 }
 
 /**
@@ -37,11 +66,12 @@ export function encodeMsgpack(payload: JsonRpcPayload): Uint8Array {
  * bytes after the value. A uint64 or int64 that fits a safe integer is a number.
  */
 export function decodeMsgpackFrame(frame: Uint8Array, maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE): Inbound {
+  const packer = loadedPackr()
   if (frame.length > maxMessageSize) return { type: 'invalid', error: new FrameTooLargeError(maxMessageSize, undefined, { size: frame.length }) }
   const refusal = findNonJson(frame)
   if (refusal !== undefined) return { type: 'invalid', error: new ParseError(`Parse error: invalid msgpack (${refusal})`) }
   try {
-    return { type: 'message', message: packr.unpack(frame) }
+    return { type: 'message', message: packer.unpack(frame) }
   } catch (error) {
     return { type: 'invalid', error: new ParseError(`Parse error: invalid msgpack (${error instanceof Error ? error.message : 'unknown'})`) }
   }

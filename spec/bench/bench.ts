@@ -30,12 +30,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { WebSocket } from 'ws'
 import { connect } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
-import { decodeMsgpackFrame, encodeMsgpack } from '../../lib/codec/msgpack.ts'
+import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../../lib/codec/msgpack.ts'
 import { openSession, post, startHttpServer } from './http-bench.ts'
 import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs, within } from './procs.ts'
 import { RawDriver, type RawResponse } from './raw-driver.ts'
 
 installCleanup()
+await loadMsgpack()
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)

@@ -11,7 +11,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const RUNTIME_DEPENDENCIES = ['ajv', 'msgpackr', 'rxjs', 'ws']
+const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws']
+/** Linked into the consumer project too: an optional peer the WebSocket msgpack subprotocol loads. */
+const OPTIONAL_PEERS = ['msgpackr']
 
 interface Run { code: number; stdout: string; stderr: string }
 
@@ -35,7 +37,7 @@ describe('the npm package', () => {
   let scratch: string
   let project: string
   let files: string[]
-  let manifest: { dependencies?: Record<string, string>; exports: Record<string, unknown>; bin: Record<string, string> }
+  let manifest: { dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; exports: Record<string, unknown>; bin: Record<string, string> }
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'rxmcp-pack-'))
@@ -49,7 +51,7 @@ describe('the npm package', () => {
     project = join(scratch, 'consumer')
     await run('mkdir', ['-p', project], scratch)
     // Offline: the runtime dependencies are linked from this checkout, the package comes from the tarball.
-    const dependencies = Object.fromEntries(RUNTIME_DEPENDENCIES.map(name => [name, `file:${join(root, 'node_modules', name)}`]))
+    const dependencies = Object.fromEntries([...RUNTIME_DEPENDENCIES, ...OPTIONAL_PEERS].map(name => [name, `file:${join(root, 'node_modules', name)}`]))
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', dependencies }))
     const installed = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', join(scratch, report.filename)], project, 240_000)
     expect(installed.code, installed.stderr).toBe(0)
@@ -75,8 +77,10 @@ describe('the npm package', () => {
     expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
   })
 
-  it('depends at runtime on rxjs, ws, msgpackr and ajv only', () => {
+  it('depends at runtime on rxjs, ws and ajv only, with msgpackr an optional peer', () => {
     expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
+    expect(Object.keys(manifest.peerDependencies ?? {})).toEqual(OPTIONAL_PEERS)
+    for (const peer of OPTIONAL_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true)
   })
 
   it('points every export at a built file that is in the tarball', () => {

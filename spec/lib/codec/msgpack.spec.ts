@@ -1,12 +1,26 @@
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Packr } from 'msgpackr'
-import { decodeMsgpackFrame, encodeMsgpack } from '../../../lib/codec/msgpack.ts'
+import { decodeMsgpackFrame, encodeMsgpack, isMsgpackLoaded, loadMsgpack } from '../../../lib/codec/msgpack.ts'
+import { TransportError } from '../../../lib/jsonrpc/errors.ts'
+
+// Runs before the file's other cases (and so before beforeAll below loads msgpackr).
+describe('loadMsgpack', () => {
+  it('is required before encoding or decoding, and loads msgpackr once', async () => {
+    expect(isMsgpackLoaded()).toBe(false)
+    expect(() => encodeMsgpack({ jsonrpc: '2.0', method: 'ping' })).toThrow(TransportError)
+    expect(() => decodeMsgpackFrame(new Uint8Array([0xc0]))).toThrow('await loadMsgpack() first')
+    await Promise.all([loadMsgpack(), loadMsgpack()])
+    expect(isMsgpackLoaded()).toBe(true)
+  })
+})
 
 /** JSON values without the one key msgpackr renames on purpose. */
 const json = fc.jsonValue().filter(value => !JSON.stringify(value).includes('"__proto__"'))
 
 describe('msgpack', () => {
+  beforeAll(() => loadMsgpack())
+
   it('round-trips arbitrary JSON-RPC messages unchanged', () => {
     const message = fc.oneof(
       fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), fc.string()), method: fc.string(), params: fc.dictionary(fc.string().filter(k => k !== '__proto__'), json) }),
