@@ -4,6 +4,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
+import { openSession } from '../bench/http-bench.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -41,6 +42,33 @@ describe('the Streamable HTTP server under abuse', () => {
       expect(after - before).toBeLessThan(8 * 1024 * 1024)
     } finally {
       await server.close()
+    }
+  }, 30_000)
+
+  it('holds under 2 KiB of heap per idle session in the listener itself', async () => {
+    // The listener alone: a bare reader answers initialize, so only the transport's share is measured.
+    const http = streamableHttp()
+    const subscription = http.connections.subscribe(transport => {
+      transport.inbound.subscribe(item => {
+        const message = item.type === 'message' ? item.message as { id?: number; method?: string } : undefined
+        if (message?.method === 'initialize') void transport.send({ jsonrpc: '2.0', id: message.id!, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'bare', version: '1' } } })
+      })
+    })
+    await http.start()
+    try {
+      // node:http with a keep-alive agent as the client (fetch keeps more of its own per request).
+      const url = new URL(http.url!)
+      const open = () => openSession(url)
+      await Promise.all(Array.from({ length: 50 }, open))
+      const before = heap()
+      for (let batch = 0; batch < 20; batch++) await Promise.all(Array.from({ length: 50 }, open))
+      const perSession = (heap() - before) / 1000
+      console.log(`listener heap per idle session: ${(perSession / 1024).toFixed(2)} KiB`)
+      expect(http.sessionCount).toBe(1050)
+      expect(perSession).toBeLessThan(2 * 1024)
+    } finally {
+      subscription.unsubscribe()
+      await http.close()
     }
   }, 30_000)
 

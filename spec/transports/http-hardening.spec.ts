@@ -3,6 +3,8 @@ import { createServer as createNodeServer, request as httpRequest, type Incoming
 import { connect as netConnect } from 'node:net'
 import { once } from 'node:events'
 import { randomUUID } from 'node:crypto'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { VirtualTimeScheduler } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
@@ -324,6 +326,24 @@ describe('streamableHttp under a hostile or slow peer', () => {
     const resumed = await get(url, { 'mcp-session-id': victim, 'last-event-id': lastId })
     expect(resumed.status).toBe(200)
     expect(messages(await events(resumed)).at(-1)).toMatchObject({ id: 1, result: {} })
+  })
+})
+
+describe('streamableHttp: memory of an idle session', () => {
+  it('keeps none of the HTTP objects of the requests that made it', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const { url, responses } = await start()
+    for (let i = 0; i < 10; i++) await initialized(url)
+    expect(http!.sessionCount).toBe(10)
+    const alive = responses.map(response => new WeakRef(response))
+    responses.length = 0
+    await new Promise(resolve => setTimeout(resolve, 20))
+    gc(); gc()
+    const kept = alive.filter(ref => ref.deref() !== undefined).length
+    console.log(`ServerResponses still reachable after 10 sessions (20 requests): ${kept}`)
+    // Keep-alive sockets may hold their last exchange a moment; a session must hold none.
+    expect(kept).toBeLessThan(5)
   })
 })
 
