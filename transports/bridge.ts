@@ -205,6 +205,11 @@ class BridgeSession {
     if (item.type === 'invalid') {
       // An answer too large to take: the request that waits for it gets an error instead of nothing.
       const details = item.error as { id?: RequestId; kind?: string; limit?: number }
+      // A request of the child's too large to pass on: the child hears so, as a client would answer it.
+      if (details.kind === 'request' && details.id !== undefined) {
+        this.#forward(this.upstream!, { jsonrpc: '2.0', id: details.id, error: new InvalidRequestError(`Invalid Request: ${item.error.message}`).toJSON() })
+        return
+      }
       const id = details.kind === 'response' && details.id !== undefined && this.#inFlight.has(details.id) ? details.id
         : details.kind === undefined && this.#inFlight.size === 1 ? this.#inFlight.values().next().value! : undefined
       if (id === undefined) { this.report(item.error); return }
