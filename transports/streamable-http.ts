@@ -39,7 +39,8 @@ export interface StreamableHttpOptions {
   sessionIdGenerator?: () => string
   /**
    * Ms since the client last sent anything (a POST, a GET, a resume) after which its session is
-   * closed, streams included: an open GET stream does not keep a session alive (default 30 minutes).
+   * closed, streams included: an open GET stream does not keep a session alive, a request in flight
+   * does (default 30 minutes).
    */
   sessionIdleTimeout?: number
   /** @deprecated The former name of `sessionIdleTimeout`. */
@@ -213,7 +214,8 @@ class HttpTransportServer implements StreamableHttpServer {
     // An open stream does not count as activity, so a client that only listens cannot pin a slot.
     for (const session of this.#sessions.values()) {
       if (now - session.lastSeen <= this.#idleTimeout) break
-      session.end()
+      // A request still running (a long tool call) is the client waiting, not gone: as on WebSocket.
+      if (!session.hasRequestInFlight()) session.end()
     }
     if (keepAlive > 0 && now - this.#lastKeepAlive >= keepAlive) {
       this.#lastKeepAlive = now

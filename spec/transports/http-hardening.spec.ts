@@ -219,6 +219,20 @@ describe('streamableHttp under a hostile or slow peer', () => {
     expect((await post(url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': session })).status).toBe(404)
   })
 
+  it('keeps an idle session past its idle timeout while a request of it is in flight', async () => {
+    const { clock, advance } = virtualClock()
+    const { url } = await start({ scheduler: clock, sessionIdleTimeout: 60_000, keepAliveMs: 0 })
+    const session = await initialized(url)
+    const working = await post(url, call(1, 'wait', { key: 'long' }), { 'mcp-session-id': session })
+    await gate.begun('long')
+    advance(5 * 60_000)
+    expect(http!.sessionCount).toBe(1)
+    gate.release('long')
+    expect(messages(await events(working)).at(-1)).toMatchObject({ id: 1, result: {} })
+    advance(2 * 60_000)
+    expect(http!.sessionCount).toBe(0)
+  })
+
   it('at maxSessions evicts the least recently active idle session with no request in flight, else answers 503 with Retry-After', async () => {
     const { clock, advance } = virtualClock()
     const { url } = await start({ scheduler: clock, maxSessions: 2, sessionEvictionMinIdle: 60_000, sessionIdleTimeout: 3_600_000, keepAliveMs: 0 })
