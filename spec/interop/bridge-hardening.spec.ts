@@ -196,6 +196,16 @@ describe('bridge', { timeout: 30_000 }, () => {
     client.send({ jsonrpc: '2.0', id: 8, method: 'ping' })
     expect(await client.next()).toMatchObject({ id: 8, result: {} })
   })
+
+  it('answers the child -32600 when a request of its own is beyond the limit', async () => {
+    const urls = await startBridge({}, { maxMessageSize: 1024 * 1024 })
+    const client = await peer(urls.ws)
+    await client.initialize()
+    client.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask-big', arguments: { bytes: 2 * 1024 * 1024 } } })
+    const answer = await within(client.next(), 10_000, 'an answer')
+    expect(answer).toMatchObject({ id: 1 })
+    expect(JSON.parse(answer.result.content[0].text)).toMatchObject({ error: { code: -32600, message: expect.stringContaining('limit') } })
+  })
 })
 
 // Real child processes: room for a loaded machine.
