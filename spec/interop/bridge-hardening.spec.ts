@@ -295,6 +295,24 @@ describe('shareUpstream', { timeout: 30_000 }, () => {
     expect(asked.params._meta).toEqual({ progressToken: 'a' })
   })
 
+  it('sends a server request that names a task to the session that made the task', async () => {
+    const url = await startShared()
+    const alice = await peer(url)
+    await alice.initialize()
+    const bob = await peer(url)
+    await bob.initialize()
+    alice.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'task', arguments: { taskId: 'task-1' } } })
+    expect(await alice.next()).toMatchObject({ id: 1, result: { task: { taskId: 'task-1' } } })
+    // bob's request is the only one in flight, yet the child's question is about alice's task.
+    bob.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'elicit', arguments: { relatedTask: 'task-1' } } })
+    const asked = await within(alice.next(), 10_000, 'alice is asked')
+    expect(asked).toMatchObject({ method: 'elicitation/create', params: { _meta: { 'io.modelcontextprotocol/related-task': { taskId: 'task-1' } } } })
+    alice.send({ jsonrpc: '2.0', id: asked.id, result: { action: 'decline' } })
+    const answer = await bob.next()
+    expect(answer).toMatchObject({ id: 1 })
+    expect(JSON.parse(answer.result.content[0].text)).toEqual({ action: 'decline' })
+  })
+
   it('hands each session the initialize answer of the protocol version it asked for', async () => {
     const url = await startShared()
     const modern = await peer(url)
