@@ -7,7 +7,7 @@
  *
  * Exit codes: 0 success, 1 failure (or a tool result with isError), 2 usage error.
  */
-import { lastValueFrom, toArray, EMPTY, type Observable } from 'rxjs'
+import { lastValueFrom, toArray, EMPTY, type Observable } from '../lib/rx.ts'
 import { connect, type McpClient } from '../actors/client.ts'
 import { stdioClient, type StdioClientTransport } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'

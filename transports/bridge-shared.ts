@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs'
+import { Observable, Subject } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, JsonRpcRequest, RequestId } from '../lib/jsonrpc/message.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'

@@ -1,4 +1,4 @@
-import { asyncScheduler, interval, Subscription, type SchedulerLike } from 'rxjs'
+import { asyncScheduler, interval, Subscription, type SchedulerLike } from '../lib/rx.ts'
 import type { Inbound, SendOptions, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ErrorCode, InternalError, InvalidRequestError, McpError } from '../lib/jsonrpc/errors.ts'

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { asyncScheduler, type SchedulerLike } from 'rxjs'
+import { asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
 
 /**
  * Where SSE text goes: a node response or a web ReadableStream. A sink whose peer stops reading is

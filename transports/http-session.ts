@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs'
+import { Observable, type Subscriber } from '../lib/rx.ts'
 import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'

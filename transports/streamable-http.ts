@@ -1,6 +1,5 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
-import { randomBytes } from 'node:crypto'
-import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs'
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
+import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
@@ -11,7 +10,7 @@ import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange } from './http-exchange.ts'
 import { LegacySession } from './legacy-sse.ts'
-import { requestsOf } from './http-ids.ts'
+import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 
 /** Options of {@link streamableHttp}; defaults in {@link STREAMABLE_HTTP_DEFAULTS}. */
@@ -158,7 +157,7 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#lastKeepAlive = this.#now()
     const eventStore = options.eventStore === false ? undefined : options.eventStore ?? createMemoryEventStore()
     // Stream ids: a random prefix per listener and a counter, so no id says which session it is of.
-    const streamPrefix = randomBytes(6).toString('base64url')
+    const streamPrefix = randomId(6)
     let streamCount = 0
     this.#config = {
       eventStore,
@@ -178,7 +177,8 @@ class HttpTransportServer implements StreamableHttpServer {
     const sweep = () => this.#sweep(keepAlive)
     if (scheduler === undefined) {
       this.#timer = setInterval(sweep, tick)
-      this.#timer.unref()
+      // Node's timers can be unref'd; a browser's or a worker's are plain numbers.
+      ;(this.#timer as { unref?: () => void }).unref?.()
     } else {
       this.#sweeping = scheduler.schedule(function (this: SchedulerAction<unknown>) { sweep(); this.schedule(undefined, tick) }, tick)
     }
@@ -191,6 +191,9 @@ class HttpTransportServer implements StreamableHttpServer {
   async start(): Promise<void> {
     if (this.#http !== undefined) return
     const host = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
+    // node:http loads here, so the web-standard handler (`handle(Request)`) runs where it does not exist.
+    // The specifier is held in a variable so that bundlers leave node:http out of browser bundles.
+    const { createServer: createHttpServer } = await import(/* @vite-ignore */ NODE_HTTP) as typeof import('node:http')
     const http = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, this.nodeHandler)
     this.#http = http
     const port = await listenOn(http, this.#options.port ?? 0, host)
@@ -432,7 +435,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (requestIds.length === 0) {
       const error = session.receive(payload)
       // Let the notification reach its handler before the one-shot session ends.
-      setImmediate(() => session.end())
+      setTimeout(() => session.end(), 0)
       return error !== undefined ? exchange.reply(400, JSON_HEADERS, JSON.stringify(error)) : exchange.reply(202, {})
     }
     const answer = session.expectJson(requestIds, Array.isArray(payload))
@@ -497,9 +500,12 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 }
 
+/** Imported only by start(); see there. */
+const NODE_HTTP = 'node:http'
+
 function defaultSessionId(): string {
-  // 256 bits from the OS CSPRNG: unguessable, and URL- and header-safe.
-  return randomBytes(32).toString('base64url')
+  // 256 bits from the platform's CSPRNG: unguessable, and URL- and header-safe.
+  return randomId(32)
 }
 
 /** Stateless sessions keep no streams and no events. */

@@ -1,13 +1,13 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
+import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from 'rxjs'
-import { WebSocket, WebSocketServer, type RawData } from 'ws'
+import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
+import type { WebSocket, WebSocketServer, RawData } from 'ws'
 import type { Inbound, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
-import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
+import { decodeMsgpackFrame, encodeMsgpack, isMsgpackLoaded, loadMsgpack } from '../lib/codec/msgpack.ts'
 import { LOOPBACK_HOSTS, isAllowedOrigin, isCrossSiteWithoutOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { WS_SUBPROTOCOL } from './websocket-client.ts'
@@ -87,11 +87,16 @@ export function websocket(options: WebSocketServerOptions = {}): McpWebSocketSer
 }
 
 
+/** WebSocket ready states (the same numbers in ws and in the WHATWG API). */
+const OPEN = 1
+const CLOSED = 3
+
 class WsTransportServer implements McpWebSocketServer {
   readonly #options: WebSocketServerOptions
   readonly #connections = new Subject<Transport>()
   readonly connections: Observable<Transport> = this.#connections.asObservable()
-  readonly #wss: WebSocketServer
+  /** The ws server, made on the first upgrade (ws loads then, not when rxmcp is imported). */
+  #wss: Promise<WebSocketServer> | undefined
   readonly #sockets = new Set<WsTransport>()
   #http: HttpServer | undefined
   #url: string | undefined
@@ -101,12 +106,6 @@ class WsTransportServer implements McpWebSocketServer {
 
   constructor(options: WebSocketServerOptions) {
     this.#options = options
-    this.#wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes,
-      perMessageDeflate: false,
-      handleProtocols: protocols => protocols.has(WS_SUBPROTOCOL.msgpack) ? WS_SUBPROTOCOL.msgpack : protocols.has(WS_SUBPROTOCOL.json) ? WS_SUBPROTOCOL.json : false,
-    })
     this.#scheduler = options.scheduler ?? asyncScheduler
     const heartbeat = options.heartbeatMs ?? WEBSOCKET_DEFAULTS.heartbeatMs
     if (heartbeat > 0) this.#timers.add(every(heartbeat, options.scheduler, () => { for (const socket of this.#sockets) socket.heartbeat() }))
@@ -118,6 +117,21 @@ class WsTransportServer implements McpWebSocketServer {
         for (const socket of this.#sockets) if (!socket.hasRequestInFlight() && now - socket.lastSeen >= idle) this.#drop(socket, 'idle timeout')
       }))
     }
+  }
+
+  /**
+   * The ws server, loading ws (and msgpackr, an optional peer) on first use. msgpack is chosen
+   * only when the client offers it and msgpackr is installed; otherwise JSON, if offered.
+   */
+  #server(): Promise<WebSocketServer> {
+    this.#wss ??= Promise.all([import('ws'), loadMsgpack().catch(() => undefined)]).then(([{ WebSocketServer }]) => new WebSocketServer({
+      noServer: true,
+      maxPayload: this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes,
+      perMessageDeflate: false,
+      handleProtocols: protocols => protocols.has(WS_SUBPROTOCOL.msgpack) && isMsgpackLoaded() ? WS_SUBPROTOCOL.msgpack
+        : protocols.has(WS_SUBPROTOCOL.json) ? WS_SUBPROTOCOL.json : false,
+    }))
+    return this.#wss
   }
 
   /** Closes a socket with 1001 and stops counting it at once. */
@@ -158,6 +172,7 @@ class WsTransportServer implements McpWebSocketServer {
   async start(): Promise<void> {
     if (this.#http !== undefined) return
     const host = this.#options.host ?? WEBSOCKET_DEFAULTS.host
+    const { createServer: createHttpServer } = await import('node:http')
     const http = createHttpServer((_req, res) => { res.statusCode = 426; res.end('Upgrade Required') })
     this.#http = http
     this.attach(http)
@@ -182,10 +197,11 @@ class WsTransportServer implements McpWebSocketServer {
     // DNS rebinding: a loopback server answers only to the loopback names.
     if (!this.#isAllowedHost(request.headers.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
+    const wss = await this.#server()
     // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.
     const room = this.#makeRoom()
     if (room !== true) return refuse(socket, 503, 'Service Unavailable', `Retry-After: ${room}\r\n`)
-    this.#wss.handleUpgrade(request, socket, head, ws => {
+    wss.handleUpgrade(request, socket, head, ws => {
       const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress)
       this.#sockets.add(transport)
       ws.once('close', () => this.#sockets.delete(transport))
@@ -197,7 +213,7 @@ class WsTransportServer implements McpWebSocketServer {
     this.#timers.unsubscribe()
     for (const socket of this.#sockets) socket.ws.close(1001, 'server closing')
     this.#connections.complete()
-    this.#wss.close()
+    void this.#wss?.then(wss => wss.close())
     if (this.#http !== undefined) await closeServer(this.#http)
   }
 }
@@ -294,7 +310,7 @@ class WsTransport implements Transport {
   }
 
   send(payload: JsonRpcPayload): void | Promise<void> {
-    if (this.ws.readyState !== WebSocket.OPEN) throw new TransportError('The WebSocket is not open')
+    if (this.ws.readyState !== OPEN) throw new TransportError('The WebSocket is not open')
     if (this.#inFlight.size > 0) {
       for (const message of Array.isArray(payload) ? payload : [payload]) if (!('method' in message) && 'id' in message && message.id !== null) this.#inFlight.delete(message.id)
     }
@@ -331,7 +347,7 @@ class WsTransport implements Transport {
   async close(): Promise<void> {
     if (this.#isClosing) return
     this.#isClosing = true
-    if (this.ws.readyState === WebSocket.CLOSED) return
+    if (this.ws.readyState === CLOSED) return
     await new Promise<void>(resolve => {
       this.ws.once('close', () => resolve())
       this.ws.close(1000, 'closing')

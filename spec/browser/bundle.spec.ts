@@ -19,7 +19,7 @@ async function bundleForBrowser(entry: string): Promise<{ metafile: Metafile; co
 const NODE_BUILTINS = new Set(builtinModules.flatMap(name => [name, `node:${name}`]))
 
 describe('browser.ts', () => {
-  it.each(['browser.ts', 'transports/http-client.ts', 'transports/websocket-client.ts', 'actors/client.ts'])('bundles %s for the browser with no Node built-in and no ws', async entry => {
+  it.each(['browser.ts', 'transports/http-client.ts', 'transports/websocket-client.ts', 'actors/client.ts', 'transports/streamable-http.ts'])('bundles %s for the browser with no Node built-in and no ws', async entry => {
     const { metafile, code } = await bundleForBrowser(entry)
     const inputs = Object.keys(metafile.inputs)
     expect(inputs).toContain(entry)
