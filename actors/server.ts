@@ -266,8 +266,11 @@ export interface McpServer {
    * `as const` schema ({@link InferJsonSchema}), and are `Record<string, unknown>` otherwise.
    */
   tool<S extends ObjectJsonSchema, O extends ToolOutputSchema = ToolOutputSchema>(name: string, definition: ToolDefinition<S, O> & { inputSchema: S }, handler: ToolHandler<InferJsonSchema<S>, ToolResultFor<O>>): Registration<ToolDefinition>
-  /** Registers a tool whose arguments are a JSON Schema (or any object, without one), typed as `A` on the caller's word. */
-  tool<A = Record<string, unknown>, O extends ToolOutputSchema = ToolOutputSchema>(name: string, definition: ToolDefinition<ObjectJsonSchema, O>, handler: ToolHandler<A, ToolResultFor<O>>): Registration<ToolDefinition>
+  /**
+   * Registers a tool from any definition (a JSON Schema, none, or a `ToolDefinition` value whose
+   * schema kind is not known statically), its arguments typed as `A` on the caller's word.
+   */
+  tool<A = Record<string, unknown>, O extends ToolOutputSchema = ToolOutputSchema>(name: string, definition: ToolDefinition<ToolInputSchema, O>, handler: ToolHandler<A, ToolResultFor<O>>): Registration<ToolDefinition>
   resource(uri: string, definition: ResourceDefinition, handler: ResourceHandler): Registration<ResourceDefinition>
   resourceTemplate(uriTemplate: string, definition: ResourceTemplateDefinition, handler: TemplateHandler): Registration<ResourceTemplateDefinition>
   /**

@@ -4,7 +4,8 @@
  * alone with `npx tsx spec/bench/startup.ts [cold] [footprint]`.
  *
  * - Cold start: spawn -> `initialize` answered, for a stdio server on the built package (dist/, plain
- *   node, no loader), a server with no MCP library, and the official SDK's McpServer. Runs are
+ *   node, no loader) importing the root or only the `rxmcp/server` and `rxmcp/transports/stdio`
+ *   subpaths, a server with no MCP library, and the official SDK's McpServer. Runs are
  *   interleaved (one of each, then again) so load on the machine hits all three alike; the median of
  *   `BENCH_COLD_RUNS` (default 15) is reported, with the server's resident memory right after it
  *   answered.
@@ -30,6 +31,15 @@ const INITIALIZE = JSON.stringify({
 const SERVERS: Record<string, string> = {
   rxmcp: [
     `import { createServer, stdio } from ${JSON.stringify(join(root, 'dist', 'index.js'))}`,
+    "const server = createServer({ name: 'cold', version: '1.0.0' })",
+    "server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },",
+    "  ({ text }) => ({ content: [{ type: 'text', text }] }))",
+    'await server.listen(stdio())',
+  ].join('\n'),
+  // The same server importing only what it uses: the server and the stdio transport subpaths.
+  'rxmcp-subpaths': [
+    `import { createServer } from ${JSON.stringify(join(root, 'dist', 'actors', 'server.js'))}`,
+    `import { stdio } from ${JSON.stringify(join(root, 'dist', 'transports', 'stdio.js'))}`,
     "const server = createServer({ name: 'cold', version: '1.0.0' })",
     "server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },",
     "  ({ text }) => ({ content: [{ type: 'text', text }] }))",

@@ -4,7 +4,7 @@
  * type-checked with `tsc` under both module resolutions a consumer may use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -111,6 +111,51 @@ describe('the npm package', () => {
     expect(JSON.parse(result.stdout)).toEqual({ content: [{ type: 'text', text: 'echo: hi' }] })
   })
 
+  it('answers initialize from the installed package without loading ajv, ws, msgpackr or node:http; ajv loads on the first tools/call', async () => {
+    // A module hook records every module the server resolves (the hook runs in its own thread and appends to a file).
+    const log = join(scratch, 'modules.log')
+    await writeFile(join(project, 'hooks.mjs'), [
+      "import { appendFileSync } from 'node:fs'",
+      'export async function resolve(specifier, context, next) {',
+      '  const resolved = await next(specifier, context)',
+      `  appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n')`,
+      '  return resolved',
+      '}',
+    ].join('\n'))
+    await writeFile(join(project, 'record.mjs'), "import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n")
+    const env = { ...process.env }
+    delete env.NODE_OPTIONS
+    const child = spawn(process.execPath, ['--import', './record.mjs', 'server.mjs'], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
+    try {
+      const lines: string[] = []
+      let pending = ''
+      const waiters: (() => void)[] = []
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        pending += chunk
+        let end: number
+        while ((end = pending.indexOf('\n')) >= 0) { lines.push(pending.slice(0, end)); pending = pending.slice(end + 1); waiters.shift()?.() }
+      })
+      const answer = async (message: object) => {
+        const count = lines.length
+        child.stdin.write(JSON.stringify(message) + '\n')
+        while (lines.length === count) await new Promise<void>(resolve => waiters.push(resolve))
+        return JSON.parse(lines[lines.length - 1]!)
+      }
+      const init = await answer({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } })
+      expect(init.result.serverInfo.name).toBe('packaged')
+      const before = await readFile(log, 'utf8')
+      expect(before).toMatch(/node_modules\/rxmcp\/dist\/index\.js/)
+      expect(before).not.toMatch(/node_modules\/(ajv|ws|msgpackr)\//)
+      expect(before).not.toMatch(/^node:http$/m)
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
+      const call = await answer({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'lazy' } } })
+      expect(call.result.content[0].text).toBe('echo: lazy')
+      expect(await readFile(log, 'utf8')).toMatch(/node_modules\/ajv\//)
+    } finally {
+      child.kill()
+    }
+  }, 60_000)
+
   it.each(['node16', 'bundler'])('type-checks a consumer against the installed declarations with moduleResolution %s', async resolution => {
     await writeFile(join(project, 'consumer.ts'), [
       "import { createServer, connect, type McpClient, type ToolDefinition } from 'rxmcp'",
@@ -138,7 +183,7 @@ describe('the npm package', () => {
     await writeFile(join(project, `tsconfig.${resolution}.json`), JSON.stringify(tsconfig))
     const result = await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${resolution}.json`], project)
     const errors = result.stdout.trim().split('\n').filter(line => line.includes('error TS'))
-    expect(errors).toHaveLength(1)
+    expect(errors, errors.join("\n")).toHaveLength(1)
     expect(errors[0]).toMatch(/^consumer\.ts\(12,14\): error TS2322/)
   }, 120_000)
 })

@@ -18,6 +18,14 @@ describe('InferInput and InferOutput', () => {
 })
 
 describe('McpServer.tool', () => {
+  it('takes a definition typed as ToolDefinition, whose schema kind is not known statically', () => {
+    const definition: ToolDefinition = { description: 'kept in a variable', inputSchema: { type: 'object' } }
+    server.tool('from-a-variable', definition, args => {
+      expectTypeOf(args).toEqualTypeOf<Record<string, unknown>>()
+      return done
+    })
+  })
+
   it('infers the arguments from a zod schema', () => {
     server.tool('add', { inputSchema: z.object({ a: z.number(), b: z.number() }) }, ({ a, b }, ctx) => {
       expectTypeOf(a).toEqualTypeOf<number>()
