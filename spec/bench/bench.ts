@@ -16,13 +16,15 @@
  *   BENCH_SECONDS  measured window of each run (default 3)
  *   BENCH_WARMUP   warmup of each run in seconds (default 1)
  *   BENCH_ROUNDS   rounds per comparison (default 3; the median is reported)
- *   BENCH_ONLY     runs or groups, comma separated (default `stdio`): server-1 server-64 client-1
- *                  client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64 ws-big;
- *                  groups `stdio`, `http`, `ws`, `all`. The default run takes about 2.5 minutes.
+ *   BENCH_ONLY     runs or groups, comma separated (default `stdio,startup`): server-1 server-64 client-1
+ *                  client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64 ws-big,
+ *                  cold footprint (footprint installs from the npm registry); groups `stdio`, `http`,
+ *                  `ws`, `startup`, `all`. The default run takes about 4 minutes.
  * Results go to .bench/results.json. Every child is killed at the end, also on error or Ctrl-C.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { runColdStart, runFootprint } from './startup.ts'
 import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -61,9 +63,11 @@ const GROUPS: Record<string, readonly string[]> = {
   stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib'],
   http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
+  // Startup (spec/bench/startup.ts): spawn -> initialize answered; install footprint (needs the npm registry).
+  startup: ['cold', 'footprint'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!]
-const selected = new Set((process.env.BENCH_ONLY ?? 'stdio').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.startup!]
+const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
 // ---------------------------------------------------------------------------------------------
@@ -513,6 +517,23 @@ async function main(): Promise<void> {
     } finally {
       server.child.kill('SIGKILL')
     }
+  }
+
+  if (isSelected('cold')) {
+    execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })
+    const cold = await runColdStart()
+    report.cold = cold
+    console.log('cold start: spawn -> initialize answered (median), RSS after it')
+    for (const row of cold) console.log(`  ${row.name.padEnd(16)} ${row.medianMs.toFixed(1).padStart(7)} ms  ${row.rssMiB.toFixed(1).padStart(6)} MiB  ${row.ratioToFloor.toFixed(2)}x the no-library server`)
+    const rxmcp = cold.find(row => row.name === 'rxmcp')!
+    addRatio('cold start rxmcp/no-library', rxmcp.ratioToFloor, { atMost: 1.5 })
+    addRatio('cold start rxmcp/official', rxmcp.medianMs / cold.find(row => row.name === 'official')!.medianMs, { atMost: 1 })
+  }
+  if (isSelected('footprint')) {
+    const footprint = runFootprint()
+    report.footprint = footprint
+    console.log('install footprint: what `npm install <package>` adds to an empty project')
+    for (const row of footprint) console.log(`  ${row.name.padEnd(10)} ${String(row.packages).padStart(3)} packages besides it  ${row.megabytes.toFixed(2).padStart(6)} MB`)
   }
 
   console.log(`\nmedians (cpu: server runs = server process from /proc; client runs = this process; "other side" = driver or server)`)
