@@ -75,6 +75,13 @@ export interface StreamableHttpOptions {
   keepAliveMs?: number
   /** Protocol versions accepted in MCP-Protocol-Version (default: every supported revision). */
   protocolVersions?: readonly string[]
+  /**
+   * Refuse (400) a request whose MCP-Protocol-Version is supported but not the one its session
+   * negotiated (default false). The spec requires 400 only for invalid or unsupported versions, and
+   * the official conformance suite sends another supported version on a session and expects it
+   * served, so the strict check is opt-in.
+   */
+  strictProtocolVersion?: boolean
   /** Where the idle clock, the sweeps and the body timeout take their time (default: the real clock). */
   scheduler?: SchedulerLike
 }
@@ -88,7 +95,7 @@ export const STREAMABLE_HTTP_DEFAULTS = {
   maxSessions: 10_000, sessionEvictionMinIdle: 60_000,
   maxBodyBytes: DEFAULT_MAX_MESSAGE_SIZE, bodyTimeoutMs: 30_000,
   streamHighWaterMark: 1024 * 1024, maxStreamsPerSession: 100,
-  retryMs: 1000, keepAliveMs: 15_000,
+  retryMs: 1000, keepAliveMs: 15_000, strictProtocolVersion: false,
 } as const
 
 /**
@@ -341,9 +348,11 @@ class HttpTransportServer implements StreamableHttpServer {
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
     if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found'); return undefined }
-    // MCP 2025-06-18 transports: the client sends the negotiated version; another one is a bad request.
+    // MCP 2025-06-18 transports: the client SHOULD send the negotiated version (an unsupported one was
+    // refused above); another supported one is refused only when asked to be strict.
     const version = exchange.header('mcp-protocol-version')
-    if (version !== null && session.protocolVersion !== undefined && version !== session.protocolVersion) {
+    const isStrict = this.#options.strictProtocolVersion ?? STREAMABLE_HTTP_DEFAULTS.strictProtocolVersion
+    if (isStrict && version !== null && session.protocolVersion !== undefined && version !== session.protocolVersion) {
       replyError(exchange, 400, -32000, `Bad Request: MCP-Protocol-Version ${version} is not the session's ${session.protocolVersion}`)
       return undefined
     }

@@ -478,8 +478,17 @@ describe('streamableHttp: odd bodies', () => {
 })
 
 describe('streamableHttp: headers', () => {
-  it('refuses an MCP-Protocol-Version that differs from the session\'s negotiated one', async () => {
+  it('serves another supported MCP-Protocol-Version on a session by default, as the conformance suite expects', async () => {
     const { url } = await start()
+    const session = await initialized(url, '2025-11-25')
+    const response = await post(url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' })
+    expect(response.status).toBe(200)
+    const unsupported = await post(url, { jsonrpc: '2.0', id: 2, method: 'ping' }, { 'mcp-session-id': session, 'mcp-protocol-version': '1999-01-01' })
+    expect(unsupported.status).toBe(400)
+  })
+
+  it('refuses an MCP-Protocol-Version that differs from the session\'s negotiated one when strict', async () => {
+    const { url } = await start({ strictProtocolVersion: true })
     const session = await initialized(url, '2025-11-25')
     const response = await post(url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' })
     expect(response.status).toBe(400)
