@@ -33,7 +33,9 @@ import { WebSocket } from 'ws'
 import { connect } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../../lib/codec/msgpack.ts'
-import { openSession, post, startHttpServer } from './http-bench.ts'
+import { idleSessionHeap, idleSessionRss, openSession, post, startHttpServer } from './http-bench.ts'
+
+const IDLE_SESSIONS = 4000
 import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs, within } from './procs.ts'
 import { RawDriver, type RawResponse } from './raw-driver.ts'
 
@@ -318,20 +320,6 @@ async function benchHttp(name: Side, inFlight: number, sessions: number): Promis
   }
 }
 
-async function idleSessionBytes(name: Side, count = 1000): Promise<number> {
-  const { child, url } = await startHttpServer(name)
-  try {
-    await openSession(url)
-    await new Promise(resolve => setTimeout(resolve, 500))
-    const before = rss(child.pid!)
-    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
-    await new Promise(resolve => setTimeout(resolve, 1000))
-    return (rss(child.pid!) - before) / count
-  } finally {
-    child.kill('SIGKILL')
-  }
-}
-
 /** Starts a WebSocket server child; resolves with its URL. */
 async function startWs(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -484,10 +472,14 @@ async function main(): Promise<void> {
       inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
   }
   if (isSelected('http-memory')) {
-    const rx = await idleSessionBytes('rxmcp')
-    const official = await idleSessionBytes('official')
-    report['http-memory'] = { rxmcp: rx, official }
-    console.log(`http memory per idle initialized session (RSS growth over 1,000): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
+    // 4,000 sessions, so the heap's own step growth (a few MiB at a time) spreads thin; the gc'd
+    // heap per session in-process is the steadier figure beside it.
+    const rx = await idleSessionRss('rxmcp', IDLE_SESSIONS)
+    const official = await idleSessionRss('official', IDLE_SESSIONS)
+    const heap = await idleSessionHeap()
+    report['http-memory'] = { rxmcp: rx, official, rxmcpHeap: heap.full, listenerHeap: heap.listenerOnly }
+    console.log(`http memory per idle initialized session (RSS growth over ${IDLE_SESSIONS}): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
+    console.log(`  rxmcp heap per idle session after GC: ${(heap.full / 1024).toFixed(1)} KiB (listener alone ${(heap.listenerOnly / 1024).toFixed(1)} KiB)`)
     addRatio('http bytes per idle session rxmcp/official', rx / official, { atMost: 0.25 })
   }
   for (const inFlight of [1, 64]) {
