@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { events, messages } from '../helpers/sse-events.ts'
 import { createServer as createNodeServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { connect as netConnect } from 'node:net'
 import { once } from 'node:events'
@@ -81,22 +82,6 @@ function get(url: string, headers: Record<string, string>, signal: AbortSignal =
   return fetch(url, { signal, headers: { accept: 'text/event-stream', ...headers } })
 }
 
-/** Reads SSE events until `until` holds (then cancels) or the stream ends. */
-async function events(response: Response, until?: (event: SseEvent) => boolean): Promise<SseEvent[]> {
-  const out: SseEvent[] = []
-  const parser = createSseParser(event => out.push(event))
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    parser.write(decoder.decode(value, { stream: true }))
-    if (until !== undefined && out.some(until)) { await reader.cancel(); break }
-  }
-  return out
-}
-
-const messages = (list: SseEvent[]) => list.filter(event => event.data !== '').map(event => JSON.parse(event.data))
 
 async function initialized(url: string, protocolVersion = '2025-11-25'): Promise<string> {
   const response = await post(url, init(protocolVersion))

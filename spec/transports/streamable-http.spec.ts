@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { events, messages } from '../helpers/sse-events.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
@@ -25,21 +26,6 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}) 
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
 }
 
-async function events(response: Response, until?: (event: SseEvent) => boolean): Promise<SseEvent[]> {
-  const out: SseEvent[] = []
-  const parser = createSseParser(event => out.push(event))
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    parser.write(decoder.decode(value, { stream: true }))
-    if (until !== undefined && out.some(until)) { await reader.cancel(); break }
-  }
-  return out
-}
-
-const messages = (list: SseEvent[]) => list.filter(event => event.data !== '').map(event => JSON.parse(event.data))
 
 async function initialized(url: string): Promise<string> {
   const response = await post(url, INIT)
