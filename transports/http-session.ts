@@ -81,6 +81,10 @@ export class HttpSession implements Transport, ListenerSession {
   remoteAddress: string | undefined
   /** The connection reading this session (the contract: one subscriber); no Subject, to keep idle sessions small. */
   #reader: Subscriber<Inbound> | undefined
+  /** Messages that came before anyone read `inbound`, handed over on subscribe (created on the first). */
+  #early: Inbound[] | undefined
+  /** Whether `inbound` was ever read: after its reader leaves, nothing is kept for a next one. */
+  #wasRead = false
   /** Streams by id: open ones, and those kept for resumption (created on the first). */
   #streams: Map<string, HttpStream> | undefined
   /** Where each request in flight is answered (created on the first). */
@@ -102,6 +106,10 @@ export class HttpSession implements Transport, ListenerSession {
     return new Observable<Inbound>(subscriber => {
       if (this.#isEnded) return subscriber.complete()
       this.#reader = subscriber
+      this.#wasRead = true
+      const early = this.#early
+      this.#early = undefined
+      if (early !== undefined) for (const item of early) subscriber.next(item)
       return () => { if (this.#reader === subscriber) this.#reader = undefined }
     })
   }
@@ -114,7 +122,10 @@ export class HttpSession implements Transport, ListenerSession {
     const errors: JsonRpcPayload[] = []
     this.#frameErrors = errors
     try {
-      this.#reader?.next({ type: 'message', message: payload })
+      const item: Inbound = { type: 'message', message: payload }
+      if (this.#reader !== undefined) this.#reader.next(item)
+      // Not read yet (a transport server whose connections are subscribed late): keep it, bounded.
+      else if (!this.#wasRead && (this.#early ??= []).length < MAX_EARLY_MESSAGES) this.#early.push(item)
     } finally {
       this.#frameErrors = undefined
     }
@@ -353,12 +364,19 @@ export class HttpSession implements Transport, ListenerSession {
     // Everything the session stored goes with it (DELETE, idle expiry, eviction, close).
     quietly(store?.deleteSession?.(this.id))
     this.#routes?.clear()
+    this.#early = undefined
     const reader = this.#reader
     this.#reader = undefined
     reader?.complete()
     this.onEnd(this)
   }
 }
+
+/**
+ * POST bodies kept for a session nobody reads yet. Each body is size-limited and the window is the
+ * time until the connection subscribes, so this bound is only a backstop against a reader that never comes.
+ */
+export const MAX_EARLY_MESSAGES = 1024
 
 /** What the store keeps for a priming event: no message, only a position in the stream. */
 const PRIMING = [] as unknown as JsonRpcPayload
