@@ -331,9 +331,8 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   async #handleMcp(exchange: Exchange): Promise<void> {
-    const version = exchange.header('mcp-protocol-version')
-    // MCP 2025-06-18 transports: an unsupported MCP-Protocol-Version is answered 400.
-    if (version !== null && !this.#versions.includes(version)) return replyError(exchange, 400, -32000, `Bad Request: unsupported protocol version ${version}`)
+    // A POST checks the version once its body is read, so that its error can carry the request's id.
+    if (exchange.method !== 'POST' && !this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, null)
     switch (exchange.method) {
       case 'POST': return this.#post(exchange)
       case 'GET': return this.#get(exchange)
@@ -342,12 +341,26 @@ class HttpTransportServer implements StreamableHttpServer {
     }
   }
 
-  #session(exchange: Exchange): HttpSession | undefined {
+  /** MCP 2025-06-18 transports: an unsupported MCP-Protocol-Version is answered 400. */
+  #isVersionSupported(exchange: Exchange): boolean {
+    const version = exchange.header('mcp-protocol-version')
+    return version === null || this.#versions.includes(version)
+  }
+
+  #refuseVersion(exchange: Exchange, requestId: RequestId | null): void {
+    replyError(exchange, 400, -32000, `Bad Request: unsupported protocol version ${exchange.header('mcp-protocol-version')}`, undefined, requestId)
+  }
+
+  /**
+   * The session a request names, or undefined once refused. `requestId` is the id of the one
+   * request a POST carried, so that the refusal answers it (null otherwise).
+   */
+  #session(exchange: Exchange, requestId: RequestId | null = null): HttpSession | undefined {
     const id = exchange.header('mcp-session-id')
-    if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required'); return undefined }
+    if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required', undefined, requestId); return undefined }
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
-    if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found'); return undefined }
+    if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found', undefined, requestId); return undefined }
     // MCP 2025-06-18 transports: the client SHOULD send the negotiated version (an unsupported one was
     // refused above); another supported one is refused only when asked to be strict.
     const version = exchange.header('mcp-protocol-version')
@@ -389,6 +402,10 @@ class HttpTransportServer implements StreamableHttpServer {
     const { ids, isInitialize, cancelled, hasBadId } = requestsOf(payload)
     // 1e400 parses to Infinity, which no answer could carry back (JSON writes it as null).
     if (hasBadId) return replyError(exchange, 400, -32600, 'Invalid Request: an id must be a string or a finite number')
+    // JSON-RPC: an error about a request carries its id whenever the request had one (a batch's
+    // refusal as a whole has none to give).
+    const requestId = !Array.isArray(payload) && ids.length === 1 ? ids[0]! : null
+    if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, requestId)
     if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
     let session: HttpSession
     if (isInitialize) {
@@ -401,7 +418,7 @@ class HttpTransportServer implements StreamableHttpServer {
       session.remoteAddress = exchange.remoteAddress
       this.#connections.next(session)
     } else {
-      const found = this.#session(exchange)
+      const found = this.#session(exchange, requestId)
       if (found === undefined) return
       session = found
     }

@@ -462,6 +462,27 @@ describe('streamableHttp: odd bodies', () => {
   })
 })
 
+describe('streamableHttp: refusals answer the request they refuse', () => {
+  it('gives an unsupported-version refusal the id of the request it carried', async () => {
+    const { url } = await start()
+    const response = await post(url, { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2026-07-28' })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject({ id: 7, error: { code: -32000, message: expect.stringContaining('2026-07-28') } })
+  })
+
+  it('gives a missing or unknown session refusal the request\'s id, and a batch\'s refusal none', async () => {
+    const { url } = await start()
+    const missing = await post(url, { jsonrpc: '2.0', id: 'a', method: 'ping' })
+    expect(missing.status).toBe(400)
+    expect(await missing.json()).toMatchObject({ id: 'a' })
+    const unknown = await post(url, { jsonrpc: '2.0', id: 8, method: 'ping' }, { 'mcp-session-id': 'nope' })
+    expect(unknown.status).toBe(404)
+    expect(await unknown.json()).toMatchObject({ id: 8, error: { code: -32001 } })
+    const batch = await post(url, [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], { 'mcp-session-id': 'nope' })
+    expect(await batch.json()).toMatchObject({ id: null })
+  })
+})
+
 describe('streamableHttp: headers', () => {
   it('serves another supported MCP-Protocol-Version on a session by default, as the conformance suite expects', async () => {
     const { url } = await start()

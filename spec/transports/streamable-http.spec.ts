@@ -72,16 +72,17 @@ describe('streamableHttp', () => {
   })
 
   it.each([
-    ['a missing session id', {}, 400],
-    ['an unknown session id', { 'mcp-session-id': 'forged-session-id' }, 404],
-    ['an unsupported MCP-Protocol-Version', { 'mcp-protocol-version': '1999-01-01' }, 400],
-    ['a foreign Origin', { origin: 'https://evil.example.com' }, 403],
-  ])('refuses %s', async (_name, headers, status) => {
+    // The id of the refused request where its body was read; the Origin check comes before that.
+    ['a missing session id', {}, 400, 1],
+    ['an unknown session id', { 'mcp-session-id': 'forged-session-id' }, 404, 1],
+    ['an unsupported MCP-Protocol-Version', { 'mcp-protocol-version': '1999-01-01' }, 400, 1],
+    ['a foreign Origin', { origin: 'https://evil.example.com' }, 403, null],
+  ])('refuses %s', async (_name, headers, status, id) => {
     const url = await start()
     const response = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers)
     expect(response.status).toBe(status)
     const body = await response.json()
-    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: expect.any(Number) } })
+    expect(body).toMatchObject({ jsonrpc: '2.0', id, error: { code: expect.any(Number) } })
     expect(JSON.stringify(body)).not.toContain('forged')
   })
 
