@@ -43,6 +43,7 @@ export type { IdGenerator } from './lib/jsonrpc/ids.ts'
 export { stepLifecycle, gateIncomingRequest, canSendRequest } from './lib/lifecycle.ts'
 export type { LifecycleState, LifecycleEvent, Role } from './lib/lifecycle.ts'
 export { negotiateVersion, isVersionAccepted, Feature } from './lib/schema/negotiate.ts'
+export { shapeResult, FIELDS_SINCE } from './lib/schema/shape.ts'
 export { requiredCapability, hasCapability } from './lib/schema/capabilities.ts'
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, LOGGING_LEVELS } from './lib/schema/types.ts'
 export type {

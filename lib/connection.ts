@@ -123,6 +123,11 @@ export interface ConnectionOptions {
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
   allowBatch?: () => boolean
   /**
+   * Shapes each result before it goes out (a legacy session leaves out what its negotiated
+   * revision does not define: `shapeResult` in lib/schema/shape.ts). Default: results go as they are.
+   */
+  shapeResult?: (method: string, result: JsonObject) => JsonObject
+  /**
    * Most entries in one JSON-RPC batch (default 1000). A longer batch is answered with one -32600
    * (id null) before any entry is looked at, so one frame cannot keep the event loop busy for
    * seconds or make the server write an error per entry.
@@ -506,7 +511,9 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
-    this.#respond(request, { jsonrpc: '2.0', id: request.id, result: isJsonObject(result) ? result : EMPTY_RESULT })
+    const shape = this.#options.shapeResult
+    const body = isJsonObject(result) ? (shape === undefined ? result : shape(request.method, result)) : EMPTY_RESULT
+    this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
   }
 
   #respond(request: IncomingRequest, response: JsonRpcResponse): void {
