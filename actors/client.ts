@@ -1,8 +1,8 @@
-import { Observable, Subject, from, lastValueFrom, map, mergeMap, tap } from '../lib/rx.ts'
+import { Observable, Subject, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type SchedulerLike } from '../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, InvalidParamsError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
+import { CapabilityError, ConnectionClosedError, InvalidParamsError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle, type LifecycleState } from '../lib/lifecycle.ts'
 import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
@@ -20,7 +20,10 @@ import {
   type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
 } from '../lib/schema/types.ts'
 import { createActor, type ActorRef } from './actor.ts'
-import { BaseContext, type RequestContext } from './context.ts'
+import { BaseContext, type ContextHost, type RequestContext } from './context.ts'
+import { clientConnections, RECONNECT_DEFAULTS } from './client/connection.ts'
+
+export { RECONNECT_DEFAULTS }
 import { mapOutcome, type HandlerOutcome } from './request.ts'
 
 /** Answers the server's `sampling/createMessage`. */
@@ -57,6 +60,8 @@ export interface ClientOptions {
    * at once with `ConnectionClosedError`. Off by default.
    */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+  /** Where reconnect backoff waits run (default: RxJS's async scheduler); a virtual-time scheduler in tests. */
+  scheduler?: SchedulerLike
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
   captureStack?: boolean
   inspect?: (event: InspectionEvent) => void
@@ -163,7 +168,7 @@ type ClientMessage =
 export async function connect(transport: Transport | (() => Transport), info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
   const client = new Client(typeof transport === 'function' ? transport : () => transport, info, options)
   try {
-    await client.initialize()
+    await client.ready
   } catch (error) {
     await client.close()
     throw error
@@ -171,27 +176,25 @@ export async function connect(transport: Transport | (() => Transport), info: Im
   return client
 }
 
-/** DEFAULTS of {@link ClientOptions.reconnect}. */
-export const RECONNECT_DEFAULTS = { initialDelayMs: 500, maxDelayMs: 30_000, maxRetries: 10 } as const
-
 class Client implements McpClient {
   readonly actor: ActorRef<ClientState, ClientMessage>
   readonly closed: Promise<void>
+  /** Resolves once the first handshake succeeded; rejects with its failure. */
+  readonly ready: Promise<void>
   readonly #info: Implementation
   readonly #options: ClientOptions
   readonly #makeTransport: () => Transport
   readonly #capabilities: ClientCapabilities
   /** outputSchema validators of tools seen in tools/list, by tool name. */
   readonly #outputValidators = new Map<string, Validator>()
-  /** The client's notification bus: outlives connections, fed by whichever is current. */
-  readonly #bus = new Map<string, Subject<JsonObject>>()
-  /** The connection in use; replaced by a reconnect. */
-  #connection!: Connection
-  #transport!: Transport
+  /** Every live connection, one per session (see clientConnections); completes when the client is done. */
+  readonly #connections: Observable<Connection>
+  /** Emits once, from close(): ends the connection stream wherever it is (operating, handshake, backoff). */
+  readonly #closing = new Subject<void>()
+  /** The newest connection opened, live or not: the fast path of requests reads it. */
+  #connection: Connection | undefined
   /** Set by close(): a drop after it is no reason to reconnect. */
   #isClosing = false
-  /** Set while reconnect attempts run. */
-  #isReconnecting = false
   #resolveClosed!: () => void
 
   constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions) {
@@ -218,13 +221,29 @@ class Client implements McpClient {
       }
     }, { name: `client:${info.name}` })
     this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
-    this.#open(makeTransport())
+    let resolveReady!: () => void
+    let rejectReady!: (error: unknown) => void
+    this.ready = new Promise((resolve, reject) => { resolveReady = resolve; rejectReady = reject })
+    this.#connections = clientConnections({
+      open: () => this.#open(),
+      initialize: connection => this.#initialize(connection),
+      reconnect: options.reconnect,
+      scheduler: options.scheduler,
+      isClosing: () => this.#isClosing,
+      closing: this.#closing,
+      onReconnecting: () => this.actor.send({ type: 'reconnecting' }),
+      reportError: error => options.reportUnhandledError?.(error),
+    }, rejectReady)
+    // The client's own subscription keeps the stream hot; its end is the client's end, once the
+    // last transport has closed.
+    this.#connections.subscribe({ next: resolveReady, complete: () => void this.#lastClosed().then(() => this.#finish()) })
   }
 
-  get connection(): Connection { return this.#connection }
+  get connection(): Connection { return this.#connection! }
 
-  #open(transport: Transport): void {
+  #open(): Connection {
     const options = this.#options
+    const transport = this.#makeTransport()
     const connection = createConnection(transport, {
       gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
@@ -235,46 +254,19 @@ class Client implements McpClient {
       reportUnhandledError: options.reportUnhandledError,
     })
     this.#connection = connection
-    this.#transport = transport
-    this.#registerHandlers()
-    for (const [method, subject] of this.#bus) connection.notifications(method).subscribe(params => subject.next(params))
-    void connection.closed.then(() => this.#onClosed(connection))
+    this.#registerHandlers(connection)
     connection.start()
+    return connection
   }
 
-  async #onClosed(connection: Connection): Promise<void> {
-    // During a reconnect, the loop below decides what a failed attempt means.
-    if (connection !== this.#connection || this.#isReconnecting) return
-    const policy = this.#options.reconnect
-    if (this.#isClosing || policy === undefined || this.actor.state.status !== 'operating') return this.#finish()
-    this.#isReconnecting = true
-    this.actor.send({ type: 'reconnecting' })
-    const initial = policy.initialDelayMs ?? RECONNECT_DEFAULTS.initialDelayMs
-    const max = policy.maxDelayMs ?? RECONNECT_DEFAULTS.maxDelayMs
-    const retries = policy.maxRetries ?? RECONNECT_DEFAULTS.maxRetries
-    for (let attempt = 0; attempt < retries && !this.#isClosing; attempt++) {
-      await new Promise(resolve => setTimeout(resolve, Math.min(max, initial * 2 ** attempt)))
-      if (this.#isClosing) break
-      try {
-        this.#open(this.#makeTransport())
-        await this.initialize()
-        this.#isReconnecting = false
-        // A drop that happened during the handshake was ignored above: look again.
-        if (this.#connection.isClosed) void this.#onClosed(this.#connection)
-        return
-      } catch (error) {
-        this.#options.reportUnhandledError?.(error)
-        this.actor.send({ type: 'reconnecting' })
-      }
-    }
-    this.#isReconnecting = false
-    this.#finish()
+  /** Resolves once the newest connection has closed (at once when none was opened). */
+  async #lastClosed(): Promise<void> {
+    await this.#connection?.closed
   }
 
   #finish(): void {
     this.actor.send({ type: 'closed' })
     void this.actor.stop()
-    for (const subject of this.#bus.values()) subject.complete()
     this.#resolveClosed()
   }
 
@@ -285,30 +277,31 @@ class Client implements McpClient {
   get protocolVersion(): string { return this.actor.state.protocolVersion }
   get instructions(): string | undefined { return this.actor.state.instructions }
 
-  async initialize(): Promise<void> {
+  /** The legacy handshake on a fresh connection; closes it and rejects when the handshake fails. */
+  async #initialize(connection: Connection): Promise<void> {
     const supported = this.#options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS
     const params = { protocolVersion: this.actor.state.protocolVersion, capabilities: this.#capabilities, clientInfo: this.#info } as unknown as JsonObject
-    const request = lastValueFrom(this.connection.request<InitializeResult & JsonObject>('initialize', params, { progress: false }).pipe(resultOf()))
+    const request = lastValueFrom(connection.request<InitializeResult & JsonObject>('initialize', params, { progress: false }).pipe(resultOf()))
     this.actor.send({ type: 'initialize' })
     let result: InitializeResult
     try {
       result = await request
     } catch (error) {
-      await this.connection.close()
+      await connection.close()
       throw error
     }
     if (!isVersionAccepted(result.protocolVersion, supported)) {
       // MCP lifecycle: a client that does not support the server's version SHOULD disconnect.
-      await this.connection.close()
+      await connection.close()
       throw new UnsupportedVersionError(String(result.protocolVersion), supported)
     }
     if (!isJsonObject(result.serverInfo)) {
-      await this.connection.close()
+      await connection.close()
       throw new ProtocolError('The initialize result has no serverInfo')
     }
     this.actor.send({ type: 'initialized', result })
-    this.#transport.setProtocolVersion?.(result.protocolVersion)
-    await this.connection.notify('notifications/initialized')
+    connection.transport.setProtocolVersion?.(result.protocolVersion)
+    await connection.notify('notifications/initialized')
   }
 
   #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
@@ -321,15 +314,18 @@ class Client implements McpClient {
     return undefined
   }
 
-  #registerHandlers(): void {
+  #registerHandlers(connection: Connection): void {
     const { sampling, elicitation } = this.#options
-    const context = (request: IncomingRequest) => new BaseContext(this, request)
+    // Contexts answer on the connection their request came in on, even while a newer one starts.
+    const actor = this.actor
+    const host: ContextHost = { connection, get protocolVersion() { return actor.state.protocolVersion } }
+    const context = (request: IncomingRequest) => new BaseContext(host, request)
     if (sampling !== undefined) {
-      this.connection.setRequestHandler('sampling/createMessage', (params, request) =>
+      connection.setRequestHandler('sampling/createMessage', (params, request) =>
         mapOutcome(() => sampling(params as unknown as CreateMessageParams, context(request)), toObject, rethrow))
     }
     if (elicitation?.form !== undefined || elicitation?.url !== undefined) {
-      this.connection.setRequestHandler('elicitation/create', (params, request) => {
+      connection.setRequestHandler('elicitation/create', (params, request) => {
         const mode = params?.mode === 'url' ? 'url' : 'form'
         const handler = elicitation[mode]
         if (handler === undefined) throw new InvalidParamsError(`Invalid params: this client does not support ${mode} elicitation`)
@@ -340,32 +336,48 @@ class Client implements McpClient {
       })
     }
     if (this.#capabilities.roots !== undefined) {
-      this.connection.setRequestHandler('roots/list', () => ({ roots: this.actor.state.roots }))
+      connection.setRequestHandler('roots/list', () => ({ roots: this.actor.state.roots }))
     }
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
-    return this.connection.request<R>(method, params as JsonObject | undefined, options)
+    return this.#request<R>(method, params as JsonObject | undefined, options)
+  }
+
+  /**
+   * A request on whichever connection is live when it is subscribed: built before a reconnect and
+   * subscribed after it, it goes to the new session. Never resent: a drop while it is in flight
+   * fails it with `ConnectionClosedError` (the server may have acted on it already).
+   */
+  #request<R extends JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
+    return defer(() => {
+      const connection = this.#connection
+      // The fast path, the common case: an operating session takes the request as it is, with no
+      // operator added on the way of its messages.
+      if (connection !== undefined && !connection.isClosed && this.actor.state.status === 'operating') return connection.request<R>(method, params, options)
+      // Between sessions: wait for the next live connection; none comes once the client closed or gave up.
+      return this.#connections.pipe(
+        filter(next => !next.isClosed), take(1),
+        throwIfEmpty(() => new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)),
+        mergeMap(next => next.request<R>(method, params, options)))
+    })
   }
 
   async notify(method: string, params?: object): Promise<void> {
-    await this.connection.notify(method, params as JsonObject | undefined)
+    const connection = this.#connection
+    if (connection === undefined) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
+    await connection.notify(method, params as JsonObject | undefined)
   }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
-    let subject = this.#bus.get(method)
-    if (subject === undefined) {
-      subject = new Subject<JsonObject>()
-      this.#bus.set(method, subject)
-      const feed = subject
-      this.#connection.notifications(method).subscribe(params => feed.next(params))
-    }
-    return subject.asObservable() as Observable<P>
+    // The live connection's notifications, switching at each reconnect; the stream of connections
+    // completes when the client is done, and then so does this (at once when subscribed after).
+    return this.#connections.pipe(filter(connection => !connection.isClosed), switchMap(connection => connection.notifications<P>(method)))
   }
 
   #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
     // Without a progress token only the result can arrive: its event is the last one, no filtering needed.
-    return lastValueFrom(this.connection.request<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
+    return lastValueFrom(this.#request<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
   }
 
   async ping(options?: RequestOptions): Promise<void> {
@@ -403,7 +415,7 @@ class Client implements McpClient {
   async callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult> {
     const onProgress = options?.onProgress
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
-    const events = this.connection.request<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
+    const events = this.#request<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
     const result = onProgress === undefined ? resultOfLast(await lastValueFrom(events))
       : await lastValueFrom(events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
     return this.#checkToolResult(name, result)
@@ -411,7 +423,7 @@ class Client implements McpClient {
 
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
-    return this.connection.request<CallToolResult & JsonObject>('tools/call', params, options).pipe(
+    return this.#request<CallToolResult & JsonObject>('tools/call', params, options).pipe(
       map(event => event.type === 'result' ? { type: 'result' as const, result: this.#checkToolResult(name, event.result) } : event))
   }
 
@@ -483,7 +495,9 @@ class Client implements McpClient {
 
   async close(): Promise<void> {
     this.#isClosing = true
-    await this.#connection.close()
+    // Ends the stream wherever it is; the session's teardown closes its connection.
+    this.#closing.next()
+    await this.#connection?.close()
     await this.closed
   }
 
