@@ -17,6 +17,12 @@ export interface RequestContext {
   readonly method: string
   readonly meta: Meta | undefined
   readonly progressToken: ProgressToken | undefined
+  /**
+   * The OpenTelemetry trace context the requester propagated in `_meta` (`traceparent`,
+   * `tracestate`, `baggage`; MCP 2026-07-28 basic, SEP-414), when `traceparent` is a valid W3C
+   * Trace Context value; undefined otherwise.
+   */
+  readonly trace: TraceContext | undefined
   /** Aborted when the request is cancelled or the connection closes. */
   readonly signal: AbortSignal
   /**
@@ -34,6 +40,29 @@ export interface RequestContext {
   closeStream(): void
   /** Sends a request to the peer; cancelled with this request. */
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+}
+
+/** W3C Trace Context (and Baggage) as a requester propagated it in `_meta`. */
+export interface TraceContext {
+  readonly traceparent: string
+  readonly tracestate?: string
+  readonly baggage?: string
+}
+
+/** version-traceid-parentid-flags, lower-case hex; an all-zero trace or parent id is invalid (W3C Trace Context). */
+const TRACEPARENT = /^[\da-f]{2}-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}$/
+
+/**
+ * The trace context in a request's `_meta`, or undefined when there is none or its `traceparent`
+ * is malformed (a handler never sees a value that could not be a trace id).
+ */
+export function traceContextOf(meta: Meta | undefined): TraceContext | undefined {
+  const traceparent = meta?.traceparent
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent) || traceparent.startsWith('ff')) return undefined
+  const trace: { traceparent: string; tracestate?: string; baggage?: string } = { traceparent }
+  if (typeof meta!.tracestate === 'string') trace.tracestate = meta!.tracestate
+  if (typeof meta!.baggage === 'string') trace.baggage = meta!.baggage
+  return trace
 }
 
 /** The part of a session a context needs: its connection and negotiated version. */
@@ -56,6 +85,7 @@ export class BaseContext implements RequestContext {
   get method(): string { return this.incoming.method }
   get meta(): Meta | undefined { return this.incoming.meta }
   get progressToken(): ProgressToken | undefined { return this.incoming.progressToken }
+  get trace(): TraceContext | undefined { return traceContextOf(this.incoming.meta) }
   get signal(): AbortSignal { return this.incoming.signal }
 
   progress(progress: number, total?: number, message?: string): void {

@@ -40,6 +40,10 @@ export interface ServerContext extends RequestContext {
   readonly session: ServerSession
   /** The client's declared capabilities (from initialize, or from `_meta` in the modern era). */
   readonly clientCapabilities: ClientCapabilities
+  /** The client's name and version, as it gave them in initialize. */
+  readonly clientInfo: Implementation | undefined
+  /** The least severe level `log()` sends now (`logging/setLevel`, else the server's default). */
+  readonly logLevel: LoggingLevel
   /** Sends `notifications/message` to this session, if the level passes its `logging/setLevel`. */
   log(level: LoggingLevel, data: unknown, logger?: string): void
   /** Asks the client's model for a completion (`sampling/createMessage`). */
@@ -974,6 +978,8 @@ class SessionContext extends BaseContext implements ServerContext {
     super(session, incoming)
   }
   get clientCapabilities(): ClientCapabilities { return this.session.state.clientCapabilities }
+  get clientInfo(): Implementation | undefined { return this.session.state.clientInfo }
+  get logLevel(): LoggingLevel { return this.session.state.logLevel }
   log(level: LoggingLevel, data: unknown, logger?: string): void { this.session.log(level, data, logger, this.requestId) }
   sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult> {
     return this.session.sample(params, { signal: this.signal, relatedRequestId: this.requestId, ...options })
