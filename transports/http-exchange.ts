@@ -73,10 +73,23 @@ export interface ListenerSession {
 
 const encoder = new TextEncoder()
 
-/** Answers with a JSON-RPC error body (HTTP-level refusals). */
-export function replyError(exchange: Exchange, status: number, code: number, message: string, headers?: Record<string, string>, id: string | number | null = null): void {
-  exchange.reply(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }))
+/**
+ * Answers with a JSON-RPC error body (HTTP-level refusals). `answers` names what the refused body
+ * asked: the id of its one request, or the ids of a batch's requests (then the body is a batch of
+ * errors, one per id); null (or a batch without requests) gives one error with id null.
+ * JSON-RPC 2.0 §5: the response id "MUST be the same as the value of the id member in the Request
+ * Object"; only when it could not be read is it null.
+ */
+export function replyError(exchange: Exchange, status: number, code: number, message: string, headers?: Record<string, string>, answers: RefusedIds = null): void {
+  const error = { code, message }
+  const body = Array.isArray(answers) && answers.length > 0
+    ? answers.map(id => ({ jsonrpc: '2.0', id, error }))
+    : { jsonrpc: '2.0', id: Array.isArray(answers) ? null : answers, error }
+  exchange.reply(status, { ...JSON_HEADERS, ...headers }, JSON.stringify(body))
 }
+
+/** What a refusal answers: one request's id, a batch's request ids, or null when none was read. */
+export type RefusedIds = string | number | readonly (string | number)[] | null
 
 /** An Exchange over node:http. */
 export class NodeExchange implements Exchange {

@@ -8,7 +8,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
 import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
-import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange } from './http-exchange.ts'
+import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange, type RefusedIds } from './http-exchange.ts'
 import { LegacySession } from './legacy-sse.ts'
 import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
@@ -243,9 +243,9 @@ class HttpTransportServer implements StreamableHttpServer {
   /**
    * Room for one more session: below `maxSessions` there is; at it, the least recently active
    * session with no request in flight is evicted once idle `sessionEvictionMinIdle`. Otherwise
-   * answers 503 with Retry-After (when that session becomes evictable) and returns false.
+   * answers 503 with Retry-After (when that session becomes evictable), to `answers`, and returns false.
    */
-  #admit(exchange: Exchange): boolean {
+  #admit(exchange: Exchange, answers: RefusedIds = null): boolean {
     if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return true
     const minIdle = this.#options.sessionEvictionMinIdle ?? STREAMABLE_HTTP_DEFAULTS.sessionEvictionMinIdle
     const now = this.#now()
@@ -256,7 +256,7 @@ class HttpTransportServer implements StreamableHttpServer {
       return true
     }
     const wait = candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)
-    replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) })
+    replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) }, answers)
     return false
   }
 
@@ -272,10 +272,10 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   /** A fresh session id, or undefined (answered 500) when the generator repeats one in use. */
-  #newSessionId(exchange: Exchange): string | undefined {
+  #newSessionId(exchange: Exchange, answers: RefusedIds = null): string | undefined {
     const id = (this.#options.sessionIdGenerator ?? defaultSessionId)()
     if (!this.#sessions.has(id)) return id
-    replyError(exchange, 500, -32603, 'Internal error: the session id generator repeated an id in use')
+    replyError(exchange, 500, -32603, 'Internal error: the session id generator repeated an id in use', undefined, answers)
     return undefined
   }
 
@@ -347,26 +347,26 @@ class HttpTransportServer implements StreamableHttpServer {
     return version === null || this.#versions.includes(version)
   }
 
-  #refuseVersion(exchange: Exchange, requestId: RequestId | null): void {
-    replyError(exchange, 400, -32000, `Bad Request: unsupported protocol version ${exchange.header('mcp-protocol-version')}`, undefined, requestId)
+  #refuseVersion(exchange: Exchange, answers: RefusedIds): void {
+    replyError(exchange, 400, -32000, `Bad Request: unsupported protocol version ${exchange.header('mcp-protocol-version')}`, undefined, answers)
   }
 
   /**
-   * The session a request names, or undefined once refused. `requestId` is the id of the one
-   * request a POST carried, so that the refusal answers it (null otherwise).
+   * The session a request names, or undefined once refused. `answers` names the requests a POST
+   * carried, so that the refusal answers them (null for a GET or DELETE).
    */
-  #session(exchange: Exchange, requestId: RequestId | null = null): HttpSession | undefined {
+  #session(exchange: Exchange, answers: RefusedIds = null): HttpSession | undefined {
     const id = exchange.header('mcp-session-id')
-    if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required', undefined, requestId); return undefined }
+    if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required', undefined, answers); return undefined }
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
-    if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found', undefined, requestId); return undefined }
+    if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found', undefined, answers); return undefined }
     // MCP 2025-06-18 transports: the client SHOULD send the negotiated version (an unsupported one was
     // refused above); another supported one is refused only when asked to be strict.
     const version = exchange.header('mcp-protocol-version')
     const isStrict = this.#options.strictProtocolVersion ?? STREAMABLE_HTTP_DEFAULTS.strictProtocolVersion
     if (isStrict && version !== null && session.protocolVersion !== undefined && version !== session.protocolVersion) {
-      replyError(exchange, 400, -32000, `Bad Request: MCP-Protocol-Version ${version} is not the session's ${session.protocolVersion}`)
+      replyError(exchange, 400, -32000, `Bad Request: MCP-Protocol-Version ${version} is not the session's ${session.protocolVersion}`, undefined, answers)
       return undefined
     }
     this.#touch(session)
@@ -402,23 +402,23 @@ class HttpTransportServer implements StreamableHttpServer {
     const { ids, isInitialize, cancelled, hasBadId } = requestsOf(payload)
     // 1e400 parses to Infinity, which no answer could carry back (JSON writes it as null).
     if (hasBadId) return replyError(exchange, 400, -32600, 'Invalid Request: an id must be a string or a finite number')
-    // JSON-RPC: an error about a request carries its id whenever the request had one (a batch's
-    // refusal as a whole has none to give).
-    const requestId = !Array.isArray(payload) && ids.length === 1 ? ids[0]! : null
-    if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, requestId)
+    // JSON-RPC 2.0 §5: an error about a request carries its id whenever the request had one; a
+    // refused batch is answered with one error per request it held (null when it held none).
+    const answers: RefusedIds = Array.isArray(payload) ? ids : (ids[0] ?? null)
+    if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, answers)
     if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
     let session: HttpSession
     if (isInitialize) {
-      if (Array.isArray(payload) && payload.length > 1) return replyError(exchange, 400, -32600, 'Invalid Request: initialize must be sent alone')
-      if (!this.#admit(exchange)) return
-      const id = this.#newSessionId(exchange)
+      if (Array.isArray(payload) && payload.length > 1) return replyError(exchange, 400, -32600, 'Invalid Request: initialize must be sent alone', undefined, answers)
+      if (!this.#admit(exchange, answers)) return
+      const id = this.#newSessionId(exchange, answers)
       if (id === undefined) return
       session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
       session.initializeRequestId = ids[0]
       session.remoteAddress = exchange.remoteAddress
       this.#connections.next(session)
     } else {
-      const found = this.#session(exchange, requestId)
+      const found = this.#session(exchange, answers)
       if (found === undefined) return
       session = found
     }
@@ -427,7 +427,7 @@ class HttpTransportServer implements StreamableHttpServer {
     // since its answer would otherwise take the first request's place on the first POST.
     const reused = ids.find(id => session.isInFlight(id))
     if (reused !== undefined) {
-      return replyError(exchange, 400, -32600, `Invalid Request: request id ${JSON.stringify(reused)} is already in use`, headers, Array.isArray(payload) ? null : reused)
+      return replyError(exchange, 400, -32600, `Invalid Request: request id ${JSON.stringify(reused)} is already in use`, headers, answers)
     }
     const frameErrorReply = (error: JsonRpcPayload) => exchange.reply(400, { ...headers, ...JSON_HEADERS }, JSON.stringify(error))
     if (ids.length === 0) {
@@ -446,7 +446,7 @@ class HttpTransportServer implements StreamableHttpServer {
       return result === undefined ? exchange.reply(202, headers) : exchange.reply(200, { ...headers, ...JSON_HEADERS }, JSON.stringify(result))
     }
     const stream = session.openPostStream(ids, exchange.header('mcp-protocol-version') ?? undefined)
-    if (stream === undefined) return replyError(exchange, 429, -32000, 'Too Many Requests: too many open streams in this session', headers)
+    if (stream === undefined) return replyError(exchange, 429, -32000, 'Too Many Requests: too many open streams in this session', headers, answers)
     const error = session.receive(payload)
     // An error about the whole body (a batch where batches are not allowed): on this POST, as 400.
     if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }

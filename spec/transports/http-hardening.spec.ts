@@ -470,7 +470,7 @@ describe('streamableHttp: refusals answer the request they refuse', () => {
     expect(await response.json()).toMatchObject({ id: 7, error: { code: -32000, message: expect.stringContaining('2026-07-28') } })
   })
 
-  it('gives a missing or unknown session refusal the request\'s id, and a batch\'s refusal none', async () => {
+  it('gives a missing or unknown session refusal the request\'s id, and a batch one error per request', async () => {
     const { url } = await start()
     const missing = await post(url, { jsonrpc: '2.0', id: 'a', method: 'ping' })
     expect(missing.status).toBe(400)
@@ -478,8 +478,20 @@ describe('streamableHttp: refusals answer the request they refuse', () => {
     const unknown = await post(url, { jsonrpc: '2.0', id: 8, method: 'ping' }, { 'mcp-session-id': 'nope' })
     expect(unknown.status).toBe(404)
     expect(await unknown.json()).toMatchObject({ id: 8, error: { code: -32001 } })
-    const batch = await post(url, [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], { 'mcp-session-id': 'nope' })
-    expect(await batch.json()).toMatchObject({ id: null })
+    const batch = await post(url, [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], { 'mcp-session-id': 'nope' })
+    expect(batch.status).toBe(404)
+    expect(await batch.json()).toMatchObject([{ id: 1, error: { code: -32001 } }, { id: 2, error: { code: -32001 } }])
+  })
+
+  it.each([
+    ['one request', { jsonrpc: '2.0', id: 'r1', method: 'tools/list' }, { id: 'r1' }],
+    ['a batch', [{ jsonrpc: '2.0', id: 3, method: 'ping' }, { jsonrpc: '2.0', id: 'x', method: 'ping' }], [{ id: 3 }, { id: 'x' }]],
+    ['notifications only', [{ jsonrpc: '2.0', method: 'notifications/initialized' }], { id: null }],
+  ])('answers an unsupported version refusal of %s with each id it carried', async (_name, body, expected) => {
+    const { url } = await start()
+    const response = await post(url, body, { 'mcp-protocol-version': '2026-07-28' })
+    expect(response.status).toBe(400)
+    expect(await response.json()).toMatchObject(expected)
   })
 })
 
@@ -498,7 +510,7 @@ describe('streamableHttp: headers', () => {
     const session = await initialized(url, '2025-11-25')
     const response = await post(url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' })
     expect(response.status).toBe(400)
-    expect(await response.json()).toMatchObject({ id: null, error: { code: -32000 } })
+    expect(await response.json()).toMatchObject({ id: 1, error: { code: -32000 } })
     const get = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' } })
     expect(get.status).toBe(400)
   })
