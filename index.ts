@@ -6,7 +6,7 @@ export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
-  ToolResultFor,
+  ToolResultFor, ServerEvent,
 } from './actors/server.ts'
 export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS } from './actors/client.ts'
 export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'

@@ -1,4 +1,4 @@
-import { Observable, catchError, from, isObservable, lastValueFrom, mergeMap, of, type Subscription } from '../lib/rx.ts'
+import { Observable, Subject, catchError, from, isObservable, lastValueFrom, mergeMap, of, type Subscription } from '../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
@@ -287,6 +287,12 @@ export interface McpServer {
   prompt(name: string, definition: PromptDefinition, handler: PromptHandler): Registration<PromptDefinition>
   /** Tells every session subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
+  /**
+   * The server's event bus: every list change (once per kind per microtask) and every resource
+   * update, as they happen. Sessions take what they asked for from it; an application may watch it
+   * too. Hot: a subscriber sees what happens after it subscribed; it never completes.
+   */
+  readonly events: Observable<ServerEvent>
   /** Sends a log message to every session (each filters by its own level). */
   log(level: LoggingLevel, data: unknown, logger?: string): void
   /** Serves one client over `transport`; resolves once the transport is being read. */
@@ -348,6 +354,11 @@ interface PromptEntry {
 
 type ListKind = 'tools' | 'resources' | 'prompts'
 
+/** What the server's event bus carries (see McpServer.events). */
+export type ServerEvent =
+  | { type: 'list_changed'; kind: ListKind }
+  | { type: 'resource_updated'; uri: string }
+
 const ANY_OBJECT_SCHEMA = Object.freeze({ type: 'object' as const })
 
 // ---------------------------------------------------------------------------------------------
@@ -367,6 +378,9 @@ class Server implements McpServer {
   readonly #listeners = new Map<TransportServer, Subscription>()
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
   readonly #changed = new Set<ListKind>()
+  /** The event bus (see McpServer.events). */
+  readonly #events = new Subject<ServerEvent>()
+  readonly events: Observable<ServerEvent> = this.#events.asObservable()
 
   constructor(info: Implementation, options: ServerOptions) {
     this.info = info
@@ -473,17 +487,16 @@ class Server implements McpServer {
 
   /** Marks a list changed; sessions hear of it once, at the end of the current microtask. */
   changed(kind: ListKind): true {
-    if (this.#sessions.size === 0) return true
+    if (!this.#events.observed) return true
     if (this.#changed.size === 0) queueMicrotask(() => this.#flushChanged())
     this.#changed.add(kind)
     return true
   }
 
   #flushChanged(): void {
-    for (const kind of this.#changed) {
-      for (const session of this.#sessions) session.listChanged(kind)
-    }
+    const kinds = [...this.#changed]
     this.#changed.clear()
+    for (const kind of kinds) this.#events.next({ type: 'list_changed', kind })
   }
 
   /** The capabilities a session is offered: what is registered, plus what the options add. */
@@ -506,7 +519,7 @@ class Server implements McpServer {
   }
 
   notifyResourceUpdated(uri: string): void {
-    for (const session of this.#sessions) session.resourceUpdated(uri)
+    this.#events.next({ type: 'resource_updated', uri })
   }
 
   log(level: LoggingLevel, data: unknown, logger?: string): void {
@@ -529,7 +542,9 @@ class Server implements McpServer {
   #open(transport: Transport): ServerSession {
     const session = new Session(this, transport)
     this.#sessions.add(session)
-    void session.closed.then(() => this.#sessions.delete(session))
+    // A legacy session hears list changes (once operating) and updates of what it subscribed to.
+    const events = this.#events.subscribe(event => event.type === 'list_changed' ? session.listChanged(event.kind) : session.resourceUpdated(event.uri))
+    void session.closed.then(() => { events.unsubscribe(); this.#sessions.delete(session) })
     session.connection.start()
     return session
   }
