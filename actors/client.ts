@@ -1,157 +1,29 @@
-import { Observable, Subject, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type SchedulerLike } from '../lib/rx.ts'
-import { createConnection, type Connection, type IncomingRequest, type InspectionEvent, type RequestOptions } from '../lib/connection.ts'
+import { Observable, Subject, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty } from '../lib/rx.ts'
+import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import { CapabilityError, ConnectionClosedError, InvalidParamsError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
-import { canSendRequest, gateIncomingRequest, stepLifecycle, type LifecycleState } from '../lib/lifecycle.ts'
+import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../lib/lifecycle.ts'
 import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { paginate } from '../lib/operators/paginate.ts'
-import { resultOf, type ProgressEvent, type RequestEvent } from '../lib/operators/progress.ts'
-import { applyDefaults, loadJsonSchema, type Validator } from '../lib/validator.ts'
+import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
+import { loadJsonSchema, type Validator } from '../lib/validator.ts'
 import {
-  LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type CreateMessageParams,
-  type CreateMessageResult, type ElicitParams, type ElicitResult, type GetPromptResult, type Implementation,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type GetPromptResult, type Implementation,
   type InitializeResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
   type ListToolsResult, type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
-  type Root, type ServerCapabilities, type Tool, type ClientRequests, type ClientNotifications, type ServerNotifications,
-  type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
+  type Root, type ServerCapabilities, type Tool,
 } from '../lib/schema/types.ts'
 import { createActor, type ActorRef } from './actor.ts'
-import { BaseContext, type ContextHost, type RequestContext } from './context.ts'
 import { clientConnections, RECONNECT_DEFAULTS } from './client/connection.ts'
+import { declaredCapabilities, registerClientHandlers } from './client/handlers.ts'
+import { CLIENT_DEFAULTS, type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type McpClient } from './client/api.ts'
 
-export { RECONNECT_DEFAULTS }
-import { mapOutcome, type HandlerOutcome } from './request.ts'
-
-/** Answers the server's `sampling/createMessage`. */
-export type SamplingHandler = (params: CreateMessageParams, ctx: RequestContext) => HandlerOutcome<CreateMessageResult>
-
-/** Answers the server's `elicitation/create` in one mode. */
-export type ElicitationHandler = (params: ElicitParams, ctx: RequestContext) => HandlerOutcome<ElicitResult>
-
-/** Options of {@link connect}. */
-export interface ClientOptions {
-  /** Capabilities to declare beyond those derived from the handlers given here. */
-  capabilities?: ClientCapabilities
-  /** Answers sampling requests; declares `sampling` (and `sampling.tools` with `samplingTools`). */
-  sampling?: SamplingHandler
-  /** Declare that the sampling handler accepts `tools` / `toolChoice` (MCP 2025-11-25). */
-  samplingTools?: boolean
-  /**
-   * Answers elicitation requests, by mode; declares `elicitation.form` / `elicitation.url`. For form
-   * mode, fields the user left out get the requested schema's defaults before the answer is sent.
-   */
-  elicitation?: { form?: ElicitationHandler; url?: ElicitationHandler }
-  /** The roots offered to the server; declares `roots` with `listChanged`. */
-  roots?: Root[]
-  /** The version asked for in initialize (default: the latest). */
-  protocolVersion?: string
-  /** Versions this client accepts from the server (default: every supported revision). */
-  protocolVersions?: readonly string[]
-  /** Default request timeout in ms (60 s). */
-  timeout?: number
-  /**
-   * Reconnection when the transport drops without `close()` (needs `connect` to be given a
-   * function that makes a transport): each attempt waits `initialDelayMs` doubled per failure up to
-   * `maxDelayMs`, and starts a fresh session (initialize again). Requests in flight at the drop fail
-   * at once with `ConnectionClosedError`. Off by default.
-   */
-  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
-  /** Where reconnect backoff waits run (default: RxJS's async scheduler); a virtual-time scheduler in tests. */
-  scheduler?: SchedulerLike
-  /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
-  captureStack?: boolean
-  inspect?: (event: InspectionEvent) => void
-  reportUnhandledError?: (error: unknown) => void
-}
-
-/** DEFAULTS of {@link ClientOptions}. */
-export const CLIENT_DEFAULTS = { protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000 } as const
-
-/** Options of a tool call. */
-export interface CallToolOptions extends RequestOptions {
-  /** Receives progress reports (asks the server for progress). */
-  onProgress?: (progress: ProgressEvent) => void
-}
-
-/** The client's view of the session. */
-export interface ClientState {
-  status: LifecycleState
-  protocolVersion: string
-  serverInfo?: Implementation
-  serverCapabilities: ServerCapabilities
-  instructions?: string
-  roots: Root[]
-}
-
-/**
- * A client session with one server: typed requests as Observables, with Promise forms on top.
- * @see connect
- */
-export interface McpClient extends AsyncDisposable {
-  readonly state: ClientState
-  readonly states: Observable<ClientState>
-  readonly serverInfo: Implementation
-  readonly serverCapabilities: ServerCapabilities
-  readonly protocolVersion: string
-  readonly instructions: string | undefined
-  readonly connection: Connection
-  /**
-   * Any request, as a cold Observable of progress events and the result. A method of
-   * {@link ClientRequests} has its params checked and its result typed:
-   * `client.request('tools/call', { name: 'add', arguments: { a: 1 } })` emits `RequestEvent<CallToolResult>`.
-   * Subscribing sends the request; unsubscribing before the result sends `notifications/cancelled`.
-   */
-  request<M extends keyof ClientRequests>(method: M, ...args: [...ParamsArgument<RequestParams<ClientRequests, M>>, options?: RequestOptions]): Observable<RequestEvent<RequestResult<ClientRequests, M>>>
-  /** Any other method: params are a `JsonObject`, and the result is `R` (an unchecked claim). */
-  request<R extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ClientRequests, M>, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
-  /**
-   * Sends a notification to the server; a method of {@link ClientNotifications} has its params
-   * checked. Resolves once the transport took it; rejects with `ConnectionClosedError` after close.
-   */
-  notify<M extends keyof ClientNotifications>(method: M, ...args: ParamsArgument<ClientNotifications[M]>): Promise<void>
-  notify<M extends string>(method: OtherMethod<ClientNotifications, M>, params?: JsonObject): Promise<void>
-  /**
-   * Notifications from the server, by method, as their params: typed for a method of
-   * {@link ServerNotifications}. Hot; survives reconnects; completes when the client closes.
-   */
-  notifications<M extends keyof ServerNotifications>(method: M): Observable<NotificationParams<ServerNotifications, M>>
-  notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ServerNotifications, M>): Observable<P>
-  ping(options?: RequestOptions): Promise<void>
-  /** Every tool, across pages, fetched lazily. */
-  tools(): Observable<Tool>
-  listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult>
-  /** Calls a tool; `structuredContent` is checked against the tool's outputSchema when the tool was listed. */
-  callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>
-  /** A tool call as events: progress reports, then the result. */
-  callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>>
-  resources(): Observable<Resource>
-  listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult>
-  resourceTemplates(): Observable<ResourceTemplate>
-  listResourceTemplates(cursor?: string, options?: RequestOptions): Promise<ListResourceTemplatesResult>
-  readResource(uri: string, options?: RequestOptions): Promise<ReadResourceResult>
-  subscribeResource(uri: string, options?: RequestOptions): Promise<void>
-  unsubscribeResource(uri: string, options?: RequestOptions): Promise<void>
-  prompts(): Observable<Prompt>
-  listPrompts(cursor?: string, options?: RequestOptions): Promise<ListPromptsResult>
-  getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
-  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult>
-  setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void>
-  /** Replaces the roots and tells the server (`notifications/roots/list_changed`). */
-  setRoots(roots: Root[]): void
-  readonly closed: Promise<void>
-  close(): Promise<void>
-}
-
-type ClientMessage =
-  | { type: 'initialize' }
-  | { type: 'initialized'; result: InitializeResult }
-  | { type: 'roots'; roots: Root[] }
-  | { type: 'reconnecting' }
-  | { type: 'closed' }
+export { CLIENT_DEFAULTS, RECONNECT_DEFAULTS }
+export type { CallToolOptions, ClientOptions, ClientState, ElicitationHandler, McpClient, SamplingHandler } from './client/api.ts'
 
 /**
  * Connects to a server over `transport`: sends initialize, checks the version the server chose,
@@ -254,7 +126,7 @@ class Client implements McpClient {
       reportUnhandledError: options.reportUnhandledError,
     })
     this.#connection = connection
-    this.#registerHandlers(connection)
+    registerClientHandlers(connection, this.#options, this.#capabilities, this.actor)
     connection.start()
     return connection
   }
@@ -314,31 +186,7 @@ class Client implements McpClient {
     return undefined
   }
 
-  #registerHandlers(connection: Connection): void {
-    const { sampling, elicitation } = this.#options
-    // Contexts answer on the connection their request came in on, even while a newer one starts.
-    const actor = this.actor
-    const host: ContextHost = { connection, get protocolVersion() { return actor.state.protocolVersion } }
-    const context = (request: IncomingRequest) => new BaseContext(host, request)
-    if (sampling !== undefined) {
-      connection.setRequestHandler('sampling/createMessage', (params, request) =>
-        mapOutcome(() => sampling(params as unknown as CreateMessageParams, context(request)), toObject, rethrow))
-    }
-    if (elicitation?.form !== undefined || elicitation?.url !== undefined) {
-      connection.setRequestHandler('elicitation/create', (params, request) => {
-        const mode = params?.mode === 'url' ? 'url' : 'form'
-        const handler = elicitation[mode]
-        if (handler === undefined) throw new InvalidParamsError(`Invalid params: this client does not support ${mode} elicitation`)
-        const schema = mode === 'form' && isJsonObject(params?.requestedSchema) ? params!.requestedSchema : undefined
-        return mapOutcome(() => handler(params as unknown as ElicitParams, context(request)), result =>
-          // Fields the user left out take the schema's defaults, so the server sees complete forms.
-          schema !== undefined && result.action === 'accept' ? { ...result, content: applyDefaults(schema, result.content as Record<string, unknown> | undefined) } as JsonObject : toObject(result), rethrow)
-      })
-    }
-    if (this.#capabilities.roots !== undefined) {
-      connection.setRequestHandler('roots/list', () => ({ roots: this.actor.state.roots }))
-    }
-  }
+
 
   request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
     return this.#request<R>(method, params as JsonObject | undefined, options)
@@ -506,20 +354,6 @@ class Client implements McpClient {
   }
 }
 
-function declaredCapabilities(options: ClientOptions): ClientCapabilities {
-  const capabilities: ClientCapabilities = { ...options.capabilities }
-  if (options.sampling !== undefined) capabilities.sampling = { ...capabilities.sampling, ...(options.samplingTools ? { tools: {} } : undefined) }
-  if (options.elicitation?.form !== undefined || options.elicitation?.url !== undefined) {
-    capabilities.elicitation = {
-      ...capabilities.elicitation,
-      ...(options.elicitation.form !== undefined ? { form: {} } : undefined),
-      ...(options.elicitation.url !== undefined ? { url: {} } : undefined),
-    }
-  }
-  if (options.roots !== undefined) capabilities.roots = { listChanged: true, ...capabilities.roots }
-  return capabilities
-}
-
 /** The result of a request's last event (a request asked without progress emits only its result). */
 function resultOfLast<R>(event: RequestEvent<R>): R {
   return (event as { result: R }).result
@@ -527,12 +361,4 @@ function resultOfLast<R>(event: RequestEvent<R>): R {
 
 function cursorParams(cursor: string | undefined): JsonObject | undefined {
   return cursor === undefined ? undefined : { cursor }
-}
-
-function toObject<T>(value: T): JsonObject {
-  return value as unknown as JsonObject
-}
-
-function rethrow(error: unknown): never {
-  throw error
 }

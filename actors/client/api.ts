@@ -1,0 +1,149 @@
+import type { Observable, SchedulerLike } from '../../lib/rx.ts'
+import type { Connection, InspectionEvent, RequestOptions } from '../../lib/connection.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import type { LifecycleState } from '../../lib/lifecycle.ts'
+import type { ProgressEvent, RequestEvent } from '../../lib/operators/progress.ts'
+import {
+  LATEST_PROTOCOL_VERSION,
+  type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type CreateMessageParams,
+  type CreateMessageResult, type ElicitParams, type ElicitResult, type GetPromptResult, type Implementation,
+  type InitializeResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
+  type ListToolsResult, type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
+  type Root, type ServerCapabilities, type Tool, type ClientRequests, type ClientNotifications, type ServerNotifications,
+  type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
+} from '../../lib/schema/types.ts'
+import type { RequestContext } from '../context.ts'
+import type { HandlerOutcome } from '../request.ts'
+
+/** Answers the server's `sampling/createMessage`. */
+export type SamplingHandler = (params: CreateMessageParams, ctx: RequestContext) => HandlerOutcome<CreateMessageResult>
+
+/** Answers the server's `elicitation/create` in one mode. */
+export type ElicitationHandler = (params: ElicitParams, ctx: RequestContext) => HandlerOutcome<ElicitResult>
+
+/** Options of {@link connect}. */
+export interface ClientOptions {
+  /** Capabilities to declare beyond those derived from the handlers given here. */
+  capabilities?: ClientCapabilities
+  /** Answers sampling requests; declares `sampling` (and `sampling.tools` with `samplingTools`). */
+  sampling?: SamplingHandler
+  /** Declare that the sampling handler accepts `tools` / `toolChoice` (MCP 2025-11-25). */
+  samplingTools?: boolean
+  /**
+   * Answers elicitation requests, by mode; declares `elicitation.form` / `elicitation.url`. For form
+   * mode, fields the user left out get the requested schema's defaults before the answer is sent.
+   */
+  elicitation?: { form?: ElicitationHandler; url?: ElicitationHandler }
+  /** The roots offered to the server; declares `roots` with `listChanged`. */
+  roots?: Root[]
+  /** The version asked for in initialize (default: the latest). */
+  protocolVersion?: string
+  /** Versions this client accepts from the server (default: every supported revision). */
+  protocolVersions?: readonly string[]
+  /** Default request timeout in ms (60 s). */
+  timeout?: number
+  /**
+   * Reconnection when the transport drops without `close()` (needs `connect` to be given a
+   * function that makes a transport): each attempt waits `initialDelayMs` doubled per failure up to
+   * `maxDelayMs` (on `scheduler`), and starts a fresh session (initialize again); after
+   * `maxRetries` failed attempts the client closes. Requests in flight at the drop fail at once with
+   * `ConnectionClosedError` (never resent); requests subscribed between sessions wait for the next
+   * one. Off by default. Defaults in RECONNECT_DEFAULTS.
+   */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+  /** Where reconnect backoff waits run (default: RxJS's async scheduler); a virtual-time scheduler in tests. */
+  scheduler?: SchedulerLike
+  /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
+  captureStack?: boolean
+  inspect?: (event: InspectionEvent) => void
+  reportUnhandledError?: (error: unknown) => void
+}
+
+/** DEFAULTS of {@link ClientOptions}. */
+export const CLIENT_DEFAULTS = { protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000 } as const
+
+/** Options of a tool call. */
+export interface CallToolOptions extends RequestOptions {
+  /** Receives progress reports (asks the server for progress). */
+  onProgress?: (progress: ProgressEvent) => void
+}
+
+/** The client's view of the session. */
+export interface ClientState {
+  status: LifecycleState
+  protocolVersion: string
+  serverInfo?: Implementation
+  serverCapabilities: ServerCapabilities
+  instructions?: string
+  roots: Root[]
+}
+
+/**
+ * A client session with one server: typed requests as Observables, with Promise forms on top.
+ * @see connect
+ */
+export interface McpClient extends AsyncDisposable {
+  readonly state: ClientState
+  readonly states: Observable<ClientState>
+  readonly serverInfo: Implementation
+  readonly serverCapabilities: ServerCapabilities
+  readonly protocolVersion: string
+  readonly instructions: string | undefined
+  readonly connection: Connection
+  /**
+   * Any request, as a cold Observable of progress events and the result. A method of
+   * {@link ClientRequests} has its params checked and its result typed:
+   * `client.request('tools/call', { name: 'add', arguments: { a: 1 } })` emits `RequestEvent<CallToolResult>`.
+   * Subscribing sends the request on the session live at that moment (so an Observable built
+   * before a reconnect runs on the new session); unsubscribing before the result sends
+   * `notifications/cancelled`.
+   */
+  request<M extends keyof ClientRequests>(method: M, ...args: [...ParamsArgument<RequestParams<ClientRequests, M>>, options?: RequestOptions]): Observable<RequestEvent<RequestResult<ClientRequests, M>>>
+  /** Any other method: params are a `JsonObject`, and the result is `R` (an unchecked claim). */
+  request<R extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ClientRequests, M>, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+  /**
+   * Sends a notification to the server; a method of {@link ClientNotifications} has its params
+   * checked. Resolves once the transport took it; rejects with `ConnectionClosedError` after close.
+   */
+  notify<M extends keyof ClientNotifications>(method: M, ...args: ParamsArgument<ClientNotifications[M]>): Promise<void>
+  notify<M extends string>(method: OtherMethod<ClientNotifications, M>, params?: JsonObject): Promise<void>
+  /**
+   * Notifications from the server, by method, as their params: typed for a method of
+   * {@link ServerNotifications}. Hot; follows reconnects; completes when the client closes (at
+   * once when subscribed after).
+   */
+  notifications<M extends keyof ServerNotifications>(method: M): Observable<NotificationParams<ServerNotifications, M>>
+  notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ServerNotifications, M>): Observable<P>
+  ping(options?: RequestOptions): Promise<void>
+  /** Every tool, across pages, fetched lazily. */
+  tools(): Observable<Tool>
+  listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult>
+  /** Calls a tool; `structuredContent` is checked against the tool's outputSchema when the tool was listed. */
+  callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>
+  /** A tool call as events: progress reports, then the result. */
+  callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>>
+  resources(): Observable<Resource>
+  listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult>
+  resourceTemplates(): Observable<ResourceTemplate>
+  listResourceTemplates(cursor?: string, options?: RequestOptions): Promise<ListResourceTemplatesResult>
+  readResource(uri: string, options?: RequestOptions): Promise<ReadResourceResult>
+  subscribeResource(uri: string, options?: RequestOptions): Promise<void>
+  unsubscribeResource(uri: string, options?: RequestOptions): Promise<void>
+  prompts(): Observable<Prompt>
+  listPrompts(cursor?: string, options?: RequestOptions): Promise<ListPromptsResult>
+  getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
+  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult>
+  setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void>
+  /** Replaces the roots and tells the server (`notifications/roots/list_changed`). */
+  setRoots(roots: Root[]): void
+  readonly closed: Promise<void>
+  close(): Promise<void>
+}
+
+/** What the client actor's reducer steps on (see actors/client.ts). */
+export type ClientMessage =
+  | { type: 'initialize' }
+  | { type: 'initialized'; result: InitializeResult }
+  | { type: 'roots'; roots: Root[] }
+  | { type: 'reconnecting' }
+  | { type: 'closed' }
