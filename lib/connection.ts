@@ -11,6 +11,7 @@ import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
 import type { Inbound, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
+import type { ShapeKind } from './schema/shape.ts'
 
 /** Default request timeout: 60 s without a response or progress. */
 export const DEFAULT_REQUEST_TIMEOUT = 60_000
@@ -123,8 +124,16 @@ export interface ConnectionOptions {
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
   allowBatch?: () => boolean
   /**
-   * Shapes each result before it goes out (a legacy session leaves out what its negotiated
-   * revision does not define: `shapeResult` in lib/schema/shape.ts). Default: results go as they are.
+   * Shapes what goes out for the peer: each result, each request's params and each notification's
+   * params, by kind and method (a legacy session leaves out what its negotiated revision does not
+   * define: pass `(kind, method, payload) => shapeForRevision(kind, method, payload, version)` from
+   * lib/schema/shape.ts, reading the version when called so it follows the negotiation). Called
+   * after `_meta` is added to a request. Default: everything goes as it is, at no cost.
+   */
+  shapeOutgoing?: (kind: ShapeKind, method: string, payload: JsonObject) => JsonObject
+  /**
+   * Shapes each result before it goes out; used only when `shapeOutgoing` is not given.
+   * @deprecated Pass `shapeOutgoing`, which shapes requests and notifications too.
    */
   shapeResult?: (method: string, result: JsonObject) => JsonObject
   /**
@@ -279,7 +288,9 @@ class JsonRpcConnection implements Connection {
 
   notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void> {
     if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
-    const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }
+    const shape = this.#options.shapeOutgoing
+    const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method }
+      : { jsonrpc: '2.0', method, params: shape === undefined ? params : shape('notification', method, params) }
     return this.#send(message, relatedRequestId)
   }
 
@@ -311,9 +322,11 @@ class JsonRpcConnection implements Connection {
     const id = this.#nextId()
     const wantsProgress = options?.progress !== false
     const meta = options?.meta
-    const outParams = wantsProgress || meta !== undefined
+    const withMeta = wantsProgress || meta !== undefined
       ? { ...params, _meta: { ...(params?._meta as Meta | undefined), ...meta, ...(wantsProgress ? { progressToken: id } : undefined) } }
       : params
+    const shape = this.#options.shapeOutgoing
+    const outParams = shape === undefined || withMeta === undefined ? withMeta : shape('request', method, withMeta)
     const message: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams }
     this.#pending.set(id, { subscriber, method })
     let onAbort: (() => void) | undefined
@@ -511,9 +524,14 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
-    const shape = this.#options.shapeResult
-    const body = isJsonObject(result) ? (shape === undefined ? result : shape(request.method, result)) : EMPTY_RESULT
+    const body = isJsonObject(result) ? this.#shapeResult(request.method, result) : EMPTY_RESULT
     this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
+  }
+
+  #shapeResult(method: string, result: JsonObject): JsonObject {
+    const options = this.#options
+    if (options.shapeOutgoing !== undefined) return options.shapeOutgoing('result', method, result)
+    return options.shapeResult === undefined ? result : options.shapeResult(method, result)
   }
 
   #respond(request: IncomingRequest, response: JsonRpcResponse): void {

@@ -7,6 +7,7 @@ import {
 import { createMemoryPair } from '../../transports/memory.ts'
 import { FakeTransport } from '../helpers/fake-transport.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { shapeForRevision } from '../../lib/schema/shape.ts'
 
 function pair() {
   const [a, b] = createMemoryPair()
@@ -400,5 +401,41 @@ describe('createConnection', () => {
       expect(await transport.settle()).toEqual([])
       expect(events).toContainEqual({ type: 'rxmcp.response.unknown', id: 3 })
     })
+  })
+})
+
+describe('createConnection: shapeOutgoing', () => {
+  it('shapes the requests, results and notifications it sends, per negotiated revision, and only those', async () => {
+    const [a, b] = createMemoryPair()
+    // The revision the session negotiated, read at each send (as a session does).
+    let version = '2025-11-25'
+    const server = createConnection(a, { shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, version) })
+    const client = createConnection(b)
+    const seen: unknown[] = []
+    client.setRequestHandler('sampling/createMessage', params => { seen.push(params); return { role: 'assistant', content: { type: 'text', text: '' }, model: 'm' } })
+    server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'a', inputSchema: { type: 'object' }, icons: [{ src: 'x' }], execution: {} }] }))
+    const progress: unknown[] = []
+    client.notifications('notifications/progress').subscribe(params => progress.push(params))
+    server.start(); client.start()
+    const sampling = { messages: [], maxTokens: 1, tools: [] }
+    version = '2025-06-18'
+    await lastValueFrom(server.request('sampling/createMessage', sampling, { progress: false }))
+    await server.notify('notifications/progress', { progressToken: 1, progress: 1, message: 'm' })
+    version = '2024-11-05'
+    expect(await lastValueFrom(client.request('tools/list'))).toEqual({ type: 'result', result: { tools: [{ name: 'a', inputSchema: { type: 'object' } }] } })
+    await server.notify('notifications/progress', { progressToken: 1, progress: 2, message: 'm' })
+    version = '2025-11-25'
+    await lastValueFrom(server.request('sampling/createMessage', sampling, { progress: false }))
+    await tick()
+    expect(seen).toEqual([{ messages: [], maxTokens: 1 }, sampling])
+    expect(progress).toEqual([{ progressToken: 1, progress: 1, message: 'm' }, { progressToken: 1, progress: 2 }])
+  })
+
+  it('sends everything as it is without the option', async () => {
+    const { caller, callee, start } = pair()
+    const tool = { name: 'a', inputSchema: { type: 'object' }, icons: [{ src: 'x' }] }
+    callee.setRequestHandler('tools/list', () => ({ tools: [tool] }))
+    start()
+    expect(await lastValueFrom(caller.request('tools/list'))).toEqual({ type: 'result', result: { tools: [tool] } })
   })
 })
