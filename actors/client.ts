@@ -1,4 +1,5 @@
 import { Observable, Subject, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty } from '../lib/rx.ts'
+import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
@@ -120,6 +121,8 @@ class Client implements McpClient {
       gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion),
+      // What goes out fits the negotiated revision (before the answer to initialize: the one asked for).
+      shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.actor.state.protocolVersion),
       timeout: options.timeout,
       captureStack: options.captureStack,
       inspect: options.inspect,

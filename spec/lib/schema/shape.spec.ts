@@ -150,3 +150,18 @@ describe('a legacy session', () => {
     expect((await current.client.listTools()).tools[0]).toMatchObject({ title: 'Echo', icons: icon, outputSchema: { type: 'object' } })
   })
 })
+
+describe('a client', () => {
+  it('sends a server the capabilities its negotiated revision defines', async () => {
+    const server = createServer({ name: 'caps', version: '1.0.0' })
+    const seen: unknown[] = []
+    server.tool('caps', {}, (_args, ctx) => { seen.push(ctx.clientCapabilities); return { content: [] } })
+    await using old = await connectInMemory(server, { protocolVersion: '2025-06-18', capabilities: { tasks: {}, experimental: { x: {} } } as never })
+    await old.client.callTool('caps', {})
+    await using current = await connectInMemory(server, { capabilities: { tasks: {}, experimental: { x: {} } } as never })
+    await current.client.callTool('caps', {})
+    expect(seen[0]).not.toHaveProperty('tasks')
+    expect(seen[0]).toMatchObject({ experimental: { x: {} } })
+    expect(seen[1]).toMatchObject({ tasks: {}, experimental: { x: {} } })
+  })
+})
