@@ -11,7 +11,7 @@ import { Feature, negotiateVersion } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { pageOf } from '../lib/cursor.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
-import { shapeResult } from '../lib/schema/shape.ts'
+import { shapeForRevision } from '../lib/schema/shape.ts'
 import { checkSchemaShape, loadedJsonSchema, loadJsonSchema, type JsonSchemaCompiler, type Validator } from '../lib/validator.ts'
 import {
   isStandardSchema, standardJsonSchema, validateStandard, type InferInput, type InferOutput, type StandardSchemaV1, type StandardVerdict,
@@ -653,7 +653,7 @@ class Session implements ServerSession {
       },
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
       // What goes out fits the negotiated revision (initialize is answered after the version is set).
-      shapeResult: (method, result) => shapeResult(method, result, this.actor.state.protocolVersion),
+      shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.actor.state.protocolVersion),
       maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
       captureStack: options.captureStack,
