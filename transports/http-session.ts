@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from '../lib/rx.ts'
+import type { Observable } from '../lib/rx.ts'
 import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
@@ -6,6 +6,9 @@ import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import type { EventStore } from './event-store.ts'
 import { SSE_HEADERS, type Exchange, type ListenerSession, type Sink } from './http-exchange.ts'
 import { isFrameError, responseIdOf, responseIds } from './http-ids.ts'
+import { InboundQueue } from './inbound-queue.ts'
+
+export { MAX_EARLY_MESSAGES } from './inbound-queue.ts'
 
 /** What every session of one listener shares (one object, so a session holds one pointer to it). */
 export interface SessionConfig {
@@ -79,12 +82,8 @@ type Route = HttpStream | JsonAnswer
 export class HttpSession implements Transport, ListenerSession {
   /** The client's IP address (for the bridge's per-client limit). */
   remoteAddress: string | undefined
-  /** The connection reading this session (the contract: one subscriber); no Subject, to keep idle sessions small. */
-  #reader: Subscriber<Inbound> | undefined
-  /** Messages that came before anyone read `inbound`, handed over on subscribe (created on the first). */
-  #early: Inbound[] | undefined
-  /** Whether `inbound` was ever read: after its reader leaves, nothing is kept for a next one. */
-  #wasRead = false
+  /** What the connection reads (created with the session; nothing else is held for an idle one). */
+  readonly #inbound = new InboundQueue()
   /** Streams by id: open ones, and those kept for resumption (created on the first). */
   #streams: Map<string, HttpStream> | undefined
   /** Where each request in flight is answered (created on the first). */
@@ -103,16 +102,9 @@ export class HttpSession implements Transport, ListenerSession {
 
   get kind(): string { return 'streamable-http' }
   get inbound(): Observable<Inbound> {
-    return new Observable<Inbound>(subscriber => {
-      if (this.#isEnded) return subscriber.complete()
-      this.#reader = subscriber
-      this.#wasRead = true
-      const early = this.#early
-      this.#early = undefined
-      if (early !== undefined) for (const item of early) subscriber.next(item)
-      return () => { if (this.#reader === subscriber) this.#reader = undefined }
-    })
+    return this.#inbound.observe()
   }
+
 
   /**
    * Hands a POST's body to the connection. Returns the error the connection answered about the
@@ -123,9 +115,8 @@ export class HttpSession implements Transport, ListenerSession {
     this.#frameErrors = errors
     try {
       const item: Inbound = { type: 'message', message: payload }
-      if (this.#reader !== undefined) this.#reader.next(item)
-      // Not read yet (a transport server whose connections are subscribed late): keep it, bounded.
-      else if (!this.#wasRead && (this.#early ??= []).length < MAX_EARLY_MESSAGES) this.#early.push(item)
+      // Not read yet (a transport server whose connections are subscribed late): kept, bounded.
+      this.#inbound.push(item)
     } finally {
       this.#frameErrors = undefined
     }
@@ -364,19 +355,10 @@ export class HttpSession implements Transport, ListenerSession {
     // Everything the session stored goes with it (DELETE, idle expiry, eviction, close).
     quietly(store?.deleteSession?.(this.id))
     this.#routes?.clear()
-    this.#early = undefined
-    const reader = this.#reader
-    this.#reader = undefined
-    reader?.complete()
+    this.#inbound.end()
     this.onEnd(this)
   }
 }
-
-/**
- * POST bodies kept for a session nobody reads yet. Each body is size-limited and the window is the
- * time until the connection subscribes, so this bound is only a backstop against a reader that never comes.
- */
-export const MAX_EARLY_MESSAGES = 1024
 
 /** What the store keeps for a priming event: no message, only a position in the stream. */
 const PRIMING = [] as unknown as JsonRpcPayload

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from '../lib/rx.ts'
+import type { Observable } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
@@ -6,7 +6,7 @@ import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import { SSE_HEADERS, type Exchange, type ListenerSession, type Sink } from './http-exchange.ts'
 import { requestsOf, responseIds } from './http-ids.ts'
-import { MAX_EARLY_MESSAGES } from './http-session.ts'
+import { InboundQueue } from './inbound-queue.ts'
 
 /**
  * One legacy HTTP+SSE session (MCP 2024-11-05): a GET stream that carries everything the server
@@ -17,11 +17,7 @@ export class LegacySession implements Transport, ListenerSession {
   readonly kind = 'sse'
   /** The client's IP address (for the bridge's per-client limit). */
   remoteAddress: string | undefined
-  /** The connection reading this session (one subscriber). */
-  #reader: Subscriber<Inbound> | undefined
-  /** Messages that came before anyone read `inbound`, handed over on subscribe (created on the first). */
-  #early: Inbound[] | undefined
-  #wasRead = false
+  readonly #inbound = new InboundQueue()
   readonly inbound: Observable<Inbound>
   #sink: Sink | undefined
   #isEnded = false
@@ -29,15 +25,7 @@ export class LegacySession implements Transport, ListenerSession {
   #inFlight: Set<RequestId> | undefined
 
   constructor(readonly id: string, public lastSeen: number, readonly onEnd: (session: LegacySession) => void) {
-    this.inbound = new Observable<Inbound>(subscriber => {
-      if (this.#isEnded) return subscriber.complete()
-      this.#reader = subscriber
-      this.#wasRead = true
-      const early = this.#early
-      this.#early = undefined
-      if (early !== undefined) for (const item of early) subscriber.next(item)
-      return () => { if (this.#reader === subscriber) this.#reader = undefined }
-    })
+    this.inbound = this.#inbound.observe()
   }
 
   attach(exchange: Exchange, endpoint: string, highWaterMark: number): void {
@@ -55,8 +43,7 @@ export class LegacySession implements Transport, ListenerSession {
       if (ids.length > 0) { this.#inFlight ??= new Set(); for (const id of ids) this.#inFlight.add(id) }
       for (const id of cancelled) this.#inFlight?.delete(id)
     }
-    if (this.#reader !== undefined) this.#reader.next(decoded)
-    else if (!this.#wasRead && (this.#early ??= []).length < MAX_EARLY_MESSAGES) this.#early.push(decoded)
+    this.#inbound.push(decoded)
   }
 
   hasRequestInFlight(): boolean {
@@ -81,10 +68,7 @@ export class LegacySession implements Transport, ListenerSession {
     const sink = this.#sink
     this.#sink = undefined
     sink?.end()
-    this.#early = undefined
-    const reader = this.#reader
-    this.#reader = undefined
-    reader?.complete()
+    this.#inbound.end()
     this.onEnd(this)
   }
 }
