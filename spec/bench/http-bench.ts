@@ -78,19 +78,27 @@ export async function idleSessionHeap(count = 2000): Promise<{ full: number; lis
   await server.listen(http)
   const full = await measure(new URL(http.url!))
   await server.close()
-  // The listener alone: initialize answered by hand, nothing else kept per session.
-  const bare = streamableHttp()
-  const subscription = bare.connections.subscribe(transport => {
+  const bare = await startBareListener()
+  const listenerOnly = await measure(new URL(bare.http.url!))
+  await bare.close()
+  return { full, listenerOnly }
+}
+
+/**
+ * A Streamable HTTP listener with no MCP server behind it: a bare reader answers initialize and
+ * keeps nothing per session, so what a session costs there is the transport's share alone.
+ */
+export async function startBareListener() {
+  const { streamableHttp } = await import('../../transports/streamable-http.ts')
+  const http = streamableHttp()
+  const subscription = http.connections.subscribe(transport => {
     transport.inbound.subscribe(item => {
       const message = item.type === 'message' ? item.message as { id?: number; method?: string } : undefined
       if (message?.method === 'initialize') void transport.send({ jsonrpc: '2.0', id: message.id!, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'bare', version: '1' } } })
     })
   })
-  await bare.start()
-  const listenerOnly = await measure(new URL(bare.url!))
-  subscription.unsubscribe()
-  await bare.close()
-  return { full, listenerOnly }
+  await http.start()
+  return { http, close: async () => { subscription.unsubscribe(); await http.close() } }
 }
 
 /** RSS growth of a server child per idle initialized session, over `count` sessions (what `npm run bench` reports). */

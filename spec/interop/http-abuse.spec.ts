@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { openSession } from '../bench/http-bench.ts'
+import { openSession, startBareListener } from '../bench/http-bench.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -47,14 +47,7 @@ describe('the Streamable HTTP server under abuse', () => {
 
   it('holds under 2 KiB of heap per idle session in the listener itself', async () => {
     // The listener alone: a bare reader answers initialize, so only the transport's share is measured.
-    const http = streamableHttp()
-    const subscription = http.connections.subscribe(transport => {
-      transport.inbound.subscribe(item => {
-        const message = item.type === 'message' ? item.message as { id?: number; method?: string } : undefined
-        if (message?.method === 'initialize') void transport.send({ jsonrpc: '2.0', id: message.id!, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'bare', version: '1' } } })
-      })
-    })
-    await http.start()
+    const { http, close } = await startBareListener()
     try {
       // node:http with a keep-alive agent as the client (fetch keeps more of its own per request).
       const url = new URL(http.url!)
@@ -67,8 +60,7 @@ describe('the Streamable HTTP server under abuse', () => {
       expect(http.sessionCount).toBe(1050)
       expect(perSession).toBeLessThan(2 * 1024)
     } finally {
-      subscription.unsubscribe()
-      await http.close()
+      await close()
     }
   }, 30_000)
 
