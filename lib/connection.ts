@@ -132,11 +132,6 @@ export interface ConnectionOptions {
    */
   shapeOutgoing?: (kind: ShapeKind, method: string, payload: JsonObject) => JsonObject
   /**
-   * Shapes each result before it goes out; used only when `shapeOutgoing` is not given.
-   * @deprecated Pass `shapeOutgoing`, which shapes requests and notifications too.
-   */
-  shapeResult?: (method: string, result: JsonObject) => JsonObject
-  /**
    * Most entries in one JSON-RPC batch (default 1000). A longer batch is answered with one -32600
    * (id null) before any entry is looked at, so one frame cannot keep the event loop busy for
    * seconds or make the server write an error per entry.
@@ -524,14 +519,9 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
-    const body = isJsonObject(result) ? this.#shapeResult(request.method, result) : EMPTY_RESULT
+    const shape = this.#options.shapeOutgoing
+    const body = !isJsonObject(result) ? EMPTY_RESULT : shape === undefined ? result : shape('result', request.method, result)
     this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
-  }
-
-  #shapeResult(method: string, result: JsonObject): JsonObject {
-    const options = this.#options
-    if (options.shapeOutgoing !== undefined) return options.shapeOutgoing('result', method, result)
-    return options.shapeResult === undefined ? result : options.shapeResult(method, result)
   }
 
   #respond(request: IncomingRequest, response: JsonRpcResponse): void {

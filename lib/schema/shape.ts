@@ -82,7 +82,7 @@ export function shapeForRevision(kind: ShapeKind, method: string, payload: JsonO
  * @see shapeForRevision
  */
 export function shapeResult(method: string, result: JsonObject, version: string): JsonObject {
-  return version >= NEWEST ? result : shapeResultOf(method, result, version)
+  return shapeForRevision('result', method, result, version)
 }
 
 function shapeResultOf(method: string, result: JsonObject, version: string): JsonObject {
