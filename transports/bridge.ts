@@ -5,6 +5,7 @@ import { ErrorCode, InternalError, InvalidRequestError, McpError } from '../lib/
 import { stdioClient, type StdioClientOptions, type StdioClientTransport } from './stdio.ts'
 
 export { shareUpstream, type SharedUpstream } from './bridge-shared.ts'
+export { isLoopbackHost } from './origin.ts'
 
 /** Options of {@link bridge}. */
 export interface BridgeOptions {
@@ -294,11 +295,3 @@ export function bridgeChild(options: BridgeChildOptions): StdioClientTransport {
   })
 }
 
-/**
- * Whether `host` is the loopback interface the listeners bind by default (`127.0.0.1`, `localhost`,
- * `::1`). Binding anything else makes every session a process someone else may start, so
- * `rxmcp bridge` warns and keeps Host checks on.
- */
-export function isLoopbackHost(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]'
-}

@@ -1,6 +1,28 @@
 /** Host names that count as this machine, for DNS-rebinding protection. */
 export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]', '::1']
 
+/** True when `host` (a listener's bind address) is this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.includes(host)
+}
+
+/**
+ * Whether a request's `Host` header may reach a listener bound to `boundHost` (DNS-rebinding
+ * protection): with `allowed` given, one of those names; else, on a loopback listener, a loopback
+ * name; else anything. Names compare without case (RFC 9110), with or without the port. Shared by
+ * the HTTP and WebSocket listeners so both refuse the same requests.
+ */
+export function isAllowedHost(host: string | undefined | null, allowed: readonly string[] | undefined, boundHost: string): boolean {
+  if (host === undefined || host === null || (allowed === undefined && !isLoopbackHost(boundHost))) return true
+  const value = host.toLowerCase()
+  const name = value.replace(/:\d+$/, '')
+  const list = allowed ?? LOOPBACK_HOSTS
+  return list.some(entry => {
+    const lower = entry.toLowerCase()
+    return lower === value || lower === name
+  })
+}
+
 /**
  * Whether a browser `Origin` may reach a local server: one of `allowed` when given (`'*'` for any),
  * otherwise an http(s) origin on a loopback name, any port. Shared by the HTTP and WebSocket

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
-import { LOOPBACK_HOSTS, isAllowedOrigin } from './origin.ts'
+import { isAllowedHost, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange, type RefusedIds } from './http-exchange.ts'
 import { LegacySession } from './legacy-sse.ts'
@@ -144,8 +144,6 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly #config: SessionConfig
   readonly #path: string
   readonly #versions: readonly string[]
-  /** Allowed Host values, lower-cased: host names compare without case. */
-  readonly #allowedHosts: readonly string[] | undefined
   readonly #now: () => number
   readonly #idleTimeout: number
   #http: HttpServer | undefined
@@ -175,7 +173,6 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     this.#path = options.path ?? STREAMABLE_HTTP_DEFAULTS.path
     this.#versions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS
-    this.#allowedHosts = options.allowedHosts?.map(host => host.toLowerCase())
     this.nodeHandler = this.nodeHandler.bind(this)
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
     this.#idleTimeout = ttl
@@ -310,15 +307,9 @@ class HttpTransportServer implements StreamableHttpServer {
     // DNS-rebinding protection: a page on a foreign origin must not reach a local server.
     const origin = exchange.header('origin')
     if (origin !== null && !isAllowedOrigin(origin, this.#options.allowedOrigins)) { replyError(exchange, 403, -32000, 'Forbidden: origin not allowed'); return false }
-    const host = exchange.header('host')
-    const boundHost = this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host
-    const isLoopbackBound = boundHost === '127.0.0.1' || boundHost === 'localhost' || boundHost === '::1'
-    if (host !== null && (this.#allowedHosts !== undefined || isLoopbackBound)) {
-      // RFC 9110: host names are case-insensitive (LOCALHOST is localhost).
-      const value = host.toLowerCase()
-      const name = value.replace(/:\d+$/, '')
-      const allowed = this.#allowedHosts ?? LOOPBACK_HOSTS
-      if (!allowed.includes(value) && !allowed.includes(name)) { replyError(exchange, 403, -32000, 'Forbidden: host not allowed'); return false }
+    if (!isAllowedHost(exchange.header('host'), this.#options.allowedHosts, this.#options.host ?? STREAMABLE_HTTP_DEFAULTS.host)) {
+      replyError(exchange, 403, -32000, 'Forbidden: host not allowed')
+      return false
     }
     return true
   }

@@ -8,7 +8,7 @@ import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack, isMsgpackLoaded, loadMsgpack } from '../lib/codec/msgpack.ts'
-import { LOOPBACK_HOSTS, isAllowedOrigin, isCrossSiteWithoutOrigin } from './origin.ts'
+import { isAllowedHost, isAllowedOrigin, isCrossSiteWithoutOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { WS_SUBPROTOCOL } from './websocket-client.ts'
 
@@ -158,13 +158,7 @@ class WsTransportServer implements McpWebSocketServer {
     return true
   }
 
-  #isAllowedHost(host: string | undefined): boolean {
-    const allowed = this.#options.allowedHosts
-    const bound = this.#options.host ?? WEBSOCKET_DEFAULTS.host
-    if (host === undefined || (allowed === undefined && !LOOPBACK_HOSTS.includes(bound))) return true
-    const list = allowed ?? LOOPBACK_HOSTS
-    return list.includes(host) || list.includes(host.replace(/:\d+$/, ''))
-  }
+
 
   get url(): string | undefined { return this.#url }
   get sessionCount(): number { return this.#sockets.size }
@@ -195,7 +189,7 @@ class WsTransportServer implements McpWebSocketServer {
     if (origin !== undefined && !isAllowedOrigin(origin, this.#options.allowedOrigins)) return refuse(socket, 403, 'Forbidden')
     if (isCrossSiteWithoutOrigin(request.headers)) return refuse(socket, 403, 'Forbidden')
     // DNS rebinding: a loopback server answers only to the loopback names.
-    if (!this.#isAllowedHost(request.headers.host)) return refuse(socket, 403, 'Forbidden')
+    if (!isAllowedHost(request.headers.host, this.#options.allowedHosts, this.#options.host ?? WEBSOCKET_DEFAULTS.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
     const wss = await this.#server()
     // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.

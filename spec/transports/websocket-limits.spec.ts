@@ -152,4 +152,9 @@ describe('websocket', { timeout: 20_000 }, () => {
     expect(await open(url, { host: 'evil.example.com' })).toBe(403)
     expect(await open(url, { host: `localhost:${new URL(url).port}` })).toBeInstanceOf(WebSocket)
   })
+
+  it('compares Host without case, as the HTTP listener does', async () => {
+    const url = await start({})
+    expect(await open(url, { host: `LOCALHOST:${new URL(url).port}` })).toBeInstanceOf(WebSocket)
+  })
 })
