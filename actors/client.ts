@@ -201,17 +201,23 @@ class Client implements McpClient {
    * fails it with `ConnectionClosedError` (the server may have acted on it already).
    */
   #request<R extends JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
-    return defer(() => {
-      const connection = this.#connection
-      // The fast path, the common case: an operating session takes the request as it is, with no
-      // operator added on the way of its messages.
-      if (connection !== undefined && !connection.isClosed && this.actor.state.status === 'operating') return connection.request<R>(method, params, options)
-      // Between sessions: wait for the next live connection; none comes once the client closed or gave up.
-      return this.#connections.pipe(
-        filter(next => !next.isClosed), take(1),
-        throwIfEmpty(() => new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)),
-        mergeMap(next => next.request<R>(method, params, options)))
-    })
+    return defer(() => this.#requestNow<R>(method, params, options))
+  }
+
+  /**
+   * The request on the connection live now. The Promise methods subscribe at once, so they call
+   * this directly: no `defer` layer per call on their path.
+   */
+  #requestNow<R extends JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
+    const connection = this.#connection
+    // The fast path, the common case: an operating session takes the request as it is, with no
+    // operator added on the way of its messages.
+    if (connection !== undefined && !connection.isClosed && this.actor.state.status === 'operating') return connection.request<R>(method, params, options)
+    // Between sessions: wait for the next live connection; none comes once the client closed or gave up.
+    return this.#connections.pipe(
+      filter(next => !next.isClosed), take(1),
+      throwIfEmpty(() => new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)),
+      mergeMap(next => next.request<R>(method, params, options)))
   }
 
   async notify(method: string, params?: object): Promise<void> {
@@ -228,7 +234,7 @@ class Client implements McpClient {
 
   #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
     // Without a progress token only the result can arrive: its event is the last one, no filtering needed.
-    return lastValueFrom(this.#request<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
+    return lastValueFrom(this.#requestNow<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
   }
 
   async ping(options?: RequestOptions): Promise<void> {
@@ -266,7 +272,7 @@ class Client implements McpClient {
   async callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult> {
     const onProgress = options?.onProgress
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
-    const events = this.#request<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
+    const events = this.#requestNow<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
     const result = onProgress === undefined ? resultOfLast(await lastValueFrom(events))
       : await lastValueFrom(events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
     return this.#checkToolResult(name, result)
