@@ -22,6 +22,12 @@ export const ErrorCode = {
   ResourceNotFound: -32002,
   /** MCP 2025-11-25: the server needs the user to open a URL first (URL elicitation). */
   UrlElicitationRequired: -32042,
+  /** MCP 2026-07-28: HTTP headers do not match the body, or a required one is missing or malformed. */
+  HeaderMismatch: -32020,
+  /** MCP 2026-07-28: the request needs a client capability its `_meta` did not declare. */
+  MissingRequiredClientCapability: -32021,
+  /** MCP 2026-07-28: the request's protocol version is not one the server serves. */
+  UnsupportedProtocolVersion: -32022,
 } as const
 
 /** One of the known error codes. */
@@ -101,6 +107,24 @@ export class UrlElicitationRequiredError extends McpError {
   constructor(message = 'URL elicitation required', data?: unknown) { super(ErrorCode.UrlElicitationRequired, message, data) }
 }
 
+/** -32020 (MCP 2026-07-28): the HTTP headers and the body disagree, or a required header is missing or malformed. */
+export class HeaderMismatchError extends McpError {
+  override name = 'HeaderMismatchError'
+  constructor(message = 'Header mismatch', data?: unknown) { super(ErrorCode.HeaderMismatch, message, data) }
+}
+
+/** -32021 (MCP 2026-07-28): `data.requiredCapabilities` is a ClientCapabilities object of what was missing. */
+export class MissingRequiredClientCapabilityError extends McpError {
+  override name = 'MissingRequiredClientCapabilityError'
+  constructor(message = 'Missing required client capability', data?: unknown) { super(ErrorCode.MissingRequiredClientCapability, message, data) }
+}
+
+/** -32022 (MCP 2026-07-28): `data` is `{ supported: string[], requested: string }`. */
+export class UnsupportedProtocolVersionError extends McpError {
+  override name = 'UnsupportedProtocolVersionError'
+  constructor(message = 'Unsupported protocol version', data?: unknown) { super(ErrorCode.UnsupportedProtocolVersion, message, data) }
+}
+
 const subclassByCode = new Map<number, (message: string, data: unknown) => McpError>([
   [ErrorCode.ParseError, (m, d) => new ParseError(m, d)],
   [ErrorCode.InvalidRequest, (m, d) => new InvalidRequestError(m, d)],
@@ -109,6 +133,9 @@ const subclassByCode = new Map<number, (message: string, data: unknown) => McpEr
   [ErrorCode.InternalError, (m, d) => new InternalError(m, d)],
   [ErrorCode.ResourceNotFound, (m, d) => new ResourceNotFoundError(m, d)],
   [ErrorCode.UrlElicitationRequired, (m, d) => new UrlElicitationRequiredError(m, d)],
+  [ErrorCode.HeaderMismatch, (m, d) => new HeaderMismatchError(m, d)],
+  [ErrorCode.MissingRequiredClientCapability, (m, d) => new MissingRequiredClientCapabilityError(m, d)],
+  [ErrorCode.UnsupportedProtocolVersion, (m, d) => new UnsupportedProtocolVersionError(m, d)],
 ])
 
 /** String codes of local errors, which never cross the wire. */
