@@ -1,38 +1,64 @@
-import { Observable, Subject, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty } from '../lib/rx.ts'
+import { Observable, Subject, asyncScheduler, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription } from '../lib/rx.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
-import type { JsonObject } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, ConnectionClosedError, InvalidParamsError, ProtocolError, UnsupportedVersionError } from '../lib/jsonrpc/errors.ts'
-import { isJsonObject } from '../lib/jsonrpc/guards.ts'
+import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
+import { CapabilityError, ConnectionClosedError, InvalidParamsError, InvalidRequestError, ProtocolError } from '../lib/jsonrpc/errors.ts'
+import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../lib/lifecycle.ts'
-import { Feature, isVersionAccepted } from '../lib/schema/negotiate.ts'
+import { Feature } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
+import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
 import { paginate } from '../lib/operators/paginate.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import { loadJsonSchema, type Validator } from '../lib/validator.ts'
 import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type GetPromptResult, type Implementation,
-  type InitializeResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
+  type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
   type ListToolsResult, type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
   type Root, type ServerCapabilities, type Tool,
 } from '../lib/schema/types.ts'
 import { createActor, type ActorRef } from './actor.ts'
+import type { Era } from './context.ts'
 import { clientConnections, RECONNECT_DEFAULTS } from './client/connection.ts'
-import { declaredCapabilities, registerClientHandlers } from './client/handlers.ts'
-import { CLIENT_DEFAULTS, type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type McpClient } from './client/api.ts'
+import { declaredCapabilities, inputHandlers, registerClientHandlers, type InputHandler } from './client/handlers.ts'
+import { handshake } from './client/handshake.ts'
+import { ModernRequests } from './client/modern-request.ts'
+import { readDiscover } from './client/modern.ts'
+import { listenLegacy, listenModern } from './client/listen.ts'
+import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
+import { ToolHeaders } from './client/tool-headers.ts'
+import {
+  CLIENT_DEFAULTS,
+  type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type ListenEvent, type McpClient, type ServerDescription, type SubscriptionFilter,
+} from './client/api.ts'
 
 export { CLIENT_DEFAULTS, RECONNECT_DEFAULTS }
-export type { CallToolOptions, ClientOptions, ClientState, ElicitationHandler, McpClient, SamplingHandler } from './client/api.ts'
+export { InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './client/errors.ts'
+export type {
+  CallToolOptions, ClientEra, ClientOptions, ClientState, ElicitationHandler, ListenEvent, McpClient, SamplingHandler, ServerDescription, SubscriptionFilter,
+} from './client/api.ts'
 
 /**
- * Connects to a server over `transport`: sends initialize, checks the version the server chose,
- * sends `notifications/initialized`, and resolves with the client.
+ * A transport that carries per-request headers (the Streamable HTTP client) exposes this: the
+ * client hands it a function computing the extra headers of each outgoing request (the
+ * `Mcp-Param-*` headers of a modern tools/call). Transports without headers do not have it.
+ */
+interface HeaderSourceTransport extends Transport {
+  setHeaderSource?(source: (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined): void
+}
+
+/**
+ * Connects to a server over `transport` and resolves with the client once the era is settled
+ * (see `ClientOptions.era`): by default it probes with `server/discover` and speaks MCP 2026-07-28
+ * (stateless, `_meta` on every request) to a modern server, and falls back to the initialize
+ * handshake (checking the version the server chose, then `notifications/initialized`) otherwise.
  *
- * Rejects with `UnsupportedVersionError` (after closing the transport) when the server answers
- * with a version this client does not accept, and with the server's error or `TimeoutError` when
- * initialize fails.
+ * Rejects (after closing the transport) with `UnsupportedVersionError` when a legacy server
+ * chooses a version this client does not accept, `NoCommonVersionError` when a modern server
+ * speaks none of this client's modern revisions, and with the server's error or `TimeoutError`
+ * when the handshake fails.
  *
  * @example
  * const client = await connect(stdioClient({ command: 'node', args: ['server.js'] }), { name: 'me', version: '1' })
@@ -49,6 +75,9 @@ export async function connect(transport: Transport | (() => Transport), info: Im
   return client
 }
 
+/** serverInfo of a modern server that does not identify itself (it SHOULD, in `_meta`). */
+const ANONYMOUS: Implementation = Object.freeze({ name: '', version: '' })
+
 class Client implements McpClient {
   readonly actor: ActorRef<ClientState, ClientMessage>
   readonly closed: Promise<void>
@@ -58,6 +87,16 @@ class Client implements McpClient {
   readonly #options: ClientOptions
   readonly #makeTransport: () => Transport
   readonly #capabilities: ClientCapabilities
+  /** The sampling / elicitation / roots handlers, for live requests (legacy) and input requests (modern). */
+  readonly #handlers: ReadonlyMap<string, InputHandler>
+  /** Modern revisions spoken, newest first. */
+  readonly #modernVersions: readonly string[]
+  /** Cacheable results while fresh (`ClientOptions.cache`); undefined when off. */
+  readonly #cache: ResultCache | undefined
+  /** The modern request path (meta, input rounds, cache, corrections). */
+  readonly #modern: ModernRequests
+  /** x-mcp-header parameters of the listed tools, mirrored into Mcp-Param-* headers. */
+  readonly #toolHeaders = new ToolHeaders()
   /** outputSchema validators of tools seen in tools/list, by tool name. */
   readonly #outputValidators = new Map<string, Validator>()
   /** Every live connection, one per session (see clientConnections); completes when the client is done. */
@@ -66,6 +105,12 @@ class Client implements McpClient {
   readonly #closing = new Subject<void>()
   /** The newest connection opened, live or not: the fast path of requests reads it. */
   #connection: Connection | undefined
+  /** The id of the request the newest connection sent last (a listen stream matches notifications by it). */
+  #lastRequestId: RequestId | undefined
+  /** Modern era: the URIs subscribeResource asked for, served by one listen stream. */
+  readonly #resourceUris = new Set<string>()
+  /** Modern era: the listen stream of #resourceUris, replaced whenever the set changes. */
+  #resourceListen: Subscription | undefined
   /** Set by close(): a drop after it is no reason to reconnect. */
   #isClosing = false
   #resolveClosed!: () => void
@@ -75,31 +120,58 @@ class Client implements McpClient {
     this.#options = options
     this.#makeTransport = makeTransport
     this.#capabilities = declaredCapabilities(options)
+    const legacyAsked = options.protocolVersion !== undefined && !isModernVersion(options.protocolVersion) ? options.protocolVersion : CLIENT_DEFAULTS.protocolVersion
+    this.#modernVersions = options.modernVersions ?? (isModernVersion(options.protocolVersion)
+      ? [options.protocolVersion, ...MODERN_PROTOCOL_VERSIONS.filter(version => version !== options.protocolVersion)] : MODERN_PROTOCOL_VERSIONS)
+    const cache = options.cache
+    if (cache !== undefined && cache !== false) {
+      const scheduler = options.scheduler ?? asyncScheduler
+      this.#cache = new ResultCache(() => scheduler.now(), cache === true ? CLIENT_DEFAULTS.cacheMaxEntries : cache.maxEntries ?? CLIENT_DEFAULTS.cacheMaxEntries)
+    }
     this.actor = createActor<ClientState, ClientMessage>({
       status: 'awaiting-initialize',
-      protocolVersion: options.protocolVersion ?? CLIENT_DEFAULTS.protocolVersion,
+      era: undefined,
+      protocolVersion: legacyAsked,
       serverCapabilities: {},
       roots: options.roots ?? [],
     }, (state, message) => {
       switch (message.type) {
         case 'initialize': return { ...state, status: stepLifecycle(state.status, message) }
         case 'initialized': return {
-          ...state, status: stepLifecycle(state.status, message), protocolVersion: message.result.protocolVersion,
+          ...state, era: 'legacy', status: stepLifecycle(state.status, message), protocolVersion: message.result.protocolVersion,
           serverInfo: message.result.serverInfo, serverCapabilities: message.result.capabilities ?? {}, instructions: message.result.instructions,
         }
+        // The modern era has no session to initialize: the client operates once discover answered.
+        case 'discovered': return {
+          ...state, era: 'modern', status: 'operating', protocolVersion: message.version,
+          serverInfo: message.description.serverInfo ?? state.serverInfo ?? ANONYMOUS,
+          serverCapabilities: message.description.capabilities, instructions: message.description.instructions,
+        }
+        case 'version': return { ...state, protocolVersion: message.version }
+        case 'logLevel': return { ...state, logLevel: message.level }
         case 'roots': return { ...state, roots: message.roots }
         // A fresh session: the handshake starts over, the version asked for is the first one again.
-        case 'reconnecting': return { ...state, status: 'awaiting-initialize', protocolVersion: options.protocolVersion ?? CLIENT_DEFAULTS.protocolVersion }
+        case 'reconnecting': return { ...state, status: 'awaiting-initialize', protocolVersion: legacyAsked }
         case 'closed': return { ...state, status: stepLifecycle(state.status, message) }
       }
     }, { name: `client:${info.name}` })
+    this.#handlers = inputHandlers(options, this.#capabilities, () => this.actor.state.roots)
+    this.#modern = new ModernRequests({
+      actor: this.actor, info, capabilities: this.#capabilities, handlers: this.#handlers, modernVersions: this.#modernVersions,
+      maxInputRounds: options.maxInputRounds ?? CLIENT_DEFAULTS.maxInputRounds, cache: this.#cache,
+      relistTools: connection => this.#relistTools(connection),
+    })
     this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
     let resolveReady!: () => void
     let rejectReady!: (error: unknown) => void
     this.ready = new Promise((resolve, reject) => { resolveReady = resolve; rejectReady = reject })
     this.#connections = clientConnections({
       open: () => this.#open(),
-      initialize: connection => this.#initialize(connection),
+      initialize: connection => handshake({
+        actor: this.actor, info, capabilities: this.#capabilities, era: options.era ?? CLIENT_DEFAULTS.era, cache: this.#cache,
+        modernVersions: this.#modernVersions, legacyVersions: options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS,
+        probeTimeout: options.probeTimeout ?? CLIENT_DEFAULTS.probeTimeout,
+      }, connection),
       reconnect: options.reconnect,
       scheduler: options.scheduler,
       isClosing: () => this.#isClosing,
@@ -116,20 +188,31 @@ class Client implements McpClient {
 
   #open(): Connection {
     const options = this.#options
-    const transport = this.#makeTransport()
+    const transport = this.#makeTransport() as HeaderSourceTransport
+    const nextId = createIdGenerator()
     const connection = createConnection(transport, {
-      gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
+      gateRequest: request => this.actor.state.era === 'modern'
+        // MCP 2026-07-28: servers never send requests; what they need comes as input_required results.
+        ? new InvalidRequestError(`Invalid Request: a modern-era client takes no requests from the server (${request.method})`)
+        : gateIncomingRequest('client', this.actor.state.status, request.method),
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
-      allowBatch: () => Feature.batch(this.actor.state.protocolVersion),
+      allowBatch: () => this.actor.state.era !== 'modern' && Feature.batch(this.actor.state.protocolVersion),
       // What goes out fits the negotiated revision (before the answer to initialize: the one asked for).
       shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.actor.state.protocolVersion),
+      idGenerator: () => (this.#lastRequestId = nextId()),
       timeout: options.timeout,
       captureStack: options.captureStack,
       inspect: options.inspect,
       reportUnhandledError: options.reportUnhandledError,
     })
     this.#connection = connection
-    registerClientHandlers(connection, this.#options, this.#capabilities, this.actor)
+    registerClientHandlers(connection, this.#handlers, this.actor)
+    transport.setHeaderSource?.(request => this.actor.state.era === 'modern' ? this.#toolHeaders.headersOfRequest(request.method, request.params) : undefined)
+    const cache = this.#cache
+    if (cache !== undefined) {
+      // MCP caching: a change notification makes the matching cached results stale at once.
+      for (const method of INVALIDATING_NOTIFICATIONS) connection.notifications(method).subscribe(params => cache.invalidate(method, params))
+    }
     connection.start()
     return connection
   }
@@ -147,49 +230,29 @@ class Client implements McpClient {
 
   get state(): ClientState { return this.actor.state }
   get states(): Observable<ClientState> { return this.actor.states }
+  get era(): Era { return this.actor.state.era ?? 'legacy' }
   get serverInfo(): Implementation { return this.actor.state.serverInfo! }
   get serverCapabilities(): ServerCapabilities { return this.actor.state.serverCapabilities }
   get protocolVersion(): string { return this.actor.state.protocolVersion }
   get instructions(): string | undefined { return this.actor.state.instructions }
 
-  /** The legacy handshake on a fresh connection; closes it and rejects when the handshake fails. */
-  async #initialize(connection: Connection): Promise<void> {
-    const supported = this.#options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS
-    const params = { protocolVersion: this.actor.state.protocolVersion, capabilities: this.#capabilities, clientInfo: this.#info } as unknown as JsonObject
-    const request = lastValueFrom(connection.request<InitializeResult & JsonObject>('initialize', params, { progress: false }).pipe(resultOf()))
-    this.actor.send({ type: 'initialize' })
-    let result: InitializeResult
-    try {
-      result = await request
-    } catch (error) {
-      await connection.close()
-      throw error
-    }
-    if (!isVersionAccepted(result.protocolVersion, supported)) {
-      // MCP lifecycle: a client that does not support the server's version SHOULD disconnect.
-      await connection.close()
-      throw new UnsupportedVersionError(String(result.protocolVersion), supported)
-    }
-    if (!isJsonObject(result.serverInfo)) {
-      await connection.close()
-      throw new ProtocolError('The initialize result has no serverInfo')
-    }
-    this.actor.send({ type: 'initialized', result })
-    connection.transport.setProtocolVersion?.(result.protocolVersion)
-    await connection.notify('notifications/initialized')
-  }
-
   #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
     const state = this.actor.state
-    if (!canSendRequest('client', state.status, method)) return new ProtocolError(`Cannot send ${method} while the session is ${state.status}`)
+    if (state.era === 'modern') {
+      if (LEGACY_ONLY_METHODS.has(method)) return new ProtocolError(`${method} does not exist in MCP ${state.protocolVersion} (the modern era); the server speaks no legacy session`)
+    } else if (MODERN_ONLY_METHODS.has(method)) {
+      // The probe of the handshake is the one modern request a session that is not modern yet sends.
+      if (method !== 'server/discover' || state.status !== 'awaiting-initialize') return new ProtocolError(`${method} exists only in the modern era; this session speaks MCP ${state.protocolVersion}`)
+      return undefined
+    } else if (!canSendRequest('client', state.status, method)) {
+      return new ProtocolError(`Cannot send ${method} while the session is ${state.status}`)
+    }
     const needed = requiredCapability(method, params)
     if (needed !== undefined && !hasCapability(state.serverCapabilities, needed)) {
       return new CapabilityError(`The server did not declare the ${needed.join('.')} capability, which ${method} needs`)
     }
     return undefined
   }
-
-
 
   request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
     return this.#request<R>(method, params as JsonObject | undefined, options)
@@ -212,12 +275,21 @@ class Client implements McpClient {
     const connection = this.#connection
     // The fast path, the common case: an operating session takes the request as it is, with no
     // operator added on the way of its messages.
-    if (connection !== undefined && !connection.isClosed && this.actor.state.status === 'operating') return connection.request<R>(method, params, options)
+    if (connection !== undefined && !connection.isClosed && this.actor.state.status === 'operating') return this.#sendOn<R>(connection, method, params, options)
     // Between sessions: wait for the next live connection; none comes once the client closed or gave up.
+    return this.#live(method).pipe(mergeMap(next => this.#sendOn<R>(next, method, params, options)))
+  }
+
+  /** The next live connection, once; errors with ConnectionClosedError when none will come. */
+  #live(method: string): Observable<Connection> {
     return this.#connections.pipe(
       filter(next => !next.isClosed), take(1),
-      throwIfEmpty(() => new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)),
-      mergeMap(next => next.request<R>(method, params, options)))
+      throwIfEmpty(() => new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)))
+  }
+
+  /** One request on `connection`, in the era it speaks: as it is (legacy), or through the modern path. */
+  #sendOn<R extends JsonObject>(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
+    return this.actor.state.era === 'modern' ? this.#modern.request<R>(connection, method, params, options) : connection.request<R>(method, params, options)
   }
 
   async notify(method: string, params?: object): Promise<void> {
@@ -232,40 +304,95 @@ class Client implements McpClient {
     return this.#connections.pipe(filter(connection => !connection.isClosed), switchMap(connection => connection.notifications<P>(method)))
   }
 
+  listen(filter: SubscriptionFilter): Observable<ListenEvent> {
+    return this.#live('subscriptions/listen').pipe(switchMap(connection => this.actor.state.era === 'modern'
+      ? listenModern({
+        connection,
+        send: params => this.#modern.request(connection, 'subscriptions/listen', params, { progress: false, timeout: 0 }),
+        lastRequestId: () => this.#lastRequestId,
+        isClosing: () => this.#isClosing,
+      }, filter)
+      : listenLegacy({
+        connection,
+        capabilities: this.actor.state.serverCapabilities,
+        call: (method, params) => lastValueFrom(connection.request(method, params, { progress: false })),
+        isClosing: () => this.#isClosing,
+        reportError: error => this.#options.reportUnhandledError?.(error),
+      }, filter)))
+  }
+
   #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
     // Without a progress token only the result can arrive: its event is the last one, no filtering needed.
     return lastValueFrom(this.#requestNow<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
   }
 
   async ping(options?: RequestOptions): Promise<void> {
-    await this.#call('ping', undefined, options)
+    if (this.actor.state.era !== 'modern') return void await this.#call('ping', undefined, options)
+    // MCP 2026-07-28 has no ping: the one request every modern server answers is discover, asked past the cache.
+    this.#cache?.clear('server/discover')
+    await this.#call('server/discover', undefined, options)
+  }
+
+  async discover(options?: RequestOptions): Promise<ServerDescription> {
+    const state = this.actor.state
+    if (state.era !== 'modern') {
+      return { supportedVersions: [state.protocolVersion], capabilities: state.serverCapabilities, serverInfo: state.serverInfo, instructions: state.instructions }
+    }
+    const result = await this.#call<JsonObject>('server/discover', undefined, options)
+    const description = readDiscover(result)
+    if (description === undefined) throw new ProtocolError('The server/discover result has no supportedVersions list')
+    this.actor.send({ type: 'discovered', version: this.actor.state.protocolVersion, description })
+    return description
   }
 
   tools(): Observable<Tool> {
     return paginate(cursor => this.request<ListToolsResult & JsonObject>('tools/list', cursorParams(cursor), { progress: false }).pipe(
-      resultOf(), mergeMap(result => from(this.#rememberTools(result.tools).then(() => result))), map(result => ({ items: result.tools, nextCursor: result.nextCursor }))))
+      resultOf(), mergeMap(result => from(this.#rememberTools(result.tools)).pipe(map(tools => ({ items: tools, nextCursor: result.nextCursor }))))))
   }
 
   async listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult> {
     const result = await this.#call<ListToolsResult>('tools/list', cursorParams(cursor), options)
-    await this.#rememberTools(result.tools)
-    return result
+    const tools = await this.#rememberTools(result.tools)
+    return tools === result.tools ? result : { ...result, tools }
   }
 
   /**
-   * Keeps a validator for each tool's outputSchema. The JSON Schema compiler loads here, the first
-   * time a listed tool has an outputSchema, so a client that never meets one never loads it.
+   * Keeps what the client needs of listed tools: a validator for each outputSchema (the JSON
+   * Schema compiler loads here, the first time a listed tool has one, so a client that never meets
+   * one never loads it) and their x-mcp-header parameters. Resolves with the tools to show: in the
+   * modern era over a transport that mirrors headers (HTTP), those whose x-mcp-header annotations
+   * are invalid are left out (MCP 2026-07-28 Streamable HTTP: the client MUST exclude them) and
+   * each is reported through `reportUnhandledError` as an `InvalidToolError`.
    */
-  async #rememberTools(tools: Tool[]): Promise<void> {
+  async #rememberTools(listed: Tool[]): Promise<Tool[]> {
+    if (!Array.isArray(listed)) return listed
+    const { kept, rejected } = this.#toolHeaders.remember(listed)
+    const isExcluding = this.actor.state.era === 'modern' && this.#connection?.transport.kind === 'http'
+    const tools = isExcluding && rejected.length > 0 ? kept : listed
+    if (isExcluding) for (const error of rejected) this.#options.reportUnhandledError?.(error)
     if (!tools.some(tool => tool.outputSchema !== undefined)) {
       for (const tool of tools) this.#outputValidators.delete(tool.name)
-      return
+      return tools
     }
     const { compileSchema, isSecureSchema } = await loadJsonSchema()
     for (const tool of tools) {
       // A server's schema is untrusted: one that could make validation slow on purpose is not run.
       if (tool.outputSchema === undefined || !isSecureSchema(tool.outputSchema)) { this.#outputValidators.delete(tool.name); continue }
       try { this.#outputValidators.set(tool.name, compileSchema(tool.outputSchema)) } catch { this.#outputValidators.delete(tool.name) }
+    }
+    return tools
+  }
+
+  /** Lists every tool again on `connection`, past the cache: the headers of a call retried after -32020 come from it. */
+  async #relistTools(connection: Connection): Promise<void> {
+    this.#cache?.clear('tools/list')
+    let cursor: string | undefined
+    // Bounded: a server that hands out cursors forever does not keep the retry waiting forever.
+    for (let page = 0; page < MAX_RELIST_PAGES; page++) {
+      const result = resultOfLast(await lastValueFrom(this.#modern.request<ListToolsResult & JsonObject>(connection, 'tools/list', cursorParams(cursor), { progress: false })))
+      await this.#rememberTools(result.tools)
+      cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined
+      if (cursor === undefined) return
     }
   }
 
@@ -316,11 +443,38 @@ class Client implements McpClient {
   }
 
   async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    await this.#call('resources/subscribe', { uri }, options)
+    if (this.actor.state.era !== 'modern') return void await this.#call('resources/subscribe', { uri }, options)
+    if (this.#resourceUris.has(uri)) return
+    this.#resourceUris.add(uri)
+    await this.#listenToResources()
   }
 
   async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    await this.#call('resources/unsubscribe', { uri }, options)
+    if (this.actor.state.era !== 'modern') return void await this.#call('resources/unsubscribe', { uri }, options)
+    if (!this.#resourceUris.delete(uri)) return
+    await this.#listenToResources()
+  }
+
+  /**
+   * Modern era: one listen stream carries the updates of every subscribed resource (MCP
+   * 2026-07-28 replaced resources/subscribe by subscriptions/listen), so a change of the set
+   * replaces it. Its notifications reach `notifications('notifications/resources/updated')` as
+   * a legacy session's would. Resolves once the new stream is acknowledged (at once when the set
+   * is empty); rejects when it fails before.
+   */
+  #listenToResources(): Promise<void> {
+    this.#resourceListen?.unsubscribe()
+    this.#resourceListen = undefined
+    if (this.#resourceUris.size === 0) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      /** Set once acknowledged: a later failure is reported, since nobody awaits it any more. */
+      let isAcknowledged = false
+      this.#resourceListen = this.listen({ resourceSubscriptions: [...this.#resourceUris] }).subscribe({
+        next: event => { if (event.type === 'acknowledged') { isAcknowledged = true; resolve() } },
+        error: error => isAcknowledged ? this.#options.reportUnhandledError?.(error) : reject(error),
+        complete: () => resolve(),
+      })
+    })
   }
 
   prompts(): Observable<Prompt> {
@@ -341,17 +495,22 @@ class Client implements McpClient {
   }
 
   async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
+    // MCP 2026-07-28 removed logging/setLevel: the level rides in every request's _meta instead.
+    if (this.actor.state.era === 'modern') return this.actor.send({ type: 'logLevel', level })
     await this.#call('logging/setLevel', { level }, options)
   }
 
   setRoots(roots: Root[]): void {
     if (this.#capabilities.roots === undefined) throw new CapabilityError('This client did not declare roots; pass `roots` to connect()')
     this.actor.send({ type: 'roots', roots })
+    // MCP 2026-07-28 removed notifications/roots/list_changed: a server asks for roots in each request that needs them.
+    if (this.actor.state.era === 'modern') return
     if (this.actor.state.status === 'operating' && !this.connection.isClosed) void this.connection.notify('notifications/roots/list_changed')
   }
 
   async close(): Promise<void> {
     this.#isClosing = true
+    this.#resourceListen?.unsubscribe()
     // Ends the stream wherever it is; the session's teardown closes its connection.
     this.#closing.next()
     await this.#connection?.close()
@@ -362,6 +521,9 @@ class Client implements McpClient {
     await this.close()
   }
 }
+
+/** Most pages a re-listing after -32020 reads. */
+const MAX_RELIST_PAGES = 100
 
 /** The result of a request's last event (a request asked without progress emits only its result). */
 function resultOfLast<R>(event: RequestEvent<R>): R {

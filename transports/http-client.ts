@@ -1,10 +1,11 @@
 import { Observable, Subject } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
-import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
+import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
 
 /** Options of the HTTP client transports. */
 export interface HttpClientOptions {
@@ -33,6 +34,12 @@ export interface HttpClientOptions {
 /** DEFAULTS of {@link HttpClientOptions}. */
 export const HTTP_CLIENT_DEFAULTS = { initialDelayMs: 1000, maxDelayMs: 30_000, maxRetries: 5 } as const
 
+/**
+ * Computes extra headers for one outgoing request (the client's `Mcp-Param-*` headers of a modern
+ * tools/call, from the tool's `x-mcp-header` annotations); undefined for none.
+ */
+export type HeaderSource = (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined
+
 /** A client transport over HTTP that knows the session it is in. */
 export interface HttpClientTransport extends Transport {
   /** The session id the server gave, once initialized (Streamable HTTP). */
@@ -41,6 +48,11 @@ export interface HttpClientTransport extends Transport {
   readonly mode: 'streamable-http' | 'sse' | undefined
   /** Tells the transport the negotiated version, for the MCP-Protocol-Version header. */
   setProtocolVersion(version: string): void
+  /**
+   * Installs the source of per-request extra headers (the client calls it with the function that
+   * computes the `Mcp-Param-*` headers of its tools/call requests). Replaces any earlier one.
+   */
+  setHeaderSource(source: HeaderSource): void
 }
 
 /**
@@ -51,6 +63,15 @@ export interface HttpClientTransport extends Transport {
  * with MCP-Protocol-Version once known. After initialize it opens the GET stream when the server
  * offers one. A dropped SSE stream is resumed with `Last-Event-ID`, waiting the server's `retry`
  * or an exponential backoff with a cap. `close()` DELETEs the session.
+ *
+ * A modern request (MCP 2026-07-28: its `_meta` names a protocol version) is one POST of its own,
+ * outside any session: no Mcp-Session-Id (one the server sends back is ignored), no GET stream, no
+ * resumption (a response stream that ends before its response fails the request with
+ * `TransportError`). Its standard headers are read from the message itself: `MCP-Protocol-Version`
+ * (the `_meta` version), `Mcp-Method`, and `Mcp-Name` (the tool or prompt name, the resource URI;
+ * base64-sentinel encoded when not plain ASCII); the {@link HeaderSource} adds `Mcp-Param-*`.
+ * A `notifications/cancelled` for a modern request in flight is not POSTed: closing that
+ * request's response stream is the cancellation on HTTP.
  *
  * @example
  * const client = await connect(streamableHttpClient('http://127.0.0.1:3000/mcp'), { name: 'me', version: '1' })
@@ -93,6 +114,10 @@ class HttpClient implements HttpClientTransport {
   #isStandaloneOpen = false
   /** The initialize request as first sent, replayed when the server forgets the session. */
   #initializePayload: JsonRpcPayload | undefined
+  /** Modern requests in flight, by id: aborting one closes its response stream, which cancels it. */
+  readonly #modernInFlight = new Map<RequestId, AbortController>()
+  /** Extra headers per outgoing request (see {@link HeaderSource}). */
+  #headerSource: HeaderSource | undefined
 
   constructor(url: URL, options: HttpClientOptions, mode: 'streamable-http' | 'sse' | undefined, sseUrl?: URL) {
     this.#url = url
@@ -111,9 +136,90 @@ class HttpClient implements HttpClientTransport {
 
   setProtocolVersion(version: string): void { this.#protocolVersion = version }
 
+  setHeaderSource(source: HeaderSource): void { this.#headerSource = source }
+
   send(payload: JsonRpcPayload): Promise<void> {
     if (this.#isClosed) return Promise.reject(new TransportError('The HTTP transport is closed'))
+    const cancelled = cancelledRequestOf(payload)
+    const inFlight = cancelled === undefined ? undefined : this.#modernInFlight.get(cancelled)
+    if (inFlight !== undefined) {
+      // MCP 2026-07-28 Streamable HTTP: closing the response stream is the cancellation, no notification.
+      inFlight.abort()
+      return Promise.resolve()
+    }
+    if (this.#mode !== 'sse') {
+      const modern = modernRequestOf(payload)
+      if (modern !== undefined) return this.#postModern(payload, modern)
+    }
     return this.#mode === 'sse' ? this.#postLegacy(payload) : this.#post(payload)
+  }
+
+  /**
+   * One modern request as its own POST, with the request metadata headers and no session. Settles
+   * once its answer was read; rejects with TransportError when the POST fails or its response
+   * stream ends before the response (a modern stream is never resumed).
+   */
+  async #postModern(payload: JsonRpcPayload, request: ModernRequest): Promise<void> {
+    const controller = new AbortController()
+    const abort = () => controller.abort()
+    this.#abort.signal.addEventListener('abort', abort, { once: true })
+    this.#modernInFlight.set(request.id, controller)
+    try {
+      const headers = new Headers({
+        ...this.#options.headers,
+        ...this.#headerSource?.(request),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': request.version,
+        'mcp-method': request.method,
+      })
+      const name = NAMED_METHODS.has(request.method) ? mcpNameOf(request.method, request.params) : undefined
+      if (name !== undefined) headers.set('mcp-name', encodeHeaderValue(name))
+      let response: Response
+      try {
+        response = await this.#fetch(this.#url, { method: 'POST', headers, body: JSON.stringify(payload), signal: controller.signal })
+      } catch (error) {
+        if (this.#isClosed || controller.signal.aborted) return
+        throw new TransportError(`POST ${this.#url} failed: ${messageOf(error)}`, { cause: error })
+      }
+      if (response.ok && this.#mode === undefined) this.#mode = 'streamable-http'
+      if (!response.ok) {
+        const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
+        // A JSON-RPC error body answers the request (a modern server's -32022, -32020, -32601 ...).
+        if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
+        throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
+      }
+      const contentType = response.headers.get('content-type') ?? ''
+      if (contentType.includes('text/event-stream')) {
+        const waiting = new Set([request.id])
+        try {
+          await this.#consume(response, event => {
+            if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
+            const item = this.#emit(event.data)
+            if (item?.type === 'message') for (const id of responseIdsOf(item.message)) waiting.delete(id)
+          })
+        } catch (error) {
+          if (error instanceof FrameTooLargeError) throw this.#tooLarge(error, `The response stream of POST ${this.#url}`)
+          if (this.#isClosed || controller.signal.aborted) return
+          throw new TransportError(`The response stream of ${request.method} broke: ${messageOf(error)}`, { cause: error })
+        }
+        // MCP 2026-07-28: no resumption; a stream that ended early lost its request.
+        if (waiting.size > 0 && !this.#isClosed && !controller.signal.aborted) {
+          throw new TransportError(`The response stream of ${request.method} ended before its response`)
+        }
+      } else if (contentType.includes('application/json')) {
+        this.#emit(await this.#readBody(response, this.#maxMessageSize).catch(error => { throw this.#tooLarge(error, `POST ${this.#url}`) }))
+      } else {
+        void response.body?.cancel()
+      }
+    } catch (error) {
+      // Our own cancellation ends the POST quietly: the connection stopped waiting for it already.
+      if (controller.signal.aborted && !this.#isClosed) return
+      throw error
+    } finally {
+      this.#modernInFlight.delete(request.id)
+      this.#abort.signal.removeEventListener('abort', abort)
+    }
   }
 
   #headers(extra: Record<string, string>): Headers {
@@ -162,7 +268,8 @@ class HttpClient implements HttpClientTransport {
       this.#endpoint = this.#openLegacy(this.#sseUrl ?? this.#url)
       return this.#postLegacy(payload)
     }
-    if (this.#mode === undefined) this.#mode = 'streamable-http'
+    // A refused request that is not initialize says nothing of the transport (the 4xx of a probe).
+    if (this.#mode === undefined && (response.ok || isInitialize)) this.#mode = 'streamable-http'
     const sessionId = response.headers.get('mcp-session-id')
     if (sessionId !== null && this.#sessionId === undefined) this.#sessionId = sessionId
     if (response.status === 202) { void response.body?.cancel(); return this.#afterNotification(payload) }
@@ -453,6 +560,28 @@ function messageOf(error: unknown): string {
 
 /** How much of an error answer's body is read, for the error message. */
 const ERROR_BODY_LIMIT = 64 * 1024
+
+/** What the headers of a modern request are read from. */
+interface ModernRequest {
+  id: RequestId
+  method: string
+  params: JsonObject | undefined
+  version: string
+}
+
+/** The request, when `payload` is one modern request (its `_meta` names a protocol version as a string). */
+function modernRequestOf(payload: JsonRpcPayload): ModernRequest | undefined {
+  if (Array.isArray(payload) || !('method' in payload) || !('id' in payload)) return undefined
+  const version = requestMeta(payload.params)?.[MetaKey.protocolVersion]
+  return typeof version === 'string' ? { id: payload.id, method: payload.method, params: payload.params, version } : undefined
+}
+
+/** The request id a `notifications/cancelled` names, if `payload` is one. */
+function cancelledRequestOf(payload: JsonRpcPayload): RequestId | undefined {
+  if (Array.isArray(payload) || !('method' in payload) || 'id' in payload || payload.method !== 'notifications/cancelled') return undefined
+  const id = payload.params?.requestId
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined
+}
 
 function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
   const ids: RequestId[] = []

@@ -12,7 +12,7 @@ import {
   type Root, type ServerCapabilities, type Tool, type ClientRequests, type ClientNotifications, type ServerNotifications,
   type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
 } from '../../lib/schema/types.ts'
-import type { RequestContext } from '../context.ts'
+import type { Era, RequestContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 
 /** Answers the server's `sampling/createMessage`. */
@@ -36,10 +36,38 @@ export interface ClientOptions {
   elicitation?: { form?: ElicitationHandler; url?: ElicitationHandler }
   /** The roots offered to the server; declares `roots` with `listChanged`. */
   roots?: Root[]
-  /** The version asked for in initialize (default: the latest). */
+  /**
+   * Which generation of MCP to speak (default `'auto'`):
+   * - `'auto'`: probe with `server/discover` (modern `_meta`); a discover result offering a modern
+   *   revision this client speaks makes the client modern. A failure that is not a modern error
+   *   (any JSON-RPC error but -32020/-32021/-32022, an HTTP 4xx without a modern error body, or no
+   *   answer within `probeTimeout`) makes it fall back to the legacy initialize handshake.
+   *   -32022 is answered by retrying with a revision from `data.supported`.
+   * - `'modern'`: MCP 2026-07-28 only (discover, no fallback).
+   * - `'legacy'`: the initialize handshake only (2024-11-05 … 2025-11-25), as before.
+   */
+  era?: ClientEra
+  /** The version asked for in initialize (default: the latest legacy revision). */
   protocolVersion?: string
-  /** Versions this client accepts from the server (default: every supported revision). */
+  /** Legacy versions this client accepts from the server in initialize (default: every supported legacy revision). */
   protocolVersions?: readonly string[]
+  /** Modern revisions this client speaks, newest (preferred) first (default: MODERN_PROTOCOL_VERSIONS). */
+  modernVersions?: readonly string[]
+  /** `era: 'auto'`: how long the `server/discover` probe waits before taking the server as legacy, in ms (5 s). */
+  probeTimeout?: number
+  /**
+   * Modern era: most `input_required` rounds one request may take (default 10). Each round's input
+   * requests are answered by the `sampling` / `elicitation` / `roots` handlers given here; past the
+   * bound the request fails with `InputRoundsExceededError`.
+   */
+  maxInputRounds?: number
+  /**
+   * Keep cacheable results (server/discover, tools/list, prompts/list, resources/list,
+   * resources/templates/list, resources/read) while their `ttlMs` says they are fresh; a
+   * list_changed or resources/updated notification drops the matching entries. Off by default;
+   * `true` keeps up to 500 entries. Time comes from `scheduler`.
+   */
+  cache?: boolean | { maxEntries?: number }
   /** Default request timeout in ms (60 s). */
   timeout?: number
   /**
@@ -59,8 +87,13 @@ export interface ClientOptions {
   reportUnhandledError?: (error: unknown) => void
 }
 
+/** How {@link connect} chooses the generation of MCP (see `ClientOptions.era`). */
+export type ClientEra = 'auto' | 'modern' | 'legacy'
+
 /** DEFAULTS of {@link ClientOptions}. */
-export const CLIENT_DEFAULTS = { protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000 } as const
+export const CLIENT_DEFAULTS = {
+  protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000, era: 'auto', probeTimeout: 5_000, maxInputRounds: 10, cacheMaxEntries: 500,
+} as const
 
 /** Options of a tool call. */
 export interface CallToolOptions extends RequestOptions {
@@ -71,11 +104,16 @@ export interface CallToolOptions extends RequestOptions {
 /** The client's view of the session. */
 export interface ClientState {
   status: LifecycleState
+  /** The era in use once the handshake chose it; undefined while it runs. */
+  era: Era | undefined
+  /** The negotiated legacy version, or the modern revision every request declares. */
   protocolVersion: string
   serverInfo?: Implementation
   serverCapabilities: ServerCapabilities
   instructions?: string
   roots: Root[]
+  /** Modern era: the level `setLoggingLevel` chose, sent as `io.modelcontextprotocol/logLevel` with every request. */
+  logLevel?: LoggingLevel
 }
 
 /**
@@ -85,6 +123,8 @@ export interface ClientState {
 export interface McpClient extends AsyncDisposable {
   readonly state: ClientState
   readonly states: Observable<ClientState>
+  /** `'modern'` (MCP 2026-07-28, stateless) or `'legacy'` (an initialized session); see `ClientOptions.era`. */
+  readonly era: Era
   readonly serverInfo: Implementation
   readonly serverCapabilities: ServerCapabilities
   readonly protocolVersion: string
@@ -114,7 +154,32 @@ export interface McpClient extends AsyncDisposable {
    */
   notifications<M extends keyof ServerNotifications>(method: M): Observable<NotificationParams<ServerNotifications, M>>
   notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ServerNotifications, M>): Observable<P>
+  /**
+   * Resolves when the server answers: `ping` in the legacy era; `server/discover` in the modern
+   * era, where ping no longer exists.
+   */
   ping(options?: RequestOptions): Promise<void>
+  /**
+   * The server's description: in the modern era a `server/discover` (served from the cache while
+   * fresh), which also refreshes `serverInfo`, `serverCapabilities` and `instructions`; in the
+   * legacy era what initialize returned, in the same shape.
+   */
+  discover(options?: RequestOptions): Promise<ServerDescription>
+  /**
+   * Change notifications as one stream. Emits `{ type: 'acknowledged', notifications }` first (the
+   * part of `filter` the server agreed to honour), then `{ type: 'notification', method, params }`
+   * for each list change or resource update asked for.
+   *
+   * Modern era: one `subscriptions/listen` request, its notifications matched by subscription id;
+   * completes when the server ends it gracefully (or cancels it) and when the client closes;
+   * errors when the request fails or the connection drops. Unsubscribing cancels the request
+   * (closes its HTTP response stream; `notifications/cancelled` on other transports).
+   *
+   * Legacy era: the session's own notifications, filtered: the acknowledgement keeps what the
+   * server's capabilities offer (`listChanged`, `resources.subscribe`), `resourceSubscriptions`
+   * are `resources/subscribe`d first and `resources/unsubscribe`d when unsubscribed.
+   */
+  listen(filter: SubscriptionFilter): Observable<ListenEvent>
   /** Every tool, across pages, fetched lazily. */
   tools(): Observable<Tool>
   listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult>
@@ -140,10 +205,34 @@ export interface McpClient extends AsyncDisposable {
   close(): Promise<void>
 }
 
+/** What a client may ask `subscriptions/listen` for (MCP 2026-07-28 SubscriptionFilter). */
+export interface SubscriptionFilter {
+  toolsListChanged?: boolean
+  promptsListChanged?: boolean
+  resourcesListChanged?: boolean
+  resourceSubscriptions?: string[]
+}
+
+/** What {@link McpClient.listen} emits: the acknowledgement first, then notifications. */
+export type ListenEvent =
+  | { type: 'acknowledged'; notifications: SubscriptionFilter }
+  | { type: 'notification'; method: string; params: JsonObject }
+
+/** What `server/discover` tells (modern era), or the same read from initialize (legacy era). */
+export interface ServerDescription {
+  supportedVersions: string[]
+  capabilities: ServerCapabilities
+  serverInfo: Implementation | undefined
+  instructions: string | undefined
+}
+
 /** What the client actor's reducer steps on (see actors/client.ts). */
 export type ClientMessage =
   | { type: 'initialize' }
   | { type: 'initialized'; result: InitializeResult }
+  | { type: 'discovered'; version: string; description: ServerDescription }
+  | { type: 'version'; version: string }
+  | { type: 'logLevel'; level: LoggingLevel }
   | { type: 'roots'; roots: Root[] }
   | { type: 'reconnecting' }
   | { type: 'closed' }

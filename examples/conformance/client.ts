@@ -1,10 +1,16 @@
 /**
- * The client the official conformance suite drives: `client.ts <server-url>`, with the scenario
- * in MCP_CONFORMANCE_SCENARIO. Exits 0 when the scenario's steps completed.
+ * The client the official conformance suites drive: `client.ts <server-url>`, with the scenario
+ * in MCP_CONFORMANCE_SCENARIO (and, for some, its inputs in MCP_CONFORMANCE_CONTEXT). Exits 0
+ * when the scenario's steps completed.
+ *
+ * The client runs with `era: 'auto'` for every scenario, legacy (0.1.16, and the 2025-11-25 ones
+ * of 0.2.0) or modern (2026-07-28): it probes with server/discover and falls back to initialize,
+ * as a client meeting an unknown server would.
  */
 import { lastValueFrom, toArray } from 'rxjs'
-import { connect, type ClientOptions } from '../../actors/client.ts'
+import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
+import type { Tool } from '../../lib/schema/types.ts'
 
 const url = process.argv[2]
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? 'initialize'
@@ -13,15 +19,23 @@ if (url === undefined) {
   process.exit(2)
 }
 
+/** Inputs some scenarios hand the client (the tool calls of http-custom-headers). */
+const context = parseContext(process.env.MCP_CONFORMANCE_CONTEXT)
+
 const options: ClientOptions = {
   // SEP-1034: accept with nothing filled in; the client fills the schema's defaults.
   elicitation: { form: () => ({ action: 'accept', content: {} }) },
+  sampling: () => ({ role: 'assistant', model: 'conformance-model', content: { type: 'text', text: 'sampled' } }),
+  roots: [],
+  // Tools with invalid x-mcp-header annotations are left out of the list; say so on stderr.
+  reportUnhandledError: error => process.stderr.write(`warning: ${error instanceof Error ? error.message : String(error)}\n`),
 }
 
 const client = await connect(streamableHttpClient(url), { name: 'rxmcp-conformance-client', version: '0.1.0' }, options)
 try {
-  // Only a server that declared tools is asked for them (the initialize scenario's server declares none).
-  const tools = client.serverCapabilities.tools === undefined ? [] : await lastValueFrom(client.tools().pipe(toArray()))
+  const capabilities = client.serverCapabilities
+  // Only what a server declared is asked for (the initialize scenario's server declares nothing).
+  const tools = capabilities.tools === undefined ? [] : await lastValueFrom(client.tools().pipe(toArray()))
   switch (scenario) {
     case 'tools_call':
       for (const tool of tools) if (tool.name === 'add_numbers') await client.callTool('add_numbers', { a: 5, b: 3 })
@@ -32,7 +46,60 @@ try {
     case 'sse-retry':
       await client.callTool('test_reconnection', {})
       break
+    case 'sep-2322-client-request-state':
+      await client.callTool('test_mrtr_echo_state', {})
+      await client.callTool('test_mrtr_no_state', {})
+      await client.callTool('test_mrtr_unrelated', {})
+      await client.callTool('test_mrtr_no_result_type', {})
+      break
+    case 'http-standard-headers':
+      await exerciseEverything(client, tools)
+      break
+    case 'http-custom-headers':
+      for (const call of context.toolCalls ?? []) await client.callTool(call.name, call.arguments)
+      break
+    case 'http-invalid-tool-headers':
+      // Every tool that survived the list is called; the invalid ones never are.
+      for (const tool of tools) await client.callTool(tool.name, sampleArguments(tool))
+      break
+    case 'json-schema-2020-12-preservation': {
+      const focal = tools.find(tool => tool.name === 'json_schema_2020_12_tool')
+      if (focal !== undefined) await client.callTool('json_schema_echo', { schema: focal.inputSchema })
+      break
+    }
   }
 } finally {
   await client.close()
+}
+
+/** Calls every tool, reads every resource and gets every prompt the server offers. */
+async function exerciseEverything(client: McpClient, tools: Tool[]): Promise<void> {
+  for (const tool of tools) await client.callTool(tool.name, sampleArguments(tool))
+  if (client.serverCapabilities.resources !== undefined) {
+    for (const resource of await lastValueFrom(client.resources().pipe(toArray()))) await client.readResource(resource.uri)
+  }
+  if (client.serverCapabilities.prompts !== undefined) {
+    for (const prompt of await lastValueFrom(client.prompts().pipe(toArray()))) await client.getPrompt(prompt.name)
+  }
+}
+
+/** Arguments that satisfy a tool's required string, number and boolean properties. */
+function sampleArguments(tool: Tool): Record<string, unknown> {
+  const schema = tool.inputSchema as { properties?: Record<string, { type?: string }>; required?: string[] }
+  const args: Record<string, unknown> = {}
+  for (const name of schema.required ?? []) {
+    const type = schema.properties?.[name]?.type
+    args[name] = type === 'integer' || type === 'number' ? 1 : type === 'boolean' ? true : type === 'object' ? {} : type === 'array' ? [] : 'sample'
+  }
+  return args
+}
+
+function parseContext(text: string | undefined): { toolCalls?: { name: string; arguments?: Record<string, unknown> }[] } {
+  if (text === undefined) return {}
+  try {
+    const value = JSON.parse(text) as unknown
+    return typeof value === 'object' && value !== null ? value as { toolCalls?: { name: string; arguments?: Record<string, unknown> }[] } : {}
+  } catch {
+    return {}
+  }
 }

@@ -40,7 +40,7 @@ describe('streamableHttpClient', () => {
     }
   })
 
-  it('sends MCP-Protocol-Version and the session id, and DELETEs the session on close', async () => {
+  it('sends MCP-Protocol-Version and the session id in the legacy era, and DELETEs the session on close', async () => {
     const server = createEverythingServer()
     const http = streamableHttp()
     await server.listen(http)
@@ -51,7 +51,7 @@ describe('streamableHttpClient', () => {
       return fetch(input, init)
     }
     try {
-      const client = await connect(streamableHttpClient(http.url!, { fetch: spy }), { name: 'rx', version: '1' })
+      const client = await connect(streamableHttpClient(http.url!, { fetch: spy }), { name: 'rx', version: '1' }, { era: 'legacy' })
       await client.callTool('echo', { text: 'x' })
       await client.close()
       expect(seen[0]).toEqual({ method: 'POST', version: null, session: null })

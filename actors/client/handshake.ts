@@ -1,0 +1,134 @@
+import { lastValueFrom } from '../../lib/rx.ts'
+import type { Connection } from '../../lib/connection.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import { ErrorCode, McpError, ProtocolError, TimeoutError, TransportError, UnsupportedVersionError } from '../../lib/jsonrpc/errors.ts'
+import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
+import { resultOf } from '../../lib/operators/progress.ts'
+import { isVersionAccepted } from '../../lib/schema/negotiate.ts'
+import { isModernVersion } from '../../lib/schema/modern.ts'
+import type { ClientCapabilities, Implementation, InitializeResult } from '../../lib/schema/types.ts'
+import type { ActorRef } from '../actor.ts'
+import type { ClientEra, ClientMessage, ClientState } from './api.ts'
+import type { ResultCache } from './cache.ts'
+import { InvalidResultError, NoCommonVersionError } from './errors.ts'
+import { chooseVersion, isModernError, readDiscover, readResult, stampModernMeta, supportedOf } from './modern.ts'
+
+/** What the handshake needs from the client. */
+export interface HandshakeHost {
+  readonly actor: ActorRef<ClientState, ClientMessage>
+  readonly info: Implementation
+  readonly capabilities: ClientCapabilities
+  readonly era: ClientEra
+  /** Modern revisions spoken, newest first. */
+  readonly modernVersions: readonly string[]
+  /** Legacy revisions accepted from initialize. */
+  readonly legacyVersions: readonly string[]
+  /** How long the discover probe of `era: 'auto'` waits, in ms. */
+  readonly probeTimeout: number
+  readonly cache: ResultCache | undefined
+}
+
+/**
+ * Starts a fresh connection in the era `host.era` asks for; rejects (the connection closed) when
+ * that fails.
+ *
+ * ```
+ *   legacy ------------------------------------------------------------> initialize
+ *   modern -> server/discover --result with a common modern version--> operating (modern)
+ *   auto   -> server/discover --result with a common modern version--> operating (modern)
+ *                 |-- -32022 --> retry once with a version of data.supported (legacy only there: initialize)
+ *                 |-- -32020 / -32021 --> fail (a modern server refused the request)
+ *                 '-- other error, HTTP 4xx, timeout, not a discover result --> initialize
+ * ```
+ */
+export async function handshake(host: HandshakeHost, connection: Connection): Promise<void> {
+  if (host.era === 'legacy') return initialize(host, connection)
+  let isModern: boolean
+  try {
+    isModern = await discover(host, connection)
+  } catch (error) {
+    await connection.close()
+    throw error
+  }
+  if (!isModern) return initialize(host, connection)
+}
+
+/**
+ * The `server/discover` probe. Resolves true once the client is modern, false when a legacy
+ * server answered (only with `era: 'auto'`); rejects otherwise.
+ */
+async function discover(host: HandshakeHost, connection: Connection): Promise<boolean> {
+  const canFallBack = host.era === 'auto'
+  const ours = host.modernVersions
+  let version = ours[0]
+  if (version === undefined) {
+    if (canFallBack) return false
+    throw new NoCommonVersionError([], ours)
+  }
+  /** Set after a -32022: the version it named is tried once. */
+  let hasRetried = false
+  for (;;) {
+    const params = stampModernMeta(undefined, { version, capabilities: host.capabilities, info: host.info })
+    let result: JsonObject
+    try {
+      result = await lastValueFrom(connection.request<JsonObject>('server/discover', params, {
+        progress: false, ...(canFallBack ? { timeout: host.probeTimeout } : undefined),
+      }).pipe(resultOf()))
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.UnsupportedProtocolVersion) {
+        // MCP versioning: a modern server; use a version of its `supported` list, never fall back blindly.
+        const supported = supportedOf(error)
+        const next = chooseVersion(supported, ours)
+        if (next !== undefined && !hasRetried) { version = next; hasRetried = true; continue }
+        if (next === undefined && canFallBack && supported.some(theirs => isVersionAccepted(theirs, host.legacyVersions))) return false
+        throw new NoCommonVersionError(supported, [...ours, ...(canFallBack ? host.legacyVersions : [])], { cause: error })
+      }
+      if (isModernError(error)) throw error
+      // MCP stdio/HTTP backward compatibility: any other error, a 4xx without a modern error body, or no answer: legacy.
+      if (canFallBack && (error instanceof McpError || error instanceof TransportError || error instanceof TimeoutError)) return false
+      throw error
+    }
+    const outcome = readResult('server/discover', result)
+    const description = outcome.kind === 'complete' ? readDiscover(result) : undefined
+    if (description === undefined) {
+      if (canFallBack) return false
+      throw outcome.kind === 'invalid' ? outcome.error : new InvalidResultError('server/discover', 'the result has no supportedVersions list')
+    }
+    const chosen = description.supportedVersions.includes(version) ? version : chooseVersion(description.supportedVersions, ours)
+    if (chosen === undefined) {
+      if (canFallBack && description.supportedVersions.some(theirs => isVersionAccepted(theirs, host.legacyVersions))) return false
+      throw new NoCommonVersionError(description.supportedVersions, ours)
+    }
+    if (chosen === version) host.cache?.set('server/discover', undefined, result)
+    host.actor.send({ type: 'discovered', version: chosen, description })
+    return true
+  }
+}
+
+/** The legacy handshake on a fresh connection; closes it and rejects when the handshake fails. */
+async function initialize(host: HandshakeHost, connection: Connection): Promise<void> {
+  const supported = host.legacyVersions
+  const asked = host.actor.state.protocolVersion
+  const params = { protocolVersion: isModernVersion(asked) ? supported[0] : asked, capabilities: host.capabilities, clientInfo: host.info } as unknown as JsonObject
+  const request = lastValueFrom(connection.request<InitializeResult & JsonObject>('initialize', params, { progress: false }).pipe(resultOf()))
+  host.actor.send({ type: 'initialize' })
+  let result: InitializeResult
+  try {
+    result = await request
+  } catch (error) {
+    await connection.close()
+    throw error
+  }
+  if (!isVersionAccepted(result.protocolVersion, supported)) {
+    // MCP lifecycle: a client that does not support the server's version SHOULD disconnect.
+    await connection.close()
+    throw new UnsupportedVersionError(String(result.protocolVersion), supported)
+  }
+  if (!isJsonObject(result.serverInfo)) {
+    await connection.close()
+    throw new ProtocolError('The initialize result has no serverInfo')
+  }
+  host.actor.send({ type: 'initialized', result })
+  connection.transport.setProtocolVersion?.(result.protocolVersion)
+  await connection.notify('notifications/initialized')
+}

@@ -1,0 +1,96 @@
+import { catchError, defer, from, mergeMap, of, tap, throwError, type Observable } from '../../lib/rx.ts'
+import type { Connection, RequestOptions } from '../../lib/connection.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import { ErrorCode, McpError } from '../../lib/jsonrpc/errors.ts'
+import type { RequestEvent } from '../../lib/operators/progress.ts'
+import type { ClientCapabilities, Implementation } from '../../lib/schema/types.ts'
+import type { ActorRef } from '../actor.ts'
+import type { ClientMessage, ClientState } from './api.ts'
+import type { ResultCache } from './cache.ts'
+import { answerInputRequest, type InputHandler } from './handlers.ts'
+import { inputRounds } from './input-rounds.ts'
+import { chooseVersion, stampModernMeta, supportedOf } from './modern.ts'
+
+/** What {@link ModernRequests} works with: the client's identity, handlers and state. */
+export interface ModernRequestHost {
+  readonly actor: ActorRef<ClientState, ClientMessage>
+  readonly info: Implementation
+  readonly capabilities: ClientCapabilities
+  readonly handlers: ReadonlyMap<string, InputHandler>
+  /** Modern revisions this client speaks, newest first. */
+  readonly modernVersions: readonly string[]
+  readonly maxInputRounds: number
+  readonly cache: ResultCache | undefined
+  /** Lists every tool again (all pages, past the cache) so the headers of a retried call are current. */
+  relistTools(connection: Connection): Promise<void>
+}
+
+/** Which one-time corrections a request already used (each is tried once). */
+interface Attempt { hasRetriedVersion: boolean; hasRetriedHeaders: boolean }
+
+const FIRST_ATTEMPT: Attempt = { hasRetriedVersion: false, hasRetriedHeaders: false }
+
+/**
+ * The client's request path in the modern era (MCP 2026-07-28). Each request:
+ *
+ * ```
+ *   cache hit? --yes--> result
+ *      | no
+ *   stamp _meta --> connection.request --> inputRounds (answer input_required, resend) --> result --> cache
+ *      '-- -32022: switch to a version from data.supported, once --> again
+ *      '-- -32020 on tools/call: list tools again, once --> again
+ * ```
+ */
+export class ModernRequests {
+  constructor(private readonly host: ModernRequestHost) {}
+
+  /** A request's params with the modern `_meta` of the version in use now. */
+  stamp(params: JsonObject | undefined): JsonObject {
+    const state = this.host.actor.state
+    return stampModernMeta(params, { version: state.protocolVersion, capabilities: this.host.capabilities, info: this.host.info, logLevel: state.logLevel })
+  }
+
+  /** A cold Observable of the request's progress and final complete result (see the class diagram). */
+  request<R extends JsonObject>(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
+    return this.#request(connection, method, params, options, FIRST_ATTEMPT) as Observable<RequestEvent<R>>
+  }
+
+  #request(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {
+    const cache = this.host.cache
+    const cached = cache?.get(method, params)
+    if (cached !== undefined) return of({ type: 'result', result: cached })
+    const send = (next: JsonObject | undefined) => defer(() => connection.request<JsonObject>(method, this.stamp(next), options))
+    const actor = this.host.actor
+    // What a handler answering an input request sees: the client's handlers, and its requests on this connection.
+    const host = {
+      handlers: this.host.handlers,
+      capabilities: this.host.capabilities,
+      get protocolVersion() { return actor.state.protocolVersion },
+      request: <T extends JsonObject>(inner: string, innerParams: JsonObject | undefined, innerOptions: RequestOptions) =>
+        this.request<T>(connection, inner, innerParams, innerOptions),
+    }
+    return send(params).pipe(
+      inputRounds({ method, params, resend: send, answer: (key, request) => answerInputRequest(host, key, request), maxRounds: this.host.maxInputRounds }),
+      tap(event => { if (event.type === 'result') cache?.set(method, params, event.result) }),
+      catchError((error: unknown) => this.#recover(error, connection, method, params, options, attempt)),
+    )
+  }
+
+  /** The one-time corrections a modern error allows; any other error goes to the caller as it is. */
+  #recover(error: unknown, connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {
+    if (!(error instanceof McpError)) return throwError(() => error)
+    if (error.code === ErrorCode.UnsupportedProtocolVersion && !attempt.hasRetriedVersion) {
+      // MCP versioning: the client SHOULD pick a mutually supported version from `supported` and retry.
+      const next = chooseVersion(supportedOf(error), this.host.modernVersions)
+      if (next === undefined || next === this.host.actor.state.protocolVersion) return throwError(() => error)
+      this.host.actor.send({ type: 'version', version: next })
+      return this.#request(connection, method, params, options, { ...attempt, hasRetriedVersion: true })
+    }
+    if (error.code === ErrorCode.HeaderMismatch && method === 'tools/call' && !attempt.hasRetriedHeaders) {
+      // MCP Streamable HTTP: on HeaderMismatch the client SHOULD list tools again and retry.
+      return from(this.host.relistTools(connection)).pipe(
+        mergeMap(() => this.#request(connection, method, params, options, { ...attempt, hasRetriedHeaders: true })))
+    }
+    return throwError(() => error)
+  }
+}
