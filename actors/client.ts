@@ -26,6 +26,7 @@ import { declaredCapabilities, inputHandlers, registerClientHandlers, type Input
 import { handshake } from './client/handshake.ts'
 import { ModernRequests } from './client/modern-request.ts'
 import { readDiscover } from './client/modern.ts'
+import { InvalidResultError } from './client/errors.ts'
 import { listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolHeaders } from './client/tool-headers.ts'
@@ -170,7 +171,7 @@ class Client implements McpClient {
       initialize: connection => handshake({
         actor: this.actor, info, capabilities: this.#capabilities, era: options.era ?? CLIENT_DEFAULTS.era, cache: this.#cache,
         modernVersions: this.#modernVersions, legacyVersions: options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS,
-        probeTimeout: options.probeTimeout ?? CLIENT_DEFAULTS.probeTimeout,
+        probeTimeout: options.probeTimeout ?? CLIENT_DEFAULTS.probeTimeout, scheduler: options.scheduler,
       }, connection),
       reconnect: options.reconnect,
       scheduler: options.scheduler,
@@ -340,7 +341,7 @@ class Client implements McpClient {
     }
     const result = await this.#call<JsonObject>('server/discover', undefined, options)
     const description = readDiscover(result)
-    if (description === undefined) throw new ProtocolError('The server/discover result has no supportedVersions list')
+    if (description === undefined) throw new InvalidResultError('server/discover', 'the result has no supportedVersions list')
     this.actor.send({ type: 'discovered', version: this.actor.state.protocolVersion, description })
     return description
   }

@@ -79,7 +79,10 @@ export interface ClientOptions {
    * one. Off by default. Defaults in RECONNECT_DEFAULTS.
    */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
-  /** Where reconnect backoff waits run (default: RxJS's async scheduler); a virtual-time scheduler in tests. */
+  /**
+   * Where time runs (default: RxJS's async scheduler): reconnect backoff waits, the discover
+   * probe's timeout and the cache's clock. A virtual-time scheduler in tests.
+   */
   scheduler?: SchedulerLike
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
   captureStack?: boolean

@@ -54,10 +54,10 @@ export class ResultCache {
     return entry.result
   }
 
-  /** Keeps a complete result when its `ttlMs` makes it fresh for a while. */
+  /** Keeps a complete result when its `ttlMs` makes it fresh for a while (an input_required one never). */
   set(method: string, params: JsonObject | undefined, result: JsonObject): void {
     const key = cacheKey(method, params)
-    if (key === undefined) return
+    if (key === undefined || (result.resultType !== undefined && result.resultType !== 'complete')) return
     const ttl = result.ttlMs
     const scope = result.cacheScope
     if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0 || (scope !== 'public' && scope !== 'private')) {

@@ -1,9 +1,10 @@
-import { lastValueFrom } from '../../lib/rx.ts'
+import { lastValueFrom, type SchedulerLike } from '../../lib/rx.ts'
 import type { Connection } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, McpError, ProtocolError, TimeoutError, TransportError, UnsupportedVersionError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { resultOf } from '../../lib/operators/progress.ts'
+import { withTimeout } from '../../lib/operators/with-timeout.ts'
 import { isVersionAccepted } from '../../lib/schema/negotiate.ts'
 import { isModernVersion } from '../../lib/schema/modern.ts'
 import type { ClientCapabilities, Implementation, InitializeResult } from '../../lib/schema/types.ts'
@@ -25,6 +26,8 @@ export interface HandshakeHost {
   readonly legacyVersions: readonly string[]
   /** How long the discover probe of `era: 'auto'` waits, in ms. */
   readonly probeTimeout: number
+  /** Where the probe's timer runs (default: RxJS's async scheduler). */
+  readonly scheduler?: SchedulerLike
   readonly cache: ResultCache | undefined
 }
 
@@ -71,9 +74,10 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
     const params = stampModernMeta(undefined, { version, capabilities: host.capabilities, info: host.info })
     let result: JsonObject
     try {
-      result = await lastValueFrom(connection.request<JsonObject>('server/discover', params, {
-        progress: false, ...(canFallBack ? { timeout: host.probeTimeout } : undefined),
-      }).pipe(resultOf()))
+      const request = connection.request<JsonObject>('server/discover', params, { progress: false })
+      // The probe's own clock (on the client's scheduler): past it, a silent server is taken as legacy
+      // (MCP stdio backward compatibility); timing out unsubscribes, which cancels the probe on the wire.
+      result = await lastValueFrom((canFallBack ? request.pipe(withTimeout({ each: host.probeTimeout, scheduler: host.scheduler })) : request).pipe(resultOf()))
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.UnsupportedProtocolVersion) {
         // MCP versioning: a modern server; use a version of its `supported` list, never fall back blindly.

@@ -59,7 +59,10 @@ export class ModernRequests {
     const cache = this.host.cache
     const cached = cache?.get(method, params)
     if (cached !== undefined) return of({ type: 'result', result: cached })
-    const send = (next: JsonObject | undefined) => defer(() => connection.request<JsonObject>(method, this.stamp(next), options))
+    // Each round is cached on its own params: a retry carries inputResponses or requestState, which
+    // no cache key takes (MCP caching: results of MRTR retries MUST NOT be cached).
+    const send = (next: JsonObject | undefined) => defer(() => connection.request<JsonObject>(method, this.stamp(next), options)).pipe(
+      tap(event => { if (event.type === 'result') cache?.set(method, next, event.result) }))
     const actor = this.host.actor
     // What a handler answering an input request sees: the client's handlers, and its requests on this connection.
     const host = {
@@ -71,7 +74,6 @@ export class ModernRequests {
     }
     return send(params).pipe(
       inputRounds({ method, params, resend: send, answer: (key, request) => answerInputRequest(host, key, request), maxRounds: this.host.maxInputRounds }),
-      tap(event => { if (event.type === 'result') cache?.set(method, params, event.result) }),
       catchError((error: unknown) => this.#recover(error, connection, method, params, options, attempt)),
     )
   }
