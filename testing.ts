@@ -11,7 +11,9 @@ export type { MemoryPairOptions }
 
 /**
  * Connects a client to `server` over an in-memory pair. Dispose the result (`await using`) to
- * close both sides.
+ * close both sides. The client opens a legacy session (initialize), so `session` is the session
+ * it talks to; pass `era: 'modern'` (or `'auto'`) to test the stateless era (MCP 2026-07-28) over
+ * the same pair.
  * @example
  * await using pair = await connectInMemory(server)
  * await pair.client.callTool('echo', { text: 'hi' })
@@ -19,7 +21,7 @@ export type { MemoryPairOptions }
 export async function connectInMemory(server: McpServer, options: ClientOptions & MemoryPairOptions = {}): Promise<{ client: McpClient; session: ServerSession } & AsyncDisposable> {
   const [clientSide, serverSide] = createMemoryPair(options)
   const session = await server.listen(serverSide)
-  const client = await connect(clientSide, { name: 'rxmcp-test', version: '0.0.0' }, options)
+  const client = await connect(clientSide, { name: 'rxmcp-test', version: '0.0.0' }, { era: 'legacy', ...options })
   return {
     client,
     session,

@@ -60,6 +60,12 @@ export class IncomingRequest {
   batch: BatchCollector | undefined = undefined
   /** Set once the handler reported progress: its response then goes out a turn later (see #respond). */
   hasSentProgress = false
+  /**
+   * The protocol version this request speaks when it carries its own (a modern-era request, MCP
+   * 2026-07-28: `_meta` names it); set by the gate. Undefined for a request of the session's
+   * negotiated version.
+   */
+  protocolVersion: string | undefined = undefined
 
   constructor(
     readonly id: RequestId,
@@ -128,9 +134,10 @@ export interface ConnectionOptions {
    * params, by kind and method (a legacy session leaves out what its negotiated revision does not
    * define: pass `(kind, method, payload) => shapeForRevision(kind, method, payload, version)` from
    * lib/schema/shape.ts, reading the version when called so it follows the negotiation). Called
-   * after `_meta` is added to a request. Default: everything goes as it is, at no cost.
+   * after `_meta` is added to a request. A result is shaped with the request it answers (whose
+   * `protocolVersion` is set when it spoke its own). Default: everything goes as it is, at no cost.
    */
-  shapeOutgoing?: (kind: ShapeKind, method: string, payload: JsonObject) => JsonObject
+  shapeOutgoing?: (kind: ShapeKind, method: string, payload: JsonObject, request?: IncomingRequest) => JsonObject
   /**
    * Most entries in one JSON-RPC batch (default 1000). A longer batch is answered with one -32600
    * (id null) before any entry is looked at, so one frame cannot keep the event loop busy for
@@ -520,7 +527,7 @@ class JsonRpcConnection implements Connection {
     request.isDone = true
     this.#incoming.delete(request.id)
     const shape = this.#options.shapeOutgoing
-    const body = !isJsonObject(result) ? EMPTY_RESULT : shape === undefined ? result : shape('result', request.method, result)
+    const body = !isJsonObject(result) ? EMPTY_RESULT : shape === undefined ? result : shape('result', request.method, result, request)
     this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
   }
 

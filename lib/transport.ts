@@ -66,6 +66,16 @@ export interface Transport {
    * server answers whatever arrives, initialize or not, since there is no handshake to wait for.
    */
   readonly isStateless?: boolean
+  /**
+   * Optional: 'modern' for a transport that carries only modern-era requests (MCP 2026-07-28: a
+   * Streamable HTTP POST without a session); the server then serves whatever arrives as modern.
+   */
+  readonly era?: 'modern'
+  /**
+   * Optional: a header of the request the transport carries (HTTP), case-insensitive name, for the
+   * checks only the protocol layer can make (the `Mcp-Param-*` headers of a tool's arguments).
+   */
+  requestHeader?(name: string): string | null
   /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
   setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */

@@ -5,6 +5,12 @@ import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
+import {
+  MODERN_PROTOCOL_VERSIONS, MODERN_ONLY_METHODS, NAMED_METHODS, decodeHeaderValue, hasModernMeta, isModernVersion, mcpNameOf, readModernMeta, requestMeta, MetaKey,
+} from '../lib/schema/modern.ts'
+import { isJsonObject } from '../lib/jsonrpc/guards.ts'
+import { ErrorCode } from '../lib/jsonrpc/errors.ts'
+import { ModernExchange } from './http-modern.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
 import { isAllowedHost, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
@@ -73,7 +79,7 @@ export interface StreamableHttpOptions {
   retryMs?: number
   /** Keep-alive comment interval on open SSE streams, in ms (default 15,000; 0 turns it off). */
   keepAliveMs?: number
-  /** Protocol versions accepted in MCP-Protocol-Version (default: every supported revision). */
+  /** Protocol versions accepted in MCP-Protocol-Version, both eras (default: every supported revision, 2026-07-28 first). */
   protocolVersions?: readonly string[]
   /**
    * Refuse (400) a request whose MCP-Protocol-Version is supported but not the one its session
@@ -122,7 +128,7 @@ export interface StreamableHttpServer extends TransportServer {
   readonly url: string | undefined
   /** The node:http server `start()` made (to attach a WebSocket listener to the same port). */
   readonly httpServer: HttpServer | undefined
-  /** Sessions open now (Streamable HTTP and legacy SSE). */
+  /** Sessions open now (Streamable HTTP and legacy SSE); modern-era requests have none. */
   readonly sessionCount: number
   close(): Promise<void>
 }
@@ -141,6 +147,8 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly connections: Observable<Transport> = this.#connections.asObservable()
   /** Every session, Streamable HTTP and legacy, least recently active first (touching moves one to the end). */
   readonly #sessions = new Map<string, AnySession>()
+  /** Modern-era requests being answered (for keep-alives on their streams and for close). */
+  readonly #exchanges = new Set<ModernExchange>()
   readonly #config: SessionConfig
   readonly #path: string
   readonly #versions: readonly string[]
@@ -172,7 +180,7 @@ class HttpTransportServer implements StreamableHttpServer {
       nextStreamId: () => `${streamPrefix}${(++streamCount).toString(36)}`,
     }
     this.#path = options.path ?? STREAMABLE_HTTP_DEFAULTS.path
-    this.#versions = options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS
+    this.#versions = options.protocolVersions ?? ALL_VERSIONS
     this.nodeHandler = this.nodeHandler.bind(this)
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
     this.#idleTimeout = ttl
@@ -211,6 +219,8 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#sweeping?.unsubscribe()
     for (const session of [...this.#sessions.values()]) session.end()
     this.#sessions.clear()
+    for (const exchange of [...this.#exchanges]) void exchange.close()
+    this.#exchanges.clear()
     this.#connections.complete()
     if (this.#http !== undefined) await closeServer(this.#http)
   }
@@ -227,6 +237,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (keepAlive > 0 && now - this.#lastKeepAlive >= keepAlive) {
       this.#lastKeepAlive = now
       for (const session of this.#sessions.values()) session.keepAlive()
+      for (const exchange of this.#exchanges) exchange.keepAlive()
     }
   }
 
@@ -292,7 +303,10 @@ class HttpTransportServer implements StreamableHttpServer {
   async #dispatch(exchange: Exchange): Promise<void> {
     if (!this.#checkOrigin(exchange)) return
     if (exchange.method === 'OPTIONS') {
-      return exchange.reply(204, { 'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS', 'access-control-allow-headers': 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id', 'access-control-max-age': '600' })
+      // The Mcp-Param-* names a tool defines cannot be listed ahead: the ones asked for are allowed.
+      const asked = exchange.header('access-control-request-headers')
+      const allowed = 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name'
+      return exchange.reply(204, { 'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS', 'access-control-allow-headers': asked === null ? allowed : `${allowed}, ${asked}`, 'access-control-max-age': '600' })
     }
     const legacySse = this.#options.legacySsePath === false ? undefined : this.#options.legacySsePath ?? STREAMABLE_HTTP_DEFAULTS.legacySsePath
     const legacyMessages = this.#options.legacyMessagesPath ?? STREAMABLE_HTTP_DEFAULTS.legacyMessagesPath
@@ -396,6 +410,7 @@ class HttpTransportServer implements StreamableHttpServer {
     // JSON-RPC 2.0 §5: an error about a request carries its id whenever the request had one; a
     // refused batch is answered with one error per request it held (null when it held none).
     const answers: RefusedIds = Array.isArray(payload) ? ids : (ids[0] ?? null)
+    if (this.#isModern(exchange, payload)) return this.#postModern(exchange, payload)
     if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, answers)
     if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
     let session: HttpSession
@@ -443,6 +458,67 @@ class HttpTransportServer implements StreamableHttpServer {
     if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }
     session.abandon(cancelled)
     session.attach(stream, exchange)
+  }
+
+  /**
+   * A POST of the modern era (MCP 2026-07-28): no session id, and a request that speaks a modern
+   * version (in MCP-Protocol-Version or in its `_meta`) or asks for a method only that era has.
+   */
+  #isModern(exchange: Exchange, payload: unknown): boolean {
+    if (exchange.header('mcp-session-id') !== null || Array.isArray(payload) || !isJsonObject(payload)) return false
+    // An initialize opens a legacy session, unless it says it is modern (then it is -32601, 404).
+    if (payload.method === 'initialize') return hasModernMeta(payload.params)
+    const header = exchange.header('mcp-protocol-version')?.trim()
+    return (header !== undefined && isModernVersion(header)) || hasModernMeta(payload.params) || MODERN_ONLY_METHODS.has(payload.method as string)
+  }
+
+  /**
+   * Checks a modern-era POST the way Streamable HTTP 2026-07-28 asks (the `_meta` fields, then
+   * MCP-Protocol-Version against them, the version, Mcp-Method and Mcp-Name against the body) and
+   * hands the request to the server as a one-exchange transport. `Mcp-Param-*` headers are checked
+   * by the server, which knows the tools' schemas.
+   */
+  #postModern(exchange: Exchange, payload: unknown): void {
+    const message = payload as Record<string, unknown>
+    // A notification has nothing to answer in this revision (closing a stream is the cancel).
+    if (!('id' in message)) return exchange.reply(202, {})
+    const id = message.id as string | number
+    if (typeof message.method !== 'string') return replyError(exchange, 400, ErrorCode.InvalidRequest, 'Invalid Request: a POST carries a request or a notification', undefined, id)
+    const method = message.method
+    const modern = this.#versions.filter(isModernVersion)
+    const meta = readModernMeta(message.params, modern.length > 0 ? modern : MODERN_PROTOCOL_VERSIONS)
+    if ('code' in meta && meta.code === ErrorCode.InvalidParams) return replyError(exchange, 400, meta.code, meta.message, undefined, id)
+    const requested = requestMeta(message.params)![MetaKey.protocolVersion] as string
+    const header = exchange.header('mcp-protocol-version')?.trim()
+    if (header !== requested) {
+      return replyError(exchange, 400, ErrorCode.HeaderMismatch, header === undefined
+        ? 'Header mismatch: the MCP-Protocol-Version header is required'
+        : `Header mismatch: MCP-Protocol-Version ${JSON.stringify(header)} does not match _meta ${JSON.stringify(requested)}`, undefined, id)
+    }
+    if ('code' in meta) {
+      const body = { jsonrpc: '2.0', id, error: { code: meta.code, message: meta.message, data: { supported: [...this.#versions], requested } } }
+      return exchange.reply(400, JSON_HEADERS, JSON.stringify(body))
+    }
+    const methodHeader = exchange.header('mcp-method')?.trim()
+    if (methodHeader !== method) {
+      return replyError(exchange, 400, ErrorCode.HeaderMismatch, methodHeader === undefined
+        ? 'Header mismatch: the Mcp-Method header is required'
+        : `Header mismatch: Mcp-Method ${JSON.stringify(methodHeader)} does not match the body's method ${JSON.stringify(method)}`, undefined, id)
+    }
+    if (NAMED_METHODS.has(method)) {
+      const raw = exchange.header('mcp-name')?.trim()
+      const name = raw === undefined ? undefined : decodeHeaderValue(raw)
+      const expected = mcpNameOf(method, message.params)
+      if (name === undefined || name !== expected) {
+        return replyError(exchange, 400, ErrorCode.HeaderMismatch, raw === undefined ? `Header mismatch: the Mcp-Name header is required for ${method}`
+          : name === undefined ? 'Header mismatch: Mcp-Name is not a valid header value'
+          : `Header mismatch: Mcp-Name ${JSON.stringify(name)} does not match the body's ${JSON.stringify(expected)}`, undefined, id)
+      }
+    }
+    const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark)
+    this.#exchanges.add(transport)
+    void transport.closed.then(() => this.#exchanges.delete(transport))
+    this.#connections.next(transport)
   }
 
   async #postStateless(exchange: Exchange, payload: unknown, requestIds: RequestId[]): Promise<void> {
@@ -516,6 +592,9 @@ class HttpTransportServer implements StreamableHttpServer {
     exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
   }
 }
+
+/** Every revision the listener accepts by default, modern first. */
+const ALL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS]
 
 /** Imported only by start(); see there. */
 const NODE_HTTP = 'node:http'

@@ -105,12 +105,19 @@ export function createConformanceServer(): McpServer {
       },
     })))
   server.tool('json_schema_2020_12_tool', {
-    description: 'Tool with JSON Schema 2020-12 features (SEP-1613)',
+    description: 'Tool with JSON Schema 2020-12 features (SEP-1613, SEP-2106)',
     inputSchema: {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
-      $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-      properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+      $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+      properties: {
+        name: { type: 'string' }, address: { $ref: '#/$defs/address' },
+        contactMethod: { type: 'string', enum: ['phone', 'email'] }, phone: { type: 'string' }, email: { type: 'string' },
+      },
+      allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+      if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+      then: { required: ['phone'] },
+      else: { required: ['email'] },
       additionalProperties: false,
     },
   }, args => text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`))
@@ -148,7 +155,99 @@ export function createConformanceServer(): McpServer {
       { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
     ],
   }))
+  addModernTools(server)
   return server
+}
+
+/** The tools, prompt and hooks of the 2026-07-28 scenarios (conformance 0.2.0-alpha.12). */
+function addModernTools(server: McpServer): void {
+  const nameSchema = (key: string) => ({ type: 'object' as const, properties: { [key]: { type: 'string' as const } }, required: [key] })
+  // Diagnostic tools of server-stateless.
+  server.tool('test_missing_capability', { description: 'Needs sampling, so a client that did not declare it gets -32021', inputSchema: EMPTY }, async (_args, ctx) => {
+    const result = await ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'ping' } }], maxTokens: 10 })
+    return text(`sampled: ${JSON.stringify(result.content)}`)
+  })
+  server.tool('test_streaming_elicitation', { description: 'Asks for input; in the modern era that is an input_required result, never a request on the stream', inputSchema: EMPTY }, async (_args, ctx) => {
+    ctx.progress(0, 1, 'asking')
+    const answer = await ctx.elicit({ message: 'Anything to add?', requestedSchema: nameSchema('note') })
+    return text(`answer: ${answer.action}`)
+  })
+  server.tool('test_logging_tool', { description: 'Logs at every level; only requests that ask for a level get them', inputSchema: EMPTY }, async (_args, ctx) => {
+    for (const level of ['debug', 'info', 'warning', 'error'] as const) ctx.log(level, `a ${level} message`)
+    return text('logged')
+  })
+  let changes = 0
+  server.tool('test_trigger_tool_change', { description: 'Adds a tool, so listeners hear tools/list_changed', inputSchema: EMPTY }, () => {
+    server.tool(`test_added_tool_${++changes}`, { description: 'Added by test_trigger_tool_change', inputSchema: EMPTY }, () => text('added'))
+    return text('tool added')
+  })
+  server.tool('test_trigger_prompt_change', { description: 'Adds a prompt, so listeners hear prompts/list_changed', inputSchema: EMPTY }, () => {
+    server.prompt(`test_added_prompt_${++changes}`, { description: 'Added by test_trigger_prompt_change' }, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'added' } }] }))
+    return text('prompt added')
+  })
+
+  // MRTR (SEP-2322): one handler per scenario, written as if the answers were live.
+  server.tool('test_input_required_result_elicitation', { description: 'Asks for a name', inputSchema: EMPTY }, async (_args, ctx) => {
+    const answer = await ctx.elicit({ message: 'What is your name?', requestedSchema: nameSchema('name') }, { key: 'user_name' })
+    return text(`Hello, ${String(answer.content?.name ?? 'stranger')}!`)
+  })
+  server.tool('test_input_required_result_sampling', { description: 'Asks the model a question', inputSchema: EMPTY }, async (_args, ctx) => {
+    const answer = await ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }], maxTokens: 100 }, { key: 'capital_question' })
+    const content = Array.isArray(answer.content) ? answer.content[0] : answer.content
+    return text(`The model said: ${content?.type === 'text' ? content.text : JSON.stringify(content)}`)
+  })
+  server.tool('test_input_required_result_list_roots', { description: 'Asks for the roots', inputSchema: EMPTY }, async (_args, ctx) => {
+    const { roots } = await ctx.listRoots({ key: 'client_roots' })
+    return text(`Roots: ${roots.map(root => root.uri).join(', ') || '(none)'}`)
+  })
+  server.tool('test_input_required_result_request_state', { description: 'Carries its own state across the round', inputSchema: EMPTY }, async (_args, ctx) => {
+    if (ctx.requestState === undefined) ctx.setRequestState({ step: 'confirm' })
+    const carried = ctx.requestState as { step?: string } | undefined
+    const answer = await ctx.elicit({ message: 'Please confirm', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }, { key: 'confirm' })
+    return text(carried?.step === 'confirm' ? `state-ok: confirmed=${String(answer.content?.ok)}` : 'state missing')
+  })
+  server.tool('test_input_required_result_multiple_inputs', { description: 'Asks for three inputs at once', inputSchema: EMPTY }, async (_args, ctx) => {
+    const [name, greeting, roots] = await Promise.all([
+      ctx.elicit({ message: 'What is your name?', requestedSchema: nameSchema('name') }, { key: 'user_name' }),
+      ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }], maxTokens: 50 }, { key: 'greeting' }),
+      ctx.listRoots({ key: 'client_roots' }),
+    ])
+    return text(`name=${String(name.content?.name)}, greeting=${JSON.stringify(greeting.content)}, roots=${roots.roots.length}`)
+  })
+  server.tool('test_input_required_result_multi_round', { description: 'Asks two questions, one round each', inputSchema: EMPTY }, async (_args, ctx) => {
+    const name = await ctx.elicit({ message: 'Step 1: What is your name?', requestedSchema: nameSchema('name') }, { key: 'step1' })
+    const color = await ctx.elicit({ message: 'Step 2: What is your favorite color?', requestedSchema: nameSchema('color') }, { key: 'step2' })
+    return text(`${String(name.content?.name)} likes ${String(color.content?.color)}`)
+  })
+  server.tool('test_input_required_result_tampered_state', { description: 'Round state is sealed; a changed one is refused', inputSchema: EMPTY }, async (_args, ctx) => {
+    const answer = await ctx.elicit({ message: 'Please confirm', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }, { key: 'confirm' })
+    return text(`confirmed=${String(answer.content?.ok)}`)
+  })
+  server.tool('test_input_required_result_capabilities', { description: 'Asks only for what the client declared', inputSchema: EMPTY }, async (_args, ctx) => {
+    const asks: Promise<unknown>[] = []
+    if (ctx.clientCapabilities.elicitation) asks.push(ctx.elicit({ message: 'What is your name?', requestedSchema: nameSchema('name') }, { key: 'user_name' }))
+    if (ctx.clientCapabilities.sampling) asks.push(ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'Say hi' } }], maxTokens: 20 }, { key: 'greeting' }))
+    await Promise.all(asks)
+    return text(`answered ${asks.length}`)
+  })
+  server.prompt('test_input_required_result_prompt', { description: 'A prompt that needs context from the user' }, async (_args, ctx) => {
+    const answer = await ctx.elicit({ message: 'What context should the prompt use?', requestedSchema: nameSchema('context') }, { key: 'user_context' })
+    return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${String(answer.content?.context)}` } }] }
+  })
+
+  // SEP-2243: a tool whose arguments are mirrored into Mcp-Param-* headers.
+  server.tool('test_custom_headers', {
+    description: 'Mirrors region and priority into Mcp-Param headers',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        priority: { type: 'integer', 'x-mcp-header': 'Priority' },
+        query: { type: 'string' },
+      },
+      required: ['region', 'query'],
+    },
+  }, args => text(`region=${String(args.region)}`))
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

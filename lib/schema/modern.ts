@@ -7,6 +7,7 @@
  */
 import type { JsonObject } from '../jsonrpc/message.ts'
 import { isJsonObject } from '../jsonrpc/guards.ts'
+import { InvalidParamsError, UnsupportedProtocolVersionError, type McpError } from '../jsonrpc/errors.ts'
 
 /** Every modern-era revision supported, newest first. */
 export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const
@@ -16,7 +17,7 @@ export const LATEST_MODERN_VERSION = MODERN_PROTOCOL_VERSIONS[0]
 
 /** True for a modern-era revision (per-request `_meta`, no initialize). Revisions are ISO dates. */
 export function isModernVersion(version: unknown): version is string {
-  return typeof version === 'string' && version >= '2026-07-28'
+  return typeof version === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= '2026-07-28'
 }
 
 /** The reserved `_meta` keys of the modern era. */
@@ -63,6 +64,34 @@ export function requestMeta(params: unknown): JsonObject | undefined {
 export function hasModernMeta(params: unknown): boolean {
   const meta = requestMeta(params)
   return meta !== undefined && MetaKey.protocolVersion in meta
+}
+
+/** What a modern request's `_meta` says, once checked. */
+export interface ModernMeta {
+  readonly protocolVersion: string
+  readonly clientCapabilities: JsonObject
+  readonly clientInfo: JsonObject | undefined
+  readonly logLevel: string | undefined
+}
+
+/**
+ * Checks the per-request fields of a modern request: `_meta` with a string protocolVersion and an
+ * object clientCapabilities (else -32602, MCP 2026-07-28 basic), a version among `supported`
+ * (else -32022 with `{ supported, requested }`). `clientInfo` is optional.
+ */
+export function readModernMeta(params: unknown, supported: readonly string[]): ModernMeta | McpError {
+  const meta = requestMeta(params)
+  if (meta === undefined) return new InvalidParamsError('Invalid params: a request must carry _meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities')
+  const protocolVersion = meta[MetaKey.protocolVersion]
+  if (typeof protocolVersion !== 'string' || protocolVersion.length === 0) return new InvalidParamsError(`Invalid params: _meta is missing ${MetaKey.protocolVersion}`)
+  const clientCapabilities = meta[MetaKey.clientCapabilities]
+  if (!isJsonObject(clientCapabilities)) return new InvalidParamsError(`Invalid params: _meta is missing ${MetaKey.clientCapabilities}`)
+  if (!supported.includes(protocolVersion)) {
+    return new UnsupportedProtocolVersionError(`Unsupported protocol version ${protocolVersion}; supported: ${supported.join(', ')}`, { supported: [...supported], requested: protocolVersion })
+  }
+  const clientInfo = meta[MetaKey.clientInfo]
+  const logLevel = meta[MetaKey.logLevel]
+  return { protocolVersion, clientCapabilities, clientInfo: isJsonObject(clientInfo) ? clientInfo : undefined, logLevel: typeof logLevel === 'string' ? logLevel : undefined }
 }
 
 // ---- HTTP request metadata headers ----

@@ -465,9 +465,9 @@ describe('streamableHttp: odd bodies', () => {
 describe('streamableHttp: refusals answer the request they refuse', () => {
   it('gives an unsupported-version refusal the id of the request it carried', async () => {
     const { url } = await start()
-    const response = await post(url, { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '2026-07-28' })
+    const response = await post(url, { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, { 'mcp-protocol-version': '1999-01-01' })
     expect(response.status).toBe(400)
-    expect(await response.json()).toMatchObject({ id: 7, error: { code: -32000, message: expect.stringContaining('2026-07-28') } })
+    expect(await response.json()).toMatchObject({ id: 7, error: { code: -32000, message: expect.stringContaining('1999-01-01') } })
   })
 
   it('gives a missing or unknown session refusal the request\'s id, and a batch one error per request', async () => {

@@ -1,0 +1,306 @@
+/**
+ * Serving a modern-era request (MCP 2026-07-28): the parts that are not the router's. The request
+ * arrives with its version and client capabilities in `_meta` (checked by the session's gate), runs
+ * through the same {@link RouteHandler} a legacy session calls, with a {@link ModernContext}, and
+ * its answer is finished for this era: `resultType`, the server's identity in `_meta`, cache hints,
+ * or an `input_required` result when the handler asked the client for something (MRTR).
+ */
+import { Observable, asyncScheduler, isObservable, type Subscription } from '../../lib/rx.ts'
+import type { IncomingRequest } from '../../lib/connection.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import { HeaderMismatchError, InternalError, InvalidParamsError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
+import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
+import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
+import {
+  CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf, readModernMeta,
+  type HeaderParam, type ModernMeta,
+} from '../../lib/schema/modern.ts'
+import type { CacheHint } from '../server.ts'
+import { isPromiseLike } from '../request.ts'
+import { ModernContext } from './context.ts'
+import { paramsDigest, type RoundState } from './request-state.ts'
+import type { RouteHandler } from './router.ts'
+import type { Session } from './session.ts'
+
+/** Cache hints when nothing else says: always stale, and never shared across authorization contexts. */
+export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
+
+/** The result shapes each input method must answer with, checked before a handler sees them. */
+const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => boolean>> = {
+  'elicitation/create': answer => answer.action === 'accept' || answer.action === 'decline' || answer.action === 'cancel',
+  'sampling/createMessage': answer => typeof answer.role === 'string' && answer.content !== undefined,
+  'roots/list': answer => Array.isArray(answer.roots),
+}
+
+/**
+ * What one MRTR round knows: the answers the client gave so far (verified), the input requests the
+ * handler makes now, and what the handler carries to the next round.
+ */
+export class Round {
+  /** Input requests made in this run of the handler, by key. */
+  readonly asked = new Map<string, { method: string; params: JsonObject }>()
+  /** What the handler carries to the next round (`ctx.setRequestState`). */
+  data: unknown
+  /** Called on the first input request that has no answer. */
+  onAsk: () => void = () => {}
+  /** Default keys: one counter per method, from the start of each run, so keys repeat across runs. */
+  readonly #counters = new Map<string, number>()
+
+  constructor(readonly answers: Readonly<Record<string, unknown>>, data: unknown) {
+    this.data = data
+  }
+
+  /**
+   * The answer for `key` (default: `elicitation-1`, `sampling-2`... by method and call order), or
+   * an input request for it: the returned promise then never settles and the round ends.
+   */
+  ask(method: string, params: JsonObject, capabilities: object, key?: string): Promise<unknown> {
+    const prefix = method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'
+    const count = (this.#counters.get(prefix) ?? 0) + 1
+    this.#counters.set(prefix, count)
+    const id = key ?? `${prefix}-${count}`
+    if (Object.hasOwn(this.answers, id)) {
+      const answer = this.answers[id]
+      // The client's answer is input like any other: of the shape the method answers with, or -32602.
+      if (!isJsonObject(answer) || !(ANSWER_CHECKS[method]?.(answer) ?? true)) {
+        return Promise.reject(new InvalidParamsError(`Invalid params: inputResponses.${id} is not a valid answer to ${method}`, { key: id }))
+      }
+      return Promise.resolve(answer)
+    }
+    // MCP 2026-07-28 (MRTR): never ask for what the client did not declare it can answer.
+    const needed = requiredCapability(method, params)
+    if (needed !== undefined && !hasCapability(capabilities, needed)) {
+      return Promise.reject(new MissingRequiredClientCapabilityError(
+        `Missing required client capability: ${needed.join('.')} (the request's _meta did not declare it)`,
+        { requiredCapabilities: capabilityObject(needed) },
+      ))
+    }
+    if (this.asked.size === 0) this.onAsk()
+    this.asked.set(id, { method, params })
+    return new Promise(() => {})
+  }
+}
+
+/**
+ * Runs a modern request through `route`: the requestState checked, the `Mcp-Param-*` headers of a
+ * tool call checked, the handler run with a {@link ModernContext}, and its answer finished. An
+ * Observable: unsubscribing (the client closed the stream, or cancelled) stops the handler.
+ */
+export function serveModern(session: Session, route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
+  return new Observable<JsonObject>(subscriber => {
+    const server = session.server
+    const meta = readModernMeta(params, server.versions.modern) as ModernMeta
+    let handler: Subscription | undefined
+    let isAsking = false
+    let isOver = false
+    const run = (round: Round) => {
+      if (isOver) return
+      const ctx = new ModernContext(session, request, meta, round)
+      round.onAsk = () => {
+        isAsking = true
+        // Inputs asked in the same turn (Promise.all, or one after another without waiting) go
+        // out together: the round ends on the next macrotask.
+        asyncScheduler.schedule(() => void endRound(round))
+      }
+      let outcome: unknown
+      try {
+        outcome = route(params, ctx)
+      } catch (error) {
+        return subscriber.error(error)
+      }
+      const done = (result: unknown) => { if (!isAsking) { subscriber.next(finishResult(session, request.method, params, result)); subscriber.complete() } }
+      const failed = (error: unknown) => { if (!isAsking) subscriber.error(error) }
+      if (isObservable(outcome)) {
+        let last: unknown
+        handler = outcome.subscribe({ next: value => { last = value }, error: failed, complete: () => done(last) })
+      } else if (isPromiseLike(outcome)) {
+        Promise.resolve(outcome).then(done, failed)
+      } else done(outcome)
+    }
+    const endRound = async (round: Round) => {
+      handler?.unsubscribe()
+      if (isOver) return
+      if (!INPUT_REQUIRED_METHODS.has(request.method)) {
+        return subscriber.error(new InternalError(`Internal error: the handler of ${request.method} asked the client for input, which only tools/call, prompts/get and resources/read may do`))
+      }
+      const asked: Record<string, string> = {}
+      const inputRequests: JsonObject = {}
+      for (const [key, input] of round.asked) {
+        asked[key] = input.method
+        inputRequests[key] = { method: input.method, params: input.params }
+      }
+      try {
+        const requestState = await server.requestStates.seal({
+          method: request.method, digest: await paramsDigest(params), principal: principalOf(session),
+          asked, answers: round.answers, data: round.data,
+        })
+        subscriber.next(finishResult(session, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
+        subscriber.complete()
+      } catch (error) {
+        subscriber.error(error)
+      }
+    }
+    const refusal = checkParamHeaders(session, request.method, params)
+    if (refusal !== undefined) {
+      subscriber.error(refusal)
+    } else if (params?.requestState === undefined && params?.inputResponses === undefined) {
+      run(new Round({}, undefined))
+    } else {
+      resumeRound(session, request.method, params).then(run, error => subscriber.error(error))
+    }
+    return () => { isOver = true; handler?.unsubscribe() }
+  })
+}
+
+/**
+ * The round a retry continues: its requestState opened and checked (authentic, not expired, of
+ * this principal, method and parameters), and the answers the handler may take: the earlier
+ * rounds' (sealed in the state) and the ones this retry brings. An answer is checked against the
+ * method of the input that takes it when the handler asks; keys nobody asks for are ignored. A
+ * client that answers before being asked only saves itself a round: it would be the one asked.
+ */
+async function resumeRound(session: Session, method: string, params: JsonObject): Promise<Round> {
+  const responses = params.inputResponses
+  if (responses !== undefined && !isJsonObject(responses)) throw new InvalidParamsError('Invalid params: inputResponses must be an object of answers by key')
+  if (params.requestState === undefined) return new Round({ ...responses }, undefined)
+  const state = await session.server.requestStates.open(params.requestState)
+  if (typeof state === 'string') {
+    throw new InvalidParamsError(state === 'expired' ? 'Invalid params: requestState has expired; send the request again without it'
+      : 'Invalid params: requestState failed its integrity check', { reason: state })
+  }
+  if (state.method !== method || state.principal !== principalOf(session) || state.digest !== await paramsDigest(params)) {
+    throw new InvalidParamsError('Invalid params: requestState belongs to another request', { reason: 'mismatch' })
+  }
+  // What earlier rounds answered stays as it was answered.
+  return new Round({ ...responses, ...state.answers }, state.data)
+}
+
+/**
+ * A tool call's `Mcp-Param-*` headers against its arguments (Streamable HTTP 2026-07-28): each
+ * argument the tool mirrors must come with its header, decoded equal (integers compared as
+ * numbers); a header without its argument, or one that cannot be decoded, is refused too.
+ */
+function checkParamHeaders(session: Session, method: string, params: JsonObject | undefined): HeaderMismatchError | undefined {
+  const header = session.connection.transport.requestHeader
+  if (header === undefined || method !== 'tools/call') return undefined
+  const entry = session.server.router.tool(params)
+  if (entry === undefined) return undefined
+  const mirrored = entry.headerParams ??= headerParamsFor(entry.wire.inputSchema)
+  const args = params?.arguments
+  for (const param of mirrored) {
+    const name = `Mcp-Param-${param.name}`
+    const raw = header.call(session.connection.transport, name.toLowerCase())
+    const value = headerArgumentOf(args, param)
+    if (value === undefined) {
+      if (raw !== null) return new HeaderMismatchError(`Header mismatch: ${name} is sent but the argument it mirrors is not`)
+      continue
+    }
+    if (raw === null) return new HeaderMismatchError(`Header mismatch: ${name} is required when the argument it mirrors is given`)
+    const decoded = decodeHeaderValue(raw.trim())
+    if (decoded === undefined) return new HeaderMismatchError(`Header mismatch: ${name} is not a valid header value`)
+    const isEqual = typeof value === 'number' ? decoded.trim() !== '' && Number(decoded) === value : decoded === String(value)
+    if (!isEqual) return new HeaderMismatchError(`Header mismatch: ${name} ${JSON.stringify(decoded)} does not match the argument ${JSON.stringify(value)}`)
+  }
+  return undefined
+}
+
+function headerParamsFor(inputSchema: unknown): HeaderParam[] {
+  const read = headerParamsOf(inputSchema)
+  return read.valid ? read.params : []
+}
+
+/**
+ * A result as the modern era sends it: `resultType` (complete unless the handler's own says
+ * otherwise), the server's identity in `_meta`, and for cacheable results `ttlMs` and `cacheScope`
+ * (the registration's, else the server's for the method, else always-stale private).
+ */
+export function finishResult(session: Session, method: string, params: JsonObject | undefined, result: unknown): JsonObject {
+  const body: JsonObject = isJsonObject(result) ? { ...result } : {}
+  body.resultType ??= 'complete'
+  body._meta = { ...(isJsonObject(body._meta) ? body._meta : {}), [MetaKey.serverInfo]: session.server.info }
+  if (CACHEABLE_METHODS.has(method) && body.resultType === 'complete' && body.ttlMs === undefined) {
+    const hint = cacheHintOf(session, method, params)
+    body.ttlMs = hint.ttlMs
+    body.cacheScope = hint.cacheScope
+  }
+  return body
+}
+
+function cacheHintOf(session: Session, method: string, params: JsonObject | undefined): CacheHint {
+  const server = session.server
+  if (method === 'resources/read' && typeof params?.uri === 'string') {
+    const own = server.router.cacheHintOfResource(params.uri)
+    if (own !== undefined) return own
+  }
+  return server.options.cacheHints?.[method as keyof NonNullable<typeof server.options.cacheHints>] ?? DEFAULT_CACHE_HINT
+}
+
+/** The answer to `server/discover`: versions, capabilities, instructions (finished like any result). */
+export function discover(session: Session): JsonObject {
+  const server = session.server
+  const result: JsonObject = { supportedVersions: [...server.versions.all], capabilities: server.capabilities() as JsonObject }
+  if (server.options.instructions !== undefined) result.instructions = server.options.instructions
+  return result
+}
+
+/** What a `subscriptions/listen` may ask for, and the notification each brings. */
+const LIST_FILTERS = { tools: 'toolsListChanged', prompts: 'promptsListChanged', resources: 'resourcesListChanged' } as const
+
+/**
+ * `subscriptions/listen`: one long-lived request. Its first message is the acknowledgement of the
+ * part of the filter the server honours (what it has no capability for is left out, as are kinds it
+ * does not know), then list changes and resource updates from the event bus, each tagged with the
+ * subscription id (the request's id). Unsubscribing (the client closed the stream or cancelled)
+ * ends it; a server that closes answers it first (graceful closure).
+ */
+export function listen(session: Session, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
+  return new Observable<JsonObject>(subscriber => {
+    const server = session.server
+    const filter = params?.notifications
+    if (!isJsonObject(filter)) return subscriber.error(new InvalidParamsError('Invalid params: subscriptions/listen needs a notifications filter object'))
+    const capabilities = server.capabilities()
+    const accepted: JsonObject = {}
+    for (const [kind, key] of Object.entries(LIST_FILTERS)) {
+      if (filter[key] === true && (capabilities[kind as keyof typeof LIST_FILTERS] as { listChanged?: boolean } | undefined)?.listChanged) accepted[key] = true
+    }
+    const uris = new Set<string>()
+    if (Array.isArray(filter.resourceSubscriptions) && capabilities.resources?.subscribe) {
+      const limit = server.options.maxSubscriptions ?? 1000
+      for (const uri of filter.resourceSubscriptions) if (typeof uri === 'string' && uris.size < limit) uris.add(uri)
+      accepted.resourceSubscriptions = [...uris]
+    }
+    const tag = { [MetaKey.subscriptionId]: request.id }
+    const send = (method: string, extra: JsonObject = {}) => {
+      if (request.isDone) return
+      const written = session.connection.notify(method, { _meta: tag, ...extra }, request.id)
+      written?.catch(() => {})
+    }
+    send('notifications/subscriptions/acknowledged', { notifications: accepted })
+    const events = server.events.subscribe(event => {
+      if (event.type === 'list_changed') {
+        if (accepted[LIST_FILTERS[event.kind]] === true) send(`notifications/${event.kind}/list_changed`)
+      } else if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
+    })
+    const closing = server.closing.subscribe(() => {
+      subscriber.next({ _meta: tag })
+      subscriber.complete()
+    })
+    return () => { events.unsubscribe(); closing.unsubscribe() }
+  })
+}
+
+/** Who made a request, for binding state to it: the authenticated principal, '' without one. */
+function principalOf(_session: Session): string {
+  return ''
+}
+
+function capabilityObject(path: readonly string[]): JsonObject {
+  const root: JsonObject = {}
+  let node = root
+  for (const key of path) {
+    const next: JsonObject = {}
+    node[key] = next
+    node = next
+  }
+  return root
+}

@@ -1,0 +1,346 @@
+import { Observable, Subject, type Subscription } from '../../lib/rx.ts'
+import type { Transport, TransportServer } from '../../lib/transport.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
+import { checkSchemaShape, loadedJsonSchema, type JsonSchemaCompiler, type Validator } from '../../lib/validator.ts'
+import { isStandardSchema, standardJsonSchema, type StandardSchemaV1 } from '../../lib/standard-schema.ts'
+import { uriTemplate, type UriTemplate } from '../../lib/uri-template.ts'
+import type {
+  Implementation, LoggingLevel, Prompt, PromptArgument, Resource, ResourceTemplate, ServerCapabilities, Tool,
+} from '../../lib/schema/types.ts'
+import {
+  SERVER_DEFAULTS, type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
+  type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerEvent, type ServerOptions, type ServerSession,
+  type TemplateHandler, type ToolDefinition, type ToolHandler,
+} from '../server.ts'
+import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
+import { RequestStateCodec } from './request-state.ts'
+import { Router } from './router.ts'
+import { Session } from './session.ts'
+
+export interface ToolEntry {
+  name: string
+  definition: ToolDefinition
+  handler: ToolHandler<any>
+  validateInput: Validator | undefined
+  /** The JSON Schema of the arguments, compiled into `validateInput` on the first call. */
+  jsonInput: object | undefined
+  /** The JSON Schema of `structuredContent`, compiled into `validateOutput` on the first call. */
+  jsonOutput: object | undefined
+  /** The Standard Schema of the arguments, when `inputSchema` is one (then `validateInput` is unset). */
+  standardInput: ObjectStandardSchema | undefined
+  /** The Standard Schema of `structuredContent`, when `outputSchema` is one (then `validateOutput` is unset). */
+  standardOutput: ObjectStandardSchema | undefined
+  validateOutput: Validator | undefined
+  /** The arguments mirrored into `Mcp-Param-*` headers (modern HTTP), read on the first call that needs them. */
+  headerParams?: HeaderParam[]
+  /** The wire form, rebuilt when the definition changes. */
+  wire: Tool
+  isEnabled: boolean
+}
+
+export interface ResourceEntry { uri: string; definition: ResourceDefinition; handler: ResourceHandler; wire: Resource; isEnabled: boolean }
+export interface TemplateEntry { template: UriTemplate; definition: ResourceTemplateDefinition; handler: TemplateHandler; wire: ResourceTemplate; isEnabled: boolean }
+export interface PromptEntry {
+  name: string; definition: PromptDefinition; handler: PromptHandler<any>; wire: Prompt; isEnabled: boolean
+  /** The Standard Schema of the arguments, when the definition has one. */
+  standardArguments: ObjectStandardSchema | undefined
+}
+
+export type ListKind = 'tools' | 'resources' | 'prompts'
+
+const ANY_OBJECT_SCHEMA = Object.freeze({ type: 'object' as const })
+
+/**
+ * The server: registries of tools, resources and prompts, the event bus, and the sessions it
+ * serves. Handling requests belongs to the {@link Router}; sessions and modern requests call it.
+ */
+export class Server implements McpServer {
+  readonly info: Implementation
+  readonly options: ServerOptions
+  readonly pageSize: number
+  readonly tools = new Map<string, ToolEntry>()
+  readonly resources = new Map<string, ResourceEntry>()
+  readonly templates = new Map<string, TemplateEntry>()
+  readonly prompts = new Map<string, PromptEntry>()
+  readonly #sessions = new Set<Session>()
+  /** Transport servers being listened on, with the subscription to their sessions. */
+  readonly #listeners = new Map<TransportServer, Subscription>()
+  /** Lists that changed since the last flush; list_changed goes out once per microtask. */
+  readonly #changed = new Set<ListKind>()
+  /** The event bus (see McpServer.events). */
+  readonly #events = new Subject<ServerEvent>()
+  readonly events: Observable<ServerEvent> = this.#events.asObservable()
+  /** Emits once when the server starts closing: listen streams end with their result first. */
+  readonly #closing = new Subject<void>()
+  readonly closing: Observable<void> = this.#closing.asObservable()
+  /** The methods over the registries, shared by every session and modern request. */
+  readonly router: Router
+  /** Signs and checks the `requestState` of MRTR rounds (made on the first round). */
+  #requestStates: RequestStateCodec | undefined
+
+  constructor(info: Implementation, options: ServerOptions) {
+    this.info = info
+    this.options = options
+    this.pageSize = options.pageSize ?? SERVER_DEFAULTS.pageSize
+    this.router = new Router(this)
+  }
+
+  get requestStates(): RequestStateCodec {
+    return this.#requestStates ??= new RequestStateCodec(this.options.requestStateKey, this.options.requestStateTtlMs ?? SERVER_DEFAULTS.requestStateTtlMs)
+  }
+
+  /** Versions this server serves in each era, newest first (from `protocolVersions`, else all). */
+  get versions(): { all: readonly string[]; legacy: readonly string[]; modern: readonly string[] } {
+    return this.#versions ??= versionsOf(this.options.protocolVersions)
+  }
+  #versions: { all: readonly string[]; legacy: readonly string[]; modern: readonly string[] } | undefined
+
+  get sessions(): ReadonlySet<ServerSession> { return this.#sessions }
+
+  tool(name: string, definition: ToolDefinition<any>, handler: ToolHandler<any>): Registration<ToolDefinition<any>> {
+    if (typeof name !== 'string' || name.length === 0) throw new TypeError('A tool needs a name')
+    if (this.tools.has(name)) throw new TypeError(`Tool ${JSON.stringify(name)} is already registered`)
+    const entry = { name, handler, isEnabled: true } as ToolEntry
+    const apply = (next: ToolDefinition) => {
+      const label = `Tool ${JSON.stringify(name)}`
+      const standard = isStandardSchema(next.inputSchema) ? next.inputSchema : undefined
+      if (standard === undefined && next.inputJsonSchema !== undefined) throw new TypeError(`${label}: inputJsonSchema goes with a Standard Schema inputSchema`)
+      const inputSchema = standard !== undefined ? wireSchemaOf(standard, next.inputJsonSchema, label, 'inputSchema', 'input') : next.inputSchema ?? ANY_OBJECT_SCHEMA
+      if (!isJsonObject(inputSchema) || inputSchema.type !== 'object') throw new TypeError(`${label}: inputSchema must have type "object"`)
+      const standardOutput = isStandardSchema(next.outputSchema) ? next.outputSchema : undefined
+      if (standardOutput === undefined && next.outputJsonSchema !== undefined) throw new TypeError(`${label}: outputJsonSchema goes with a Standard Schema outputSchema`)
+      const outputSchema = standardOutput !== undefined ? wireSchemaOf(standardOutput, next.outputJsonSchema, label, 'outputSchema', 'output') : next.outputSchema
+      if (standardOutput !== undefined && (outputSchema as JsonObject).type !== 'object') throw new TypeError(`${label}: outputSchema must have type "object"`)
+      entry.definition = next
+      entry.standardInput = standard
+      entry.standardOutput = standardOutput
+      entry.jsonInput = next.inputSchema === undefined || standard !== undefined ? undefined : inputSchema
+      entry.jsonOutput = next.outputSchema === undefined || standardOutput !== undefined ? undefined : next.outputSchema as object
+      if (entry.jsonOutput !== undefined) checkSchemaShape(entry.jsonOutput)
+      if (entry.jsonInput !== undefined) checkSchemaShape(entry.jsonInput)
+      entry.validateInput = entry.validateOutput = undefined
+      entry.headerParams = undefined
+      // JSON Schemas compile on the tool's first call, when the compiler (ajv) loads: importing
+      // rxmcp and answering initialize never pay for it. Once it is loaded, they compile here.
+      const compiler = loadedJsonSchema()
+      if (compiler !== undefined) compileToolSchemas(entry, compiler, TypeError)
+      entry.wire = compact({
+        name, title: next.title, description: next.description, inputSchema, outputSchema,
+        annotations: next.annotations, icons: next.icons, execution: next.execution, _meta: next._meta,
+      }) as Tool
+    }
+    apply(definition)
+    this.tools.set(name, entry)
+    this.changed('tools')
+    return this.#registration(entry, apply, () => this.tools.delete(name) && this.changed('tools'), 'tools')
+  }
+
+  resource(uri: string, definition: ResourceDefinition, handler: ResourceHandler): Registration<ResourceDefinition> {
+    if (this.resources.has(uri)) throw new TypeError(`Resource ${JSON.stringify(uri)} is already registered`)
+    const entry = { uri, handler, isEnabled: true } as ResourceEntry
+    const apply = (next: ResourceDefinition) => {
+      entry.definition = next
+      const { cache: _cache, ...described } = next
+      entry.wire = compact({ uri, ...described }) as Resource
+    }
+    apply(definition)
+    this.resources.set(uri, entry)
+    this.changed('resources')
+    return this.#registration(entry, apply, () => this.resources.delete(uri) && this.changed('resources'), 'resources')
+  }
+
+  resourceTemplate(template: string, definition: ResourceTemplateDefinition, handler: TemplateHandler): Registration<ResourceTemplateDefinition> {
+    if (this.templates.has(template)) throw new TypeError(`Resource template ${JSON.stringify(template)} is already registered`)
+    const entry = { template: uriTemplate(template), handler, isEnabled: true } as TemplateEntry
+    const apply = (next: ResourceTemplateDefinition) => {
+      entry.definition = next
+      const { list: _list, complete: _complete, cache: _cache, ...described } = next
+      entry.wire = compact({ uriTemplate: template, ...described }) as ResourceTemplate
+    }
+    apply(definition)
+    this.templates.set(template, entry)
+    this.changed('resources')
+    return this.#registration(entry, apply, () => this.templates.delete(template) && this.changed('resources'), 'resources')
+  }
+
+  prompt(name: string, definition: PromptDefinition<any>, handler: PromptHandler<any>): Registration<PromptDefinition<any>> {
+    if (this.prompts.has(name)) throw new TypeError(`Prompt ${JSON.stringify(name)} is already registered`)
+    const entry = { name, handler, isEnabled: true } as PromptEntry
+    const apply = (next: PromptDefinition) => {
+      const { complete: _complete, argumentsSchema: schema, argumentsJsonSchema: jsonSchema, ...described } = next
+      const label = `Prompt ${JSON.stringify(name)}`
+      if (schema !== undefined && !isStandardSchema(schema)) throw new TypeError(`${label}: argumentsSchema must be a Standard Schema (zod 4, valibot, arktype)`)
+      if (schema === undefined && jsonSchema !== undefined) throw new TypeError(`${label}: argumentsJsonSchema goes with argumentsSchema`)
+      // Arguments given by hand win; otherwise they are read off the schema's JSON Schema.
+      const listed = schema === undefined || described.arguments !== undefined ? described.arguments
+        : promptArgumentsOf(wireSchemaOf(schema, jsonSchema, label, 'argumentsSchema', 'input'), label)
+      entry.definition = next
+      entry.standardArguments = schema
+      entry.wire = compact({ name, ...described, arguments: listed }) as Prompt
+    }
+    apply(definition)
+    this.prompts.set(name, entry)
+    this.changed('prompts')
+    return this.#registration(entry, apply, () => this.prompts.delete(name) && this.changed('prompts'), 'prompts')
+  }
+
+  #registration<D>(entry: { definition: D; isEnabled: boolean }, apply: (next: D) => void, remove: () => unknown, kind: ListKind): Registration<D> {
+    return {
+      update: changes => { apply({ ...entry.definition, ...changes }); this.changed(kind) },
+      enable: () => { if (!entry.isEnabled) { entry.isEnabled = true; this.changed(kind) } },
+      disable: () => { if (entry.isEnabled) { entry.isEnabled = false; this.changed(kind) } },
+      get isEnabled() { return entry.isEnabled },
+      remove: () => { remove() },
+    }
+  }
+
+  /** Marks a list changed; sessions hear of it once, at the end of the current microtask. */
+  changed(kind: ListKind): true {
+    if (!this.#events.observed) return true
+    if (this.#changed.size === 0) queueMicrotask(() => this.#flushChanged())
+    this.#changed.add(kind)
+    return true
+  }
+
+  #flushChanged(): void {
+    const kinds = [...this.#changed]
+    this.#changed.clear()
+    for (const kind of kinds) this.#events.next({ type: 'list_changed', kind })
+  }
+
+  /** The capabilities a session is offered: what is registered, plus what the options add. */
+  capabilities(): ServerCapabilities {
+    const declared = this.options.capabilities ?? {}
+    const capabilities: ServerCapabilities = { ...declared, logging: declared.logging ?? {} }
+    if (this.tools.size > 0 || declared.tools) capabilities.tools = { listChanged: true, ...declared.tools }
+    if (this.resources.size > 0 || this.templates.size > 0 || declared.resources) {
+      capabilities.resources = { subscribe: true, listChanged: true, ...declared.resources }
+    }
+    if (this.prompts.size > 0 || declared.prompts) capabilities.prompts = { listChanged: true, ...declared.prompts }
+    if (declared.completions || this.#hasCompleters()) capabilities.completions = { ...declared.completions }
+    return capabilities
+  }
+
+  #hasCompleters(): boolean {
+    for (const entry of this.prompts.values()) if (entry.definition.complete) return true
+    for (const entry of this.templates.values()) if (entry.definition.complete) return true
+    return false
+  }
+
+  notifyResourceUpdated(uri: string): void {
+    this.#events.next({ type: 'resource_updated', uri })
+  }
+
+  log(level: LoggingLevel, data: unknown, logger?: string): void {
+    for (const session of this.#sessions) session.log(level, data, logger)
+  }
+
+  listen(transport: Transport): Promise<ServerSession>
+  listen(transportServer: TransportServer): Promise<TransportServer>
+  async listen(source: Transport | TransportServer): Promise<ServerSession | TransportServer> {
+    if (!('connections' in source)) return this.#open(source)
+    const subscription = source.connections.subscribe({
+      next: transport => { this.#open(transport) },
+      error: error => this.report(error),
+    })
+    this.#listeners.set(source, subscription)
+    await source.start?.()
+    return source
+  }
+
+  #open(transport: Transport): ServerSession {
+    const session = new Session(this, transport)
+    this.#sessions.add(session)
+    // A legacy session hears list changes (once operating) and updates of what it subscribed to;
+    // a one-exchange transport (a modern HTTP request) has no session to tell.
+    const events = transport.isStateless ? undefined
+      : this.#events.subscribe(event => event.type === 'list_changed' ? session.listChanged(event.kind) : session.resourceUpdated(event.uri))
+    void session.closed.then(() => { events?.unsubscribe(); this.#sessions.delete(session) })
+    session.connection.start()
+    return session
+  }
+
+  async close(): Promise<void> {
+    this.#closing.next()
+    this.#closing.complete()
+    const listeners = [...this.#listeners]
+    this.#listeners.clear()
+    for (const [, subscription] of listeners) subscription.unsubscribe()
+    await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions].map(session => session.close())])
+  }
+
+  report(error: unknown): void {
+    if (this.options.reportUnhandledError) this.options.reportUnhandledError(error)
+    else console.error('[rxmcp]', error)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Compiles a tool's JSON Schemas. A schema the compiler refuses becomes `Failure` naming the tool:
+ * a TypeError at registration, an InternalError (-32603) on a call.
+ */
+export function compileToolSchemas(entry: ToolEntry, compiler: JsonSchemaCompiler, Failure: new (message: string) => Error): void {
+  const compile = (schema: object, key: string): Validator => {
+    try {
+      return compiler.compileSchema(schema)
+    } catch (error) {
+      throw new Failure(`Tool ${JSON.stringify(entry.name)}: ${key}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  if (entry.jsonInput !== undefined) entry.validateInput = compile(entry.jsonInput, 'inputSchema')
+  if (entry.jsonOutput !== undefined) entry.validateOutput = compile(entry.jsonOutput, 'outputSchema')
+}
+
+/**
+ * The JSON Schema to send for a Standard Schema: the one the user gave, else the schema's own
+ * conversion. Throws a TypeError naming the tool or prompt when there is neither.
+ */
+function wireSchemaOf(schema: StandardSchemaV1, given: JsonObject | undefined, label: string, key: string, direction: 'input' | 'output'): JsonObject {
+  if (given !== undefined) return given
+  let converted: JsonObject | undefined
+  try {
+    converted = standardJsonSchema(schema, direction)
+  } catch (error) {
+    throw new TypeError(`${label}: the ${schema['~standard'].vendor} schema of ${key} cannot be converted to JSON Schema (${error instanceof Error ? error.message : String(error)}); pass its JSON Schema as ${key.replace('Schema', 'JsonSchema')}`, { cause: error })
+  }
+  if (converted === undefined) {
+    throw new TypeError(`${label}: the ${schema['~standard'].vendor} schema of ${key} has no JSON Schema converter; pass its JSON Schema as ${key.replace('Schema', 'JsonSchema')}`)
+  }
+  return converted
+}
+
+/** A prompt's arguments, read off the JSON Schema of an object: each property, its description, whether required. */
+function promptArgumentsOf(schema: JsonObject, label: string): PromptArgument[] {
+  if (schema.type !== 'object' || (schema.properties !== undefined && !isJsonObject(schema.properties))) {
+    throw new TypeError(`${label}: argumentsSchema must describe an object`)
+  }
+  const required = Array.isArray(schema.required) ? schema.required : []
+  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    const described = isJsonObject(property) ? property : {}
+    return compact({
+      name,
+      title: typeof described.title === 'string' ? described.title : undefined,
+      description: typeof described.description === 'string' ? described.description : undefined,
+      required: required.includes(name),
+    })
+  })
+}
+
+/** The versions of each era among `given` (default: every revision rxmcp speaks), newest first. */
+function versionsOf(given: readonly string[] | undefined): { all: readonly string[]; legacy: readonly string[]; modern: readonly string[] } {
+  const all = given ?? [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS]
+  return { all, legacy: all.filter(version => !isModernVersion(version)), modern: all.filter(isModernVersion) }
+}
+
+/** Drops keys whose value is undefined, so the wire form carries no `"x": null` noise. */
+export function compact<T extends object>(value: T): T {
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item
+  return out as T
+}

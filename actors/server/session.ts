@@ -1,0 +1,323 @@
+import { Observable, lastValueFrom, map } from '../../lib/rx.ts'
+import { createConnection, type Connection, type IncomingRequest, type RequestOptions } from '../../lib/connection.ts'
+import type { Transport } from '../../lib/transport.ts'
+import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
+import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError, UnsupportedProtocolVersionError } from '../../lib/jsonrpc/errors.ts'
+import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
+import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/lifecycle.ts'
+import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
+import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
+import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, hasModernMeta, readModernMeta } from '../../lib/schema/modern.ts'
+import { resultOf, type RequestEvent } from '../../lib/operators/progress.ts'
+import { shapeForRevision } from '../../lib/schema/shape.ts'
+import {
+  LOGGING_LEVELS,
+  type ClientCapabilities, type CreateMessageParams, type CreateMessageResult, type ElicitParams, type ElicitResult,
+  type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
+} from '../../lib/schema/types.ts'
+import { createActor, withEffects, type ActorRef } from '../actor.ts'
+import { SERVER_DEFAULTS, type ServerSession, type SessionState } from '../server.ts'
+import { SessionContext } from './context.ts'
+import { discover, finishResult, listen, serveModern } from './modern.ts'
+import type { RouteHandler } from './router.ts'
+import type { ListKind, Server } from './server.ts'
+
+// ---------------------------------------------------------------------------------------------
+// Subscription actor
+// ---------------------------------------------------------------------------------------------
+
+/** The state of one resources/subscribe. */
+export interface SubscriptionState { uri: string; updates: number }
+/** What a subscription actor hears. */
+export type SubscriptionMessage = { type: 'updated' }
+
+function subscriptionActor(uri: string, session: Session): ActorRef<SubscriptionState, SubscriptionMessage> {
+  return createActor<SubscriptionState, SubscriptionMessage>({ uri, updates: 0 }, state =>
+    withEffects({ uri: state.uri, updates: state.updates + 1 }, [() => session.notify('notifications/resources/updated', { uri })]),
+  { name: `subscription:${uri}`, reportError: error => session.server.report(error) })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session actor
+// ---------------------------------------------------------------------------------------------
+
+type SessionMessage =
+  | { type: 'initialize'; protocolVersion: string; clientInfo?: Implementation; clientCapabilities: ClientCapabilities }
+  | { type: 'initialized' }
+  | { type: 'set-level'; level: LoggingLevel }
+  | { type: 'subscribe'; uri: string }
+  | { type: 'unsubscribe'; uri: string }
+  | { type: 'closed' }
+
+function sessionBehaviour(session: Session) {
+  return (state: SessionState, message: SessionMessage) => {
+    switch (message.type) {
+      case 'initialize':
+        return { ...state, status: stepLifecycle(state.status, message), protocolVersion: message.protocolVersion, clientInfo: message.clientInfo, clientCapabilities: message.clientCapabilities }
+      case 'initialized':
+        return { ...state, status: stepLifecycle(state.status, message) }
+      case 'set-level':
+        return { ...state, logLevel: message.level }
+      // The map is changed in place: copying it per change made n subscribes cost O(n^2), and
+      // 40,000 of them in one session held the event loop for seconds. The state object is still new.
+      case 'subscribe': {
+        if (state.subscriptions.has(message.uri)) return state
+        ;(state.subscriptions as Map<string, ActorRef<SubscriptionState, SubscriptionMessage>>).set(message.uri, subscriptionActor(message.uri, session))
+        return { ...state }
+      }
+      case 'unsubscribe': {
+        const actor = state.subscriptions.get(message.uri)
+        if (actor === undefined) return state
+        ;(state.subscriptions as Map<string, ActorRef<SubscriptionState, SubscriptionMessage>>).delete(message.uri)
+        return withEffects({ ...state }, [() => void actor.stop()])
+      }
+      case 'closed': {
+        const actors = [...state.subscriptions.values()]
+        return withEffects({ ...state, status: stepLifecycle(state.status, message), subscriptions: new Map() }, actors.map(actor => () => void actor.stop()))
+      }
+    }
+  }
+}
+
+let sessionCount = 0
+
+/**
+ * One transport's connection to the server: a legacy session (initialize, then requests of the
+ * negotiated version), and the place modern-era requests arriving on the same transport are served
+ * (each with its own `_meta`). A Streamable HTTP modern request is a one-exchange transport, so it
+ * gets a Session of its own that ends with its answer.
+ */
+export class Session implements ServerSession {
+  readonly id: string
+  readonly server: Server
+  readonly connection: Connection
+  readonly actor: ActorRef<SessionState, SessionMessage>
+  readonly closed: Promise<void>
+  /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
+  #capabilities: ServerCapabilities = {}
+  /** Set for transports that carry one exchange without a session (stateless HTTP). */
+  readonly #isStateless: boolean
+  /** Set for transports that carry only modern-era requests (a Streamable HTTP 2026-07-28 POST). */
+  readonly #isModernOnly: boolean
+
+  constructor(server: Server, transport: Transport) {
+    this.id = `session-${++sessionCount}`
+    this.server = server
+    this.#isStateless = transport.isStateless === true
+    this.#isModernOnly = transport.era === 'modern'
+    if (this.#isStateless) this.#capabilities = server.capabilities()
+    const options = server.options
+    this.actor = createActor<SessionState, SessionMessage>({
+      status: 'awaiting-initialize',
+      protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
+      clientCapabilities: {},
+      logLevel: options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
+      subscriptions: new Map(),
+    }, sessionBehaviour(this), { name: this.id, reportError: error => server.report(error) })
+    this.connection = createConnection(transport, {
+      gateRequest: request => this.#gate(request),
+      gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
+      onNotification: notification => {
+        if (notification.method === 'notifications/initialized') this.actor.send({ type: 'initialized' })
+      },
+      allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
+      // What goes out fits the negotiated revision (initialize is answered after the version is set);
+      // the result of a modern request, the revision it spoke.
+      shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload, request?.protocolVersion ?? this.actor.state.protocolVersion),
+      maxBatchSize: options.maxBatchSize,
+      timeout: options.timeout,
+      captureStack: options.captureStack,
+      inspect: options.inspect,
+      reportUnhandledError: error => server.report(error),
+    })
+    this.#registerHandlers()
+    this.closed = this.connection.closed.then(() => {
+      this.actor.send({ type: 'closed' })
+      void this.actor.stop()
+    })
+  }
+
+  get state(): SessionState { return this.actor.state }
+  get states(): Observable<SessionState> { return this.actor.states }
+  get protocolVersion(): string { return this.actor.state.protocolVersion }
+
+  #gate(request: IncomingRequest): McpError | undefined {
+    // MCP 2026-07-28: a request that carries its version in _meta (or asks for a method only that
+    // era has) is served statelessly, whatever this transport did before.
+    // A server configured without modern versions is a legacy server: those requests are unknown.
+    const servesModern = this.server.versions.modern.length > 0
+    if (servesModern && (this.#isModernOnly || hasModernMeta(request.params) || MODERN_ONLY_METHODS.has(request.method))) return this.#gateModern(request)
+    if (MODERN_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method}`)
+    const state = this.actor.state
+    // A stateless transport has no session to initialize: each exchange stands alone.
+    if (!this.#isStateless) {
+      const refusal = gateIncomingRequest('server', state.status, request.method)
+      if (refusal !== undefined) return refusal
+    }
+    // A method whose capability this server did not offer at initialize does not exist for this client.
+    const needed = requiredCapability(request.method)
+    if (needed !== undefined && !hasCapability(this.#capabilities, needed)) {
+      return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
+    }
+    return undefined
+  }
+
+  /**
+   * A modern request: its `_meta` (-32602 without version or capabilities, -32022 for a version this
+   * server does not serve, listing all it does), a method of this era (-32601 for the legacy-only
+   * ones), a capability the server offers now. Marks the request with its version.
+   */
+  #gateModern(request: IncomingRequest): McpError | undefined {
+    const versions = this.server.versions
+    const meta = readModernMeta(request.params, versions.modern)
+    if (meta instanceof UnsupportedProtocolVersionError) return new UnsupportedProtocolVersionError(meta.message, { supported: [...versions.all], requested: (meta.data as { requested: string }).requested })
+    if (meta instanceof McpError) return meta
+    if (LEGACY_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method} (not part of MCP ${meta.protocolVersion})`)
+    const needed = requiredCapability(request.method)
+    if (needed !== undefined && !hasCapability(this.server.capabilities(), needed)) {
+      return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
+    }
+    request.protocolVersion = meta.protocolVersion
+    return undefined
+  }
+
+  #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
+    const state = this.actor.state
+    if (!canSendRequest('server', state.status, method)) {
+      return new CapabilityError(`Cannot send ${method} before the client has finished initializing`)
+    }
+    const needed = requiredCapability(method, params)
+    if (needed !== undefined && !hasCapability(state.clientCapabilities, needed)) {
+      return new CapabilityError(`The client did not declare the ${needed.join('.')} capability, which ${method} needs`)
+    }
+    return undefined
+  }
+
+  request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
+    return this.connection.request<R>(method, params as JsonObject | undefined, { progress: false, ...options })
+  }
+
+  notify(method: string, params?: object, relatedRequestId?: RequestId): void {
+    if (this.connection.isClosed) return
+    try {
+      const written = this.connection.notify(method, params as JsonObject | undefined, relatedRequestId)
+      written?.catch(error => this.#reportSend(error))
+    } catch (error) { this.#reportSend(error) }
+  }
+
+  /** A notification that cannot be written because the transport just went is not worth a report. */
+  #reportSend(error: unknown): void {
+    if (!(error instanceof TransportError)) this.server.report(error)
+  }
+
+  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
+    return this.connection.notifications<P>(method)
+  }
+
+  log(level: LoggingLevel, data: unknown, logger?: string, relatedRequestId?: RequestId): void {
+    const state = this.actor.state
+    // MCP logging: send only at or above the level the client set; never before initialize.
+    if (state.status !== 'operating' && state.status !== 'initializing') return
+    if (LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(state.logLevel)) return
+    this.notify('notifications/message', logger === undefined ? { level, data } : { level, logger, data }, relatedRequestId)
+  }
+
+  sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult> {
+    return lastValueFrom(this.request<CreateMessageResult & JsonObject>('sampling/createMessage', params as unknown as JsonObject, options).pipe(resultOf()))
+  }
+
+  elicit(params: ElicitParams, options?: RequestOptions): Promise<ElicitResult> {
+    return lastValueFrom(this.request<ElicitResult & JsonObject>('elicitation/create', params as unknown as JsonObject, options).pipe(resultOf()))
+  }
+
+  listRoots(options?: RequestOptions): Promise<ListRootsResult> {
+    return lastValueFrom(this.request<ListRootsResult & JsonObject>('roots/list', undefined, options).pipe(resultOf()))
+  }
+
+  completeElicitation(elicitationId: string): void {
+    this.notify('notifications/elicitation/complete', { elicitationId })
+  }
+
+  listChanged(kind: ListKind): void {
+    const state = this.actor.state
+    if (state.status !== 'operating') return
+    this.notify(`notifications/${kind}/list_changed`)
+  }
+
+  resourceUpdated(uri: string): void {
+    this.actor.state.subscriptions.get(uri)?.send({ type: 'updated' })
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close()
+    await this.closed
+  }
+
+
+  // ---- handlers ----
+
+  /**
+   * The session's own methods (the legacy lifecycle, logging level, resource subscriptions), the
+   * modern era's (discover, listen), and the router's, each served in the era its request speaks.
+   */
+  #registerHandlers(): void {
+    const connection = this.connection
+    const server = this.server
+
+    connection.setRequestHandler('initialize', params => this.#initialize(params))
+
+    connection.setRequestHandler('logging/setLevel', params => {
+      const level = params?.level
+      if (typeof level !== 'string' || !LOGGING_LEVELS.includes(level as LoggingLevel)) throw new InvalidParamsError(`Invalid params: unknown logging level ${JSON.stringify(level)}`)
+      this.actor.send({ type: 'set-level', level: level as LoggingLevel })
+      return {}
+    })
+
+    connection.setRequestHandler('resources/subscribe', params => {
+      const uri = requireUri(params)
+      const subscriptions = this.actor.state.subscriptions
+      const limit = server.options.maxSubscriptions ?? SERVER_DEFAULTS.maxSubscriptions
+      if (!subscriptions.has(uri) && subscriptions.size >= limit) {
+        throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
+      }
+      if (!server.router.resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
+      this.actor.send({ type: 'subscribe', uri })
+      return {}
+    })
+    connection.setRequestHandler('resources/unsubscribe', params => {
+      this.actor.send({ type: 'unsubscribe', uri: requireUri(params) })
+      return {}
+    })
+
+    connection.setRequestHandler('server/discover', params => finishResult(this, 'server/discover', params, discover(this)))
+    connection.setRequestHandler('subscriptions/listen', (params, request) =>
+      listen(this, params, request).pipe(map(result => finishResult(this, 'subscriptions/listen', params, result))))
+
+    for (const [method, route] of server.router.routes) connection.setRequestHandler(method, (params, request) => this.#serve(route, params, request))
+  }
+
+  /** One request of the router's: in the era it speaks (the gate marked a modern one with its version). */
+  #serve(route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): unknown {
+    if (request.protocolVersion !== undefined) return serveModern(this, route, params, request)
+    return route(params, new SessionContext(this, request))
+  }
+
+  #initialize(params: JsonObject | undefined): JsonObject {
+    const server = this.server
+    const supported = server.versions.legacy
+    const protocolVersion = negotiateVersion(params?.protocolVersion, supported)
+    const clientCapabilities = isJsonObject(params?.capabilities) ? params!.capabilities as ClientCapabilities : {}
+    const clientInfo = isJsonObject(params?.clientInfo) ? params!.clientInfo as unknown as Implementation : undefined
+    this.actor.send({ type: 'initialize', protocolVersion, clientInfo, clientCapabilities })
+    this.#capabilities = server.capabilities()
+    const result: JsonObject = { protocolVersion, capabilities: this.#capabilities as JsonObject, serverInfo: server.info as unknown as JsonObject }
+    if (server.options.instructions !== undefined) result.instructions = server.options.instructions
+    return result
+  }
+}
+
+function requireUri(params: JsonObject | undefined): string {
+  const uri = params?.uri
+  if (typeof uri !== 'string') throw new InvalidParamsError('Invalid params: uri must be a string')
+  return uri
+}
