@@ -612,17 +612,22 @@ class JsonRpcConnection implements Connection {
     this.#isClosed = true
     this.#inboundSubscription?.unsubscribe()
     this.#inspect?.({ type: 'rxmcp.closed', error })
+    // Every pending request fails at once: nobody will answer it now. The error is made only when
+    // someone gets it: a one-exchange connection (a modern HTTP request) closes with nothing left.
+    if (this.#pending.size > 0 || this.#incoming.size > 0) this.#failAll(error)
+    for (const subject of this.#bus.values()) subject.complete()
+    this.#resolveClosed()
+  }
+
+  #failAll(error: unknown): void {
     const closedError = error instanceof ConnectionClosedError ? error
       : new ConnectionClosedError(error === undefined ? 'Connection closed' : `Connection closed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
-    // Every pending request fails at once: nobody will answer it now.
     const pending = [...this.#pending.values()]
     this.#pending.clear()
     for (const entry of pending) entry.subscriber.error(closedError)
     const incoming = [...this.#incoming.values()]
     this.#incoming.clear()
     for (const request of incoming) request.cancel(closedError)
-    for (const subject of this.#bus.values()) subject.complete()
-    this.#resolveClosed()
   }
 }
 

@@ -65,6 +65,8 @@ export class Server implements McpServer {
   readonly templates = new Map<string, TemplateEntry>()
   readonly prompts = new Map<string, PromptEntry>()
   readonly #sessions = new Set<Session>()
+  /** One-exchange transports being answered (modern HTTP requests). */
+  readonly #exchanges = new Set<Session>()
   /** Transport servers being listened on, with the subscription to their sessions. */
   readonly #listeners = new Map<TransportServer, Subscription>()
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
@@ -252,12 +254,15 @@ export class Server implements McpServer {
 
   #open(transport: Transport): ServerSession {
     const session = new Session(this, transport)
-    this.#sessions.add(session)
-    // A legacy session hears list changes (once operating) and updates of what it subscribed to;
-    // a one-exchange transport (a modern HTTP request) has no session to tell.
-    const events = transport.isStateless ? undefined
+    // A one-exchange transport (a modern HTTP request, stateless HTTP) is no session a user would
+    // list, and has none to tell of list changes: it is only kept to be closed with the server.
+    const isExchange = transport.isStateless === true
+    const sessions = isExchange ? this.#exchanges : this.#sessions
+    sessions.add(session)
+    // A legacy session hears list changes (once operating) and updates of what it subscribed to.
+    const events = isExchange ? undefined
       : this.#events.subscribe(event => event.type === 'list_changed' ? session.listChanged(event.kind) : session.resourceUpdated(event.uri))
-    void session.closed.then(() => { events?.unsubscribe(); this.#sessions.delete(session) })
+    void session.closed.then(() => { events?.unsubscribe(); sessions.delete(session) })
     session.connection.start()
     return session
   }
@@ -268,7 +273,7 @@ export class Server implements McpServer {
     const listeners = [...this.#listeners]
     this.#listeners.clear()
     for (const [, subscription] of listeners) subscription.unsubscribe()
-    await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions].map(session => session.close())])
+    await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions, ...this.#exchanges].map(session => session.close())])
   }
 
   report(error: unknown): void {
