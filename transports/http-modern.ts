@@ -35,6 +35,8 @@ export class ModernExchange implements Transport {
     readonly exchange: Exchange,
     message: unknown,
     readonly highWaterMark: number,
+    /** Answer with one JSON body always (the listener's `jsonResponse`): notifications are dropped. */
+    readonly isJsonOnly = false,
   ) {
     this.remoteAddress = exchange.remoteAddress
     this.inbound = new Observable<Inbound>(subscriber => {
@@ -62,6 +64,7 @@ export class ModernExchange implements Transport {
     if (Array.isArray(payload) || !isJsonObject(payload)) throw new TransportError('A modern-era exchange carries single messages')
     const isResponse = 'id' in payload && !('method' in payload)
     if (!isResponse && 'id' in payload) throw new TransportError('MCP 2026-07-28 servers do not send requests on a response stream')
+    if (!isResponse && this.isJsonOnly) return
     const text = JSON.stringify(payload)
     if (isResponse && this.#sink === undefined) {
       const code = isJsonObject(payload.error) ? payload.error.code : undefined

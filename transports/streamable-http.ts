@@ -31,7 +31,11 @@ export interface StreamableHttpOptions {
   legacySsePath?: string | false
   /** Where legacy clients POST (default `/messages`). */
   legacyMessagesPath?: string
-  /** Answer requests with one JSON body instead of an SSE stream (default false). */
+  /**
+   * Answer requests with one JSON body instead of an SSE stream (default false). A modern-era
+   * request (2026-07-28) is then answered in JSON too, and its notifications (progress, log
+   * messages, a listen stream) are not sent.
+   */
   jsonResponse?: boolean
   /** Where SSE events are kept for resumption (default: a bounded in-memory store; `false` for none). */
   eventStore?: EventStore | false
@@ -515,7 +519,7 @@ class HttpTransportServer implements StreamableHttpServer {
           : `Header mismatch: Mcp-Name ${JSON.stringify(name)} does not match the body's ${JSON.stringify(expected)}`, undefined, id)
       }
     }
-    const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark)
+    const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark, this.#options.jsonResponse === true)
     this.#exchanges.add(transport)
     void transport.closed.then(() => this.#exchanges.delete(transport))
     this.#connections.next(transport)
