@@ -1,4 +1,4 @@
-import { catchError, defer, from, mergeMap, of, tap, throwError, type Observable } from '../../lib/rx.ts'
+import { catchError, defer, from, map, mergeMap, of, tap, throwError, type Observable } from '../../lib/rx.ts'
 import type { Connection, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, McpError } from '../../lib/jsonrpc/errors.ts'
@@ -9,7 +9,7 @@ import type { ClientMessage, ClientState } from './api.ts'
 import type { ResultCache } from './cache.ts'
 import { answerInputRequest, type InputHandler } from './handlers.ts'
 import { inputRounds } from './input-rounds.ts'
-import { chooseVersion, stampModernMeta, supportedOf } from './modern.ts'
+import { chooseVersion, stampModernMeta, supportedOf, withoutEnvelope } from './modern.ts'
 
 /** What {@link ModernRequests} works with: the client's identity, handlers and state. */
 export interface ModernRequestHost {
@@ -50,9 +50,15 @@ export class ModernRequests {
     return stampModernMeta(params, { version: state.protocolVersion, capabilities: this.host.capabilities, info: this.host.info, logLevel: state.logLevel })
   }
 
-  /** A cold Observable of the request's progress and final complete result (see the class diagram). */
+  /**
+   * A cold Observable of the request's progress and final complete result (see the class
+   * diagram), the result without its modern envelope (see `withoutEnvelope`); server/discover's
+   * result stays whole, its `_meta` being where the server names itself.
+   */
   request<R extends JsonObject>(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
-    return this.#request(connection, method, params, options, FIRST_ATTEMPT) as Observable<RequestEvent<R>>
+    const events = this.#request(connection, method, params, options, FIRST_ATTEMPT)
+    if (method === 'server/discover') return events as Observable<RequestEvent<R>>
+    return events.pipe(map(event => event.type === 'result' ? { type: 'result', result: withoutEnvelope(event.result) } : event)) as Observable<RequestEvent<R>>
   }
 
   #request(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {

@@ -101,6 +101,20 @@ export function retryParams(original: JsonObject | undefined, responses: JsonObj
   return params
 }
 
+/**
+ * A complete result as callers get it: without the modern envelope, so a result reads the same in
+ * both eras. `resultType` goes (it is `complete` once the input rounds are over) and so does
+ * `_meta['io.modelcontextprotocol/serverInfo']` (the client's `serverInfo` holds the identity);
+ * a `_meta` left empty goes too. Every other field stays (`ttlMs`, `cacheScope`, other `_meta` keys).
+ */
+export function withoutEnvelope(result: JsonObject): JsonObject {
+  if (!('resultType' in result) && !(isJsonObject(result._meta) && MetaKey.serverInfo in result._meta)) return result
+  const { resultType: _type, _meta, ...rest } = result
+  if (!isJsonObject(_meta)) return _meta === undefined ? rest : { ...rest, _meta }
+  const { [MetaKey.serverInfo]: _info, ...meta } = _meta
+  return Object.keys(meta).length === 0 ? rest : { ...rest, _meta: meta }
+}
+
 /** The newest of `ours` that `theirs` lists too, or undefined. `ours` is newest first. */
 export function chooseVersion(theirs: unknown, ours: readonly string[]): string | undefined {
   if (!Array.isArray(theirs)) return undefined

@@ -61,7 +61,17 @@ describe('modern requests', () => {
     ['with resultType complete', { resultType: 'complete', content: [{ type: 'text', text: 'ok' }] }],
   ])('takes a result %s as complete', async (_name, result) => {
     const { client } = await modernClient({ 'tools/call': () => result })
-    expect(await client.callTool('echo')).toEqual(result)
+    expect(await client.callTool('echo')).toEqual({ content: [{ type: 'text', text: 'ok' }] })
+    await client.close()
+  })
+
+  it('hands results out without the modern envelope (resultType, the serverInfo _meta key), keeping everything else', async () => {
+    const { client } = await modernClient({
+      'tools/call': () => ({ resultType: 'complete', content: [], _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's', version: '1' }, 'com.example/k': 1 } }),
+      'tools/list': () => ({ resultType: 'complete', tools: [], ttlMs: 5, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's', version: '1' } } }),
+    })
+    expect(await client.callTool('x')).toEqual({ content: [], _meta: { 'com.example/k': 1 } })
+    expect(await client.listTools()).toEqual({ tools: [], ttlMs: 5, cacheScope: 'private' })
     await client.close()
   })
 
@@ -275,7 +285,7 @@ describe('modern requests: the input_required loop', () => {
       'tools/call': params => params!.requestState === undefined ? { resultType: 'input_required', requestState: 'go' } : { resultType: 'complete', content: [] },
     })
     const events = await lastValueFrom(client.request('tools/call', { name: 'x' }, { progress: false }).pipe(toArray()))
-    expect(events).toEqual([{ type: 'result', result: { resultType: 'complete', content: [] } }])
+    expect(events).toEqual([{ type: 'result', result: { content: [] } }])
     await client.close()
   })
 })

@@ -8,13 +8,14 @@ import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../..
 import { closeServer } from '../../transports/listen.ts'
 
 describe('streamableHttpClient', () => {
+  // Sessions are a legacy-era thing: these run with era 'legacy' (a modern-era client has none to lose).
   it('starts a new session transparently when the server forgets the old one', async () => {
     const server = createEverythingServer()
     const http = streamableHttp()
     await server.listen(http)
     try {
       const transport = streamableHttpClient(http.url!)
-      const client = await connect(transport, { name: 'rx', version: '1' })
+      const client = await connect(transport, { name: 'rx', version: '1' }, { era: 'legacy' })
       const first = transport.sessionId
       // The server loses every session, as after a restart.
       for (const session of [...server.sessions]) await session.close()
@@ -32,7 +33,7 @@ describe('streamableHttpClient', () => {
     const http = streamableHttp()
     await server.listen(http)
     try {
-      const client = await connect(streamableHttpClient(http.url!, { reinitializeOnExpiry: false }), { name: 'rx', version: '1' })
+      const client = await connect(streamableHttpClient(http.url!, { reinitializeOnExpiry: false }), { name: 'rx', version: '1' }, { era: 'legacy' })
       for (const session of [...server.sessions]) await session.close()
       await expect(client.callTool('echo', { text: 'x' })).rejects.toBeInstanceOf(ConnectionClosedError)
     } finally {
