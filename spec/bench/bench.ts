@@ -16,10 +16,16 @@
  *   BENCH_SECONDS  measured window of each run (default 3)
  *   BENCH_WARMUP   warmup of each run in seconds (default 1)
  *   BENCH_ROUNDS   rounds per comparison (default 3; the median is reported)
- *   BENCH_ONLY     runs or groups, comma separated (default `stdio,startup`): server-1 server-64 client-1
- *                  client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64 ws-big,
- *                  cold footprint (footprint installs from the npm registry); groups `stdio`, `http`,
- *                  `ws`, `startup`, `all`. The default run takes about 4 minutes.
+ *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
+ *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
+ *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
+ *                  npm registry); groups `stdio`, `http`, `ws`, `modern`, `startup`, `all`. The default
+ *                  run takes about 5 minutes.
+ *
+ * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
+ * flight: rxmcp's everything server against the official SDK v2 server (sdk-v2-echo-server.ts), over
+ * Streamable HTTP (raw POSTs with the 2026-07-28 headers and `_meta`) and over stdio (the raw driver
+ * writing the same requests), each server in its own child.
  * Results go to .bench/results.json. Every child is killed at the end, also on error or Ctrl-C.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
@@ -38,6 +44,7 @@ import { idleSessionHeap, idleSessionRss, openSession, post, startHttpServer } f
 const IDLE_SESSIONS = 4000
 import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs, within } from './procs.ts'
 import { RawDriver, type RawResponse } from './raw-driver.ts'
+import { modernEchoParams, postModern, startModernHttp, startModernStdio, type ModernSide } from './modern-bench.ts'
 
 installCleanup()
 await loadMsgpack()
@@ -65,11 +72,13 @@ const GROUPS: Record<string, readonly string[]> = {
   stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib'],
   http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
+  // The 2026-07-28 era, stateless: rxmcp against the official SDK v2 server (modern-bench.ts).
+  modern: ['modern-http-64', 'modern-stdio-64'],
   // Startup (spec/bench/startup.ts): spawn -> initialize answered; install footprint (needs the npm registry).
   startup: ['cold', 'footprint'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.startup!]
-const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!]
+const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
 // ---------------------------------------------------------------------------------------------
@@ -369,6 +378,39 @@ async function benchWs(target: WsTarget, inFlight: number): Promise<Measure> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The modern era (2026-07-28): stateless echo calls, rxmcp against the official SDK v2 server
+// ---------------------------------------------------------------------------------------------
+
+const MODERN_ECHO_PARAMS_JSON = modernEchoParams(TEXT)
+
+/** A modern answer: no JSON-RPC error, and the echo back. */
+function checkModern(message: RawResponse): Error | undefined {
+  return message.error !== undefined ? new Error(`tools/call failed: ${JSON.stringify(message.error)}`) : checkEcho(message.result)
+}
+
+async function benchModernHttp(side: ModernSide, inFlight: number): Promise<Measure> {
+  const { child, url } = await startModernHttp(side)
+  try {
+    let id = 1
+    const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
+    return await drive(inFlight, call, () => processCpuMs(child.pid!), selfCpuMs)
+  } finally {
+    child.kill('SIGKILL')
+  }
+}
+
+async function benchModernStdio(side: ModernSide, inFlight: number): Promise<Measure> {
+  const driver = await startModernStdio(side, START_MS)
+  try {
+    const pid = driver.child.pid!
+    const call: Call = done => driver.send('tools/call', MODERN_ECHO_PARAMS_JSON, (error, message) => done(error ?? checkModern(message!)))
+    return await drive(inFlight, call, () => processCpuMs(pid), selfCpuMs)
+  } finally {
+    await settle(driver.stop(), `${side} modern stdio server shutdown`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Rounds, medians, the table
 // ---------------------------------------------------------------------------------------------
 
@@ -511,6 +553,16 @@ async function main(): Promise<void> {
     }
   }
 
+  for (const transport of ['http', 'stdio'] as const) {
+    const key = `modern-${transport}-64`
+    if (!isSelected(key)) continue
+    const result = await alternate(['rxmcp', 'sdk-v2'] as const, side => transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
+    report[key] = result
+    addRows(`modern ${transport}, 64 in flight`, 'server', result)
+    const { rxmcp, 'sdk-v2': sdkV2 } = result.median
+    addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 4 } : undefined)
+    addRatio(`modern ${transport} cpu/call rxmcp/sdk-v2, 64 in flight`, rxmcp.cpuPerCall / sdkV2.cpuPerCall)
+  }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })
     const cold = await runColdStart()
