@@ -97,7 +97,7 @@ describe('listen (modern era)', () => {
 
   it('serves subscribeResource with one listen stream whose updates reach notifications()', async () => {
     const { client, server, of, cancelled } = await modernListening()
-    const updates: JsonObject[] = []
+    const updates: unknown[] = []
     client.notifications('notifications/resources/updated').subscribe(params => updates.push(params))
     await client.subscribeResource('file:///a')
     await client.subscribeResource('file:///b')
