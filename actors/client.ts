@@ -1,9 +1,9 @@
-import { Observable, Subject, asyncScheduler, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription } from '../lib/rx.ts'
+import { Observable, Subject, asyncScheduler, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty } from '../lib/rx.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, ConnectionClosedError, InvalidParamsError, InvalidRequestError, ProtocolError } from '../lib/jsonrpc/errors.ts'
+import { CapabilityError, ConnectionClosedError, InvalidRequestError, ProtocolError } from '../lib/jsonrpc/errors.ts'
 import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../lib/lifecycle.ts'
 import { Feature } from '../lib/schema/negotiate.ts'
@@ -11,7 +11,6 @@ import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts
 import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
 import { paginate } from '../lib/operators/paginate.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
-import { loadJsonSchema, type Validator } from '../lib/validator.ts'
 import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type GetPromptResult, type Implementation,
@@ -27,9 +26,9 @@ import { handshake } from './client/handshake.ts'
 import { ModernRequests } from './client/modern-request.ts'
 import { readDiscover } from './client/modern.ts'
 import { InvalidResultError } from './client/errors.ts'
-import { listenLegacy, listenModern } from './client/listen.ts'
+import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
-import { ToolHeaders } from './client/tool-headers.ts'
+import { ToolCatalog } from './client/tool-catalog.ts'
 import {
   CLIENT_DEFAULTS,
   type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type ListenEvent, type McpClient, type ServerDescription, type SubscriptionFilter,
@@ -96,10 +95,8 @@ class Client implements McpClient {
   readonly #cache: ResultCache | undefined
   /** The modern request path (meta, input rounds, cache, corrections). */
   readonly #modern: ModernRequests
-  /** x-mcp-header parameters of the listed tools, mirrored into Mcp-Param-* headers. */
-  readonly #toolHeaders = new ToolHeaders()
-  /** outputSchema validators of tools seen in tools/list, by tool name. */
-  readonly #outputValidators = new Map<string, Validator>()
+  /** What the client knows of listed tools: outputSchema validators and x-mcp-header parameters. */
+  readonly #tools = new ToolCatalog()
   /** Every live connection, one per session (see clientConnections); completes when the client is done. */
   readonly #connections: Observable<Connection>
   /** Emits once, from close(): ends the connection stream wherever it is (operating, handshake, backoff). */
@@ -108,10 +105,8 @@ class Client implements McpClient {
   #connection: Connection | undefined
   /** The id of the request the newest connection sent last (a listen stream matches notifications by it). */
   #lastRequestId: RequestId | undefined
-  /** Modern era: the URIs subscribeResource asked for, served by one listen stream. */
-  readonly #resourceUris = new Set<string>()
-  /** Modern era: the listen stream of #resourceUris, replaced whenever the set changes. */
-  #resourceListen: Subscription | undefined
+  /** Modern era: what subscribeResource asked for, served by one listen stream. */
+  readonly #resourceSubscriptions = new ResourceSubscriptions(filter => this.listen(filter), error => this.#options.reportUnhandledError?.(error))
   /** Set by close(): a drop after it is no reason to reconnect. */
   #isClosing = false
   #resolveClosed!: () => void
@@ -208,7 +203,7 @@ class Client implements McpClient {
     })
     this.#connection = connection
     registerClientHandlers(connection, this.#handlers, this.actor)
-    transport.setHeaderSource?.(request => this.actor.state.era === 'modern' ? this.#toolHeaders.headersOfRequest(request.method, request.params) : undefined)
+    transport.setHeaderSource?.(request => this.actor.state.era === 'modern' ? this.#tools.headers.headersOfRequest(request.method, request.params) : undefined)
     const cache = this.#cache
     if (cache !== undefined) {
       // MCP caching: a change notification makes the matching cached results stale at once.
@@ -357,31 +352,10 @@ class Client implements McpClient {
     return tools === result.tools ? result : { ...result, tools }
   }
 
-  /**
-   * Keeps what the client needs of listed tools: a validator for each outputSchema (the JSON
-   * Schema compiler loads here, the first time a listed tool has one, so a client that never meets
-   * one never loads it) and their x-mcp-header parameters. Resolves with the tools to show: in the
-   * modern era over a transport that mirrors headers (HTTP), those whose x-mcp-header annotations
-   * are invalid are left out (MCP 2026-07-28 Streamable HTTP: the client MUST exclude them) and
-   * each is reported through `reportUnhandledError` as an `InvalidToolError`.
-   */
-  async #rememberTools(listed: Tool[]): Promise<Tool[]> {
-    if (!Array.isArray(listed)) return listed
-    const { kept, rejected } = this.#toolHeaders.remember(listed)
+  /** The tools to show of a listed page (see ToolCatalog.remember), invalid ones left out in the modern era over HTTP. */
+  #rememberTools(listed: Tool[]): Promise<Tool[]> {
     const isExcluding = this.actor.state.era === 'modern' && this.#connection?.transport.kind === 'http'
-    const tools = isExcluding && rejected.length > 0 ? kept : listed
-    if (isExcluding) for (const error of rejected) this.#options.reportUnhandledError?.(error)
-    if (!tools.some(tool => tool.outputSchema !== undefined)) {
-      for (const tool of tools) this.#outputValidators.delete(tool.name)
-      return tools
-    }
-    const { compileSchema, isSecureSchema } = await loadJsonSchema()
-    for (const tool of tools) {
-      // A server's schema is untrusted: one that could make validation slow on purpose is not run.
-      if (tool.outputSchema === undefined || !isSecureSchema(tool.outputSchema)) { this.#outputValidators.delete(tool.name); continue }
-      try { this.#outputValidators.set(tool.name, compileSchema(tool.outputSchema)) } catch { this.#outputValidators.delete(tool.name) }
-    }
-    return tools
+    return this.#tools.remember(listed, isExcluding, error => this.#options.reportUnhandledError?.(error))
   }
 
   /** Lists every tool again on `connection`, past the cache: the headers of a call retried after -32020 come from it. */
@@ -403,22 +377,13 @@ class Client implements McpClient {
     const events = this.#requestNow<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
     const result = onProgress === undefined ? resultOfLast(await lastValueFrom(events))
       : await lastValueFrom(events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
-    return this.#checkToolResult(name, result)
+    return this.#tools.checkResult(name, result)
   }
 
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
     return this.#request<CallToolResult & JsonObject>('tools/call', params, options).pipe(
-      map(event => event.type === 'result' ? { type: 'result' as const, result: this.#checkToolResult(name, event.result) } : event))
-  }
-
-  #checkToolResult(name: string, result: CallToolResult): CallToolResult {
-    const validate = this.#outputValidators.get(name)
-    if (validate === undefined || result.isError === true) return result
-    if (result.structuredContent === undefined) throw new InvalidParamsError(`Tool ${name} has an outputSchema but returned no structuredContent`)
-    const check = validate(result.structuredContent)
-    if (!check.valid) throw new InvalidParamsError(`Tool ${name} returned structuredContent that does not match its outputSchema: ${check.message}`)
-    return result
+      map(event => event.type === 'result' ? { type: 'result' as const, result: this.#tools.checkResult(name, event.result) } : event))
   }
 
   resources(): Observable<Resource> {
@@ -445,37 +410,12 @@ class Client implements McpClient {
 
   async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
     if (this.actor.state.era !== 'modern') return void await this.#call('resources/subscribe', { uri }, options)
-    if (this.#resourceUris.has(uri)) return
-    this.#resourceUris.add(uri)
-    await this.#listenToResources()
+    await this.#resourceSubscriptions.add(uri)
   }
 
   async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
     if (this.actor.state.era !== 'modern') return void await this.#call('resources/unsubscribe', { uri }, options)
-    if (!this.#resourceUris.delete(uri)) return
-    await this.#listenToResources()
-  }
-
-  /**
-   * Modern era: one listen stream carries the updates of every subscribed resource (MCP
-   * 2026-07-28 replaced resources/subscribe by subscriptions/listen), so a change of the set
-   * replaces it. Its notifications reach `notifications('notifications/resources/updated')` as
-   * a legacy session's would. Resolves once the new stream is acknowledged (at once when the set
-   * is empty); rejects when it fails before.
-   */
-  #listenToResources(): Promise<void> {
-    this.#resourceListen?.unsubscribe()
-    this.#resourceListen = undefined
-    if (this.#resourceUris.size === 0) return Promise.resolve()
-    return new Promise((resolve, reject) => {
-      /** Set once acknowledged: a later failure is reported, since nobody awaits it any more. */
-      let isAcknowledged = false
-      this.#resourceListen = this.listen({ resourceSubscriptions: [...this.#resourceUris] }).subscribe({
-        next: event => { if (event.type === 'acknowledged') { isAcknowledged = true; resolve() } },
-        error: error => isAcknowledged ? this.#options.reportUnhandledError?.(error) : reject(error),
-        complete: () => resolve(),
-      })
-    })
+    await this.#resourceSubscriptions.remove(uri)
   }
 
   prompts(): Observable<Prompt> {
@@ -511,7 +451,7 @@ class Client implements McpClient {
 
   async close(): Promise<void> {
     this.#isClosing = true
-    this.#resourceListen?.unsubscribe()
+    this.#resourceSubscriptions.stop()
     // Ends the stream wherever it is; the session's teardown closes its connection.
     this.#closing.next()
     await this.#connection?.close()

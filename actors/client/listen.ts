@@ -133,3 +133,51 @@ export function grantedByCapabilities(filter: SubscriptionFilter, capabilities: 
   }
   return granted
 }
+
+/**
+ * The modern era's resource subscriptions (MCP 2026-07-28 replaced resources/subscribe by
+ * subscriptions/listen): one listen stream carries the updates of every subscribed URI, replaced
+ * whenever the set changes. Its notifications travel the connection's notification bus, so
+ * `notifications('notifications/resources/updated')` sees them as a legacy session's.
+ */
+export class ResourceSubscriptions {
+  /** The URIs subscribed to. */
+  readonly #uris = new Set<string>()
+  /** The listen stream of the current set, if any. */
+  #stream: Subscription | undefined
+
+  constructor(private readonly listen: (filter: SubscriptionFilter) => Observable<ListenEvent>, private readonly reportError: (error: unknown) => void) {}
+
+  /** Adds a URI; resolves once the new stream is acknowledged (at once when it was there already). */
+  add(uri: string): Promise<void> {
+    if (this.#uris.has(uri)) return Promise.resolve()
+    this.#uris.add(uri)
+    return this.#restart()
+  }
+
+  /** Removes a URI; resolves once the stream without it is acknowledged (at once when none is left). */
+  remove(uri: string): Promise<void> {
+    if (!this.#uris.delete(uri)) return Promise.resolve()
+    return this.#restart()
+  }
+
+  /** Ends the stream (the client closes). */
+  stop(): void {
+    this.#stream?.unsubscribe()
+    this.#stream = undefined
+  }
+
+  #restart(): Promise<void> {
+    this.stop()
+    if (this.#uris.size === 0) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      /** Set once acknowledged: a later failure is reported, since nobody awaits it any more. */
+      let isAcknowledged = false
+      this.#stream = this.listen({ resourceSubscriptions: [...this.#uris] }).subscribe({
+        next: event => { if (event.type === 'acknowledged') { isAcknowledged = true; resolve() } },
+        error: error => isAcknowledged ? this.reportError(error) : reject(error),
+        complete: () => resolve(),
+      })
+    })
+  }
+}
