@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { VirtualTimeScheduler, lastValueFrom } from 'rxjs'
+import { fileURLToPath } from 'node:url'
 import { connect } from '../../actors/client.ts'
+import { stdioClient } from '../../transports/stdio.ts'
 import { NoCommonVersionError } from '../../actors/client/errors.ts'
 import { HeaderMismatchError, MethodNotFoundError, UnsupportedProtocolVersionError } from '../../lib/jsonrpc/errors.ts'
 import { DISCOVER_RESULT, fakeServer, metaOf, settle } from './client-modern-helpers.ts'
@@ -149,4 +151,23 @@ describe('connect (era selection)', () => {
     await expect(lastValueFrom(old.request('subscriptions/listen', { notifications: {} }))).rejects.toThrow('subscriptions/listen exists only in the modern era')
     expect(modern.of('resources/subscribe')).toEqual([])
   })
+})
+
+describe('connect (era selection over real stdio children)', () => {
+  const child = (fixture: string) => stdioClient({
+    command: process.execPath, args: ['--import', 'tsx', fileURLToPath(new URL(fixture, import.meta.url))], stderr: 'ignore',
+  })
+
+  it('falls back to initialize with a legacy server (official SDK v1) that answers the probe with an error', async () => {
+    await using client = await connect(child('../interop/fixtures/official-server.ts'), INFO)
+    expect(client.era).toBe('legacy')
+    expect(client.protocolVersion).toBe('2025-11-25')
+    expect((await client.callTool('echo', { text: 'v1' })).content).toEqual([{ type: 'text', text: 'v1' }])
+  }, 30_000)
+
+  it('goes modern with an rxmcp server child', async () => {
+    await using client = await connect(child('../fixtures/tiny-server.ts'), INFO)
+    expect(client.era).toBe('modern')
+    expect((await client.callTool('echo', { text: 'tiny' })).content).toEqual([{ type: 'text', text: 'tiny' }])
+  }, 30_000)
 })
