@@ -146,8 +146,9 @@ class Client implements McpClient {
         case 'version': return { ...state, protocolVersion: message.version }
         case 'logLevel': return { ...state, logLevel: message.level }
         case 'roots': return { ...state, roots: message.roots }
-        // A fresh session: the handshake starts over, the version asked for is the first one again.
-        case 'reconnecting': return { ...state, status: 'awaiting-initialize', protocolVersion: legacyAsked }
+        // A fresh session: the handshake starts over (the era too: the server may have changed), the
+        // version asked for is the first one again.
+        case 'reconnecting': return { ...state, status: 'awaiting-initialize', era: undefined, protocolVersion: legacyAsked }
         case 'closed': return { ...state, status: stepLifecycle(state.status, message) }
       }
     }, { name: `client:${info.name}` })

@@ -171,3 +171,27 @@ describe('connect (era selection over real stdio children)', () => {
     expect((await client.callTool('echo', { text: 'tiny' })).content).toEqual([{ type: 'text', text: 'tiny' }])
   }, 30_000)
 })
+
+describe('connect (era selection on reconnect)', () => {
+  it('chooses the era again for each new session: modern first, legacy after the server was replaced', async () => {
+    const scheduler = new VirtualTimeScheduler()
+    const servers = [fakeServer({ 'tools/call': () => ({ content: [{ type: 'text', text: 'modern' }] }) }), fakeServer({
+      'server/discover': () => { throw new MethodNotFoundError('Method not found') },
+      initialize,
+      'tools/call': () => ({ content: [{ type: 'text', text: 'legacy' }] }),
+    })]
+    let next = 0
+    await using client = await connect(() => servers[next++]!.transport, INFO, { reconnect: { initialDelayMs: 100 }, scheduler })
+    expect(client.era).toBe('modern')
+    expect((await client.callTool('x')).content).toEqual([{ type: 'text', text: 'modern' }])
+    await servers[0]!.server.close()
+    await settle()
+    expect(client.state).toMatchObject({ status: 'awaiting-initialize', era: undefined })
+    scheduler.maxFrames = 100
+    scheduler.flush()
+    const result = await client.callTool('x')
+    expect(result.content).toEqual([{ type: 'text', text: 'legacy' }])
+    expect(client.era).toBe('legacy')
+    expect(servers[1]!.received.map(request => request.method)).toEqual(['server/discover', 'initialize', 'tools/call'])
+  })
+})
