@@ -227,7 +227,7 @@ class Client implements McpClient {
 
   get state(): ClientState { return this.actor.state }
   get states(): Observable<ClientState> { return this.actor.states }
-  get era(): Era { return this.actor.state.era ?? 'legacy' }
+  get era(): Era | undefined { return this.actor.state.era }
   get serverInfo(): Implementation { return this.actor.state.serverInfo! }
   get serverCapabilities(): ServerCapabilities { return this.actor.state.serverCapabilities }
   get protocolVersion(): string { return this.actor.state.protocolVersion }

@@ -126,8 +126,11 @@ export interface ClientState {
 export interface McpClient extends AsyncDisposable {
   readonly state: ClientState
   readonly states: Observable<ClientState>
-  /** `'modern'` (MCP 2026-07-28, stateless) or `'legacy'` (an initialized session); see `ClientOptions.era`. */
-  readonly era: Era
+  /**
+   * `'modern'` (MCP 2026-07-28, stateless) or `'legacy'` (an initialized session), see
+   * `ClientOptions.era`; undefined while a reconnect's handshake chooses again.
+   */
+  readonly era: Era | undefined
   readonly serverInfo: Implementation
   readonly serverCapabilities: ServerCapabilities
   readonly protocolVersion: string
