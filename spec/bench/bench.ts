@@ -217,7 +217,9 @@ async function benchClient(name: Side, inFlight: number): Promise<Measure> {
   const info = { name: 'rxmcp-bench', version: '1' }
   if (name === 'rxmcp') {
     const transport = stdioClient({ command: process.execPath, args: SERVERS.rxmcp, cwd: root, stderr: 'inherit' })
-    const client = await within(connect(transport, info), START_MS, 'rxmcp client could not connect')
+    // The legacy era, as the official v1 client speaks it (by default the client would find the
+    // everything server modern through server/discover, and the two would not do the same work).
+    const client = await within(connect(transport, info, { era: 'legacy' }), START_MS, 'rxmcp client could not connect')
     try {
       const pid = transport.pid!
       const call: Call = done => client.callTool('echo', ECHO_PARAMS.arguments).then(result => done(checkEcho(result as RawResponse['result'])), done)
