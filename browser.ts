@@ -11,13 +11,16 @@
  * import { connect, streamableHttpClient } from 'rxmcp/browser'
  * const client = await connect(streamableHttpClient(new URL('/mcp', location.href)), { name: 'page', version: '1' })
  */
-export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS } from './actors/client.ts'
-export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'
+export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './actors/client.ts'
+export type {
+  McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
+  ServerDescription, SubscriptionFilter,
+} from './actors/client.ts'
 export { createServer, SERVER_DEFAULTS } from './actors/server.ts'
 export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
-  ReadOutcome, SubscriptionState, SubscriptionMessage,
+  ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint,
 } from './actors/server.ts'
 export type { RequestContext, Era } from './actors/context.ts'
 export { createActor, withEffects } from './actors/actor.ts'
@@ -36,7 +39,8 @@ export { encodeSseEvent, encodeSseComment, createSseParser } from './lib/codec/s
 export type { SseEvent, SseParser } from './lib/codec/sse.ts'
 export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
-  InternalError, ResourceNotFoundError, UrlElicitationRequiredError, LocalError, TimeoutError, CancelledError,
+  InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
+  UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError,
   ConnectionClosedError, TransportError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
 export type {

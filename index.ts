@@ -5,11 +5,14 @@ export { createServer, SERVER_DEFAULTS } from './actors/server.ts'
 export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
-  ReadOutcome, SubscriptionState, SubscriptionMessage, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
+  ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
   ToolResultFor, ServerEvent,
 } from './actors/server.ts'
-export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS } from './actors/client.ts'
-export type { McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler } from './actors/client.ts'
+export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './actors/client.ts'
+export type {
+  McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
+  ServerDescription, SubscriptionFilter,
+} from './actors/client.ts'
 export { traceContextOf } from './actors/context.ts'
 export type { RequestContext, Era, TraceContext } from './actors/context.ts'
 export { createActor, withEffects } from './actors/actor.ts'
@@ -30,7 +33,8 @@ export { encodeSseEvent, encodeSseComment, createSseParser } from './lib/codec/s
 export type { SseEvent, SseParser } from './lib/codec/sse.ts'
 export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
-  InternalError, ResourceNotFoundError, UrlElicitationRequiredError, LocalError, TimeoutError, CancelledError,
+  InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
+  UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError,
   ConnectionClosedError, TransportError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
 export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'
@@ -48,6 +52,11 @@ export { shapeForRevision, shapeResult, FIELDS_SINCE } from './lib/schema/shape.
 export type { ShapeKind } from './lib/schema/shape.ts'
 export { requiredCapability, hasCapability } from './lib/schema/capabilities.ts'
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, LOGGING_LEVELS } from './lib/schema/types.ts'
+export {
+  MODERN_PROTOCOL_VERSIONS, LATEST_MODERN_VERSION, isModernVersion, MetaKey, readModernMeta, encodeHeaderValue, decodeHeaderValue,
+  headerParamsOf,
+} from './lib/schema/modern.ts'
+export type { ModernMeta, HeaderParam, HeaderParams } from './lib/schema/modern.ts'
 export type {
   ClientRequests, ServerRequests, ClientNotifications, ServerNotifications, ParamsArgument, RequestParams, RequestResult,
   NotificationParams, OtherMethod, ObjectJsonSchema, InferJsonSchema,

@@ -31,7 +31,7 @@ describe('startBrowserExample', () => {
     expect(state, `page log:\n${page.log.join('\n')}\nrendered: ${JSON.stringify(rendered)}`).toBe('done')
     expect(rendered).toEqual({
       status: 'done',
-      server: 'rxmcp-everything 0.1.0 (2025-11-25)',
+      server: 'rxmcp-everything 0.1.0 (2026-07-28)',
       tools: expect.arrayContaining(['echo', 'add', 'long_running']),
       progress: ['1/3: step 1 of 3', '2/3: step 2 of 3', '3/3: step 3 of 3'],
       result: 'Finished 3 steps',
