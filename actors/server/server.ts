@@ -200,6 +200,7 @@ export class Server implements McpServer {
 
   /** Marks a list changed; sessions hear of it once, at the end of the current microtask. */
   changed(kind: ListKind): true {
+    this.#capabilities = undefined
     if (!this.#events.observed) return true
     if (this.#changed.size === 0) queueMicrotask(() => this.#flushChanged())
     this.#changed.add(kind)
@@ -212,8 +213,16 @@ export class Server implements McpServer {
     for (const kind of kinds) this.#events.next({ type: 'list_changed', kind })
   }
 
-  /** The capabilities a session is offered: what is registered, plus what the options add. */
+  /**
+   * The capabilities a session is offered: what is registered, plus what the options add. Kept
+   * until the registries change (every request of the modern era asks).
+   */
   capabilities(): ServerCapabilities {
+    return this.#capabilities ??= this.#computeCapabilities()
+  }
+  #capabilities: ServerCapabilities | undefined
+
+  #computeCapabilities(): ServerCapabilities {
     const declared = this.options.capabilities ?? {}
     const capabilities: ServerCapabilities = { ...declared, logging: declared.logging ?? {} }
     if (this.tools.size > 0 || declared.tools) capabilities.tools = { listChanged: true, ...declared.tools }

@@ -91,7 +91,8 @@ export class Session implements ServerSession {
   readonly id: string
   readonly server: Server
   readonly connection: Connection
-  readonly actor: ActorRef<SessionState, SessionMessage>
+  /** The session's actor, made when first needed: a modern HTTP request never needs it. */
+  #actor: ActorRef<SessionState, SessionMessage> | undefined
   readonly closed: Promise<void>
   /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
   #capabilities: ServerCapabilities = {}
@@ -107,13 +108,6 @@ export class Session implements ServerSession {
     this.#isModernOnly = transport.era === 'modern'
     if (this.#isStateless) this.#capabilities = server.capabilities()
     const options = server.options
-    this.actor = createActor<SessionState, SessionMessage>({
-      status: 'awaiting-initialize',
-      protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
-      clientCapabilities: {},
-      logLevel: options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
-      subscriptions: new Map(),
-    }, sessionBehaviour(this), { name: this.id, reportError: error => server.report(error) })
     this.connection = createConnection(transport, {
       gateRequest: request => this.#gate(request),
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
@@ -132,9 +126,22 @@ export class Session implements ServerSession {
     })
     this.#registerHandlers()
     this.closed = this.connection.closed.then(() => {
-      this.actor.send({ type: 'closed' })
-      void this.actor.stop()
+      const actor = this.#actor
+      if (actor === undefined) return
+      actor.send({ type: 'closed' })
+      void actor.stop()
     })
+  }
+
+  get actor(): ActorRef<SessionState, SessionMessage> {
+    const server = this.server
+    return this.#actor ??= createActor<SessionState, SessionMessage>({
+      status: 'awaiting-initialize',
+      protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
+      clientCapabilities: {},
+      logLevel: server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
+      subscriptions: new Map(),
+    }, sessionBehaviour(this), { name: this.id, reportError: error => server.report(error) })
   }
 
   get state(): SessionState { return this.actor.state }
