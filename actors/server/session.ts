@@ -152,7 +152,17 @@ export class Session implements ServerSession {
     // MCP 2026-07-28: a request that carries its version in _meta (or asks for a method only that
     // era has) is served statelessly, whatever this transport did before.
     // A server configured without modern versions is a legacy server: those requests are unknown.
-    const servesModern = this.server.versions.modern.length > 0
+    const versions = this.server.versions
+    const servesModern = versions.modern.length > 0
+    // MCP 2026-07-28 versioning: a server that speaks no legacy revision refuses initialize, naming
+    // the versions it serves (legacy clients have no other diagnostic), and takes every other
+    // request as modern.
+    if (servesModern && versions.legacy.length === 0) {
+      if (request.method === 'initialize') {
+        return new MethodNotFoundError(`Method not found: initialize (this server speaks only MCP ${versions.modern.join(', ')}, which has no initialize)`, { supported: [...versions.all] })
+      }
+      return this.#gateModern(request)
+    }
     if (servesModern && (this.#isModernOnly || hasModernMeta(request.params) || MODERN_ONLY_METHODS.has(request.method))) return this.#gateModern(request)
     if (MODERN_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method}`)
     const state = this.actor.state
