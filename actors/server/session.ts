@@ -7,7 +7,7 @@ import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/lifecycle.ts'
 import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
-import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, hasModernMeta, readModernMeta } from '../../lib/schema/modern.ts'
+import { LATEST_MODERN_VERSION, LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, hasModernMeta, readModernMeta } from '../../lib/schema/modern.ts'
 import { resultOf, type RequestEvent } from '../../lib/operators/progress.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import {
@@ -117,7 +117,9 @@ export class Session implements ServerSession {
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
       // What goes out fits the negotiated revision (initialize is answered after the version is set);
       // the result of a modern request, the revision it spoke.
-      shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload, request?.protocolVersion ?? this.actor.state.protocolVersion),
+      // A modern-only transport's notifications (progress, a listen stream) speak the modern era too.
+      shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload,
+        request?.protocolVersion ?? (this.#isModernOnly ? LATEST_MODERN_VERSION : this.actor.state.protocolVersion)),
       maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
       captureStack: options.captureStack,
