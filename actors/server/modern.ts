@@ -211,13 +211,17 @@ function headerParamsFor(inputSchema: unknown): HeaderParam[] {
 
 /**
  * A result as the modern era sends it: `resultType` (complete unless the handler's own says
- * otherwise), the server's identity in `_meta`, and for cacheable results `ttlMs` and `cacheScope`
+ * otherwise), the server's identity in `_meta` (in full on discover, name, title and version on
+ * the others), and for cacheable results `ttlMs` and `cacheScope`
  * (the registration's, else the server's for the method, else always-stale private).
  */
 export function finishResult(session: Session, method: string, params: JsonObject | undefined, result: unknown): JsonObject {
   const body: JsonObject = isJsonObject(result) ? { ...result } : {}
   body.resultType ??= 'complete'
-  body._meta = { ...(isJsonObject(body._meta) ? body._meta : {}), [MetaKey.serverInfo]: session.server.info }
+  // Every result names the server; discover's carries all it says of itself (icons, website), the
+  // others its name and version only, so a small result stays small.
+  const info = method === 'server/discover' ? session.server.info : session.server.briefInfo
+  body._meta = { ...(isJsonObject(body._meta) ? body._meta : {}), [MetaKey.serverInfo]: info }
   if (CACHEABLE_METHODS.has(method) && body.resultType === 'complete' && body.ttlMs === undefined) {
     const hint = cacheHintOf(session, method, params)
     body.ttlMs = hint.ttlMs

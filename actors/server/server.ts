@@ -89,6 +89,12 @@ export class Server implements McpServer {
     this.router = new Router(this)
   }
 
+  /** The server's name, title and version: what each modern result says of it (discover says all). */
+  get briefInfo(): Implementation {
+    return this.#briefInfo ??= compact({ name: this.info.name, title: this.info.title, version: this.info.version }) as Implementation
+  }
+  #briefInfo: Implementation | undefined
+
   get requestStates(): RequestStateCodec {
     return this.#requestStates ??= new RequestStateCodec(this.options.requestStateKey, this.options.requestStateTtlMs ?? SERVER_DEFAULTS.requestStateTtlMs)
   }
