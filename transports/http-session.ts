@@ -298,10 +298,6 @@ export class HttpSession implements Transport, ListenerSession {
       this.#frameErrors.push(payload)
       return
     }
-    if (responseId !== undefined && responseId === this.initializeRequestId && !Array.isArray(payload) && 'result' in payload) {
-      const version = payload.result.protocolVersion
-      if (typeof version === 'string') this.protocolVersion = version
-    }
     const key = responseId ?? options?.relatedRequestId
     const route = key === undefined ? undefined : this.#routes?.get(key)
     if (route instanceof JsonAnswer && responseId !== undefined) {

@@ -328,6 +328,8 @@ export class Session implements ServerSession {
     const clientCapabilities = isJsonObject(params?.capabilities) ? params!.capabilities as ClientCapabilities : {}
     const clientInfo = isJsonObject(params?.clientInfo) ? params!.clientInfo as unknown as Implementation : undefined
     this.actor.send({ type: 'initialize', protocolVersion, clientInfo, clientCapabilities })
+    // The transport is told, not left to read it off the answer (HTTP checks MCP-Protocol-Version by it).
+    this.connection.transport.setProtocolVersion?.(protocolVersion)
     this.#capabilities = server.capabilities()
     const result: JsonObject = { protocolVersion, capabilities: this.#capabilities as JsonObject, serverInfo: server.info as unknown as JsonObject }
     if (server.options.instructions !== undefined) result.instructions = server.options.instructions
