@@ -216,12 +216,18 @@ function headerParamsFor(inputSchema: unknown): HeaderParam[] {
  * (the registration's, else the server's for the method, else always-stale private).
  */
 export function finishResult(session: Session, method: string, params: JsonObject | undefined, result: unknown): JsonObject {
-  const body: JsonObject = isJsonObject(result) ? { ...result } : {}
-  body.resultType ??= 'complete'
+  // A copy (the handler may return the same object every time), `resultType` first so that the
+  // handler's own wins; written out rather than spread with computed keys, which costs on this path.
+  const body: JsonObject = Object.assign({ resultType: 'complete' }, isJsonObject(result) ? result : undefined)
   // Every result names the server; discover's carries all it says of itself (icons, website), the
   // others its name and version only, so a small result stays small.
   const info = method === 'server/discover' ? session.server.info : session.server.briefInfo
-  body._meta = { ...(isJsonObject(body._meta) ? body._meta : {}), [MetaKey.serverInfo]: info }
+  const own = body._meta
+  if (isJsonObject(own)) {
+    const meta = Object.assign({}, own)
+    meta[MetaKey.serverInfo] = info
+    body._meta = meta
+  } else body._meta = { 'io.modelcontextprotocol/serverInfo': info }
   if (CACHEABLE_METHODS.has(method) && body.resultType === 'complete' && body.ttlMs === undefined) {
     const hint = cacheHintOf(session, method, params)
     body.ttlMs = hint.ttlMs
