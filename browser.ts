@@ -30,7 +30,7 @@ export type { HandlerOutcome } from './actors/request.ts'
 
 export { createConnection, DEFAULT_REQUEST_TIMEOUT } from './lib/connection.ts'
 export type { Connection, ConnectionOptions, RequestOptions, RequestHandler, InspectionEvent, IncomingRequest } from './lib/connection.ts'
-export type { Transport, TransportServer, Inbound, SendOptions } from './lib/transport.ts'
+export type { Transport, TransportServer, Inbound, SendOptions, HeaderSource } from './lib/transport.ts'
 export type { Codec, Decoder, Encode } from './lib/codec/codec.ts'
 export { DEFAULT_MAX_MESSAGE_SIZE } from './lib/codec/codec.ts'
 export { json, decodeJsonFrame } from './lib/codec/json.ts'

@@ -41,15 +41,6 @@ export type {
 } from './client/api.ts'
 
 /**
- * A transport that carries per-request headers (the Streamable HTTP client) exposes this: the
- * client hands it a function computing the extra headers of each outgoing request (the
- * `Mcp-Param-*` headers of a modern tools/call). Transports without headers do not have it.
- */
-interface HeaderSourceTransport extends Transport {
-  setHeaderSource?(source: (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined): void
-}
-
-/**
  * Connects to a server over `transport` and resolves with the client once the era is settled
  * (see `ClientOptions.era`): by default it probes with `server/discover` and speaks MCP 2026-07-28
  * (stateless, `_meta` on every request) to a modern server, and falls back to the initialize
@@ -185,7 +176,7 @@ class Client implements McpClient {
 
   #open(): Connection {
     const options = this.#options
-    const transport = this.#makeTransport() as HeaderSourceTransport
+    const transport = this.#makeTransport()
     const nextId = createIdGenerator()
     const connection = createConnection(transport, {
       gateRequest: request => this.actor.state.era === 'modern'

@@ -1,5 +1,5 @@
 import type { Observable } from './rx.ts'
-import type { JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
+import type { JsonObject, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
 
 /**
@@ -20,6 +20,9 @@ export interface SendOptions {
   /** The incoming request this message answers or belongs to (its progress, its requests back). */
   relatedRequestId?: RequestId
 }
+
+/** Extra headers for one outgoing request (undefined for none); see `Transport.setHeaderSource`. */
+export type HeaderSource = (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined
 
 /**
  * A source of transports, one per client session: what an HTTP or WebSocket listener is.
@@ -76,6 +79,12 @@ export interface Transport {
    * checks only the protocol layer can make (the `Mcp-Param-*` headers of a tool's arguments).
    */
   requestHeader?(name: string): string | null
+  /**
+   * Optional, client transports that carry per-request headers (the Streamable HTTP client): the
+   * client hands over a function computing the extra headers of each outgoing request (the
+   * `Mcp-Param-*` headers of a modern tools/call). Transports without headers omit it.
+   */
+  setHeaderSource?(source: HeaderSource): void
   /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
   setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */

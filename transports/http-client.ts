@@ -1,5 +1,5 @@
 import { Observable, Subject } from '../lib/rx.ts'
-import type { Inbound, Transport } from '../lib/transport.ts'
+import type { HeaderSource, Inbound, Transport } from '../lib/transport.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
@@ -34,11 +34,7 @@ export interface HttpClientOptions {
 /** DEFAULTS of {@link HttpClientOptions}. */
 export const HTTP_CLIENT_DEFAULTS = { initialDelayMs: 1000, maxDelayMs: 30_000, maxRetries: 5 } as const
 
-/**
- * Computes extra headers for one outgoing request (the client's `Mcp-Param-*` headers of a modern
- * tools/call, from the tool's `x-mcp-header` annotations); undefined for none.
- */
-export type HeaderSource = (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined
+export type { HeaderSource }
 
 /** A client transport over HTTP that knows the session it is in. */
 export interface HttpClientTransport extends Transport {
