@@ -41,7 +41,7 @@ export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
   UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError,
-  ConnectionClosedError, TransportError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
+  ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
 export type {
   RequestId, ProgressToken, Meta, JsonObject, JsonRpcRequest, JsonRpcNotification, JsonRpcResponse, JsonRpcResultResponse,

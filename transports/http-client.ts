@@ -1,7 +1,7 @@
 import { Observable, Subject } from '../lib/rx.ts'
 import type { HeaderSource, Inbound, Transport } from '../lib/transport.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
-import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { ConnectionClosedError, FrameTooLargeError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
@@ -197,11 +197,11 @@ class HttpClient implements HttpClientTransport {
         } catch (error) {
           if (error instanceof FrameTooLargeError) throw this.#tooLarge(error, `The response stream of POST ${this.#url}`)
           if (this.#isClosed || controller.signal.aborted) return
-          throw new TransportError(`The response stream of ${request.method} broke: ${messageOf(error)}`, { cause: error })
+          throw new ResponseLostError(`The response stream of ${request.method} broke: ${messageOf(error)}`, { cause: error })
         }
         // MCP 2026-07-28: no resumption; a stream that ended early lost its request.
         if (waiting.size > 0 && !this.#isClosed && !controller.signal.aborted) {
-          throw new TransportError(`The response stream of ${request.method} ended before its response`)
+          throw new ResponseLostError(`The response stream of ${request.method} ended before its response`)
         }
       } else if (contentType.includes('application/json')) {
         this.#emit(await this.#readBody(response, this.#maxMessageSize).catch(error => { throw this.#tooLarge(error, `POST ${this.#url}`) }))

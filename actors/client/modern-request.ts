@@ -1,7 +1,7 @@
 import { catchError, defer, from, map, mergeMap, of, tap, throwError, type Observable } from '../../lib/rx.ts'
 import type { Connection, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
-import { ErrorCode, McpError } from '../../lib/jsonrpc/errors.ts'
+import { ErrorCode, McpError, ResponseLostError } from '../../lib/jsonrpc/errors.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ClientCapabilities, Implementation } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../actor.ts'
@@ -26,9 +26,9 @@ export interface ModernRequestHost {
 }
 
 /** Which one-time corrections a request already used (each is tried once). */
-interface Attempt { hasRetriedVersion: boolean; hasRetriedHeaders: boolean }
+interface Attempt { hasRetriedVersion: boolean; hasRetriedHeaders: boolean; hasReissued: boolean }
 
-const FIRST_ATTEMPT: Attempt = { hasRetriedVersion: false, hasRetriedHeaders: false }
+const FIRST_ATTEMPT: Attempt = { hasRetriedVersion: false, hasRetriedHeaders: false, hasReissued: false }
 
 /**
  * The client's request path in the modern era (MCP 2026-07-28). Each request:
@@ -39,6 +39,7 @@ const FIRST_ATTEMPT: Attempt = { hasRetriedVersion: false, hasRetriedHeaders: fa
  *   stamp _meta --> connection.request --> inputRounds (answer input_required, resend) --> result --> cache
  *      '-- -32022: switch to a version from data.supported, once --> again
  *      '-- -32020 on tools/call: list tools again, once --> again
+ *      '-- response stream lost (HTTP): re-issue under a new id, once --> again
  * ```
  */
 export class ModernRequests {
@@ -86,6 +87,9 @@ export class ModernRequests {
 
   /** The one-time corrections a modern error allows; any other error goes to the caller as it is. */
   #recover(error: unknown, connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {
+    // MCP 2026-07-28 Streamable HTTP: a broken response stream loses its request, which the client
+    // MUST re-issue as a new request (new id). Once: a second loss goes to the caller.
+    if (error instanceof ResponseLostError && !attempt.hasReissued) return this.#request(connection, method, params, options, { ...attempt, hasReissued: true })
     if (!(error instanceof McpError)) return throwError(() => error)
     if (error.code === ErrorCode.UnsupportedProtocolVersion && !attempt.hasRetriedVersion) {
       // MCP versioning: the client SHOULD pick a mutually supported version from `supported` and retry.

@@ -188,6 +188,16 @@ export class TransportError extends LocalError {
   constructor(message = 'Transport error', options?: { cause?: unknown }) { super(message, options) }
 }
 
+/**
+ * The response stream of a modern-era request (MCP 2026-07-28 Streamable HTTP) broke or ended
+ * before its response: with no resumption in that revision, the request is lost, and the client
+ * re-issues it once under a new id before failing with this.
+ */
+export class ResponseLostError extends TransportError {
+  override name = 'ResponseLostError'
+  constructor(message = 'The response stream ended before its response', options?: { cause?: unknown }) { super(message, options) }
+}
+
 /** What the head (and tail) of an oversized frame told about it, read without parsing the frame. */
 export interface FrameTooLargeDetails {
   cause?: unknown

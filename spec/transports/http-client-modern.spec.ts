@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { lastValueFrom, toArray } from 'rxjs'
 import { connect, type ListenEvent } from '../../actors/client.ts'
 import { InvalidToolError } from '../../actors/client/errors.ts'
-import { HeaderMismatchError, TransportError } from '../../lib/jsonrpc/errors.ts'
+import { HeaderMismatchError, ResponseLostError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
@@ -201,8 +201,8 @@ describe('streamableHttpClient in the modern era', () => {
     expect(posts('notifications/cancelled')).toEqual([])
   })
 
-  it('fails a request whose response stream ends before its response with TransportError (no resumption)', async () => {
-    const { url, seen } = await fakeHttp({
+  it('re-issues once, under a new id, a request whose response stream ends before its response, then fails with ResponseLostError (no resumption)', async () => {
+    const { url, seen, posts } = await fakeHttp({
       'tools/call': (_body, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream' })
         res.end('id: 1\nretry: 10\ndata: \n\n')
@@ -211,9 +211,32 @@ describe('streamableHttpClient in the modern era', () => {
     })
     await using client = await connect(streamableHttpClient(url), INFO)
     const error = await client.callTool('cut').catch(caught => caught)
+    expect(error).toBeInstanceOf(ResponseLostError)
     expect(error).toBeInstanceOf(TransportError)
     expect(error.message).toBe('The response stream of tools/call ended before its response')
+    const calls = posts('tools/call')
+    expect(calls).toHaveLength(2)
+    expect(calls[0]!.body!.id).not.toEqual(calls[1]!.body!.id)
     expect(seen.some(entry => entry.method === 'GET' || entry.headers['last-event-id'] !== undefined)).toBe(false)
+  })
+
+  it('gets the answer of a re-issued request when only the first response stream was lost', async () => {
+    let calls = 0
+    const { url, posts } = await fakeHttp({
+      'tools/call': (body, res) => {
+        if (++calls === 1) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' })
+          res.end('data: \n\n')
+          return undefined
+        }
+        return { resultType: 'complete', content: [{ type: 'text', text: `second ${String(body.id)}` }] }
+      },
+    })
+    await using client = await connect(streamableHttpClient(url), INFO)
+    const result = await client.callTool('flaky')
+    const [first, second] = posts('tools/call')
+    expect(second!.body!.id).not.toEqual(first!.body!.id)
+    expect(result.content).toEqual([{ type: 'text', text: `second ${String(second!.body!.id)}` }])
   })
 
   it('listens on one long-lived POST whose stream carries the acknowledgement and notifications; unsubscribing closes it', async () => {
