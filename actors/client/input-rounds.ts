@@ -1,4 +1,4 @@
-import { from, map, mergeMap, of, take, throwError, throwIfEmpty, toArray, type MonoTypeOperatorFunction, type Observable } from '../../lib/rx.ts'
+import { Observable, from, map, mergeMap, of, take, throwIfEmpty, toArray, type MonoTypeOperatorFunction, type Subscription } from '../../lib/rx.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import { InputRoundsExceededError } from './errors.ts'
@@ -43,18 +43,34 @@ export interface InputRoundsOptions {
  */
 export function inputRounds(options: InputRoundsOptions): MonoTypeOperatorFunction<RequestEvent<JsonObject>> {
   const maxRounds = options.maxRounds ?? INPUT_ROUNDS_DEFAULTS.maxRounds
+  // Written out rather than with mergeMap: every request of the modern era passes here, and most
+  // never need a second round, so an event goes straight through with no inner Observable.
   const round = (events: Observable<RequestEvent<JsonObject>>, params: JsonObject | undefined, answered: number): Observable<RequestEvent<JsonObject>> =>
-    events.pipe(mergeMap(event => {
-      if (event.type !== 'result') return of(event)
-      const outcome = readResult(options.method, event.result)
-      if (outcome.kind === 'complete') return of(event)
-      if (outcome.kind === 'invalid') return throwError(() => outcome.error)
-      if (answered >= maxRounds) return throwError(() => new InputRoundsExceededError(options.method, answered))
-      return answerAll(outcome.inputRequests, options).pipe(mergeMap(responses => {
-        const next = retryParams(params, responses, outcome.requestState)
-        return round(options.resend(next), next, answered + 1)
-      }))
-    }))
+    new Observable<RequestEvent<JsonObject>>(subscriber => {
+      let next: Subscription | undefined
+      let isSourceDone = false
+      let isNextDone = false
+      const source = events.subscribe({
+        next: event => {
+          if (event.type !== 'result') return subscriber.next(event)
+          const outcome = readResult(options.method, event.result)
+          if (outcome.kind === 'complete') return subscriber.next(event)
+          if (outcome.kind === 'invalid') return subscriber.error(outcome.error)
+          if (answered >= maxRounds) return subscriber.error(new InputRoundsExceededError(options.method, answered))
+          next = answerAll(outcome.inputRequests, options).pipe(mergeMap(responses => {
+            const retry = retryParams(params, responses, outcome.requestState)
+            return round(options.resend(retry), retry, answered + 1)
+          })).subscribe({
+            next: value => subscriber.next(value),
+            error: error => subscriber.error(error),
+            complete: () => { isNextDone = true; if (isSourceDone) subscriber.complete() },
+          })
+        },
+        error: error => subscriber.error(error),
+        complete: () => { isSourceDone = true; if (next === undefined || isNextDone) subscriber.complete() },
+      })
+      return () => { source.unsubscribe(); next?.unsubscribe() }
+    })
   return source => round(source, options.params, 0)
 }
 

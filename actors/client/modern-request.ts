@@ -68,8 +68,10 @@ export class ModernRequests {
     if (cached !== undefined) return of({ type: 'result', result: cached })
     // Each round is cached on its own params: a retry carries inputResponses or requestState, which
     // no cache key takes (MCP caching: results of MRTR retries MUST NOT be cached).
-    const send = (next: JsonObject | undefined) => defer(() => connection.request<JsonObject>(method, this.stamp(next), options)).pipe(
-      tap(event => { if (event.type === 'result') cache?.set(method, next, event.result) }))
+    const send = (next: JsonObject | undefined) => {
+      const events = defer(() => connection.request<JsonObject>(method, this.stamp(next), options))
+      return cache === undefined ? events : events.pipe(tap(event => { if (event.type === 'result') cache.set(method, next, event.result) }))
+    }
     const actor = this.host.actor
     // What a handler answering an input request sees: the client's handlers, and its requests on this connection.
     const host = {
