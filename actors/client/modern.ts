@@ -28,14 +28,18 @@ export interface ModernIdentity {
  */
 export function stampModernMeta(params: JsonObject | undefined, identity: ModernIdentity): JsonObject {
   const own = isJsonObject(params?._meta) ? params!._meta as Meta : undefined
+  // Literal keys and Object.assign rather than spreads with computed keys: every modern request
+  // passes here. The caller's own keys win, except the version, which is the client's to say.
   const meta: Meta = {
-    [MetaKey.clientCapabilities]: identity.capabilities as unknown as JsonObject,
-    [MetaKey.clientInfo]: identity.info as unknown as JsonObject,
-    ...(identity.logLevel === undefined ? undefined : { [MetaKey.logLevel]: identity.logLevel }),
-    ...own,
-    [MetaKey.protocolVersion]: identity.version,
+    'io.modelcontextprotocol/clientCapabilities': identity.capabilities as unknown as JsonObject,
+    'io.modelcontextprotocol/clientInfo': identity.info as unknown as JsonObject,
   }
-  return { ...params, _meta: meta }
+  if (identity.logLevel !== undefined) meta['io.modelcontextprotocol/logLevel'] = identity.logLevel
+  if (own !== undefined) Object.assign(meta, own)
+  meta['io.modelcontextprotocol/protocolVersion'] = identity.version
+  const stamped: JsonObject = Object.assign({}, params)
+  stamped._meta = meta
+  return stamped
 }
 
 /** One input request of an `input_required` result, checked: a known method and object params. */
