@@ -179,12 +179,7 @@ class HttpClient implements HttpClientTransport {
         throw new TransportError(`POST ${this.#url} failed: ${messageOf(error)}`, { cause: error })
       }
       if (response.ok && this.#mode === undefined) this.#mode = 'streamable-http'
-      if (!response.ok) {
-        const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
-        // A JSON-RPC error body answers the request (a modern server's -32022, -32020, -32601 ...).
-        if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
-        throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
-      }
+      if (!response.ok) return await this.#refused(response, payload)
       const contentType = response.headers.get('content-type') ?? ''
       if (contentType.includes('text/event-stream')) {
         const waiting = new Set([request.id])
@@ -216,6 +211,17 @@ class HttpClient implements HttpClientTransport {
       this.#modernInFlight.delete(request.id)
       this.#abort.signal.removeEventListener('abort', abort)
     }
+  }
+
+  /**
+   * A POST answered with an error status: a JSON-RPC error body answers the request (a modern
+   * server's -32022, -32020, -32601; a legacy one's session errors), handed on so the caller sees
+   * the server's error; anything else fails the send with a TransportError naming the status.
+   */
+  async #refused(response: Response, payload: JsonRpcPayload): Promise<void> {
+    const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
+    if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
+    throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
   }
 
   #headers(extra: Record<string, string>): Headers {
@@ -277,12 +283,7 @@ class HttpClient implements HttpClientTransport {
       await this.#reinitialize()
       return this.#post(payload, true)
     }
-    if (!response.ok) {
-      const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
-      // A JSON-RPC error body answers the request: hand it on, so the caller sees the server's error.
-      if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
-      throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
-    }
+    if (!response.ok) return await this.#refused(response, payload)
     const contentType = response.headers.get('content-type') ?? ''
     if (contentType.includes('text/event-stream')) {
       // Awaited, so a stream that fails (an oversized event) fails the send, and so the requests it carries.
