@@ -134,8 +134,9 @@ export interface ConnectionOptions {
    * params, by kind and method (a legacy session leaves out what its negotiated revision does not
    * define: pass `(kind, method, payload) => shapeForRevision(kind, method, payload, version)` from
    * lib/schema/shape.ts, reading the version when called so it follows the negotiation). Called
-   * after `_meta` is added to a request. A result is shaped with the request it answers (whose
-   * `protocolVersion` is set when it spoke its own). Default: everything goes as it is, at no cost.
+   * after `_meta` is added to a request. A result is shaped with the request it answers, and a
+   * notification with the incoming request it belongs to (whose `protocolVersion` is set when it
+   * spoke its own). Default: everything goes as it is, at no cost.
    */
   shapeOutgoing?: (kind: ShapeKind, method: string, payload: JsonObject, request?: IncomingRequest) => JsonObject
   /**
@@ -292,7 +293,7 @@ class JsonRpcConnection implements Connection {
     if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
     const shape = this.#options.shapeOutgoing
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method }
-      : { jsonrpc: '2.0', method, params: shape === undefined ? params : shape('notification', method, params) }
+      : { jsonrpc: '2.0', method, params: shape === undefined ? params : shape('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
     return this.#send(message, relatedRequestId)
   }
 

@@ -644,6 +644,25 @@ describe('createServer (MCP 2026-07-28): logging per request', () => {
   })
 })
 
+describe('createServer (MCP 2026-07-28): shaping beside a legacy session', () => {
+  it('shapes a modern request\'s progress for 2026-07-28 even when the connection holds a 2024-11-05 session', async () => {
+    const server = makeServer()
+    server.tool('steps', {}, (_args, ctx) => {
+      ctx.progress(1, 2, 'half way')
+      return text('done')
+    })
+    const { raw, events, call } = await open(server)
+    await call('initialize', { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: CLIENT_INFO })
+    raw.notify('notifications/initialized')
+    // The legacy session's own request: 2024-11-05 has no progress message.
+    const legacy = await lastValueFrom(events('tools/call', { name: 'steps' }, true).pipe(toArray()))
+    expect(legacy[0]).toEqual({ type: 'progress', progress: 1, total: 2 })
+    // A modern request on the same connection gets its progress as its own revision defines it.
+    const modern = await lastValueFrom(events('tools/call', { name: 'steps', _meta: meta() }, true).pipe(toArray()))
+    expect(modern[0]).toEqual({ type: 'progress', progress: 1, total: 2, message: 'half way' })
+  })
+})
+
 describe('createServer (MCP 2026-07-28): subscriptions/listen', () => {
   const NOTIFICATIONS = [
     'notifications/subscriptions/acknowledged', 'notifications/tools/list_changed', 'notifications/prompts/list_changed',
