@@ -1,0 +1,337 @@
+import { Observable, Subscription, asyncScheduler, type SchedulerLike } from '../../lib/rx.ts'
+import type { Task, TaskStatus } from '../../lib/schema/types.ts'
+import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../actor.ts'
+
+/*
+ * A task (MCP 2025-11-25 basic/utilities/tasks) as an actor: one mailbox and one state machine per
+ * task, owning its TTL, its poll interval, its result or error and the subscription to its work.
+ *
+ *            ┌──────────── resume ────────────┐
+ *            v                                │
+ *   [*] ─> working ──── input-required ──> input_required
+ *            │                                │
+ *            └──── complete | fail | cancel ──┴──> completed | failed | cancelled  (terminal, final)
+ *
+ * `status` (a new status message) keeps the status and is legal in working and input_required.
+ * Any message in a terminal state is refused: reported, never applied.
+ */
+
+/** A task's state: the wire fields (times in epoch ms), its owner, and its outcome once terminal. */
+export interface TaskState<R = unknown> {
+  taskId: string
+  /** Who may see the task: the principal when authenticated, else the session. Never on the wire. */
+  owner: string
+  status: TaskStatus
+  statusMessage?: string
+  /** Epoch milliseconds, from the scheduler's clock. */
+  createdAt: number
+  /** Epoch milliseconds of the last change of status or status message. */
+  lastUpdatedAt: number
+  /** Retention from creation in milliseconds; `null` is unlimited (MCP 2025-11-25 Task.ttl). */
+  ttlMs: number | null
+  /** Suggested time between polls in milliseconds. */
+  pollIntervalMs: number
+  /** The underlying request's result: set on completed, and on failed when the result itself failed (a tool result with `isError`). */
+  result?: R
+  /** The underlying request's error: set on failed when it errored. */
+  error?: unknown
+}
+
+/** What a task actor hears. */
+export type TaskMessage<R = unknown> =
+  /** A new status message; the status stays. */
+  | { type: 'status'; statusMessage: string }
+  /** working -> input_required: the receiver needs input from the requestor. */
+  | { type: 'input-required'; statusMessage?: string }
+  /** input_required -> working: the input arrived. */
+  | { type: 'resume'; statusMessage?: string }
+  /** -> completed, with the result. */
+  | { type: 'complete'; result: R; statusMessage?: string }
+  /** -> failed, with the error. */
+  | { type: 'fail'; error: unknown; statusMessage?: string }
+  /** -> failed, keeping a result that is itself a failure (a tool result with `isError: true`). */
+  | { type: 'fail-with-result'; result: R; statusMessage?: string }
+  /** -> cancelled; unsubscribes the work. */
+  | { type: 'cancel'; statusMessage?: string }
+  /** Subscribes the work (once). */
+  | { type: 'run'; work: Observable<R> }
+
+/** The statuses a task never leaves. */
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled']
+
+/** Whether a status is terminal (completed, failed or cancelled). */
+export function isTerminalStatus(status: TaskStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled'
+}
+
+/**
+ * Whether a task may go from one status to another. The same non-terminal status is allowed (a
+ * status-message update); every other path follows MCP 2025-11-25 "Task Status Lifecycle".
+ */
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  if (isTerminalStatus(from)) return false
+  if (from === to) return true
+  if (to === 'working') return from === 'input_required'
+  if (to === 'input_required') return from === 'working'
+  return true
+}
+
+/** String code of {@link TaskTransitionError}. */
+export const TASK_TRANSITION_ERROR_CODE = 'RXMCP_ERR_TASK_TRANSITION'
+
+/** A message asked a task for a transition its state machine forbids; the state was left as it was. */
+export class TaskTransitionError extends Error {
+  override name = 'TaskTransitionError'
+  readonly code = TASK_TRANSITION_ERROR_CODE
+  constructor(readonly taskId: string, readonly from: TaskStatus, readonly messageType: string, options?: { cause?: unknown }) {
+    super(`Task ${taskId}: '${messageType}' is not allowed in status '${from}'`, options)
+  }
+}
+
+/** String code of {@link TaskExpiredError}. */
+export const TASK_EXPIRED_ERROR_CODE = 'RXMCP_ERR_TASK_EXPIRED'
+
+/** The task's TTL elapsed before what was waited for happened. */
+export class TaskExpiredError extends Error {
+  override name = 'TaskExpiredError'
+  readonly code = TASK_EXPIRED_ERROR_CODE
+  constructor(readonly taskId: string, options?: { cause?: unknown }) { super(`Task ${taskId} has expired`, options) }
+}
+
+/** The status a message leads to (the current one for `status` and `run`). */
+function targetOf(state: TaskState<unknown>, message: TaskMessage<unknown>): TaskStatus {
+  switch (message.type) {
+    case 'status': case 'run': return state.status
+    case 'input-required': return 'input_required'
+    case 'resume': return 'working'
+    case 'complete': return 'completed'
+    case 'fail': case 'fail-with-result': return 'failed'
+    case 'cancel': return 'cancelled'
+  }
+}
+
+/**
+ * One pure step of a task: the next state, or a {@link TaskTransitionError} when the message is
+ * refused. `run` is not stepped here (it only starts the work); it is legal while not terminal.
+ * `input-required` in input_required and `resume` in working are refused: they change nothing.
+ */
+export function stepTask<R>(state: TaskState<R>, message: TaskMessage<R>, now: number): TaskState<R> | TaskTransitionError {
+  const to = targetOf(state, message)
+  const isSelf = to === state.status && message.type !== 'status' && message.type !== 'run'
+  if (!canTransition(state.status, to) || isSelf) return new TaskTransitionError(state.taskId, state.status, message.type)
+  if (message.type === 'run') return state
+  const next: TaskState<R> = { ...state, status: to, lastUpdatedAt: now }
+  if (message.statusMessage !== undefined) next.statusMessage = message.statusMessage
+  else if (to !== state.status) delete next.statusMessage
+  if (message.type === 'complete' || message.type === 'fail-with-result') next.result = message.result
+  if (message.type === 'fail') {
+    next.error = message.error
+    if (message.statusMessage === undefined) next.statusMessage = describeError(message.error)
+  }
+  return next
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : String(error)
+}
+
+/** The wire form of a task state (MCP 2025-11-25 `Task`): ISO 8601 times, `ttl` and `pollInterval` in ms. */
+export function taskToWire(state: TaskState<unknown>): Task {
+  const task: Task = {
+    taskId: state.taskId,
+    status: state.status,
+    createdAt: new Date(state.createdAt).toISOString(),
+    lastUpdatedAt: new Date(state.lastUpdatedAt).toISOString(),
+    ttl: state.ttlMs,
+    pollInterval: state.pollIntervalMs,
+  }
+  if (state.statusMessage !== undefined) task.statusMessage = state.statusMessage
+  return task
+}
+
+/** Defaults of {@link createTask}. */
+export const TASK_DEFAULTS = {
+  /** Retention from creation: one hour. */
+  ttlMs: 3_600_000,
+  /** Suggested poll interval: one second. */
+  pollIntervalMs: 1_000,
+} as const
+
+/** Options of {@link createTask}. */
+export interface TaskOptions<R> {
+  taskId: string
+  owner: string
+  /** Retention from creation in ms; `null` never expires. Default {@link TASK_DEFAULTS}.ttlMs. */
+  ttlMs?: number | null
+  pollIntervalMs?: number
+  /** Creation time in epoch ms (a task rebuilt from a store keeps its own); default the scheduler's now. */
+  createdAt?: number
+  statusMessage?: string
+  /** The handler's work. Its last value is the result when it completes; its error fails the task. */
+  work?: Observable<R>
+  /** Whether a result is itself a failure (for tools/call: `isError: true`), so the task ends failed keeping it. */
+  isFailedResult?: (result: R) => boolean
+  /** The clock and the timer of the TTL; default `asyncScheduler`. */
+  scheduler?: SchedulerLike
+  /** Gets every refused message as a {@link TaskTransitionError}, and errors thrown in the actor. */
+  reportError?: (error: unknown) => void
+  /** Runs once when the TTL elapses, after the task stopped. */
+  onExpire?: (state: TaskState<R>) => void
+  inspect?: (event: ActorInspectionEvent<TaskState<R>, TaskMessage<R>>) => void
+}
+
+/** A running task. */
+export interface TaskRef<R = unknown> extends AsyncDisposable {
+  readonly taskId: string
+  readonly owner: string
+  /** The current state. */
+  readonly state: TaskState<R>
+  /**
+   * The state now and after every change (status or status message); completes when the task
+   * expires or is disposed. The protocol layer maps it to `notifications/tasks/status`.
+   */
+  readonly states: Observable<TaskState<R>>
+  /**
+   * The terminal state once reached (at once if already there), then completes: what `tasks/result`
+   * waits for. Errors with {@link TaskExpiredError} if the task expires or is disposed first.
+   */
+  readonly settled: Observable<TaskState<R>>
+  readonly isExpired: boolean
+  /** Queues a message; a refused one goes to `reportError` and leaves the state as it was. */
+  send(message: TaskMessage<R>): void
+  /** The wire form of the current state. */
+  toWire(): Task
+  /** Ends the task now as if its TTL elapsed: unsubscribes the work, completes `states`. */
+  expire(): void
+}
+
+/**
+ * Starts a task actor in `working` (MCP 2025-11-25: tasks MUST begin in working), subscribes its
+ * work if given, and schedules its expiry `ttlMs` after creation.
+ *
+ * Unsubscribing from `states` or `settled` never cancels the task; `cancel` does, and so does expiry.
+ * @example
+ * const task = createTask({ taskId, owner: session.id, work: callTool(params) })
+ * task.settled.subscribe(state => console.log(state.status, state.result))
+ * task.send({ type: 'cancel' })
+ * @see createMemoryTaskStore
+ */
+export function createTask<R>(options: TaskOptions<R>): TaskRef<R> {
+  return new TaskActor(options)
+}
+
+class TaskActor<R> implements TaskRef<R> {
+  readonly taskId: string
+  readonly owner: string
+  readonly #options: TaskOptions<R>
+  readonly #scheduler: SchedulerLike
+  readonly #actor: ActorRef<TaskState<R>, TaskMessage<R>>
+  /** The subscription to the work; closed on a terminal state and on expiry. */
+  #work: Subscription | undefined
+  /** The pending expiry timer. */
+  #expiry: Subscription | undefined
+  #isExpired = false
+
+  constructor(options: TaskOptions<R>) {
+    this.#options = options
+    this.taskId = options.taskId
+    this.owner = options.owner
+    this.#scheduler = options.scheduler ?? asyncScheduler
+    const now = this.#scheduler.now()
+    const createdAt = options.createdAt ?? now
+    const initial: TaskState<R> = {
+      taskId: options.taskId,
+      owner: options.owner,
+      status: 'working',
+      createdAt,
+      lastUpdatedAt: createdAt,
+      ttlMs: options.ttlMs === undefined ? TASK_DEFAULTS.ttlMs : options.ttlMs,
+      pollIntervalMs: options.pollIntervalMs ?? TASK_DEFAULTS.pollIntervalMs,
+    }
+    if (options.statusMessage !== undefined) initial.statusMessage = options.statusMessage
+    this.#actor = createActor<TaskState<R>, TaskMessage<R>>(initial, (state, message) => this.#behaviour(state, message), {
+      name: `task:${options.taskId}`,
+      reportError: options.reportError,
+      inspect: options.inspect,
+    })
+    // MCP 2025-11-25: ttl is "time in milliseconds from creation before task may be deleted".
+    if (initial.ttlMs !== null) {
+      this.#expiry = this.#scheduler.schedule(() => this.expire(), Math.max(0, createdAt + initial.ttlMs - now))
+    }
+    if (options.work !== undefined) this.send({ type: 'run', work: options.work })
+  }
+
+  #behaviour(state: TaskState<R>, message: TaskMessage<R>): Step<TaskState<R>> {
+    if (message.type === 'run' && this.#work !== undefined && !isTerminalStatus(state.status)) {
+      return withEffects(state, [() => this.#options.reportError?.(new TaskTransitionError(state.taskId, state.status, 'run'))])
+    }
+    const next = stepTask(state, message, this.#scheduler.now())
+    if (next instanceof TaskTransitionError) return withEffects(state, [() => this.#options.reportError?.(next)])
+    if (message.type === 'run') return withEffects(state, [() => this.#subscribe(message.work)])
+    // The work is done or abandoned once terminal: cancel unsubscribes it (MCP: a cancelled task
+    // MUST remain cancelled even if execution continues), and a result sent from outside ends it too.
+    if (isTerminalStatus(next.status)) return withEffects(next, [() => this.#unsubscribeWork()])
+    return next
+  }
+
+  #subscribe(work: Observable<R>): void {
+    // The work's latest value, the result if it completes now.
+    let last: { value: R } | undefined
+    const subscription = new Subscription()
+    this.#work = subscription
+    subscription.add(work.subscribe({
+      next: value => { last = { value } },
+      error: error => this.send({ type: 'fail', error }),
+      complete: () => {
+        if (last === undefined) this.send({ type: 'fail', error: new Error('The task\'s work completed without a result') })
+        else if (this.#options.isFailedResult?.(last.value)) this.send({ type: 'fail-with-result', result: last.value })
+        else this.send({ type: 'complete', result: last.value })
+      },
+    }))
+  }
+
+  #unsubscribeWork(): void {
+    this.#work?.unsubscribe()
+  }
+
+  get state(): TaskState<R> { return this.#actor.state }
+  get states(): Observable<TaskState<R>> { return this.#actor.states }
+  get isExpired(): boolean { return this.#isExpired }
+
+  get settled(): Observable<TaskState<R>> {
+    return new Observable<TaskState<R>>(subscriber => {
+      if (this.#isExpired && !isTerminalStatus(this.state.status)) {
+        subscriber.error(new TaskExpiredError(this.taskId))
+        return
+      }
+      return this.#actor.states.subscribe({
+        next: state => {
+          if (!isTerminalStatus(state.status)) return
+          subscriber.next(state)
+          subscriber.complete()
+        },
+        complete: () => subscriber.error(new TaskExpiredError(this.taskId)),
+      })
+    })
+  }
+
+  send(message: TaskMessage<R>): void { this.#actor.send(message) }
+
+  toWire(): Task { return taskToWire(this.state) }
+
+  expire(): void {
+    if (this.#isExpired) return
+    this.#isExpired = true
+    this.#expiry?.unsubscribe()
+    this.#unsubscribeWork()
+    void this.#actor.stop()
+    try { this.#options.onExpire?.(this.state) } catch (error) { this.#options.reportError?.(error) }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.#expiry?.unsubscribe()
+    this.#unsubscribeWork()
+    this.#isExpired = true
+    await this.#actor.stop()
+  }
+}
