@@ -49,13 +49,4 @@ export function isFrameError(payload: JsonRpcPayload): boolean {
   return !Array.isArray(payload) && !('method' in payload) && 'error' in payload
 }
 
-/**
- * `bytes` random bytes from the platform's CSPRNG (Web Crypto, in Node, browsers and workers alike)
- * as base64url text: unguessable, and safe in URLs and headers.
- */
-export function randomId(bytes: number): string {
-  const random = crypto.getRandomValues(new Uint8Array(bytes))
-  let binary = ''
-  for (const byte of random) binary += String.fromCharCode(byte)
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
-}
+export { randomId } from '../lib/base64url.ts'

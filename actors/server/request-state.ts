@@ -6,6 +6,7 @@
  * only, so it runs wherever the server does (Node, workers, browsers).
  */
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import { base64url, bytesOfBase64url } from '../../lib/base64url.ts'
 
 /** What a round carries to the next one. */
 export interface RoundState {
@@ -62,11 +63,11 @@ export class RequestStateCodec {
     if (typeof sealed !== 'string' || sealed.length > 8 * 1024 * 1024) return 'malformed'
     const parts = sealed.split('.')
     if (parts.length !== 3 || parts[0] !== VERSION) return 'malformed'
-    const mac = bytesOf(parts[2]!)
+    const mac = bytesOfBase64url(parts[2]!)
     if (mac === undefined) return 'malformed'
     const isAuthentic = await crypto.subtle.verify('HMAC', await this.#key, mac as Uint8Array<ArrayBuffer>, encoder.encode(`${parts[0]}.${parts[1]}`))
     if (!isAuthentic) return 'forged'
-    const body = bytesOf(parts[1]!)
+    const body = bytesOfBase64url(parts[1]!)
     let state: RoundState
     try {
       state = JSON.parse(new TextDecoder().decode(body)) as RoundState
@@ -96,18 +97,4 @@ function canonicalJson(value: unknown): string {
     return `{${keys.map(key => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`
   }
   return JSON.stringify(value) ?? 'null'
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = ''
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!)
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
-}
-
-function bytesOf(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined
-  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4))
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  return bytes
 }

@@ -1,6 +1,7 @@
 import { asyncScheduler, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
 import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from './task.ts'
+import { randomId } from '../../lib/base64url.ts'
 
 /** What a task is created with; the store sets its id, status (`working`) and times. */
 export interface TaskCreate {
@@ -95,10 +96,7 @@ export class TaskStoreFullError extends Error {
  * (MCP 2025-11-25: receivers MUST generate cryptographically secure task ids).
  */
 export function randomTaskId(): string {
-  const random = crypto.getRandomValues(new Uint8Array(16))
-  let binary = ''
-  for (const byte of random) binary += String.fromCharCode(byte)
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return randomId(16)
 }
 
 /**
