@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { BehaviorSubject, Observable, Subject, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { Observable, Subject, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
 import { createServer, type McpServer, type ServerOptions } from '../../actors/server.ts'
 import { connectInMemory } from '../../testing.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
@@ -12,6 +12,7 @@ import {
 } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS, type ElicitParams } from '../../lib/schema/types.ts'
+import { countListeners } from '../helpers/count-listeners.ts'
 
 const MODERN = '2026-07-28'
 const CLIENT_INFO = { name: 'raw-client', version: '1.0.0' }
@@ -97,23 +98,6 @@ function recorder(raw: Connection, methods: string[]) {
       return find(predicate)!
     },
   }
-}
-
-/**
- * How many listen streams watch the server's event bus now: `events` is wrapped to count its
- * subscribers (call before any stream opens).
- */
-function countListeners(server: McpServer): BehaviorSubject<number> {
-  const source = server.events
-  const count = new BehaviorSubject(0)
-  Object.defineProperty(server, 'events', {
-    value: new Observable(subscriber => {
-      count.next(count.value + 1)
-      const subscription = source.subscribe(subscriber)
-      return () => { subscription.unsubscribe(); count.next(count.value - 1) }
-    }),
-  })
-  return count
 }
 
 const subscriptionIdOf = (params: JsonObject) => (params._meta as JsonObject | undefined)?.[MetaKey.subscriptionId]

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { BehaviorSubject, Observable, filter, firstValueFrom, interval, last, map, take, tap } from 'rxjs'
+import { filter, firstValueFrom, interval, last, map, take, tap } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { createSseParser } from '../../lib/codec/sse.ts'
@@ -8,6 +8,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { MetaKey, NAMED_METHODS, mcpNameOf } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { events, messages } from '../helpers/sse-events.ts'
+import { countListeners } from '../helpers/count-listeners.ts'
 
 const MODERN = '2026-07-28'
 const ACCEPT = 'application/json, text/event-stream'
@@ -121,20 +122,6 @@ function sseReader(response: Response) {
       return queue.shift()!
     },
   }
-}
-
-/** Counts the subscribers of the server's event bus (listen streams): `events` is wrapped before any opens. */
-function countListeners(server: McpServer): BehaviorSubject<number> {
-  const source = server.events
-  const count = new BehaviorSubject(0)
-  Object.defineProperty(server, 'events', {
-    value: new Observable(subscriber => {
-      count.next(count.value + 1)
-      const subscription = source.subscribe(subscriber)
-      return () => { subscription.unsubscribe(); count.next(count.value - 1) }
-    }),
-  })
-  return count
 }
 
 describe('streamableHttp (MCP 2026-07-28)', () => {
