@@ -12,6 +12,7 @@ import type { Inbound, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { ShapeKind } from './schema/shape.ts'
+import type { ModernMeta } from './schema/modern.ts'
 
 /** Default request timeout: 60 s without a response or progress. */
 export const DEFAULT_REQUEST_TIMEOUT = 60_000
@@ -61,11 +62,14 @@ export class IncomingRequest {
   /** Set once the handler reported progress: its response then goes out a turn later (see #respond). */
   hasSentProgress = false
   /**
-   * The protocol version this request speaks when it carries its own (a modern-era request, MCP
-   * 2026-07-28: `_meta` names it); set by the gate. Undefined for a request of the session's
-   * negotiated version.
+   * A modern-era request's own `_meta` (MCP 2026-07-28: version, client capabilities and info, log
+   * level), as the gate read and checked it; undefined for a request of the session's negotiated
+   * version. Read once, so the handler does not parse it again.
    */
-  protocolVersion: string | undefined = undefined
+  modernMeta: ModernMeta | undefined = undefined
+
+  /** The protocol version the request speaks when it carries its own (`modernMeta`). */
+  get protocolVersion(): string | undefined { return this.modernMeta?.protocolVersion }
 
   constructor(
     readonly id: RequestId,

@@ -156,6 +156,8 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly #config: SessionConfig
   readonly #path: string
   readonly #versions: readonly string[]
+  /** The modern ones among them (a legacy-only list still answers a modern POST as 2026-07-28 does). */
+  readonly #modernVersions: readonly string[]
   readonly #now: () => number
   readonly #idleTimeout: number
   #http: HttpServer | undefined
@@ -185,6 +187,8 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     this.#path = options.path ?? STREAMABLE_HTTP_DEFAULTS.path
     this.#versions = options.protocolVersions ?? ALL_VERSIONS
+    const modern = this.#versions.filter(isModernVersion)
+    this.#modernVersions = modern.length > 0 ? modern : MODERN_PROTOCOL_VERSIONS
     this.nodeHandler = this.nodeHandler.bind(this)
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
     this.#idleTimeout = ttl
@@ -489,8 +493,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const id = message.id as string | number
     if (typeof message.method !== 'string') return replyError(exchange, 400, ErrorCode.InvalidRequest, 'Invalid Request: a POST carries a request or a notification', undefined, id)
     const method = message.method
-    const modern = this.#versions.filter(isModernVersion)
-    const meta = readModernMeta(message.params, modern.length > 0 ? modern : MODERN_PROTOCOL_VERSIONS)
+    const meta = readModernMeta(message.params, this.#modernVersions, this.#versions)
     if ('code' in meta && meta.code === ErrorCode.InvalidParams) return replyError(exchange, 400, meta.code, meta.message, undefined, id)
     const requested = requestMeta(message.params)![MetaKey.protocolVersion] as string
     const header = exchange.header('mcp-protocol-version')?.trim()
@@ -499,10 +502,7 @@ class HttpTransportServer implements StreamableHttpServer {
         ? 'Header mismatch: the MCP-Protocol-Version header is required'
         : `Header mismatch: MCP-Protocol-Version ${JSON.stringify(header)} does not match _meta ${JSON.stringify(requested)}`, undefined, id)
     }
-    if ('code' in meta) {
-      const body = { jsonrpc: '2.0', id, error: { code: meta.code, message: meta.message, data: { supported: [...this.#versions], requested } } }
-      return exchange.reply(400, JSON_HEADERS, JSON.stringify(body))
-    }
+    if ('code' in meta) return exchange.reply(400, JSON_HEADERS, JSON.stringify({ jsonrpc: '2.0', id, error: meta.toJSON() }))
     const methodHeader = exchange.header('mcp-method')?.trim()
     if (methodHeader !== method) {
       return replyError(exchange, 400, ErrorCode.HeaderMismatch, methodHeader === undefined

@@ -12,8 +12,8 @@ import { HeaderMismatchError, InternalError, InvalidParamsError, MissingRequired
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import {
-  CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf, readModernMeta,
-  type HeaderParam, type ModernMeta,
+  CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf,
+  type HeaderParam,
 } from '../../lib/schema/modern.ts'
 import type { CacheHint } from '../server.ts'
 import { isPromiseLike } from '../request.ts'
@@ -37,14 +37,14 @@ const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => boolean>> =
  * handler makes now, and what the handler carries to the next round.
  */
 export class Round {
-  /** Input requests made in this run of the handler, by key. */
-  readonly asked = new Map<string, { method: string; params: JsonObject }>()
+  /** Input requests made in this run of the handler, by key (made on the first: most runs ask none). */
+  asked: Map<string, { method: string; params: JsonObject }> | undefined
   /** What the handler carries to the next round (`ctx.setRequestState`). */
   data: unknown
   /** Called on the first input request that has no answer. */
   onAsk: () => void = () => {}
   /** Default keys: one counter per method, from the start of each run, so keys repeat across runs. */
-  readonly #counters = new Map<string, number>()
+  #counters: Map<string, number> | undefined
 
   constructor(readonly answers: Readonly<Record<string, unknown>>, data: unknown) {
     this.data = data
@@ -56,8 +56,9 @@ export class Round {
    */
   ask(method: string, params: JsonObject, capabilities: object, key?: string): Promise<unknown> {
     const prefix = method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'
-    const count = (this.#counters.get(prefix) ?? 0) + 1
-    this.#counters.set(prefix, count)
+    const counters = this.#counters ??= new Map()
+    const count = (counters.get(prefix) ?? 0) + 1
+    counters.set(prefix, count)
     const id = key ?? `${prefix}-${count}`
     if (Object.hasOwn(this.answers, id)) {
       const answer = this.answers[id]
@@ -75,7 +76,10 @@ export class Round {
         { requiredCapabilities: capabilityObject(needed) },
       ))
     }
-    if (this.asked.size === 0) this.onAsk()
+    if (this.asked === undefined) {
+      this.asked = new Map()
+      this.onAsk()
+    }
     this.asked.set(id, { method, params })
     return new Promise(() => {})
   }
@@ -89,7 +93,7 @@ export class Round {
 export function serveModern(session: Session, route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
     const server = session.server
-    const meta = readModernMeta(params, server.versions.modern) as ModernMeta
+    const meta = request.modernMeta!
     let handler: Subscription | undefined
     let isAsking = false
     let isOver = false
@@ -125,7 +129,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
       }
       const asked: Record<string, string> = {}
       const inputRequests: JsonObject = {}
-      for (const [key, input] of round.asked) {
+      for (const [key, input] of round.asked!) {
         asked[key] = input.method
         inputRequests[key] = { method: input.method, params: input.params }
       }

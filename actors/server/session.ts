@@ -2,7 +2,7 @@ import { Observable, lastValueFrom, map } from '../../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type RequestOptions } from '../../lib/connection.ts'
 import type { Transport } from '../../lib/transport.ts'
 import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
-import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError, UnsupportedProtocolVersionError } from '../../lib/jsonrpc/errors.ts'
+import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/lifecycle.ts'
 import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
@@ -188,15 +188,14 @@ export class Session implements ServerSession {
    */
   #gateModern(request: IncomingRequest): McpError | undefined {
     const versions = this.server.versions
-    const meta = readModernMeta(request.params, versions.modern)
-    if (meta instanceof UnsupportedProtocolVersionError) return new UnsupportedProtocolVersionError(meta.message, { supported: [...versions.all], requested: (meta.data as { requested: string }).requested })
+    const meta = readModernMeta(request.params, versions.modern, versions.all)
     if (meta instanceof McpError) return meta
     if (LEGACY_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method} (not part of MCP ${meta.protocolVersion})`)
     const needed = requiredCapability(request.method)
     if (needed !== undefined && !hasCapability(this.server.capabilities(), needed)) {
       return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
     }
-    request.protocolVersion = meta.protocolVersion
+    request.modernMeta = meta
     return undefined
   }
 
@@ -317,7 +316,7 @@ export class Session implements ServerSession {
 
   /** One request of the router's: in the era it speaks (the gate marked a modern one with its version). */
   #serve(route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): unknown {
-    if (request.protocolVersion !== undefined) return serveModern(this, route, params, request)
+    if (request.modernMeta !== undefined) return serveModern(this, route, params, request)
     return route(params, new SessionContext(this, request))
   }
 

@@ -77,9 +77,10 @@ export interface ModernMeta {
 /**
  * Checks the per-request fields of a modern request: `_meta` with a string protocolVersion and an
  * object clientCapabilities (else -32602, MCP 2026-07-28 basic), a version among `supported`
- * (else -32022 with `{ supported, requested }`). `clientInfo` is optional.
+ * (else -32022 with `{ supported: advertised, requested }`: a dual-era server lists every version
+ * it serves, legacy ones too). `clientInfo` is optional.
  */
-export function readModernMeta(params: unknown, supported: readonly string[]): ModernMeta | McpError {
+export function readModernMeta(params: unknown, supported: readonly string[], advertised: readonly string[] = supported): ModernMeta | McpError {
   const meta = requestMeta(params)
   if (meta === undefined) return new InvalidParamsError('Invalid params: a request must carry _meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities')
   const protocolVersion = meta[MetaKey.protocolVersion]
@@ -87,7 +88,7 @@ export function readModernMeta(params: unknown, supported: readonly string[]): M
   const clientCapabilities = meta[MetaKey.clientCapabilities]
   if (!isJsonObject(clientCapabilities)) return new InvalidParamsError(`Invalid params: _meta is missing ${MetaKey.clientCapabilities}`)
   if (!supported.includes(protocolVersion)) {
-    return new UnsupportedProtocolVersionError(`Unsupported protocol version ${protocolVersion}; supported: ${supported.join(', ')}`, { supported: [...supported], requested: protocolVersion })
+    return new UnsupportedProtocolVersionError(`Unsupported protocol version ${protocolVersion}; supported: ${advertised.join(', ')}`, { supported: [...advertised], requested: protocolVersion })
   }
   const clientInfo = meta[MetaKey.clientInfo]
   const logLevel = meta[MetaKey.logLevel]
