@@ -5,12 +5,8 @@ import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
-import {
-  MODERN_PROTOCOL_VERSIONS, MODERN_ONLY_METHODS, NAMED_METHODS, decodeHeaderValue, hasModernMeta, isModernVersion, mcpNameOf, readModernMeta, requestMeta, MetaKey,
-} from '../lib/schema/modern.ts'
-import { isJsonObject } from '../lib/jsonrpc/guards.ts'
-import { ErrorCode } from '../lib/jsonrpc/errors.ts'
-import { ModernExchange } from './http-modern.ts'
+import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
+import { ModernExchange, isModernPost, refuseModernPost } from './http-modern.ts'
 import { createMemoryEventStore, type EventStore } from './event-store.ts'
 import { isAllowedHost, isAllowedOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
@@ -418,7 +414,7 @@ class HttpTransportServer implements StreamableHttpServer {
     // JSON-RPC 2.0 §5: an error about a request carries its id whenever the request had one; a
     // refused batch is answered with one error per request it held (null when it held none).
     const answers: RefusedIds = Array.isArray(payload) ? ids : (ids[0] ?? null)
-    if (this.#isModern(exchange, payload)) return this.#postModern(exchange, payload)
+    if (isModernPost(exchange, payload)) return this.#postModern(exchange, payload)
     if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, answers)
     if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
     let session: HttpSession
@@ -469,56 +465,11 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   /**
-   * A POST of the modern era (MCP 2026-07-28): no session id, and a request that speaks a modern
-   * version (in MCP-Protocol-Version or in its `_meta`) or asks for a method only that era has.
-   */
-  #isModern(exchange: Exchange, payload: unknown): boolean {
-    if (exchange.header('mcp-session-id') !== null || Array.isArray(payload) || !isJsonObject(payload)) return false
-    // An initialize opens a legacy session, unless it says it is modern (then it is -32601, 404).
-    if (payload.method === 'initialize') return hasModernMeta(payload.params)
-    const header = exchange.header('mcp-protocol-version')?.trim()
-    return (header !== undefined && isModernVersion(header)) || hasModernMeta(payload.params) || MODERN_ONLY_METHODS.has(payload.method as string)
-  }
-
-  /**
-   * Checks a modern-era POST the way Streamable HTTP 2026-07-28 asks (the `_meta` fields, then
-   * MCP-Protocol-Version against them, the version, Mcp-Method and Mcp-Name against the body) and
-   * hands the request to the server as a one-exchange transport. `Mcp-Param-*` headers are checked
-   * by the server, which knows the tools' schemas.
+   * A modern-era POST (see isModernPost), checked by the rules of Streamable HTTP 2026-07-28 (see
+   * refuseModernPost) and handed to the server as a one-exchange transport.
    */
   #postModern(exchange: Exchange, payload: unknown): void {
-    const message = payload as Record<string, unknown>
-    // A notification has nothing to answer in this revision (closing a stream is the cancel).
-    if (!('id' in message)) return exchange.reply(202, {})
-    const id = message.id as string | number
-    if (typeof message.method !== 'string') return replyError(exchange, 400, ErrorCode.InvalidRequest, 'Invalid Request: a POST carries a request or a notification', undefined, id)
-    const method = message.method
-    const meta = readModernMeta(message.params, this.#modernVersions, this.#versions)
-    if ('code' in meta && meta.code === ErrorCode.InvalidParams) return replyError(exchange, 400, meta.code, meta.message, undefined, id)
-    const requested = requestMeta(message.params)![MetaKey.protocolVersion] as string
-    const header = exchange.header('mcp-protocol-version')?.trim()
-    if (header !== requested) {
-      return replyError(exchange, 400, ErrorCode.HeaderMismatch, header === undefined
-        ? 'Header mismatch: the MCP-Protocol-Version header is required'
-        : `Header mismatch: MCP-Protocol-Version ${JSON.stringify(header)} does not match _meta ${JSON.stringify(requested)}`, undefined, id)
-    }
-    if ('code' in meta) return exchange.reply(400, JSON_HEADERS, JSON.stringify({ jsonrpc: '2.0', id, error: meta.toJSON() }))
-    const methodHeader = exchange.header('mcp-method')?.trim()
-    if (methodHeader !== method) {
-      return replyError(exchange, 400, ErrorCode.HeaderMismatch, methodHeader === undefined
-        ? 'Header mismatch: the Mcp-Method header is required'
-        : `Header mismatch: Mcp-Method ${JSON.stringify(methodHeader)} does not match the body's method ${JSON.stringify(method)}`, undefined, id)
-    }
-    if (NAMED_METHODS.has(method)) {
-      const raw = exchange.header('mcp-name')?.trim()
-      const name = raw === undefined ? undefined : decodeHeaderValue(raw)
-      const expected = mcpNameOf(method, message.params)
-      if (name === undefined || name !== expected) {
-        return replyError(exchange, 400, ErrorCode.HeaderMismatch, raw === undefined ? `Header mismatch: the Mcp-Name header is required for ${method}`
-          : name === undefined ? 'Header mismatch: Mcp-Name is not a valid header value'
-          : `Header mismatch: Mcp-Name ${JSON.stringify(name)} does not match the body's ${JSON.stringify(expected)}`, undefined, id)
-      }
-    }
+    if (refuseModernPost(exchange, payload as Record<string, unknown>, this.#modernVersions, this.#versions)) return
     const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark, this.#options.jsonResponse === true)
     this.#exchanges.add(transport)
     void transport.closed.then(() => this.#exchanges.delete(transport))
