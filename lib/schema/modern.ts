@@ -7,6 +7,7 @@
  */
 import type { JsonObject } from '../jsonrpc/message.ts'
 import { isJsonObject } from '../jsonrpc/guards.ts'
+import { base64, bytesOfBase64 } from '../base64url.ts'
 import { InvalidParamsError, UnsupportedProtocolVersionError, type McpError } from '../jsonrpc/errors.ts'
 
 /** Every modern-era revision supported, newest first. */
@@ -121,7 +122,7 @@ const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/
 export function encodeHeaderValue(value: string | number | boolean): string {
   const text = typeof value === 'string' ? value : String(value)
   if (PLAIN_HEADER_VALUE.test(text) && !(text.startsWith(BASE64_PREFIX) && text.endsWith(BASE64_SUFFIX))) return text
-  return `${BASE64_PREFIX}${base64OfUtf8(text)}${BASE64_SUFFIX}`
+  return `${BASE64_PREFIX}${base64(new TextEncoder().encode(text))}${BASE64_SUFFIX}`
 }
 
 /**
@@ -140,20 +141,6 @@ export function decodeHeaderValue(header: string): string | undefined {
     }
   }
   return /^[\x20-\x7e\t]*$/.test(header) ? header : undefined
-}
-
-function base64OfUtf8(text: string): string {
-  const bytes = new TextEncoder().encode(text)
-  let binary = ''
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary)
-}
-
-function bytesOfBase64(encoded: string): Uint8Array {
-  const binary = atob(encoded)
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  return bytes
 }
 
 // ---- x-mcp-header ----
