@@ -3,7 +3,7 @@
  */
 export { createServer, SERVER_DEFAULTS } from './actors/server.ts'
 export type {
-  McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, ResourceDefinition,
+  McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, MethodHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
   ToolResultFor, ServerEvent,

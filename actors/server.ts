@@ -204,6 +204,13 @@ export interface PromptDefinition<S extends ObjectStandardSchema = ObjectStandar
   argumentsJsonSchema?: JsonObject
 }
 
+/**
+ * The handler of a method registered with `server.method`: the request's params (as sent) and
+ * context in, the result out (a value, a Promise, or an Observable whose last value is the result).
+ * It runs in both eras; throw an `McpError` to answer with that JSON-RPC error.
+ */
+export type MethodHandler<R extends JsonObject = JsonObject> = (params: JsonObject | undefined, ctx: ServerContext) => HandlerOutcome<R>
+
 /** A prompt's handler: string arguments in (or, with `argumentsSchema`, what it gave back), messages out. */
 export type PromptHandler<A = Record<string, string>> = (args: A, ctx: ServerContext) => HandlerOutcome<GetPromptResult>
 
@@ -335,6 +342,22 @@ export interface McpServer {
    */
   prompt<S extends ObjectStandardSchema>(name: string, definition: PromptDefinition<S> & { argumentsSchema: S }, handler: PromptHandler<InferOutput<S>>): Registration<PromptDefinition<S>>
   prompt(name: string, definition: PromptDefinition, handler: PromptHandler): Registration<PromptDefinition>
+  /**
+   * Answers a method the server has no handler of its own for (an extension's, or the
+   * application's), in both eras and on every transport, sessions already open included. A modern
+   * request's result is finished like the built-in ones (`resultType`, server info in `_meta`).
+   * @throws TypeError when the server already answers `method`.
+   * @example
+   * server.method('acme/ping', (params, ctx) => ({ pong: true }))
+   */
+  method<R extends JsonObject = JsonObject>(method: string, handler: MethodHandler<R>): { remove(): void }
+  /**
+   * Declares an extension under `capabilities.extensions` (initialize and server/discover), with
+   * its settings (default `{}`); `remove()` withdraws it. Declaring it does not answer its
+   * methods: register those with {@link McpServer.method}.
+   * @throws TypeError when `id` is not of the form `prefix/name`.
+   */
+  extension(id: string, settings?: JsonObject): { remove(): void }
   /** Tells every session subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
   /**

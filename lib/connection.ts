@@ -129,6 +129,11 @@ export interface ConnectionOptions {
   gateRequest?: RequestGate
   /** May refuse an outgoing request locally, before it reaches the wire. */
   gateOutgoing?: (method: string, params: JsonObject | undefined) => Error | undefined
+  /**
+   * The handler of a method no `setRequestHandler` registered, looked up per request (a server's
+   * methods registered after the connection was made); undefined answers -32601.
+   */
+  findHandler?: (method: string) => RequestHandler | undefined
   /** Sees every incoming notification before the bus does (the lifecycle uses it). */
   onNotification?: (notification: JsonRpcNotification) => void
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
@@ -502,7 +507,7 @@ class JsonRpcConnection implements Connection {
     request.batch = batch
     const refusal = this.#options.gateRequest?.(request)
     if (refusal !== undefined) return this.#answerError(id, refusal, batch)
-    const handler = this.#handlers.get(message.method)
+    const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
     this.#incoming.set(id, request)
     let outcome: unknown

@@ -12,12 +12,13 @@ import {
   SERVER_DEFAULTS, type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerEvent, type ServerOptions, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
+  type MethodHandler,
 } from '../server.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec } from './request-state.ts'
-import { Router } from './router.ts'
-import { Session } from './session.ts'
+import { Router, type RouteHandler } from './router.ts'
+import { SESSION_METHODS, Session } from './session.ts'
 
 export interface ToolEntry {
   name: string
@@ -64,6 +65,10 @@ export class Server implements McpServer {
   readonly resources = new Map<string, ResourceEntry>()
   readonly templates = new Map<string, TemplateEntry>()
   readonly prompts = new Map<string, PromptEntry>()
+  /** Methods registered with {@link Server.method}: an extension's, or the application's own. */
+  readonly methods = new Map<string, RouteHandler>()
+  /** Extensions declared with {@link Server.extension}, by identifier, with their settings. */
+  readonly extensions = new Map<string, JsonObject>()
   readonly #sessions = new Set<Session>()
   /** One-exchange transports being answered (modern HTTP requests). */
   readonly #exchanges = new Set<Session>()
@@ -106,6 +111,24 @@ export class Server implements McpServer {
   #versions: { all: readonly string[]; legacy: readonly string[]; modern: readonly string[] } | undefined
 
   get sessions(): ReadonlySet<ServerSession> { return this.#sessions }
+
+  method(method: string, handler: MethodHandler): { remove(): void } {
+    if (typeof method !== 'string' || method.length === 0) throw new TypeError('A method needs a name')
+    if (SESSION_METHODS.has(method) || this.router.routes.has(method) || this.methods.has(method)) {
+      throw new TypeError(`Method ${JSON.stringify(method)} is already answered by this server`)
+    }
+    const route = handler as RouteHandler
+    this.methods.set(method, route)
+    return { remove: () => { if (this.methods.get(method) === route) this.methods.delete(method) } }
+  }
+
+  extension(id: string, settings: JsonObject = {}): { remove(): void } {
+    if (typeof id !== 'string' || !id.includes('/')) throw new TypeError(`An extension identifier is "vendor-prefix/name", not ${JSON.stringify(id)}`)
+    if (!isJsonObject(settings)) throw new TypeError(`The settings of extension ${id} must be an object`)
+    this.extensions.set(id, settings)
+    this.#capabilities = undefined
+    return { remove: () => { if (this.extensions.get(id) === settings && this.extensions.delete(id)) this.#capabilities = undefined } }
+  }
 
   tool(name: string, definition: ToolDefinition<any>, handler: ToolHandler<any>): Registration<ToolDefinition<any>> {
     if (typeof name !== 'string' || name.length === 0) throw new TypeError('A tool needs a name')
@@ -237,6 +260,7 @@ export class Server implements McpServer {
     }
     if (this.prompts.size > 0 || declared.prompts) capabilities.prompts = { listChanged: true, ...declared.prompts }
     if (declared.completions || this.#hasCompleters()) capabilities.completions = { ...declared.completions }
+    if (this.extensions.size > 0) capabilities.extensions = { ...declared.extensions, ...Object.fromEntries(this.extensions) }
     return capabilities
   }
 

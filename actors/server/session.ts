@@ -87,6 +87,11 @@ let sessionCount = 0
  * (each with its own `_meta`). A Streamable HTTP modern request is a one-exchange transport, so it
  * gets a Session of its own that ends with its answer.
  */
+/** The methods a session answers itself, beside the router's: no `server.method` may take them. */
+export const SESSION_METHODS: ReadonlySet<string> = new Set([
+  'initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'server/discover', 'subscriptions/listen',
+])
+
 export class Session implements ServerSession {
   readonly id: string
   readonly server: Server
@@ -111,6 +116,10 @@ export class Session implements ServerSession {
     this.connection = createConnection(transport, {
       gateRequest: request => this.#gate(request),
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
+      findHandler: method => {
+        const route = server.methods.get(method)
+        return route === undefined ? undefined : (params, request) => this.#serve(route, params, request)
+      },
       onNotification: notification => {
         if (notification.method === 'notifications/initialized') this.actor.send({ type: 'initialized' })
       },

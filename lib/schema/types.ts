@@ -88,6 +88,8 @@ export interface ClientCapabilities {
   sampling?: { context?: JsonObject; tools?: JsonObject }
   elicitation?: { form?: JsonObject; url?: JsonObject }
   tasks?: JsonObject
+  /** Extensions the client supports (MCP 2026-07-28), by identifier, each with its settings. */
+  extensions?: Record<string, JsonObject>
   [key: string]: unknown
 }
 
@@ -100,6 +102,8 @@ export interface ServerCapabilities {
   resources?: { subscribe?: boolean; listChanged?: boolean }
   tools?: { listChanged?: boolean }
   tasks?: JsonObject
+  /** Extensions the server supports (MCP 2026-07-28), by identifier, each with its settings. */
+  extensions?: Record<string, JsonObject>
   [key: string]: unknown
 }
 
