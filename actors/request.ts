@@ -1,4 +1,4 @@
-import { Observable, isObservable } from '../lib/rx.ts'
+import { Observable, isObservable, lastValueFrom } from '../lib/rx.ts'
 
 /**
  * What a handler may return: a value, a Promise of one, or an Observable whose last value counts.
@@ -54,4 +54,9 @@ export function mapOutcome<T, R>(run: () => HandlerOutcome<T>, project: (value: 
 /** True for anything with a `then` method. */
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
+}
+
+/** An outcome as a Promise: an Observable's last value, a value or PromiseLike as it resolves. */
+export function outcomePromise<T>(outcome: HandlerOutcome<T>): Promise<T> {
+  return isObservable(outcome) ? lastValueFrom(outcome) : Promise.resolve(outcome)
 }

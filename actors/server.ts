@@ -1,4 +1,4 @@
-import type { Observable } from '../lib/rx.ts'
+import type { Observable, SchedulerLike } from '../lib/rx.ts'
 import type { Connection, InspectionEvent, RequestOptions } from '../lib/connection.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
@@ -16,6 +16,8 @@ import type {
 import type { ActorRef } from './actor.ts'
 import type { RequestContext } from './context.ts'
 import type { HandlerOutcome } from './request.ts'
+import type { TaskStore } from './tasks/store.ts'
+import type { TaskState } from './tasks/task.ts'
 import { Server } from './server/server.ts'
 import type { SubscriptionMessage, SubscriptionState } from './server/session.ts'
 
@@ -57,6 +59,29 @@ export interface ServerContext extends RequestContext {
    * (sealed into the round's `requestState` with the answers so far). Ignored in the legacy era.
    */
   setRequestState(value: unknown): void
+  /** Set while the handler runs as a task: its id, and a way to say what it is doing now. */
+  readonly task: TaskHandle | undefined
+  /**
+   * Runs `work` as a task of this request when the request may become one (legacy: the client sent
+   * `params.task`; modern: the client declared the `io.modelcontextprotocol/tasks` extension), and
+   * returns the task's CreateTaskResult; otherwise runs `work` here and returns its result. For a
+   * tool registered with `taskStart: 'handler'`. The promise's value is what the handler returns
+   * (typed as the work's result; on the wire it is the CreateTaskResult). What comes before (an `elicit` in the modern era,
+   * an MRTR round) is answered synchronously, and only `work` becomes the task.
+   * @example
+   * async (args, ctx) => {
+   *   const { content } = await ctx.elicit(form('Your name?'))   // an input_required round
+   *   return ctx.runAsTask(async () => ({ content: [{ type: 'text', text: await longJob(content) }] }))
+   * }
+   */
+  runAsTask<R extends JsonObject>(work: (ctx: ServerContext) => HandlerOutcome<R>): Promise<R>
+}
+
+/** What a handler running as a task knows of its task. */
+export interface TaskHandle {
+  readonly taskId: string
+  /** Sets the task's `statusMessage` (what tasks/get and status notifications show). */
+  setStatusMessage(message: string): void
 }
 
 /**
@@ -148,7 +173,19 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema, O e
   outputJsonSchema?: ObjectJsonSchema
   annotations?: ToolAnnotations
   icons?: Icon[]
+  /**
+   * Whether the tool may run as a task (MCP tasks: 2025-11-25 and the 2026-07-28 extension):
+   * `forbidden` (default), `optional` (the client chooses in the legacy era; the server runs it as
+   * a task whenever the client declared the extension in the modern era) or `required` (a call that
+   * cannot be a task is refused: -32601 legacy, -32021 modern).
+   */
   execution?: Tool['execution']
+  /**
+   * When a task-capable call becomes a task: `'call'` (default) before the handler runs, the whole
+   * handler being the task's work; `'handler'` when the handler calls `ctx.runAsTask(work)`, so it
+   * can gather input first (an MRTR round in the modern era).
+   */
+  taskStart?: 'call' | 'handler'
   _meta?: JsonObject
 }
 
@@ -252,6 +289,31 @@ export interface ServerOptions {
    * template's own `cache` wins for reads). Default: `{ ttlMs: 0, cacheScope: 'private' }`.
    */
   cacheHints?: Partial<Record<'server/discover' | 'tools/list' | 'prompts/list' | 'resources/list' | 'resources/templates/list' | 'resources/read', CacheHint>>
+  /** Tasks (both eras): where they are kept, how long, who owns them. See {@link ServerTaskOptions}. */
+  tasks?: ServerTaskOptions
+}
+
+/** Options of a server's tasks. */
+export interface ServerTaskOptions {
+  /** Where tasks live (default: a memory store with the limits below). */
+  store?: TaskStore
+  /** Retention of a task from its creation when the client asks for none (default 1 hour). */
+  defaultTtlMs?: number
+  /** The longest retention a client may ask for (default 24 hours). */
+  maxTtlMs?: number
+  /** The poll interval tasks suggest (default 1 s). */
+  pollIntervalMs?: number
+  /**
+   * Who owns a task the request creates: only that owner may read, wait for or cancel it. Default:
+   * the session in the legacy era (a new session does not see the old one's tasks), and nobody in
+   * particular in the modern era, where the task id, 128 random bits, is the capability. Give your
+   * own (an authenticated user, an API key's id) to let one user reach a task from any connection.
+   */
+  owner?: (ctx: ServerContext) => string
+  /** Declare tasks even when no tool supports them (`tasks/list` then answers an empty list). */
+  enabled?: boolean
+  /** The clock and timers of tasks (TTL) and of the default store; default `asyncScheduler`. */
+  scheduler?: SchedulerLike
 }
 
 /** DEFAULTS of {@link ServerOptions}. */
@@ -385,6 +447,8 @@ export interface McpServer {
 export type ServerEvent =
   | { type: 'list_changed'; kind: 'tools' | 'resources' | 'prompts' }
   | { type: 'resource_updated'; uri: string }
+  /** A task's state changed (and is stored); `sessionId` names the legacy session that created it. */
+  | { type: 'task'; task: TaskState; sessionId?: string }
 
 /**
  * Creates an MCP server. Register tools, resources and prompts, then `listen` on a transport.

@@ -9,7 +9,8 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel,
 } from '../../lib/schema/types.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
-import type { InputOptions, ServerContext } from '../server.ts'
+import type { InputOptions, ServerContext, TaskHandle } from '../server.ts'
+import type { HandlerOutcome } from '../request.ts'
 import { BaseContext } from '../context.ts'
 import type { Session } from './session.ts'
 import type { Round } from './modern.ts'
@@ -27,6 +28,11 @@ export class SessionContext extends BaseContext implements ServerContext {
   get logLevel(): LoggingLevel { return this.session.state.logLevel }
   /** Legacy requests carry nothing across rounds: there are none. */
   get requestState(): unknown { return undefined }
+  /** Not a task: a task's handler gets a TaskContext. */
+  get task(): TaskHandle | undefined { return undefined }
+  runAsTask<R extends JsonObject>(work: (ctx: ServerContext) => HandlerOutcome<R>): Promise<R> {
+    return this.session.server.tasks.runAsTask(this, this.incoming.params, work)
+  }
   setRequestState(_value: unknown): void {}
   log(level: LoggingLevel, data: unknown, logger?: string): void { this.session.log(level, data, logger, this.requestId) }
   sample(params: CreateMessageParams, options?: InputOptions): Promise<CreateMessageResult> {
@@ -62,6 +68,11 @@ export class ModernContext extends BaseContext implements ServerContext {
     return level !== undefined && (LOGGING_LEVELS as readonly string[]).includes(level) ? level as LoggingLevel : 'emergency'
   }
   get requestState(): unknown { return this.round.data }
+  /** Not a task: a task's handler gets a TaskContext. */
+  get task(): TaskHandle | undefined { return undefined }
+  runAsTask<R extends JsonObject>(work: (ctx: ServerContext) => HandlerOutcome<R>): Promise<R> {
+    return this.session.server.tasks.runAsTask(this, this.incoming.params, work)
+  }
   setRequestState(value: unknown): void { this.round.data = value }
 
   log(level: LoggingLevel, data: unknown, logger?: string): void {

@@ -19,6 +19,8 @@ import type { CacheHint } from '../server.ts'
 import { isPromiseLike } from '../request.ts'
 import { ModernContext } from './context.ts'
 import { paramsDigest, type RoundState } from './request-state.ts'
+import { TASKS_EXTENSION } from './tasks.ts'
+import { taskToModernWire } from '../tasks/task.ts'
 import type { RouteHandler } from './router.ts'
 import type { Session } from './session.ts'
 
@@ -26,7 +28,7 @@ import type { Session } from './session.ts'
 export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
 
 /** The result shapes each input method must answer with, checked before a handler sees them. */
-const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => boolean>> = {
+export const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => boolean>> = {
   'elicitation/create': answer => answer.action === 'accept' || answer.action === 'decline' || answer.action === 'cancel',
   'sampling/createMessage': answer => typeof answer.role === 'string' && answer.content !== undefined,
   'roots/list': answer => Array.isArray(answer.roots),
@@ -252,7 +254,9 @@ function cacheHintOf(session: Session, method: string, params: JsonObject | unde
 /** The answer to `server/discover`: versions, capabilities, instructions (finished like any result). */
 export function discover(session: Session): JsonObject {
   const server = session.server
-  const result: JsonObject = { supportedVersions: [...server.versions.all], capabilities: server.capabilities() as JsonObject }
+  // The legacy `tasks` capability is not of this era: the tasks extension says it here.
+  const { tasks: _legacyTasks, ...capabilities } = server.capabilities()
+  const result: JsonObject = { supportedVersions: [...server.versions.all], capabilities: capabilities as JsonObject }
   if (server.options.instructions !== undefined) result.instructions = server.options.instructions
   return result
 }
@@ -283,6 +287,22 @@ export function listen(session: Session, params: JsonObject | undefined, request
       for (const uri of filter.resourceSubscriptions) if (typeof uri === 'string' && uris.size < limit) uris.add(uri)
       accepted.resourceSubscriptions = [...uris]
     }
+    const taskIds = new Set<string>()
+    if (filter.taskIds !== undefined) {
+      // The tasks extension: task notifications only for a client that declared it on this request.
+      const extensions = request.modernMeta?.clientCapabilities.extensions
+      if (!isJsonObject(extensions) || !isJsonObject(extensions[TASKS_EXTENSION])) {
+        return subscriber.error(new MissingRequiredClientCapabilityError(`Missing required client capability: extension ${TASKS_EXTENSION} (task notifications)`,
+          { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }))
+      }
+      if (!Array.isArray(filter.taskIds)) return subscriber.error(new InvalidParamsError('Invalid params: notifications.taskIds must be an array of task ids'))
+      if (server.tasks.isEnabled) {
+        const limit = server.options.maxSubscriptions ?? 1000
+        for (const id of filter.taskIds) if (typeof id === 'string' && taskIds.size < limit) taskIds.add(id)
+        accepted.taskIds = [...taskIds]
+      }
+    }
+    const owner = taskIds.size > 0 ? server.tasks.ownerOf(new ModernContext(session, request, request.modernMeta!, new Round({}, undefined))) : ''
     const tag = { [MetaKey.subscriptionId]: request.id }
     const send = (method: string, extra: JsonObject = {}) => {
       if (request.isDone) return
@@ -293,7 +313,11 @@ export function listen(session: Session, params: JsonObject | undefined, request
     const events = server.events.subscribe(event => {
       if (event.type === 'list_changed') {
         if (accepted[LIST_FILTERS[event.kind]] === true) send(`notifications/${event.kind}/list_changed`)
-      } else if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
+      } else if (event.type === 'resource_updated') {
+        if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
+      } else if (taskIds.has(event.task.taskId) && event.task.owner === owner) {
+        send('notifications/tasks', taskToModernWire(event.task, true) as JsonObject)
+      }
     })
     const closing = server.closing.subscribe(() => {
       subscriber.next({ _meta: tag })
@@ -308,7 +332,7 @@ function principalOf(_session: Session): string {
   return ''
 }
 
-function capabilityObject(path: readonly string[]): JsonObject {
+export function capabilityObject(path: readonly string[]): JsonObject {
   const root: JsonObject = {}
   let node = root
   for (const key of path) {

@@ -1,4 +1,4 @@
-import { Observable, catchError, from, isObservable, lastValueFrom, mergeMap, of } from '../../lib/rx.ts'
+import { Observable, catchError, from, isObservable, mergeMap, of } from '../../lib/rx.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
@@ -7,9 +7,10 @@ import { loadedJsonSchema, loadJsonSchema } from '../../lib/validator.ts'
 import { validateStandard, type StandardVerdict } from '../../lib/standard-schema.ts'
 import type { CallToolResult, CompleteResult, Resource } from '../../lib/schema/types.ts'
 import type { Completer, ObjectStandardSchema, ReadOutcome, ServerContext } from '../server.ts'
-import { isPromiseLike, mapOutcome, type HandlerOutcome } from '../request.ts'
+import { isPromiseLike, mapOutcome, outcomePromise, type HandlerOutcome } from '../request.ts'
 import type { CacheHint } from '../server.ts'
 import { compact, compileToolSchemas, type Server, type TemplateEntry, type ToolEntry } from './server.ts'
+import { TaskContext } from './task-context.ts'
 
 /** What the router calls for one method: params and the request's context in, the result out. */
 export type RouteHandler = (params: JsonObject | undefined, ctx: ServerContext) => HandlerOutcome<JsonObject>
@@ -38,6 +39,11 @@ export class Router {
       ['prompts/list', listed('prompts', 'prompts', () => server.prompts)],
       ['prompts/get', (params, ctx) => this.#getPrompt(params, ctx)],
       ['completion/complete', (params, ctx) => this.#complete(params, ctx)],
+      ['tasks/get', (params, ctx) => server.tasks.get(params, ctx)],
+      ['tasks/result', (params, ctx) => server.tasks.result(params, ctx)],
+      ['tasks/list', (params, ctx) => server.tasks.list(params, ctx)],
+      ['tasks/cancel', (params, ctx) => server.tasks.cancel(params, ctx)],
+      ['tasks/update', (params, ctx) => server.tasks.update(params, ctx)],
     ])
   }
 
@@ -67,6 +73,12 @@ export class Router {
     const entry = typeof name === 'string' ? this.server.tools.get(name) : undefined
     // MCP tools: an unknown tool is a protocol error (-32602), not a tool result.
     if (entry === undefined || !entry.isEnabled) throw new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(name)}`)
+    const support = entry.definition.execution?.taskSupport ?? 'forbidden'
+    // A task-capable call becomes a task here, before its handler, unless the handler decides (taskStart 'handler').
+    if (!(ctx instanceof TaskContext) && entry.definition.taskStart !== 'handler' && this.server.tasks.decide(support, params, ctx)) {
+      return this.server.tasks.start(ctx, params, taskCtx => this.#callTool(params, taskCtx))
+    }
+    if (support === 'required' && entry.definition.taskStart === 'handler' && !(ctx instanceof TaskContext)) this.server.tasks.decide(support, params, ctx)
     const args = params!.arguments ?? {}
     if (!isJsonObject(args)) return toolError(`Invalid arguments for tool ${entry.name}: arguments must be an object`)
     if ((entry.jsonInput !== undefined && entry.validateInput === undefined) || (entry.jsonOutput !== undefined && entry.validateOutput === undefined)) {
@@ -126,6 +138,8 @@ export class Router {
 
   #checkToolResult(entry: ToolEntry, result: CallToolResult): JsonObject {
     if (!isJsonObject(result)) throw new InternalError(`Tool ${entry.name} returned no result object`)
+    // The handler made the call a task (ctx.runAsTask): its CreateTaskResult goes as it is.
+    if (isCreateTaskResult(result)) return result as unknown as JsonObject
     if (entry.validateOutput !== undefined && result.isError !== true) {
       if (result.structuredContent === undefined) throw new InternalError(`Tool ${entry.name} has an outputSchema but returned no structuredContent`)
       const check = entry.validateOutput(result.structuredContent)
@@ -147,7 +161,7 @@ export class Router {
       return withCursor({ resources: page.items }, page.nextCursor)
     }
     if (listing.length === 0) return finish([])
-    return Promise.all(listing.map(entry => outcomeToPromise(entry.definition.list!(ctx)))).then(lists => finish(lists.flat()))
+    return Promise.all(listing.map(entry => outcomePromise(entry.definition.list!(ctx)))).then(lists => finish(lists.flat()))
   }
 
   #readResource(params: JsonObject | undefined, ctx: ServerContext): HandlerOutcome<JsonObject> {
@@ -223,6 +237,11 @@ export class Router {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
+/** A CreateTaskResult of either era (legacy `{ task }`, modern `resultType: 'task'`). */
+function isCreateTaskResult(result: object): boolean {
+  return (result as JsonObject).resultType === 'task' || (isJsonObject((result as JsonObject).task) && (result as JsonObject).content === undefined)
+}
+
 function enabledWire<W>(entries: Map<string, { wire: W; isEnabled: boolean }>): W[] {
   const out: W[] = []
   for (const entry of entries.values()) if (entry.isEnabled) out.push(entry.wire)
@@ -283,8 +302,4 @@ function toCompletion(completion: string[] | CompleteResult['completion']): Json
   return { completion: compact({ values, total: completion.total, hasMore: completion.hasMore ?? false }) }
 }
 
-function outcomeToPromise<T>(outcome: HandlerOutcome<T>): Promise<T> {
-  if (outcome instanceof Observable) return lastValueFrom(outcome)
-  return Promise.resolve(outcome)
-}
 

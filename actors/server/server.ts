@@ -19,6 +19,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec } from './request-state.ts'
 import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
+import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
 
 export interface ToolEntry {
   name: string
@@ -84,6 +85,8 @@ export class Server implements McpServer {
   readonly closing: Observable<void> = this.#closing.asObservable()
   /** The methods over the registries, shared by every session and modern request. */
   readonly router: Router
+  /** The server's tasks (both eras). */
+  readonly tasks: ServerTasks
   /** Signs and checks the `requestState` of MRTR rounds (made on the first round). */
   #requestStates: RequestStateCodec | undefined
 
@@ -92,6 +95,7 @@ export class Server implements McpServer {
     this.options = options
     this.pageSize = options.pageSize ?? SERVER_DEFAULTS.pageSize
     this.router = new Router(this)
+    this.tasks = new ServerTasks(this, event => this.#events.next(event))
   }
 
   /** The server's name, title and version: what each modern result says of it (discover says all). */
@@ -261,6 +265,11 @@ export class Server implements McpServer {
     if (this.prompts.size > 0 || declared.prompts) capabilities.prompts = { listChanged: true, ...declared.prompts }
     if (declared.completions || this.#hasCompleters()) capabilities.completions = { ...declared.completions }
     if (this.extensions.size > 0) capabilities.extensions = { ...declared.extensions, ...Object.fromEntries(this.extensions) }
+    if (this.tasks.isEnabled) {
+      // Both declarations: initialize (2025-11-25) reads `tasks`, server/discover the extension (and drops `tasks`).
+      capabilities.tasks ??= LEGACY_TASKS_CAPABILITY as unknown as JsonObject
+      capabilities.extensions = { ...capabilities.extensions, [TASKS_EXTENSION]: capabilities.extensions?.[TASKS_EXTENSION] ?? {} }
+    }
     return capabilities
   }
 
@@ -299,8 +308,11 @@ export class Server implements McpServer {
     const sessions = isExchange ? this.#exchanges : this.#sessions
     sessions.add(session)
     // A legacy session hears list changes (once operating) and updates of what it subscribed to.
-    const events = isExchange ? undefined
-      : this.#events.subscribe(event => event.type === 'list_changed' ? session.listChanged(event.kind) : session.resourceUpdated(event.uri))
+    const events = isExchange ? undefined : this.#events.subscribe(event => {
+      if (event.type === 'list_changed') session.listChanged(event.kind)
+      else if (event.type === 'resource_updated') session.resourceUpdated(event.uri)
+      else if (event.sessionId === session.id) session.taskChanged(event.task)
+    })
     void session.closed.then(() => { events?.unsubscribe(); sessions.delete(session) })
     session.connection.start()
     return session
@@ -313,6 +325,7 @@ export class Server implements McpServer {
     this.#listeners.clear()
     for (const [, subscription] of listeners) subscription.unsubscribe()
     await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions, ...this.#exchanges].map(session => session.close())])
+    await this.tasks.close()
   }
 
   report(error: unknown): void {

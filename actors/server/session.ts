@@ -21,6 +21,7 @@ import { SessionContext } from './context.ts'
 import { discover, finishResult, listen, serveModern } from './modern.ts'
 import type { RouteHandler } from './router.ts'
 import type { ListKind, Server } from './server.ts'
+import { taskToWire, type TaskState } from '../tasks/task.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Subscription actor
@@ -269,6 +270,12 @@ export class Session implements ServerSession {
     const state = this.actor.state
     if (state.status !== 'operating') return
     this.notify(`notifications/${kind}/list_changed`)
+  }
+
+  /** A task this session created changed: `notifications/tasks/status` (MCP 2025-11-25; optional, sent while operating). */
+  taskChanged(task: TaskState): void {
+    if (this.actor.state.status !== 'operating') return
+    this.notify('notifications/tasks/status' as never, taskToWire(task) as never)
   }
 
   resourceUpdated(uri: string): void {

@@ -33,16 +33,21 @@ export interface TaskState<R = unknown> {
   pollIntervalMs: number
   /** The underlying request's result: set on completed, and on failed when the result itself failed (a tool result with `isError`). */
   result?: R
-  /** The underlying request's error: set on failed when it errored. */
+  /** The underlying request's error: set on failed when it errored (a JSON-RPC error object, to be storable). */
   error?: unknown
+  /**
+   * The input requests outstanding while `input_required` (MCP 2026-07-28 tasks extension), by
+   * key, each `{ method, params }`; cleared when the task leaves input_required.
+   */
+  inputRequests?: Record<string, { method: string; params: Record<string, unknown> }>
 }
 
 /** What a task actor hears. */
 export type TaskMessage<R = unknown> =
-  /** A new status message; the status stays. */
-  | { type: 'status'; statusMessage: string }
-  /** working -> input_required: the receiver needs input from the requestor. */
-  | { type: 'input-required'; statusMessage?: string }
+  /** A new status message, or (in input_required) the outstanding input requests now; the status stays. */
+  | { type: 'status'; statusMessage?: string; inputRequests?: TaskState['inputRequests'] }
+  /** working -> input_required: the receiver needs input from the requestor (what, when it travels in the task). */
+  | { type: 'input-required'; statusMessage?: string; inputRequests?: TaskState['inputRequests'] }
   /** input_required -> working: the input arrived. */
   | { type: 'resume'; statusMessage?: string }
   /** -> completed, with the result. */
@@ -123,6 +128,8 @@ export function stepTask<R>(state: TaskState<R>, message: TaskMessage<R>, now: n
   const next: TaskState<R> = { ...state, status: to, lastUpdatedAt: now }
   if (message.statusMessage !== undefined) next.statusMessage = message.statusMessage
   else if (to !== state.status) delete next.statusMessage
+  if ((message.type === 'input-required' || message.type === 'status') && message.inputRequests !== undefined) next.inputRequests = message.inputRequests
+  else if (to !== 'input_required') delete next.inputRequests
   if (message.type === 'complete' || message.type === 'fail-with-result') next.result = message.result
   if (message.type === 'fail') {
     next.error = message.error
@@ -146,6 +153,30 @@ export function taskToWire(state: TaskState<unknown>): Task {
     pollInterval: state.pollIntervalMs,
   }
   if (state.statusMessage !== undefined) task.statusMessage = state.statusMessage
+  return task
+}
+
+/**
+ * The wire form of a task in the MCP 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`):
+ * `ttlMs` and `pollIntervalMs`, and as a DetailedTask (tasks/get, notifications/tasks) what its
+ * status carries inline: the result once completed (a failed tool result too: the extension
+ * reserves `failed` for JSON-RPC errors), the error once failed, the input requests while
+ * input_required.
+ */
+export function taskToModernWire(state: TaskState<unknown>, isDetailed: boolean): Record<string, unknown> {
+  const task: Record<string, unknown> = {
+    taskId: state.taskId,
+    status: state.status === 'failed' && state.error === undefined ? 'completed' : state.status,
+    createdAt: new Date(state.createdAt).toISOString(),
+    lastUpdatedAt: new Date(state.lastUpdatedAt).toISOString(),
+    ttlMs: state.ttlMs,
+    pollIntervalMs: state.pollIntervalMs,
+  }
+  if (state.statusMessage !== undefined) task.statusMessage = state.statusMessage
+  if (!isDetailed) return task
+  if (state.result !== undefined && (state.status === 'completed' || state.status === 'failed')) task.result = state.result
+  if (state.error !== undefined && state.status === 'failed') task.error = state.error
+  if (state.status === 'input_required') task.inputRequests = state.inputRequests ?? {}
   return task
 }
 

@@ -44,7 +44,7 @@ export const LEGACY_ONLY_METHODS: ReadonlySet<string> = new Set([
 ])
 
 /** Methods that exist only in the modern era: a legacy session asking for one gets -32601. */
-export const MODERN_ONLY_METHODS: ReadonlySet<string> = new Set(['server/discover', 'subscriptions/listen'])
+export const MODERN_ONLY_METHODS: ReadonlySet<string> = new Set(['server/discover', 'subscriptions/listen', 'tasks/update'])
 
 /** Requests whose result may be `input_required` (MRTR); any other request never gets one. */
 export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read'])
