@@ -6,8 +6,17 @@ export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, MethodHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
-  ToolResultFor, ServerEvent,
+  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle,
 } from './actors/server.ts'
+export { TASKS_EXTENSION } from './actors/server/tasks.ts'
+export { RELATED_TASK_META } from './actors/server/task-context.ts'
+export {
+  createTask, stepTask, canTransition, isTerminalStatus, taskToWire, taskToModernWire, TaskTransitionError, TaskExpiredError,
+  TASK_DEFAULTS, TERMINAL_STATUSES, TASK_TRANSITION_ERROR_CODE, TASK_EXPIRED_ERROR_CODE,
+} from './actors/tasks/task.ts'
+export type { TaskState, TaskMessage, TaskOptions, TaskRef } from './actors/tasks/task.ts'
+export { createMemoryTaskStore, MEMORY_TASK_STORE_DEFAULTS, TaskStoreFullError, TASK_STORE_FULL_ERROR_CODE, randomTaskId } from './actors/tasks/store.ts'
+export type { TaskStore, TaskCreate, TaskPage, MemoryTaskStoreOptions } from './actors/tasks/store.ts'
 export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './actors/client.ts'
 export type {
   McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
