@@ -12,7 +12,7 @@ import { InternalError, InvalidParamsError, McpError, MethodNotFoundError, Missi
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import type { ServerContext, ServerEvent } from '../server.ts'
 import { isPromiseLike, outcomePromise, type HandlerOutcome } from '../request.ts'
-import { createMemoryTaskStore, type TaskStore } from '../tasks/store.ts'
+import { TaskStoreFullError, createMemoryTaskStore, type TaskStore } from '../tasks/store.ts'
 import { TaskTransitionError, createTask, isTerminalStatus, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { RELATED_TASK_META, TaskContext } from './task-context.ts'
 import type { Server } from './server.ts'
@@ -108,7 +108,11 @@ export class ServerTasks {
   async start(ctx: ServerContext, params: JsonObject | undefined, work: (ctx: ServerContext) => HandlerOutcome<JsonObject>): Promise<JsonObject> {
     const owner = this.ownerOf(ctx)
     const requested = isJsonObject(params?.task) ? params!.task.ttl : undefined
-    const stored = await this.store.create({ owner, ttlMs: typeof requested === 'number' && requested >= 0 ? Math.floor(requested) : undefined })
+    const stored = await this.store.create({ owner, ttlMs: typeof requested === 'number' && requested >= 0 ? Math.floor(requested) : undefined }).catch((error: unknown) => {
+      // The store is full (for everyone, or for this owner): the call is refused, nothing runs.
+      if (error instanceof TaskStoreFullError) throw new InternalError(`Internal error: ${error.message}; wait for tasks to finish or expire`, { limit: error.limit, scope: error.scope })
+      throw error
+    })
     const sessionId = ctx.era === 'legacy' ? ctx.session.id : undefined
     const ref = createTask<JsonObject>({
       taskId: stored.taskId, owner, createdAt: stored.createdAt, ttlMs: stored.ttlMs, pollIntervalMs: stored.pollIntervalMs,

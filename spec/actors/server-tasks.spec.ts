@@ -7,6 +7,7 @@ import { resultOf } from '../../lib/operators/progress.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, InvalidParamsError, McpError } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
+import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 
 const MODERN = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
@@ -164,6 +165,18 @@ describe('tasks, legacy era (MCP 2025-11-25)', () => {
     expect((await second.failure('tasks/get', { taskId: ids[0]! })).code).toBe(ErrorCode.InvalidParams)
     expect((await second.failure('tasks/cancel', { taskId: ids[0]! })).code).toBe(ErrorCode.InvalidParams)
     expect((await first.failure('tasks/list', { cursor: 'not-a-cursor' })).code).toBe(ErrorCode.InvalidParams)
+  })
+
+  it('refuses a task past the store\'s limit with -32603 naming it, and runs nothing', async () => {
+    const { server, slowGate } = makeServer({ tasks: { store: createMemoryTaskStore({ maxTasksPerOwner: 2 }) } })
+    const { call, failure } = await openLegacy(server)
+    await call('tools/call', { name: 'slow', arguments: {}, task: {} })
+    await call('tools/call', { name: 'slow', arguments: {}, task: {} })
+    const refusal = await failure('tools/call', { name: 'slow', arguments: {}, task: {} })
+    expect(refusal.code).toBe(ErrorCode.InternalError)
+    expect(refusal.data).toEqual({ limit: 2, scope: 'owner' })
+    expect((await call('tasks/list') as { tasks: unknown[] }).tasks).toHaveLength(2)
+    slowGate.open()
   })
 
   it('asks the client inside a task: input_required meanwhile, the related-task _meta on the request', async () => {
