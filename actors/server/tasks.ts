@@ -16,6 +16,7 @@ import { TaskStoreFullError, createMemoryTaskStore, type TaskStore } from '../ta
 import { TaskTransitionError, createTask, isTerminalStatus, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { RELATED_TASK_META, TaskContext } from './task-context.ts'
 import type { Server } from './server.ts'
+import type { Session } from './session.ts'
 
 /** The identifier of the MCP 2026-07-28 tasks extension. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
@@ -70,7 +71,8 @@ export class ServerTasks {
   ownerOf(ctx: ServerContext): string {
     const own = this.#server.options.tasks?.owner
     if (own !== undefined) return own(ctx)
-    return ctx.era === 'legacy' ? ctx.session.id : ''
+    // A stateless exchange (modern, or legacy HTTP without sessions) has no session to bind to.
+    return ctx.era === 'legacy' && (ctx.session as Session).connection.transport.isStateless !== true ? ctx.session.id : ''
   }
 
   /**
@@ -137,7 +139,11 @@ export class ServerTasks {
           .then(saved => this.emit({ type: 'task', task: saved, sessionId }), error => this.#server.report(error))
         if (isTerminalStatus(state.status)) {
           context.abort()
-          void live.written.then(() => { if (this.#live.get(ref.taskId) === live) this.#live.delete(ref.taskId) })
+          // Once its end is stored the actor has nothing left to do: the store keeps the task until its TTL.
+          void live.written.then(() => {
+            if (this.#live.get(ref.taskId) === live) this.#live.delete(ref.taskId)
+            return ref[Symbol.asyncDispose]()
+          })
         }
       },
       complete: () => context.abort(),

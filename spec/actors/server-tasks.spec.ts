@@ -8,6 +8,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, InvalidParamsError, McpError } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
 import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
 
 const MODERN = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
@@ -165,6 +166,23 @@ describe('tasks, legacy era (MCP 2025-11-25)', () => {
     expect((await second.failure('tasks/get', { taskId: ids[0]! })).code).toBe(ErrorCode.InvalidParams)
     expect((await second.failure('tasks/cancel', { taskId: ids[0]! })).code).toBe(ErrorCode.InvalidParams)
     expect((await first.failure('tasks/list', { cursor: 'not-a-cursor' })).code).toBe(ErrorCode.InvalidParams)
+  })
+
+  it('keeps tasks reachable across POSTs of a stateless HTTP server (no session to bind them to)', async () => {
+    const { server } = makeServer()
+    const http = streamableHttp({ port: 0, stateless: true })
+    await server.listen(http)
+    const post = async (id: number, method: string, params: JsonObject) => {
+      const response = await fetch(http.url!, {
+        method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+      })
+      const text = await response.text()
+      const data = text.startsWith('{') ? text : text.split('\n').find(line => line.startsWith('data:'))!.slice(5)
+      return (JSON.parse(data) as { result: JsonObject }).result
+    }
+    const { task } = await post(1, 'tools/call', { name: 'quick', arguments: {}, task: {} }) as { task: { taskId: string } }
+    expect(await post(2, 'tasks/result', { taskId: task.taskId })).toMatchObject(text('quick'))
   })
 
   it('refuses a task past the store\'s limit with -32603 naming it, and runs nothing', async () => {
