@@ -22,6 +22,7 @@ import { discover, finishResult, listen, serveModern } from './modern.ts'
 import type { RouteHandler } from './router.ts'
 import type { ListKind, Server } from './server.ts'
 import { taskToWire, type TaskState } from '../tasks/task.ts'
+import { RELATED_TASK_META } from './task-context.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Subscription actor
@@ -275,7 +276,7 @@ export class Session implements ServerSession {
   /** A task this session created changed: `notifications/tasks/status` (MCP 2025-11-25; optional, sent while operating). */
   taskChanged(task: TaskState): void {
     if (this.actor.state.status !== 'operating') return
-    this.notify('notifications/tasks/status' as never, taskToWire(task) as never)
+    this.notify('notifications/tasks/status' as never, { ...taskToWire(task), _meta: { [RELATED_TASK_META]: { taskId: task.taskId } } } as never)
   }
 
   resourceUpdated(uri: string): void {

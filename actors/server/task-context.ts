@@ -158,7 +158,7 @@ export class TaskContext implements ServerContext {
     const params: JsonObject = { progressToken, progress }
     if (total !== undefined) params.total = total
     if (message !== undefined) params.message = message
-    this.notify('notifications/progress', params)
+    this.notify('notifications/progress', this.#related(params))
   }
 
   notify(method: string, params?: JsonObject): void {

@@ -48,6 +48,12 @@ function makeServer(options: ServerOptions = {}) {
     return text('slow done')
   })
   server.tool('quick', { execution: { taskSupport: 'optional' } }, () => text('quick'))
+  server.tool('reports', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
+    await slowGate.opened
+    ctx.progress(1, 2, 'half')
+    ctx.progress(2, 2, 'all')
+    return text('reported')
+  })
   server.tool('only_task', { execution: { taskSupport: 'required' } }, () => text('as a task'))
   server.tool('plain', {}, () => text('plain'))
   server.tool('broken', { execution: { taskSupport: 'optional' } }, () => { throw new InvalidParamsError('Invalid params: broken on purpose') })
@@ -122,6 +128,18 @@ describe('tasks, legacy era (MCP 2025-11-25)', () => {
     const completed = await statuses.until(params => params.status === 'completed')
     expect(completed.taskId).toBe(task.taskId)
     expect(await call('tasks/get', { taskId: task.taskId as string })).toMatchObject({ status: 'completed' })
+  })
+
+  it("keeps the call's progress token inside the task, with the related-task _meta", async () => {
+    const { server, slowGate } = makeServer()
+    const { raw } = await openLegacy(server)
+    const progress = notifications(raw, 'notifications/progress')
+    const created = await firstValueFrom(raw.request('tools/call', { name: 'reports', arguments: {}, task: {}, _meta: { progressToken: 'p-1' } }, { progress: false, timeout: 0 }).pipe(resultOf()))
+    const taskId = (created.task as JsonObject).taskId
+    slowGate.open()
+    const last = await progress.until(params => params.progress === 2)
+    expect(progress.seen.map(params => [params.progressToken, params.progress, params.message])).toEqual([['p-1', 1, 'half'], ['p-1', 2, 'all']])
+    expect((last._meta as JsonObject)[RELATED]).toEqual({ taskId })
   })
 
   it('refuses a task for a forbidden tool and a plain call of a required one with -32601', async () => {
