@@ -234,6 +234,7 @@ export class Server implements McpServer {
   /** Marks a list changed; sessions hear of it once, at the end of the current microtask. */
   changed(kind: ListKind): true {
     this.#capabilities = undefined
+    this.tasks?.changed()
     if (!this.#events.observed) return true
     if (this.#changed.size === 0) queueMicrotask(() => this.#flushChanged())
     this.#changed.add(kind)

@@ -57,15 +57,17 @@ export class ServerTasks {
   /** Tasks running in this process now (not the stored ones). */
   get liveCount(): number { return this.#live.size }
 
-  /** Whether the server does tasks: asked to, or a tool may run as one. */
+  /** Whether the server does tasks: asked to, or a tool may run as one (kept until the tools change). */
   get isEnabled(): boolean {
-    if (this.#server.options.tasks?.enabled) return true
-    for (const entry of this.#server.tools.values()) {
+    return this.#isEnabled ??= this.#server.options.tasks?.enabled === true || [...this.#server.tools.values()].some(entry => {
       const support = entry.definition.execution?.taskSupport
-      if (support === 'optional' || support === 'required') return true
-    }
-    return false
+      return support === 'optional' || support === 'required'
+    })
   }
+  #isEnabled: boolean | undefined
+
+  /** The registries changed: whether tasks are on is read again when next asked. */
+  changed(): void { this.#isEnabled = undefined }
 
   /** Who owns the tasks `ctx`'s request creates or reads. */
   ownerOf(ctx: ServerContext): string {
@@ -82,19 +84,22 @@ export class ServerTasks {
   decide(support: TaskSupport, params: JsonObject | undefined, ctx: ServerContext): boolean {
     if (ctx.era === 'legacy') {
       const asked = isJsonObject(params?.task)
+      // The common case first: a plain call of a tool that need not be a task.
+      if (!asked && support !== 'required') return false
       // MCP 2025-11-25: a receiver without the tasks capability ignores the task metadata.
       if (!this.isEnabled) return false
       if (asked && support === 'forbidden') throw new MethodNotFoundError(`Method not found: tool ${JSON.stringify(params?.name)} cannot run as a task (execution.taskSupport is forbidden)`)
       if (!asked && support === 'required') throw new MethodNotFoundError(`Method not found: tool ${JSON.stringify(params?.name)} runs only as a task; send params.task`)
       return asked
     }
+    if (support === 'forbidden') return false
     const declared = isJsonObject(ctx.clientCapabilities.extensions) && isJsonObject(ctx.clientCapabilities.extensions[TASKS_EXTENSION])
     if (!declared && support === 'required') {
       throw new MissingRequiredClientCapabilityError(`Missing required client capability: extension ${TASKS_EXTENSION} (tool ${JSON.stringify(params?.name)} runs only as a task)`,
         { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } })
     }
     // The server decides in the modern era: a task-capable tool runs as a task whenever the client can take one.
-    return declared && support !== 'forbidden'
+    return declared
   }
 
   /** `ctx.runAsTask`: a task when the request may be one, else the work right here. */
