@@ -103,6 +103,13 @@ export interface InputOptions extends RequestOptions {
    * as long as the handler asks in the same order.
    */
   key?: string
+  /**
+   * Legacy era (MCP 2025-11-25): ask the client to run this sampling or elicitation as a task
+   * (`params.task`, with a retention when given); the answer is awaited with `tasks/result`. The
+   * client must have declared `tasks.requests.sampling.createMessage` / `.elicitation.create`
+   * (else CapabilityError). Ignored in the modern era.
+   */
+  task?: { ttlMs?: number }
 }
 
 /** Cache hints of a cacheable result (MCP 2026-07-28 caching): how long it stays fresh, who may share it. */
@@ -359,8 +366,8 @@ export interface ServerSession {
   notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ClientNotifications, M>): Observable<P>
   /** Sends `notifications/message` if `level` passes the session's level. */
   log(level: LoggingLevel, data: unknown, logger?: string): void
-  sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult>
-  elicit(params: ElicitParams, options?: RequestOptions): Promise<ElicitResult>
+  sample(params: CreateMessageParams, options?: InputOptions): Promise<CreateMessageResult>
+  elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult>
   listRoots(options?: RequestOptions): Promise<ListRootsResult>
   /** Tells the client a URL elicitation finished (`notifications/elicitation/complete`). */
   completeElicitation(elicitationId: string): void

@@ -16,7 +16,7 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from '../actor.ts'
-import { SERVER_DEFAULTS, type ServerSession, type SessionState } from '../server.ts'
+import { SERVER_DEFAULTS, type InputOptions, type ServerSession, type SessionState } from '../server.ts'
 import { SessionContext } from './context.ts'
 import { discover, finishResult, listen, serveModern } from './modern.ts'
 import type { RouteHandler } from './router.ts'
@@ -251,12 +251,32 @@ export class Session implements ServerSession {
     this.notify('notifications/message', logger === undefined ? { level, data } : { level, logger, data }, relatedRequestId)
   }
 
-  sample(params: CreateMessageParams, options?: RequestOptions): Promise<CreateMessageResult> {
+  sample(params: CreateMessageParams, options?: InputOptions): Promise<CreateMessageResult> {
+    if (options?.task !== undefined) return this.#askAsTask('sampling/createMessage', ['sampling', 'createMessage'], params as unknown as JsonObject, options) as Promise<CreateMessageResult>
     return lastValueFrom(this.request<CreateMessageResult & JsonObject>('sampling/createMessage', params as unknown as JsonObject, options).pipe(resultOf()))
   }
 
-  elicit(params: ElicitParams, options?: RequestOptions): Promise<ElicitResult> {
+  elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
+    if (options?.task !== undefined) return this.#askAsTask('elicitation/create', ['elicitation', 'create'], params as unknown as JsonObject, options) as Promise<ElicitResult>
     return lastValueFrom(this.request<ElicitResult & JsonObject>('elicitation/create', params as unknown as JsonObject, options).pipe(resultOf()))
+  }
+
+  /**
+   * Asks the client to run a request as a task (MCP 2025-11-25, the client's side of tasks): sent
+   * with `params.task`, answered with a CreateTaskResult at once, then waited for with
+   * `tasks/result` (which blocks until the client's task ends). The client must have declared
+   * `tasks.requests.<kind>.<method>`.
+   */
+  async #askAsTask(method: string, path: [string, string], params: JsonObject, options: InputOptions): Promise<JsonObject> {
+    const declared = (this.actor.state.clientCapabilities.tasks as { requests?: Record<string, Record<string, unknown>> } | undefined)?.requests?.[path[0]]?.[path[1]]
+    if (!isJsonObject(declared)) throw new CapabilityError(`The client did not declare tasks.requests.${path.join('.')}, which ${method} as a task needs`)
+    const task: JsonObject = options.task!.ttlMs === undefined ? {} : { ttl: options.task!.ttlMs }
+    const { task: _task, ...requestOptions } = options
+    const created = await lastValueFrom(this.request<JsonObject>(method, { ...params, task }, requestOptions).pipe(resultOf()))
+    const taskId = isJsonObject(created.task) ? created.task.taskId : undefined
+    // A client may answer at once instead (it need not run every request as a task).
+    if (typeof taskId !== 'string') return created
+    return lastValueFrom(this.request<JsonObject>('tasks/result', { taskId }, { ...requestOptions, timeout: requestOptions.timeout ?? 0 }).pipe(resultOf()))
   }
 
   listRoots(options?: RequestOptions): Promise<ListRootsResult> {

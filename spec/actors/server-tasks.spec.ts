@@ -48,6 +48,10 @@ function makeServer(options: ServerOptions = {}) {
     return text('slow done')
   })
   server.tool('quick', { execution: { taskSupport: 'optional' } }, () => text('quick'))
+  server.tool('asks_as_task', {}, async (_args, ctx) => {
+    const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } }, { task: { ttlMs: 5000 } })
+    return text(`the client's task said ${String(answer.content?.name)}`)
+  })
   server.tool('reports', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
     await slowGate.opened
     ctx.progress(1, 2, 'half')
@@ -213,6 +217,26 @@ describe('tasks, legacy era (MCP 2025-11-25)', () => {
     expect(refusal.data).toEqual({ limit: 2, scope: 'owner' })
     expect((await call('tasks/list') as { tasks: unknown[] }).tasks).toHaveLength(2)
     slowGate.open()
+  })
+
+  it("asks the client to run an elicitation as a task: params.task out, then tasks/result for the client's answer", async () => {
+    const { server } = makeServer()
+    const client = await openLegacy(server, { elicitation: { form: {} }, tasks: { requests: { elicitation: { create: {} } } } })
+    const seen: Array<{ method: string; params: JsonObject | undefined }> = []
+    client.raw.setRequestHandler('elicitation/create', params => {
+      seen.push({ method: 'elicitation/create', params })
+      return { task: { taskId: 'client-task-1', status: 'working', createdAt: new Date(0).toISOString(), lastUpdatedAt: new Date(0).toISOString(), ttl: 5000 } }
+    })
+    client.raw.setRequestHandler('tasks/result', params => {
+      seen.push({ method: 'tasks/result', params })
+      return { action: 'accept', content: { name: 'Mo' }, _meta: { [RELATED]: { taskId: 'client-task-1' } } }
+    })
+    expect(await client.call('tools/call', { name: 'asks_as_task', arguments: {} })).toEqual(text("the client's task said Mo"))
+    expect(seen.map(entry => entry.method)).toEqual(['elicitation/create', 'tasks/result'])
+    expect(seen[0]!.params?.task).toEqual({ ttl: 5000 })
+    expect(seen[1]!.params).toMatchObject({ taskId: 'client-task-1' })
+    const undeclared = await openLegacy(server, { elicitation: { form: {} } })
+    expect(await undeclared.call('tools/call', { name: 'asks_as_task', arguments: {} })).toMatchObject({ isError: true })
   })
 
   it('asks the client inside a task: input_required meanwhile, the related-task _meta on the request', async () => {
