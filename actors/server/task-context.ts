@@ -42,6 +42,8 @@ class TaskInputs {
   readonly #outstanding = new Map<string, { method: string; params: JsonObject; resolve: (answer: unknown) => void }>()
   readonly #used = new Set<string>()
   #count = 0
+  /** Whether this put the task in input_required (read from here: the actor may not have applied it yet). */
+  #isWaiting = false
 
   constructor(readonly task: TaskRef<JsonObject>) {}
 
@@ -86,14 +88,15 @@ class TaskInputs {
   }
 
   #publish(): void {
-    const state = this.task.state.status
     if (this.#outstanding.size === 0) {
-      if (state === 'input_required') this.task.send({ type: 'resume' })
+      if (this.#isWaiting) this.task.send({ type: 'resume' })
+      this.#isWaiting = false
       return
     }
     const inputRequests: InputRequests = {}
     for (const [key, input] of this.#outstanding) inputRequests[key] = { method: input.method, params: input.params }
-    this.task.send(state === 'input_required' ? { type: 'status', inputRequests } : { type: 'input-required', inputRequests })
+    this.#isWaiting = true
+    this.task.send({ type: 'input-required', inputRequests })
   }
 }
 

@@ -93,7 +93,7 @@ export class ServerTasks {
       return asked
     }
     if (support === 'forbidden') return false
-    const declared = isJsonObject(ctx.clientCapabilities.extensions) && isJsonObject(ctx.clientCapabilities.extensions[TASKS_EXTENSION])
+    const declared = declaresExtension(ctx)
     if (!declared && support === 'required') {
       throw new MissingRequiredClientCapabilityError(`Missing required client capability: extension ${TASKS_EXTENSION} (tool ${JSON.stringify(params?.name)} runs only as a task)`,
         { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } })
@@ -162,6 +162,10 @@ export class ServerTasks {
   /** A task of the requestor's, or -32602 (another owner's task is not found either). */
   async #find(params: JsonObject | undefined, ctx: ServerContext): Promise<TaskState<JsonObject>> {
     if (!this.isEnabled) throw new MethodNotFoundError(`Method not found: ${ctx.method} (this server runs no tasks)`)
+    if (ctx.era === 'modern' && !declaresExtension(ctx)) {
+      throw new MissingRequiredClientCapabilityError(`Missing required client capability: extension ${TASKS_EXTENSION} (${ctx.method} is one of its methods)`,
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } })
+    }
     const taskId = params?.taskId
     if (typeof taskId !== 'string') throw new InvalidParamsError('Invalid params: taskId must be a string')
     const task = await this.store.get<JsonObject>(taskId, this.ownerOf(ctx))
@@ -267,6 +271,12 @@ function runWork(work: (ctx: ServerContext) => HandlerOutcome<JsonObject>, conte
     }
     return () => context.abort()
   })
+}
+
+/** Whether the request's client declared the tasks extension (modern era: per request, in `_meta`). */
+function declaresExtension(ctx: ServerContext): boolean {
+  const extensions = ctx.clientCapabilities.extensions
+  return isJsonObject(extensions) && isJsonObject(extensions[TASKS_EXTENSION])
 }
 
 /** What a failed task keeps of its error: the JSON-RPC error object (storable, and what tasks/result answers). */

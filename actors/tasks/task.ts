@@ -118,11 +118,14 @@ function targetOf(state: TaskState<unknown>, message: TaskMessage<unknown>): Tas
 /**
  * One pure step of a task: the next state, or a {@link TaskTransitionError} when the message is
  * refused. `run` is not stepped here (it only starts the work); it is legal while not terminal.
- * `input-required` in input_required and `resume` in working are refused: they change nothing.
+ * `resume` in working, and `input-required` in input_required without input requests, are
+ * refused: they change nothing.
  */
 export function stepTask<R>(state: TaskState<R>, message: TaskMessage<R>, now: number): TaskState<R> | TaskTransitionError {
   const to = targetOf(state, message)
-  const isSelf = to === state.status && message.type !== 'status' && message.type !== 'run'
+  // input-required again with the input requests now outstanding updates them (more asked, some answered).
+  const isUpdate = message.type === 'status' || message.type === 'run' || (message.type === 'input-required' && message.inputRequests !== undefined)
+  const isSelf = to === state.status && !isUpdate
   if (!canTransition(state.status, to) || isSelf) return new TaskTransitionError(state.taskId, state.status, message.type)
   if (message.type === 'run') return state
   const next: TaskState<R> = { ...state, status: to, lastUpdatedAt: now }

@@ -11,8 +11,10 @@
  *                   client: the scenarios in ALPHA_CLIENT_SCENARIOS, at their default wire version, and
  *                     the ones that exist in both eras once more at 2026-07-28
  *
- * The alpha's extension scenarios (`tasks-*`, `sep-2640-*`) are not targeted yet; the version
- * filters above leave them out, so they never run.
+ *                   server, extensions: the `io.modelcontextprotocol/tasks` scenarios (`tasks-*`,
+ *                     TASKS_SERVER_SCENARIOS), one `--scenario` at a time against a conformance
+ *                     server with the task fixtures (examples/conformance/task-fixtures.ts); the
+ *                     version filters above leave extension scenarios out
  *
  * The three server suites run at the same time, each against its own conformance server on its own
  * loopback port (they take seconds, and their timing-sensitive scenarios pass the same way alone or
@@ -32,6 +34,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createConformanceServer } from './server.ts'
+import { registerTaskFixtures } from './task-fixtures.ts'
+import type { McpServer } from '../../actors/server.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -82,6 +86,12 @@ const node24: readonly string[] = (() => {
   }
   return ['npx', '-y', '-p', 'node@24', 'node']
 })()
+
+/** The tasks extension's server scenarios (0.2.0-alpha.12). */
+const TASKS_SERVER_SCENARIOS = [
+  'tasks-lifecycle', 'tasks-capability-negotiation', 'tasks-wire-fields', 'tasks-request-state-removal', 'tasks-mrtr-input',
+  'tasks-request-headers', 'tasks-dispatch-and-envelope', 'tasks-status-notifications', 'tasks-required-task-error', 'tasks-mrtr-composition',
+]
 
 /** Runs a conformance CLI; resolves with everything it printed, ANSI colours removed. */
 function runCli(release: Release, args: string[]): Promise<string> {
@@ -154,6 +164,41 @@ async function serverSuite(suite: string, release: Release, filter: string[]): P
   }
 }
 
+/**
+ * Runs server scenarios one `--scenario` at a time (extension scenarios: no `--suite` selects
+ * them) against one fresh server from `make`. A scenario passes with a checks.json and no failure
+ * or warning in it.
+ */
+async function serverScenarios(suite: string, release: Release, scenarios: readonly string[], make: () => McpServer): Promise<Verdict[]> {
+  const server = make()
+  const http = streamableHttp({ port: 0 })
+  await server.listen(http)
+  const verdicts: Verdict[] = []
+  try {
+    for (const scenario of scenarios) {
+      const dir = mkdtempSync(join(tmpdir(), 'rxmcp-conformance-'))
+      try {
+        const output = await runCli(release, ['server', '--url', http.url!, '--scenario', scenario, '--output-dir', dir])
+        const checks = savedChecks(dir, 'server-').get(scenario)
+        const problems = checks === undefined ? [`no checks.json (the scenario did not finish):\n${output.slice(-1000)}`] : problemsOf(checks)
+        verdicts.push({ suite, scenario, isPassed: problems.length === 0, problems })
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+    return verdicts
+  } finally {
+    await server.close()
+  }
+}
+
+/** The conformance server with the tasks extension's fixtures. */
+function tasksServer(): McpServer {
+  const server = createConformanceServer()
+  registerTaskFixtures(server)
+  return server
+}
+
 // ---------------------------------------------------------------------------------------------
 // Client scenarios
 // ---------------------------------------------------------------------------------------------
@@ -217,6 +262,7 @@ const SUITES = {
   stableServer: `${STABLE.label} server`,
   alphaLegacy: `${ALPHA.label} server legacy (2025-11-25)`,
   alphaModern: `${ALPHA.label} server modern (2026-07-28)`,
+  alphaTasks: `${ALPHA.label} server tasks extension`,
   stableClient: `${STABLE.label} client`,
   alphaClient: `${ALPHA.label} client`,
 }
@@ -226,6 +272,7 @@ const serverVerdicts = (await Promise.all([
   serverSuite(SUITES.stableServer, STABLE, []),
   serverSuite(SUITES.alphaLegacy, ALPHA, ['--spec-version', '2025-11-25']),
   serverSuite(SUITES.alphaModern, ALPHA, ['--spec-version', '2026-07-28']),
+  serverScenarios(SUITES.alphaTasks, ALPHA, TASKS_SERVER_SCENARIOS, tasksServer),
 ])).flat()
 const clientVerdicts = await clientScenarios([
   ...STABLE_CLIENT_SCENARIOS.map(scenario => ({ suite: SUITES.stableClient, release: STABLE, scenario })),

@@ -98,15 +98,24 @@ export function readModernMeta(params: unknown, supported: readonly string[], ad
 
 // ---- HTTP request metadata headers ----
 
-/** The value of `Mcp-Name` for a request: `params.name` of tools/call and prompts/get, `params.uri` of resources/read. */
+/**
+ * The value of `Mcp-Name` for a request: `params.name` of tools/call and prompts/get, `params.uri`
+ * of resources/read, `params.taskId` of the tasks extension's tasks/get, tasks/update and tasks/cancel.
+ */
 export function mcpNameOf(method: string, params: unknown): string | undefined {
   if (!isJsonObject(params)) return undefined
-  const value = method === 'resources/read' ? params.uri : method === 'tools/call' || method === 'prompts/get' ? params.name : undefined
+  const key = NAME_PARAM[method]
+  const value = key === undefined ? undefined : params[key]
   return typeof value === 'string' ? value : undefined
 }
 
-/** Methods whose POST must carry `Mcp-Name`. */
-export const NAMED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read'])
+/** The param each named method mirrors into `Mcp-Name`. */
+const NAME_PARAM: Readonly<Record<string, string>> = {
+  'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri', 'tasks/get': 'taskId', 'tasks/update': 'taskId', 'tasks/cancel': 'taskId',
+}
+
+/** Methods whose POST must carry `Mcp-Name` (the tasks ones per the `io.modelcontextprotocol/tasks` extension). */
+export const NAMED_METHODS: ReadonlySet<string> = new Set(Object.keys(NAME_PARAM))
 
 const BASE64_PREFIX = '=?base64?'
 const BASE64_SUFFIX = '?='

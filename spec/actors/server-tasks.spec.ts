@@ -48,6 +48,11 @@ function makeServer(options: ServerOptions = {}) {
     return text('slow done')
   })
   server.tool('quick', { execution: { taskSupport: 'optional' } }, () => text('quick'))
+  server.tool('asks_two', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
+    const schema = { type: 'object' as const, properties: { name: { type: 'string' as const } } }
+    const [a, b] = await Promise.all([ctx.elicit({ mode: 'form', message: 'A?', requestedSchema: schema }), ctx.elicit({ mode: 'form', message: 'B?', requestedSchema: schema })])
+    return text(`${String(a.content?.name)} and ${String(b.content?.name)}`)
+  })
   server.tool('asks_as_task', {}, async (_args, ctx) => {
     const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } }, { task: { ttlMs: 5000 } })
     return text(`the client's task said ${String(answer.content?.name)}`)
@@ -318,6 +323,24 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
     expect((await failure('tasks/update', { taskId, inputResponses: { [key!]: { action: 'maybe' } }, _meta: meta })).code).toBe(ErrorCode.InvalidParams)
     expect(await call('tasks/update', { taskId, inputResponses: { unknown: {}, [key!]: { action: 'accept', content: { name: 'Lin' } } }, _meta: meta })).toMatchObject({ resultType: 'complete' })
     await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'completed', result: text('hello Lin') })
+  })
+
+  it('shows every outstanding input request; a partial answer keeps the task input_required with the rest', async () => {
+    const { server } = makeServer()
+    const { call } = await open(server)
+    const meta = modernMeta({ extensions: { [TASKS]: {} }, elicitation: { form: {} } })
+    const { taskId } = await call('tools/call', { name: 'asks_two', arguments: {}, _meta: meta }) as { taskId: string }
+    const both = await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'input_required' })
+    void both
+    const waiting = await call('tasks/get', { taskId, _meta: meta })
+    const keys = Object.keys(waiting.inputRequests as JsonObject)
+    expect(keys).toHaveLength(2)
+    await call('tasks/update', { taskId, inputResponses: { [keys[0]!]: { action: 'accept', content: { name: 'one' } } }, _meta: meta })
+    const partial = await call('tasks/get', { taskId, _meta: meta })
+    expect(partial.status).toBe('input_required')
+    expect(Object.keys(partial.inputRequests as JsonObject)).toEqual([keys[1]])
+    await call('tasks/update', { taskId, inputResponses: { [keys[1]!]: { action: 'accept', content: { name: 'two' } } }, _meta: meta })
+    await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'completed', result: text('one and two') })
   })
 
   it('gathers input with an MRTR round first, then escalates to a task (taskStart: handler)', async () => {
