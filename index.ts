@@ -20,8 +20,9 @@ export type { TaskStore, TaskCreate, TaskPage, MemoryTaskStoreOptions } from './
 export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './actors/client.ts'
 export type {
   McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
-  ServerDescription, SubscriptionFilter,
+  ServerDescription, SubscriptionFilter, CallToolAsTaskOptions, TaskInfo, ToolTaskEvent,
 } from './actors/client.ts'
+export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './actors/client.ts'
 export { traceContextOf } from './actors/context.ts'
 export type { RequestContext, Era, TraceContext } from './actors/context.ts'
 export { createActor, withEffects } from './actors/actor.ts'
@@ -43,7 +44,7 @@ export type { SseEvent, SseParser } from './lib/codec/sse.ts'
 export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
-  UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError,
+  UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError, TaskCancelledError,
   ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
 export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'

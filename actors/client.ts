@@ -29,6 +29,7 @@ import { InvalidResultError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
+import { ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent } from './client/tasks.ts'
 import {
   CLIENT_DEFAULTS,
   type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type ListenEvent, type McpClient, type ServerDescription, type SubscriptionFilter,
@@ -36,6 +37,8 @@ import {
 
 export { CLIENT_DEFAULTS, RECONNECT_DEFAULTS }
 export { InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './client/errors.ts'
+export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './client/tasks.ts'
+export type { CallToolAsTaskOptions, TaskInfo, ToolTaskEvent } from './client/tasks.ts'
 export type {
   CallToolOptions, ClientEra, ClientOptions, ClientState, ElicitationHandler, ListenEvent, McpClient, SamplingHandler, ServerDescription, SubscriptionFilter,
 } from './client/api.ts'
@@ -371,6 +374,33 @@ class Client implements McpClient {
       : await lastValueFrom(events.pipe(tap(event => { if (event.type === 'progress') onProgress(event) }), resultOf()))
     return this.#tools.checkResult(name, result)
   }
+
+  callToolAsTask(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Observable<ToolTaskEvent> {
+    return callToolAsTask(this.#taskHost, name, args, options)
+  }
+
+  callToolAsTaskResult(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Promise<CallToolResult> {
+    return lastResult(this.callToolAsTask(name, args, options))
+  }
+
+  /** What the tasks code reaches of this client. */
+  get #taskHost(): TaskClientHost {
+    const client = this
+    return this.#taskHostMemo ??= {
+      get era() { return client.era },
+      get serverCapabilities() { return client.serverCapabilities as JsonObject },
+      get protocolVersion() { return client.protocolVersion },
+      scheduler: this.#options.scheduler,
+      capabilities: this.#capabilities,
+      handlers: this.#handlers,
+      notifications: method => this.notifications(method),
+      request: (method, params, options) => this.#request(method, params, options),
+    }
+  }
+  #taskHostMemo: TaskClientHost | undefined
+
+  get tasks(): ClientTasks { return this.#tasks ??= new ClientTasks(this.#taskHost) }
+  #tasks: ClientTasks | undefined
 
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }

@@ -1,3 +1,4 @@
+import type { CallToolAsTaskOptions, ClientTasks, ToolTaskEvent } from './tasks.ts'
 import type { Observable, SchedulerLike } from '../../lib/rx.ts'
 import type { Connection, InspectionEvent, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
@@ -193,6 +194,22 @@ export interface McpClient extends AsyncDisposable {
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>
   /** A tool call as events: progress reports, then the result. */
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>>
+  /**
+   * Calls a tool as a task (MCP tasks: 2025-11-25 `params.task`, or the 2026-07-28 extension
+   * declared for this request): the task as it changes (`{ type: 'task' }`), polled at its
+   * `pollIntervalMs` (legacy status notifications end a wait sooner), then `{ type: 'result' }`.
+   * A server that runs the call at once gives the result alone. Modern input requests inside the
+   * task are answered by the client's sampling / elicitation / roots handlers, once per key.
+   * Errors with the task's JSON-RPC error, or TaskCancelledError. Unsubscribing stops following
+   * but does NOT cancel the task, which lives in the server: `tasks.cancel(taskId)` does (the
+   * first event carries the id); `tasks.result(taskId)` picks it up again, from any connection of
+   * the same owner.
+   */
+  callToolAsTask(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Observable<ToolTaskEvent>
+  /** {@link McpClient.callToolAsTask} as a Promise of the tool's result. */
+  callToolAsTaskResult(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Promise<CallToolResult>
+  /** Tasks by id: get, list (legacy), cancel, and the result once it ends. */
+  readonly tasks: ClientTasks
   resources(): Observable<Resource>
   listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult>
   resourceTemplates(): Observable<ResourceTemplate>

@@ -66,6 +66,8 @@ export function readResult(method: string, result: unknown): ResultOutcome {
   if (!isJsonObject(result)) return invalid(method, 'the result is not an object')
   const type = result.resultType
   if (type === undefined || type === 'complete') return { kind: 'complete' }
+  // The tasks extension: a tools/call may be answered with a task (CreateTaskResult), a final answer for the rounds.
+  if (type === 'task' && method === 'tools/call') return { kind: 'complete' }
   if (type !== 'input_required') return invalid(method, `unknown resultType ${JSON.stringify(type)}`)
   if (!INPUT_REQUIRED_METHODS.has(method)) return invalid(method, 'input_required is only allowed on tools/call, prompts/get and resources/read')
   const state = result.requestState
@@ -113,6 +115,11 @@ export function retryParams(original: JsonObject | undefined, responses: JsonObj
  */
 export function withoutEnvelope(result: JsonObject): JsonObject {
   if (!('resultType' in result) && !(isJsonObject(result._meta) && MetaKey.serverInfo in result._meta)) return result
+  // A task stays marked as one (the tasks extension): only the resultType tells it from a result.
+  if (result.resultType === 'task') {
+    const { _meta: taskMeta, ...task } = result
+    return task
+  }
   const { resultType: _type, _meta, ...rest } = result
   if (!isJsonObject(_meta)) return _meta === undefined ? rest : { ...rest, _meta }
   const { [MetaKey.serverInfo]: _info, ...meta } = _meta

@@ -148,6 +148,7 @@ export const LocalErrorCode = {
   Capability: 'RXMCP_ERR_CAPABILITY',
   Protocol: 'RXMCP_ERR_PROTOCOL',
   Version: 'RXMCP_ERR_UNSUPPORTED_VERSION',
+  TaskCancelled: 'RXMCP_ERR_TASK_CANCELLED',
 } as const
 
 /** One of the local error codes. */
@@ -165,6 +166,13 @@ export class TimeoutError extends LocalError {
   /** -32001: the wire code the SDKs use for the same condition. */
   readonly wireCode = ErrorCode.RequestTimeout
   constructor(message = 'Request timed out', readonly timeout?: number, options?: { cause?: unknown }) { super(message, options) }
+}
+
+/** A task ended cancelled (on the server's side): what waiting for its result fails with. */
+export class TaskCancelledError extends LocalError {
+  override name = 'TaskCancelledError'
+  readonly code = LocalErrorCode.TaskCancelled
+  constructor(readonly taskId: string, options?: { cause?: unknown }) { super(`Task ${taskId} was cancelled`, options) }
 }
 
 /** The request was cancelled locally (unsubscribed or aborted). */

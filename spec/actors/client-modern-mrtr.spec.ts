@@ -76,7 +76,8 @@ describe('modern requests', () => {
   })
 
   it.each([
-    ['an unknown resultType', 'tools/call', { resultType: 'task', content: [] }, 'Invalid result for tools/call: unknown resultType "task"'],
+    ['an unknown resultType', 'tools/call', { resultType: 'deferred', content: [] }, 'Invalid result for tools/call: unknown resultType "deferred"'],
+    ['a task for a method tasks do not cover', 'prompts/get', { resultType: 'task', taskId: 't-1', status: 'working' }, 'Invalid result for prompts/get: unknown resultType "task"'],
     ['input_required on a method that never takes it', 'tools/list', { resultType: 'input_required', requestState: 's' }, 'Invalid result for tools/list: input_required is only allowed on tools/call, prompts/get and resources/read'],
     ['input_required with neither inputRequests nor requestState', 'tools/call', { resultType: 'input_required' }, 'Invalid result for tools/call: input_required carries neither inputRequests nor requestState'],
     ['an input request of an unknown method', 'tools/call', { resultType: 'input_required', inputRequests: { x: { method: 'tools/call', params: {} } } }, 'Invalid result for tools/call: input request "x" asks for "tools/call", which is not elicitation/create, sampling/createMessage or roots/list'],

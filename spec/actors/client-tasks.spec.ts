@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { lastValueFrom, take, toArray } from 'rxjs'
+import { createServer, type McpServer } from '../../actors/server.ts'
+import { connectInMemory } from '../../testing.ts'
+import { CapabilityError, InvalidParamsError, McpError, TaskCancelledError } from '../../lib/jsonrpc/errors.ts'
+import type { ToolTaskEvent } from '../../actors/client/tasks.ts'
+
+const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
+
+let cleanups: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+  cleanups = []
+})
+
+/** Lets the `slow` tool finish, one call per open. */
+function gate() {
+  const waiting: Array<() => void> = []
+  return { wait: () => new Promise<void>(resolve => waiting.push(resolve)), open: () => waiting.splice(0).forEach(resolve => resolve()), get waiting() { return waiting.length } }
+}
+
+function makeServer() {
+  const server = createServer({ name: 'tasks', version: '1' }, { tasks: { pollIntervalMs: 10 } })
+  cleanups.push(() => server.close())
+  const slow = gate()
+  server.tool('slow', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
+    ctx.task?.setStatusMessage('waiting')
+    await slow.wait()
+    return text('slow done')
+  })
+  server.tool('asks', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
+    const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+    return text(`hello ${String(answer.content?.name)}`)
+  })
+  server.tool('broken', { execution: { taskSupport: 'optional' } }, () => { throw new InvalidParamsError('Invalid params: broken') })
+  server.tool('plain', {}, () => text('plain'))
+  return { server, slow }
+}
+
+async function client(server: McpServer, era: 'legacy' | 'modern') {
+  const pair = await connectInMemory(server, { era, elicitation: { form: () => ({ action: 'accept', content: { name: 'Ada' } }) } })
+  cleanups.push(async () => { await pair[Symbol.asyncDispose]() })
+  return pair.client
+}
+
+/** Subscribes, and hands over the events as they come. */
+function record(events: ReturnType<Awaited<ReturnType<typeof client>>['callToolAsTask']>) {
+  const seen: ToolTaskEvent[] = []
+  let failure: unknown
+  const done = new Promise<void>(resolve => events.subscribe({ next: event => { seen.push(event) }, error: error => { failure = error; resolve() }, complete: resolve }))
+  return { seen, done, get failure() { return failure } }
+}
+
+for (const era of ['legacy', 'modern'] as const) {
+  describe(`client.callToolAsTask against an rxmcp server (${era} era)`, () => {
+    it('emits the task as it changes, then the result', async () => {
+      const { server, slow } = makeServer()
+      const mcp = await client(server, era)
+      const run = record(mcp.callToolAsTask('slow'))
+      await expect.poll(() => slow.waiting).toBe(1)
+      slow.open()
+      await run.done
+      expect(run.failure).toBeUndefined()
+      const tasks = run.seen.filter(event => event.type === 'task').map(event => event.type === 'task' ? event.task : undefined)
+      expect(tasks[0]).toMatchObject({ status: 'working', ttlMs: 3_600_000, pollIntervalMs: 10 })
+      expect(tasks.at(-1)?.status).toBe('completed')
+      expect(run.seen.at(-1)).toMatchObject({ type: 'result', result: text('slow done') })
+    })
+
+    it("answers the task's elicitation with the client's handler", async () => {
+      const { server } = makeServer()
+      const mcp = await client(server, era)
+      expect(await mcp.callToolAsTaskResult('asks')).toMatchObject(text('hello Ada'))
+    })
+
+    it("fails with the task's JSON-RPC error", async () => {
+      const { server } = makeServer()
+      const mcp = await client(server, era)
+      const error = await mcp.callToolAsTaskResult('broken').catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(McpError)
+      expect((error as McpError).code).toBe(-32602)
+    })
+
+    it('does not cancel when unsubscribed; tasks.cancel does, and tasks.result then fails with TaskCancelledError', async () => {
+      const { server, slow } = makeServer()
+      const mcp = await client(server, era)
+      const [first] = await lastValueFrom(mcp.callToolAsTask('slow').pipe(take(1), toArray()))
+      const taskId = first!.type === 'task' ? first!.task.taskId : ''
+      expect((await mcp.tasks.get(taskId)).status).toBe('working')
+      const follower = mcp.tasks.result(taskId)
+      await mcp.tasks.cancel(taskId)
+      await expect(follower).rejects.toBeInstanceOf(TaskCancelledError)
+      expect((await mcp.tasks.get(taskId)).status).toBe('cancelled')
+      expect(slow.waiting).toBe(1)
+      slow.open()
+    })
+
+    it('gets the result at once when the server runs the call without a task', async () => {
+      const { server } = makeServer()
+      const mcp = await client(server, era)
+      if (era === 'legacy') {
+        // A legacy server refuses params.task for a tool that forbids it.
+        await expect(mcp.callToolAsTaskResult('plain')).rejects.toMatchObject({ code: -32601 })
+      } else {
+        expect(await mcp.callToolAsTaskResult('plain')).toMatchObject(text('plain'))
+      }
+    })
+  })
+}
+
+describe('client.callToolAsTask, refusals', () => {
+  it('refuses locally when a legacy server declared no tasks for tools/call', async () => {
+    const server = createServer({ name: 'no-tasks', version: '1' })
+    cleanups.push(() => server.close())
+    server.tool('plain', {}, () => text('plain'))
+    const mcp = await client(server, 'legacy')
+    await expect(mcp.callToolAsTaskResult('plain')).rejects.toBeInstanceOf(CapabilityError)
+  })
+
+  it('does not declare the tasks extension on a plain modern callTool: the result is never a task', async () => {
+    const { server, slow } = makeServer()
+    const mcp = await client(server, 'modern')
+    const call = mcp.callTool('slow')
+    await expect.poll(() => slow.waiting).toBe(1)
+    slow.open()
+    expect(await call).toMatchObject(text('slow done'))
+  })
+})
