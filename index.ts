@@ -23,6 +23,7 @@ export type {
   ServerDescription, SubscriptionFilter, CallToolAsTaskOptions, TaskInfo, ToolTaskEvent,
 } from './actors/client.ts'
 export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './actors/client.ts'
+export type { ClientTaskOptions } from './actors/client/task-requests.ts'
 export { traceContextOf } from './actors/context.ts'
 export type { RequestContext, Era, TraceContext } from './actors/context.ts'
 export { createActor, withEffects } from './actors/actor.ts'

@@ -29,6 +29,7 @@ import { InvalidResultError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
+import { withTaskRequests } from './client/task-requests.ts'
 import { ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent } from './client/tasks.ts'
 import {
   CLIENT_DEFAULTS,
@@ -109,7 +110,7 @@ class Client implements McpClient {
     this.#info = info
     this.#options = options
     this.#makeTransport = makeTransport
-    this.#capabilities = declaredCapabilities(options)
+    const declared = declaredCapabilities(options)
     const legacyAsked = options.protocolVersion !== undefined && !isModernVersion(options.protocolVersion) ? options.protocolVersion : CLIENT_DEFAULTS.protocolVersion
     this.#modernVersions = options.modernVersions ?? (isModernVersion(options.protocolVersion)
       ? [options.protocolVersion, ...MODERN_PROTOCOL_VERSIONS.filter(version => version !== options.protocolVersion)] : MODERN_PROTOCOL_VERSIONS)
@@ -146,7 +147,11 @@ class Client implements McpClient {
         case 'closed': return { ...state, status: stepLifecycle(state.status, message) }
       }
     }, { name: `client:${info.name}` })
-    this.#handlers = inputHandlers(options, this.#capabilities, () => this.actor.state.roots)
+    const handlers = inputHandlers(options, declared, () => this.actor.state.roots)
+    // The server's sampling and elicitation requests run as tasks when it asks (MCP 2025-11-25), if allowed.
+    this.#capabilities = options.tasks === undefined || options.tasks === false ? declared
+      : withTaskRequests(handlers, declared, options.tasks === true ? {} : options.tasks, error => options.reportUnhandledError?.(error))
+    this.#handlers = handlers
     this.#modern = new ModernRequests({
       actor: this.actor, info, capabilities: this.#capabilities, handlers: this.#handlers, modernVersions: this.#modernVersions,
       maxInputRounds: options.maxInputRounds ?? CLIENT_DEFAULTS.maxInputRounds, cache: this.#cache,

@@ -1,4 +1,5 @@
 import type { CallToolAsTaskOptions, ClientTasks, ToolTaskEvent } from './tasks.ts'
+import type { ClientTaskOptions } from './task-requests.ts'
 import type { Observable, SchedulerLike } from '../../lib/rx.ts'
 import type { Connection, InspectionEvent, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
@@ -62,6 +63,12 @@ export interface ClientOptions {
    * bound the request fails with `InputRoundsExceededError`.
    */
   maxInputRounds?: number
+  /**
+   * Run the server's `sampling/createMessage` and `elicitation/create` as tasks when it asks
+   * (`params.task`, MCP 2025-11-25): declares `tasks.requests` for the handlers given, answers
+   * CreateTaskResult at once and the server's tasks/get, tasks/result, tasks/list, tasks/cancel.
+   */
+  tasks?: boolean | ClientTaskOptions
   /**
    * Keep cacheable results (server/discover, tools/list, prompts/list, resources/list,
    * resources/templates/list, resources/read) while their `ttlMs` says they are fresh; a

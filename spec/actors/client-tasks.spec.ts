@@ -126,3 +126,45 @@ describe('client.callToolAsTask, refusals', () => {
     expect(await call).toMatchObject(text('slow done'))
   })
 })
+
+describe('the client running the server\'s requests as tasks (legacy era, tasks: true)', () => {
+  it('declares tasks.requests, answers CreateTaskResult, then the server reads the answer with tasks/result', async () => {
+    const server = createServer({ name: 'asks-as-task', version: '1' })
+    cleanups.push(() => server.close())
+    const seen: string[] = []
+    server.tool('ask', {}, async (_args, ctx) => {
+      const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } }, { task: { ttlMs: 10_000 } })
+      return text(`task answer: ${String(answer.content?.name)}`)
+    })
+    const pair = await connectInMemory(server, {
+      tasks: true,
+      elicitation: { form: async () => { seen.push('handler'); return { action: 'accept', content: { name: 'Tom' } } } },
+    })
+    cleanups.push(async () => { await pair[Symbol.asyncDispose]() })
+    expect(pair.session.state.clientCapabilities.tasks).toEqual({ list: {}, cancel: {}, requests: { elicitation: { create: {} } } })
+    expect(await pair.client.callTool('ask')).toEqual(text('task answer: Tom'))
+    expect(seen).toEqual(['handler'])
+    // The task stays in the client until its TTL: the server may list it and read its state.
+    const listed = await lastValueFrom(pair.session.request('tasks/list' as never, {} as never)) as unknown as { result: { tasks: Array<{ status: string }> } }
+    expect(listed.result.tasks.map(task => task.status)).toEqual(['completed'])
+  })
+})
+
+describe('the client\'s tasks, cancelled by the server', () => {
+  it('cancels a running client task: cancelled at once, a second cancel is -32602, tasks/result fails', async () => {
+    const server = createServer({ name: 'cancels', version: '1' })
+    cleanups.push(() => server.close())
+    const pair = await connectInMemory(server, { tasks: true, elicitation: { form: () => new Promise<never>(() => {}) } })
+    cleanups.push(async () => { await pair[Symbol.asyncDispose]() })
+    const call = async (method: string, params: object) => {
+      const event = await lastValueFrom(pair.session.request(method as never, params as never, { progress: false } as never)) as unknown as { result: Record<string, unknown> }
+      return event.result
+    }
+    const { task } = await call('elicitation/create', { mode: 'form', message: 'Never answered', requestedSchema: { type: 'object', properties: {} }, task: {} }) as { task: { taskId: string; status: string } }
+    expect(task.status).toBe('working')
+    expect(await call('tasks/cancel', { taskId: task.taskId })).toMatchObject({ taskId: task.taskId, status: 'cancelled' })
+    await expect(call('tasks/cancel', { taskId: task.taskId })).rejects.toMatchObject({ code: -32602 })
+    await expect(call('tasks/result', { taskId: task.taskId })).rejects.toBeInstanceOf(McpError)
+    await expect(call('tasks/get', { taskId: 'unknown' })).rejects.toMatchObject({ code: -32602 })
+  })
+})
