@@ -30,6 +30,7 @@ import { ResourceSubscriptions, listenLegacy, listenModern } from './client/list
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
 import { withTaskRequests } from './client/task-requests.ts'
+import { ClientSkills } from './client/skills.ts'
 import { ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent } from './client/tasks.ts'
 import {
   CLIENT_DEFAULTS,
@@ -39,6 +40,8 @@ import {
 export { CLIENT_DEFAULTS, RECONNECT_DEFAULTS }
 export { InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './client/errors.ts'
 export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './client/tasks.ts'
+export { ClientSkills } from './client/skills.ts'
+export type { LoadedSkill, SkillFile } from './client/skills.ts'
 export type { CallToolAsTaskOptions, TaskInfo, ToolTaskEvent } from './client/tasks.ts'
 export type {
   CallToolOptions, ClientEra, ClientOptions, ClientState, ElicitationHandler, ListenEvent, McpClient, SamplingHandler, ServerDescription, SubscriptionFilter,
@@ -406,6 +409,9 @@ class Client implements McpClient {
 
   get tasks(): ClientTasks { return this.#tasks ??= new ClientTasks(this.#taskHost) }
   #tasks: ClientTasks | undefined
+
+  get skills(): ClientSkills { return this.#skills ??= new ClientSkills(this.#taskHost) }
+  #skills: ClientSkills | undefined
 
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }

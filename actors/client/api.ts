@@ -1,5 +1,6 @@
 import type { CallToolAsTaskOptions, ClientTasks, ToolTaskEvent } from './tasks.ts'
 import type { ClientTaskOptions } from './task-requests.ts'
+import type { ClientSkills } from './skills.ts'
 import type { Observable, SchedulerLike } from '../../lib/rx.ts'
 import type { Connection, InspectionEvent, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
@@ -217,6 +218,8 @@ export interface McpClient extends AsyncDisposable {
   callToolAsTaskResult(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Promise<CallToolResult>
   /** Tasks by id: get, list (legacy), cancel, and the result once it ends. */
   readonly tasks: ClientTasks
+  /** The skills extension (SEP-2640): list skills, and load one only when asked, verified. */
+  readonly skills: ClientSkills
   resources(): Observable<Resource>
   listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult>
   resourceTemplates(): Observable<ResourceTemplate>

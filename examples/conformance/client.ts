@@ -8,6 +8,7 @@
  * as a client meeting an unknown server would.
  */
 import { lastValueFrom, toArray } from 'rxjs'
+import { SkillVerificationError } from '../../lib/skills.ts'
 import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import type { Tool } from '../../lib/schema/types.ts'
@@ -62,6 +63,22 @@ try {
       // Every tool that survived the list is called; the invalid ones never are.
       for (const tool of tools) await client.callTool(tool.name, sampleArguments(tool))
       break
+    case 'sep-2640-client-no-prefetch':
+      // Listing reads no skill file: the skill is loaded only when asked, and nothing asks here.
+      await client.skills.list()
+      break
+    case 'sep-2640-client-verify-digest':
+    case 'sep-2640-client-verify-size':
+    case 'sep-2640-client-verify-frontmatter': {
+      // The served SKILL.md does not match its entry: loading must refuse it and read nothing more.
+      const [skill] = await client.skills.list()
+      if (skill !== undefined) {
+        const refusal = await client.skills.load(skill).then(() => undefined, (error: unknown) => error)
+        if (!(refusal instanceof SkillVerificationError)) throw new Error(`the tampered skill was not refused: ${String(refusal)}`)
+        process.stderr.write(`refused as expected: ${refusal.message}\n`)
+      }
+      break
+    }
     case 'json-schema-2020-12-preservation': {
       const focal = tools.find(tool => tool.name === 'json_schema_2020_12_tool')
       if (focal !== undefined) await client.callTool('json_schema_echo', { schema: focal.inputSchema })

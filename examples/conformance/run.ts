@@ -12,9 +12,11 @@
  *                     the ones that exist in both eras once more at 2026-07-28
  *
  *                   server, extensions: the `io.modelcontextprotocol/tasks` scenarios (`tasks-*`,
- *                     TASKS_SERVER_SCENARIOS), one `--scenario` at a time against a conformance
- *                     server with the task fixtures (examples/conformance/task-fixtures.ts); the
- *                     version filters above leave extension scenarios out
+ *                     TASKS_SERVER_SCENARIOS) and the `io.modelcontextprotocol/skills` ones
+ *                     (`sep-2640-*`, SKILLS_SERVER_SCENARIOS), one `--scenario` at a time, each
+ *                     set against a conformance server with its fixtures (task-fixtures.ts,
+ *                     skill-fixtures.ts); the version filters above leave extension scenarios out
+ *                   client, extensions: the skills client scenarios (SKILLS_CLIENT_SCENARIOS)
  *
  * The three server suites run at the same time, each against its own conformance server on its own
  * loopback port (they take seconds, and their timing-sensitive scenarios pass the same way alone or
@@ -35,6 +37,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createConformanceServer } from './server.ts'
 import { registerTaskFixtures } from './task-fixtures.ts'
+import { registerSkillFixtures } from './skill-fixtures.ts'
 import type { McpServer } from '../../actors/server.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 
@@ -92,6 +95,11 @@ const TASKS_SERVER_SCENARIOS = [
   'tasks-lifecycle', 'tasks-capability-negotiation', 'tasks-wire-fields', 'tasks-request-state-removal', 'tasks-mrtr-input',
   'tasks-request-headers', 'tasks-dispatch-and-envelope', 'tasks-status-notifications', 'tasks-required-task-error', 'tasks-mrtr-composition',
 ]
+
+/** The skills extension's server scenarios (0.2.0-alpha.12). */
+const SKILLS_SERVER_SCENARIOS = ['sep-2640-skills-enumeration', 'sep-2640-skills-manifest', 'sep-2640-skills-directory']
+/** The skills extension's client scenarios: listing reads nothing, and a tampered skill is refused. */
+const SKILLS_CLIENT_SCENARIOS = ['sep-2640-client-no-prefetch', 'sep-2640-client-verify-digest', 'sep-2640-client-verify-size', 'sep-2640-client-verify-frontmatter']
 
 /** Runs a conformance CLI; resolves with everything it printed, ANSI colours removed. */
 function runCli(release: Release, args: string[]): Promise<string> {
@@ -169,8 +177,8 @@ async function serverSuite(suite: string, release: Release, filter: string[]): P
  * them) against one fresh server from `make`. A scenario passes with a checks.json and no failure
  * or warning in it.
  */
-async function serverScenarios(suite: string, release: Release, scenarios: readonly string[], make: () => McpServer): Promise<Verdict[]> {
-  const server = make()
+async function serverScenarios(suite: string, release: Release, scenarios: readonly string[], make: () => McpServer | Promise<McpServer>): Promise<Verdict[]> {
+  const server = await make()
   const http = streamableHttp({ port: 0 })
   await server.listen(http)
   const verdicts: Verdict[] = []
@@ -190,6 +198,13 @@ async function serverScenarios(suite: string, release: Release, scenarios: reado
   } finally {
     await server.close()
   }
+}
+
+/** The conformance server with the skills extension's fixtures. */
+async function skillsServer(): Promise<McpServer> {
+  const server = createConformanceServer()
+  await registerSkillFixtures(server)
+  return server
 }
 
 /** The conformance server with the tasks extension's fixtures. */
@@ -263,6 +278,7 @@ const SUITES = {
   alphaLegacy: `${ALPHA.label} server legacy (2025-11-25)`,
   alphaModern: `${ALPHA.label} server modern (2026-07-28)`,
   alphaTasks: `${ALPHA.label} server tasks extension`,
+  alphaSkills: `${ALPHA.label} server skills extension`,
   stableClient: `${STABLE.label} client`,
   alphaClient: `${ALPHA.label} client`,
 }
@@ -273,11 +289,13 @@ const serverVerdicts = (await Promise.all([
   serverSuite(SUITES.alphaLegacy, ALPHA, ['--spec-version', '2025-11-25']),
   serverSuite(SUITES.alphaModern, ALPHA, ['--spec-version', '2026-07-28']),
   serverScenarios(SUITES.alphaTasks, ALPHA, TASKS_SERVER_SCENARIOS, tasksServer),
+  serverScenarios(SUITES.alphaSkills, ALPHA, SKILLS_SERVER_SCENARIOS, skillsServer),
 ])).flat()
 const clientVerdicts = await clientScenarios([
   ...STABLE_CLIENT_SCENARIOS.map(scenario => ({ suite: SUITES.stableClient, release: STABLE, scenario })),
   ...ALPHA_CLIENT_SCENARIOS.map(scenario => ({ suite: SUITES.alphaClient, release: ALPHA, scenario })),
   ...ALPHA_CLIENT_SCENARIOS_MODERN.map(scenario => ({ suite: SUITES.alphaClient, release: ALPHA, scenario, version: '2026-07-28' })),
+  ...SKILLS_CLIENT_SCENARIOS.map(scenario => ({ suite: SUITES.alphaClient, release: ALPHA, scenario })),
 ])
 const verdicts = [...serverVerdicts, ...clientVerdicts]
 

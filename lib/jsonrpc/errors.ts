@@ -149,6 +149,7 @@ export const LocalErrorCode = {
   Protocol: 'RXMCP_ERR_PROTOCOL',
   Version: 'RXMCP_ERR_UNSUPPORTED_VERSION',
   TaskCancelled: 'RXMCP_ERR_TASK_CANCELLED',
+  SkillVerification: 'RXMCP_ERR_SKILL_VERIFICATION',
 } as const
 
 /** One of the local error codes. */
