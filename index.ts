@@ -24,6 +24,19 @@ export type {
 } from './actors/client.ts'
 export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './actors/client.ts'
 export type { ClientTaskOptions } from './actors/client/task-requests.ts'
+export { ClientSkills } from './actors/client.ts'
+export type { LoadedSkill, SkillFile } from './actors/client.ts'
+export { serveSkills } from './actors/server/skills.ts'
+export type { ServeSkillsOptions, ServedSkills } from './actors/server/skills.ts'
+export { skillsDirectory, readSkills } from './transports/skills-directory.ts'
+export type { SkillsDirectoryOptions } from './transports/skills-directory.ts'
+export {
+  SKILLS_EXTENSION, SKILL_MANIFEST, SKILL_LIMITS, SKILL_NAME, SkillVerificationError, sha256Digest, checkSkillEntry, verifySkillFile,
+  readSkillEntry, skillNameOf, skillRootOf,
+} from './lib/skills.ts'
+export type { SkillEntry, SkillResource, SkillFolder, SkillProblem } from './lib/skills.ts'
+export { readFrontmatter, parseYamlBlock } from './lib/frontmatter.ts'
+export type { Frontmatter } from './lib/frontmatter.ts'
 export { traceContextOf } from './actors/context.ts'
 export type { RequestContext, Era, TraceContext } from './actors/context.ts'
 export { createActor, withEffects } from './actors/actor.ts'
