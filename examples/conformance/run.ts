@@ -18,9 +18,9 @@
  *                     skill-fixtures.ts); the version filters above leave extension scenarios out
  *                   client, extensions: the skills client scenarios (SKILLS_CLIENT_SCENARIOS)
  *
- * The three server suites run at the same time, each against its own conformance server on its own
- * loopback port (they take seconds, and their timing-sensitive scenarios pass the same way alone or
- * together). Client scenarios run two at a time, except `sse-retry`, which measures reconnection
+ * The three server suites and the two sets of extension scenarios run at the same time, each
+ * against its own conformance server on its own loopback port (they take seconds, and their
+ * timing-sensitive scenarios pass the same way alone or together). Client scenarios run two at a time, except `sse-retry`, which measures reconnection
  * delays and runs alone.
  *
  * A scenario fails on a failed check, on a warning, and (client scenarios) when the client exits
