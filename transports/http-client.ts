@@ -112,6 +112,12 @@ class HttpClient implements HttpClientTransport {
   #initializePayload: JsonRpcPayload | undefined
   /** Modern requests in flight, by id: aborting one closes its response stream, which cancels it. */
   readonly #modernInFlight = new Map<RequestId, AbortController>()
+  /**
+   * Every POST in flight, each with a signal of its own: closing aborts them all through one
+   * listener. (Fetch leaves its abort listener on the signal it is given until the request is
+   * collected, and many POSTs on one shared signal would pile them up.)
+   */
+  readonly #posts = new Set<AbortController>()
   /** Extra headers per outgoing request (see {@link HeaderSource}). */
   #headerSource: HeaderSource | undefined
 
@@ -124,7 +130,16 @@ class HttpClient implements HttpClientTransport {
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
     this.#maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE
     this.inbound = this.#incoming.asObservable()
+    this.#abort.signal.addEventListener('abort', () => { for (const post of this.#posts) post.abort() }, { once: true })
     if (mode === 'sse') this.#endpoint = this.#openLegacy(url)
+  }
+
+  /** A signal for one POST, aborted when the transport closes; `release` when the POST is over. */
+  #postSignal(): { controller: AbortController; release: () => void } {
+    const controller = new AbortController()
+    if (this.#abort.signal.aborted) controller.abort()
+    this.#posts.add(controller)
+    return { controller, release: () => { this.#posts.delete(controller) } }
   }
 
   get sessionId(): string | undefined { return this.#sessionId }
@@ -156,9 +171,7 @@ class HttpClient implements HttpClientTransport {
    * stream ends before the response (a modern stream is never resumed).
    */
   async #postModern(payload: JsonRpcPayload, request: ModernRequest): Promise<void> {
-    const controller = new AbortController()
-    const abort = () => controller.abort()
-    this.#abort.signal.addEventListener('abort', abort, { once: true })
+    const { controller, release } = this.#postSignal()
     this.#modernInFlight.set(request.id, controller)
     try {
       const headers = new Headers({
@@ -209,7 +222,7 @@ class HttpClient implements HttpClientTransport {
       throw error
     } finally {
       this.#modernInFlight.delete(request.id)
-      this.#abort.signal.removeEventListener('abort', abort)
+      release()
     }
   }
 
@@ -248,7 +261,17 @@ class HttpClient implements HttpClientTransport {
 
   // ---- Streamable HTTP ----
 
+  /** One POST, with a signal of its own for as long as it lasts (see #posts). */
   async #post(payload: JsonRpcPayload, isRetry = false): Promise<void> {
+    const { controller, release } = this.#postSignal()
+    try {
+      return await this.#postOnce(payload, isRetry, controller.signal)
+    } finally {
+      release()
+    }
+  }
+
+  async #postOnce(payload: JsonRpcPayload, isRetry: boolean, signal: AbortSignal): Promise<void> {
     const isInitialize = !Array.isArray(payload) && 'method' in payload && payload.method === 'initialize'
     if (isInitialize) this.#initializePayload = payload
     let response: Response
@@ -257,7 +280,7 @@ class HttpClient implements HttpClientTransport {
         method: 'POST',
         headers: this.#headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
         body: JSON.stringify(payload),
-        signal: this.#abort.signal,
+        signal,
       })
     } catch (error) {
       if (this.#isClosed) return
@@ -483,8 +506,11 @@ class HttpClient implements HttpClientTransport {
 
   #sleep(ms: number): Promise<void> {
     return new Promise(resolve => {
-      const timer = setTimeout(resolve, ms)
-      this.#abort.signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
+      const signal = this.#abort.signal
+      // The listener goes with the sleep: one left per sleep would pile up on the client's signal.
+      const wake = () => { clearTimeout(timer); signal.removeEventListener('abort', wake); resolve() }
+      const timer = setTimeout(wake, ms)
+      signal.addEventListener('abort', wake, { once: true })
     })
   }
 

@@ -19,7 +19,7 @@
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry); groups `stdio`, `http`, `ws`, `modern`, `startup`, `all`. The default
+ *                  npm registry), tasks; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `all`. The default
  *                  run takes about 5 minutes.
  *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
@@ -45,6 +45,7 @@ const IDLE_SESSIONS = 4000
 import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs, within } from './procs.ts'
 import { RawDriver, type RawResponse } from './raw-driver.ts'
 import { modernEchoParams, postModern, startModernHttp, startModernStdio, type ModernSide } from './modern-bench.ts'
+import { runTasksBench } from './tasks-bench.ts'
 
 installCleanup()
 await loadMsgpack()
@@ -76,8 +77,10 @@ const GROUPS: Record<string, readonly string[]> = {
   modern: ['modern-http-64', 'modern-stdio-64'],
   // Startup (spec/bench/startup.ts): spawn -> initialize answered; install footprint (needs the npm registry).
   startup: ['cold', 'footprint'],
+  // Tasks (tasks-bench.ts): a call as a task against the same call made plainly, in one process.
+  tasks: ['tasks'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -564,6 +567,14 @@ async function main(): Promise<void> {
     const { rxmcp, 'sdk-v2': sdkV2 } = result.median
     addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 4 } : undefined)
     addRatio(`modern ${transport} cpu/call rxmcp/sdk-v2, 64 in flight`, rxmcp.cpuPerCall / sdkV2.cpuPerCall)
+  }
+  if (isSelected('tasks')) {
+    console.log('tasks: a tool call as a task (create, poll to completion, result) against the same call made plainly, one process')
+    const tasks = await runTasksBench(SECONDS)
+    report.tasks = tasks
+    for (const row of tasks.rows.filter(row => row.inFlight === 64)) {
+      addRatio(`tasks ${row.transport} ${row.era} task/plain time per call, 64 in flight`, row.plainPerSecond / row.taskPerSecond)
+    }
   }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })
