@@ -12,7 +12,7 @@ import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { pageOf } from '../../lib/cursor.ts'
 import { base64 } from '../../lib/base64url.ts'
 import { readFrontmatter } from '../../lib/frontmatter.ts'
-import { SKILLS_EXTENSION, SKILL_MANIFEST, SKILL_NAME, sha256Digest, type SkillEntry, type SkillFolder } from '../../lib/skills.ts'
+import { SKILLS_EXTENSION, SKILL_LIMITS, SKILL_MANIFEST, SKILL_NAME, sha256Digest, type SkillEntry, type SkillFolder } from '../../lib/skills.ts'
 import type { McpServer, ServerContext, CacheHint } from '../server.ts'
 
 /** Options of {@link serveSkills}. */
@@ -124,6 +124,12 @@ export function serveSkills(server: McpServer, source: Observable<SkillFolder[]>
 /** A skill's entry and files, or why it cannot be served. */
 async function build(skill: SkillFolder): Promise<{ entry: SkillEntry; files: ServedFile[] } | string> {
   if (!SKILL_NAME.test(skill.name)) return `the folder name ${JSON.stringify(skill.name)} is not a valid skill name`
+  // A folder built in memory gets the checks skillsDirectory makes on disk: the limits, and paths
+  // that stay inside the skill (no `..`, `.` or empty segment, nothing absolute).
+  if (skill.files.length > SKILL_LIMITS.maxResources) return `more than ${SKILL_LIMITS.maxResources} files`
+  if (skill.files.reduce((total, file) => total + file.bytes.byteLength, 0) > SKILL_LIMITS.maxTotalBytes) return `more than ${SKILL_LIMITS.maxTotalBytes} bytes`
+  const escaping = [...skill.files.map(file => file.path), ...skill.folders].find(path => path.split('/').some(segment => segment === '' || segment === '.' || segment === '..'))
+  if (escaping !== undefined) return `the path ${JSON.stringify(escaping)} does not stay inside the skill`
   const manifest = skill.files.find(file => file.path === SKILL_MANIFEST)
   if (manifest === undefined) return `no ${SKILL_MANIFEST}`
   const read = readFrontmatter(textOf(manifest.bytes) ?? '')

@@ -157,6 +157,50 @@ describe('serveSkills over a directory, and client.skills', () => {
   })
 })
 
+describe('serveSkills limits', () => {
+  const manifestOf = (name: string) => ({ path: 'SKILL.md', bytes: new TextEncoder().encode(`---\nname: ${name}\ndescription: x\n---\n`) })
+
+  it('leaves out a folder given in memory past 512 files or 16 MiB, or with a path out of the skill', async () => {
+    const server = makeServer()
+    const skipped: string[] = []
+    const many = Array.from({ length: 512 }, (_, i) => ({ path: `f${i}.txt`, bytes: new Uint8Array(1) }))
+    const big = { path: 'big.bin', bytes: new Uint8Array(16 * 1024 * 1024) }
+    const served = serveSkills(server, [
+      { name: 'too-many', files: [manifestOf('too-many'), ...many], folders: [] },
+      { name: 'too-big', files: [manifestOf('too-big'), big], folders: [] },
+      { name: 'escapes', files: [manifestOf('escapes'), { path: '../../etc/passwd', bytes: new Uint8Array(1) }], folders: [] },
+      { name: 'just-right', files: [manifestOf('just-right'), ...many.slice(1)], folders: [] },
+    ], { onSkipped: (name, reason) => skipped.push(`${name}: ${reason}`) })
+    await served.ready
+    expect(skipped).toEqual([
+      'too-many: more than 512 files',
+      'too-big: more than 16777216 bytes',
+      'escapes: the path "../../etc/passwd" does not stay inside the skill',
+    ])
+    await using pair = await connectInMemory(server)
+    const [entry, ...rest] = await pair.client.skills.list()
+    expect(rest).toEqual([])
+    expect(entry!.uri).toBe('skill://just-right/SKILL.md')
+    expect((entry!.resources as unknown[]).length).toBe(512)
+  })
+
+  it('leaves out a skill on disk past 16 MiB and keeps serving the others', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'rxmcp-skills-'))
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }))
+    for (const name of ['huge', 'small']) {
+      mkdirSync(join(root, name))
+      writeFileSync(join(root, name, 'SKILL.md'), `---\nname: ${name}\ndescription: x\n---\n`)
+    }
+    writeFileSync(join(root, 'huge', 'data.bin'), new Uint8Array(16 * 1024 * 1024))
+    const server = makeServer()
+    const skipped: string[] = []
+    await serveSkills(server, skillsDirectory(root, { onSkipped: (name, reason) => skipped.push(`${name}: ${reason}`) })).ready
+    expect(skipped).toEqual(['huge: more than 16777216 bytes'])
+    await using pair = await connectInMemory(server)
+    expect((await pair.client.skills.list()).map(entry => entry.uri)).toEqual(['skill://small/SKILL.md'])
+  })
+})
+
 describe('client.skills refuses a skill that fails verification, and reads nothing more of it', () => {
   /** A server whose listing says one thing and whose files say another. */
   async function lying(entry: SkillEntry, files: Record<string, string>) {
