@@ -66,8 +66,14 @@ export async function readSkills(root: string, skipped: (name: string, reason: s
     const folder = join(root, entry.name)
     const manifest = await lstat(join(folder, SKILL_MANIFEST)).catch(() => undefined)
     if (manifest === undefined || !manifest.isFile()) continue
-    const skill: SkillFolder = { name: entry.name, files: [], folders: [] }
-    const problem = await walk(folder, folder, skill)
+    // A file may vanish between readdir and readFile while an editor saves (write, then rename):
+    // the skill is read once more, then left out of this read if it still fails (the change's own
+    // event brings another read); one busy folder never ends the watch.
+    let skill: SkillFolder = { name: entry.name, files: [], folders: [] }
+    const problem = await walk(folder, folder, skill).catch(() => {
+      skill = { name: entry.name, files: [], folders: [] }
+      return walk(folder, folder, skill).catch((error: unknown) => `could not be read (${(error as Error).message})`)
+    })
     if (problem !== undefined) skipped(entry.name, problem)
     else skills.push(skill)
   }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { rename, unlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { filter, firstValueFrom } from 'rxjs'
@@ -138,6 +139,28 @@ describe('serveSkills over a directory, and client.skills', () => {
       .toContainEqual({ uri: 'skill://pdf-tools/SKILL.md', digest: digest(edited), size: Buffer.byteLength(edited) })
     expect((await pair.client.skills.load('skill://pdf-tools/SKILL.md')).instructions).toContain('One more line.')
   })
+
+  it('keeps watching through files that come and go mid-read (atomic saves), and serves the last state', async () => {
+    const root = skillsFolder()
+    const server = makeServer()
+    const served = serveSkills(server, skillsDirectory(root, { watch: true, debounceMs: 1 }), { onSkipped: () => {} })
+    cleanups.push(() => served.close())
+    await served.ready
+    const skill = join(root, 'pdf-tools')
+    // An editor's save: write a temporary file, rename it over the original; others appear and vanish.
+    // Asynchronous, so the reads the watch starts run between these steps.
+    for (let i = 0; i < 400; i++) {
+      await writeFile(join(skill, `tmp-${i}.md`), `draft ${i}`)
+      if (i % 3 === 0) await rename(join(skill, `tmp-${i}.md`), join(skill, 'references', 'FORMS.md'))
+      else await unlink(join(skill, `tmp-${i}.md`))
+    }
+    const final = `${MANIFEST}\nFinal.\n`
+    writeFileSync(join(skill, 'SKILL.md'), final)
+    await expect.poll(() => served.entries.get('skill://pdf-tools/SKILL.md')?.resources, { timeout: 10_000 })
+      .toContainEqual({ uri: 'skill://pdf-tools/SKILL.md', digest: digest(final), size: Buffer.byteLength(final) })
+    await expect.poll(() => (served.entries.get('skill://pdf-tools/SKILL.md')?.resources as Array<{ uri: string }>).map(file => file.uri).sort(), { timeout: 10_000 })
+      .toEqual(['skill://pdf-tools/SKILL.md', 'skill://pdf-tools/logo.png', 'skill://pdf-tools/references/FORMS.md'])
+  }, 30_000)
 
   it('serves and loads over Streamable HTTP in both eras', async () => {
     const server = makeServer()
