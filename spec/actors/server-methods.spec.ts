@@ -2,12 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { firstValueFrom, of, delay } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connectInMemory } from '../../testing.ts'
-import { createMemoryPair } from '../../transports/memory.ts'
-import { createConnection } from '../../lib/connection.ts'
 import { resultOf } from '../../lib/operators/progress.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, InvalidParamsError, McpError } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
+import { rawClient } from '../helpers/raw-client.ts'
 
 let cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -21,19 +20,7 @@ function makeServer(): McpServer {
   return server
 }
 
-/** A raw connection to `server`: requests go as the test writes them. */
-async function raw(server: McpServer) {
-  const [near, far] = createMemoryPair()
-  const connection = createConnection(near)
-  connection.start()
-  await server.listen(far)
-  cleanups.push(() => connection.close())
-  const call = (method: string, params?: JsonObject) => firstValueFrom(connection.request(method, params, { timeout: 0 }).pipe(resultOf()))
-  const failure = (method: string, params?: JsonObject) => call(method, params).then(
-    value => { throw new Error(`${method} answered ${JSON.stringify(value)}`) },
-    (error: unknown) => { expect(error).toBeInstanceOf(McpError); return error as McpError })
-  return { call, failure }
-}
+const raw = (server: McpServer) => rawClient(server, close => cleanups.push(close))
 
 const modernMeta = { [MetaKey.protocolVersion]: '2026-07-28', [MetaKey.clientCapabilities]: {}, [MetaKey.clientInfo]: { name: 'raw', version: '1' } }
 

@@ -1,17 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { VirtualTimeScheduler, firstValueFrom, lastValueFrom, take, toArray } from 'rxjs'
+import { VirtualTimeScheduler, lastValueFrom, take, toArray } from 'rxjs'
 import { createServer, type McpServer, type ServerOptions } from '../../actors/server.ts'
 import { connect, type McpClient } from '../../actors/client.ts'
-import { createMemoryPair } from '../../transports/memory.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
-import { createConnection } from '../../lib/connection.ts'
-import { resultOf } from '../../lib/operators/progress.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { McpError } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
+import { rawClient } from '../helpers/raw-client.ts'
 import type { ServerTasks } from '../../actors/server/tasks.ts'
 import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 
@@ -47,16 +45,7 @@ function makeServer(options: ServerOptions = {}) {
   return { server, gates, aborted, tasks: (server as unknown as { tasks: ServerTasks }).tasks }
 }
 
-/** A raw JSON-RPC client over a memory pair. */
-async function raw(server: McpServer) {
-  const [near, far] = createMemoryPair()
-  const connection = createConnection(near)
-  connection.start()
-  await server.listen(far)
-  cleanups.push(() => connection.close())
-  const call = (method: string, params?: JsonObject) => firstValueFrom(connection.request(method, params, { progress: false, timeout: 0 }).pipe(resultOf()))
-  return { connection, call }
-}
+const raw = (server: McpServer) => rawClient(server, close => cleanups.push(close))
 
 describe('tasks survive their connection', () => {
   it('a client that drops mid-task and comes back (new session, same owner) gets the result; another owner does not see it', async () => {

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Subject, filter, firstValueFrom } from 'rxjs'
 import { createServer, type McpServer, type ServerOptions } from '../../actors/server.ts'
-import { createMemoryPair } from '../../transports/memory.ts'
-import { createConnection, type Connection } from '../../lib/connection.ts'
+import type { Connection } from '../../lib/connection.ts'
 import { resultOf } from '../../lib/operators/progress.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
-import { ErrorCode, InvalidParamsError, McpError } from '../../lib/jsonrpc/errors.ts'
+import { ErrorCode, InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
+import { rawClient } from '../helpers/raw-client.ts'
 import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 
@@ -80,16 +80,8 @@ function makeServer(options: ServerOptions = {}) {
 
 /** A raw JSON-RPC client over a memory pair. */
 async function open(server: McpServer) {
-  const [near, far] = createMemoryPair()
-  const raw = createConnection(near)
-  raw.start()
-  await server.listen(far)
-  cleanups.push(() => raw.close())
-  const call = (method: string, params?: JsonObject) => firstValueFrom(raw.request(method, params, { progress: false, timeout: 0 }).pipe(resultOf()))
-  const failure = (method: string, params?: JsonObject) => call(method, params).then(
-    value => { throw new Error(`${method} answered ${JSON.stringify(value)}`) },
-    (error: unknown) => { expect(error).toBeInstanceOf(McpError); return error as McpError })
-  return { raw, call, failure }
+  const client = await rawClient(server, close => cleanups.push(close))
+  return { ...client, raw: client.connection }
 }
 
 async function openLegacy(server: McpServer, capabilities: JsonObject = {}) {
