@@ -117,7 +117,11 @@ export class ClientSkills {
 
   /** Reads one file of a skill and verifies it before handing it over. */
   async #read(entry: SkillEntry, uri: string, options?: RequestOptions): Promise<SkillFile> {
-    if (!uri.startsWith(`${skillRootOf(entry.uri)}/`)) throw new SkillVerificationError(uri, 'unlisted', 'the file lies outside the skill')
+    const root = `${skillRootOf(entry.uri)}/`
+    // `..` or `.` segments could name a file of another skill, even one that starts with this root.
+    if (!uri.startsWith(root) || uri.slice(root.length).split('/').some(segment => segment === '' || segment === '.' || segment === '..')) {
+      throw new SkillVerificationError(uri, 'unlisted', 'the file lies outside the skill')
+    }
     const result = await this.#call('resources/read', { uri }, options)
     const contents = Array.isArray(result.contents) ? result.contents.filter(isJsonObject) : []
     const content = contents.find(item => item.uri === uri) ?? contents[0]

@@ -268,6 +268,18 @@ describe('client.skills refuses a skill that fails verification, and reads nothi
     expect((error as Error).message).toContain('description')
   })
 
+  it('a path out of the skill asked of a loaded skill, even one whose entry lists its files as dynamic', async () => {
+    const entry: SkillEntry = { ...honest(MANIFEST), resources: 'dynamic' }
+    const { client, reads } = await lying(entry, { 'skill://pdf-tools/SKILL.md': MANIFEST, 'skill://other/SKILL.md': 'secret' })
+    const skill = await client.skills.load(entry)
+    for (const path of ['../other/SKILL.md', 'skill://pdf-tools/../other/SKILL.md', 'skill://other/SKILL.md', 'references//FORMS.md']) {
+      const error = await skill.readFile(path).catch((e: unknown) => e)
+      expect(error, path).toBeInstanceOf(SkillVerificationError)
+      expect((error as SkillVerificationError).problem, path).toBe('unlisted')
+    }
+    expect(reads).toEqual(['skill://pdf-tools/SKILL.md'])
+  })
+
   it('an entry that breaks the naming rules or lists a file outside the skill, before any read', async () => {
     const badName = { ...honest(MANIFEST), frontmatter: { name: 'other', description: 'x' } }
     const outside = { ...honest(MANIFEST), resources: [{ uri: 'skill://elsewhere/x.md', digest: digest('x'), size: 1 }] }
