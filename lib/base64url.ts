@@ -34,5 +34,17 @@ export function bytesOfBase64url(text: string): Uint8Array | undefined {
  * and safe in URLs and headers.
  */
 export function randomId(bytes: number): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(bytes)))
+  // Drawn from a pool filled 4 KiB at a time: one CSPRNG call per id costs more than the id itself.
+  // Each byte serves one id only.
+  if (poolOffset + bytes > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(Math.max(RANDOM_POOL_BYTES, bytes)))
+    poolOffset = 0
+  }
+  const id = base64url(pool.subarray(poolOffset, poolOffset + bytes))
+  poolOffset += bytes
+  return id
 }
+
+const RANDOM_POOL_BYTES = 4096
+let pool = new Uint8Array(0)
+let poolOffset = 0

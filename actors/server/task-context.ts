@@ -15,7 +15,7 @@ import { throwError, type Observable } from '../../lib/rx.ts'
 import { outcomePromise } from '../request.ts'
 import type { RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../../lib/jsonrpc/message.ts'
-import { CapabilityError, InvalidParamsError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
+import { CancelledError, CapabilityError, InvalidParamsError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import type {
@@ -32,6 +32,9 @@ import { ANSWER_CHECKS, capabilityObject } from './modern.ts'
 export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task'
 
 type InputRequests = NonNullable<TaskState['inputRequests']>
+
+/** The reason a task's signal aborts with: its work is over (cancelled, expired, or ended). One object, made once. */
+const TASK_OVER = new CancelledError('The task is over: cancelled, expired, or its work ended')
 
 /**
  * A modern task's outstanding input requests: each key is used once in the task's life (the
@@ -104,7 +107,9 @@ class TaskInputs {
 export class TaskContext implements ServerContext {
   readonly #origin: ServerContext
   readonly #task: TaskRef<JsonObject>
-  readonly #abort = new AbortController()
+  /** Made when the handler first reads `signal`: most handlers never do, and aborting one costs. */
+  #controller: AbortController | undefined
+  #isOver = false
   readonly #inputs: TaskInputs | undefined
   /** Legacy: live requests to the client now outstanding (the task is input_required while > 0). */
   #asking = 0
@@ -121,12 +126,14 @@ export class TaskContext implements ServerContext {
   }
 
   /** Aborts the signal: the task was cancelled, expired, or its work ended. */
-  abort(): void { this.#abort.abort() }
+  abort(): void {
+    if (this.#isOver) return
+    this.#isOver = true
+    this.#controller?.abort(TASK_OVER)
+  }
 
   /** Answers to the task's input requests (modern `tasks/update`). */
   answer(responses: JsonObject): void { this.#inputs?.answer(responses) }
-
-  get #isOver(): boolean { return this.#abort.signal.aborted }
 
   get era(): Era { return this.#origin.era }
   get protocolVersion(): string { return this.#origin.protocolVersion }
@@ -135,7 +142,13 @@ export class TaskContext implements ServerContext {
   get meta(): Meta | undefined { return this.#origin.meta }
   get progressToken(): ProgressToken | undefined { return this.#origin.progressToken }
   get trace(): TraceContext | undefined { return this.#origin.trace }
-  get signal(): AbortSignal { return this.#abort.signal }
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#isOver) this.#controller.abort(TASK_OVER)
+    }
+    return this.#controller.signal
+  }
   get session(): ServerSession { return this.#origin.session }
   get clientCapabilities(): ClientCapabilities { return this.#origin.clientCapabilities }
   get clientInfo(): Implementation | undefined { return this.#origin.clientInfo }
