@@ -35,7 +35,7 @@ export function skillsDirectory(root: string, options: SkillsDirectoryOptions = 
     let timer: ReturnType<typeof setTimeout> | undefined
     let reading = Promise.resolve()
     const read = () => {
-      reading = reading.then(() => readSkills(root, skipped)).then(skills => { if (!subscriber.closed) subscriber.next(skills) }, error => subscriber.error(error))
+      reading = reading.then(() => readSkills(root, (name, reason) => { if (!subscriber.closed) skipped(name, reason) })).then(skills => { if (!subscriber.closed) subscriber.next(skills) }, error => subscriber.error(error))
     }
     read()
     if (options.watch) {

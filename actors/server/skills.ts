@@ -23,6 +23,8 @@ export interface ServeSkillsOptions {
   cache?: CacheHint
   /** Told of each folder left out (no readable frontmatter, a bad name) and why (default: console.warn). */
   onSkipped?: (name: string, reason: string) => void
+  /** Told when the source fails after the first set was served (say, its directory was removed); what is served stays (default: console.error). */
+  onError?: (error: unknown) => void
 }
 
 /** The skills being served; `close()` stops following the source and withdraws everything. */
@@ -77,6 +79,20 @@ export function serveSkills(server: McpServer, source: Observable<SkillFolder[]>
     }),
   ]
 
+  let resolveReady!: () => void
+  let rejectReady!: (error: unknown) => void
+  const ready = new Promise<void>((resolve, reject) => { resolveReady = resolve; rejectReady = reject })
+  /** Set by close(): a read still under way then serves nothing. */
+  let isClosed = false
+  /** Set once the first set is served (or failed): later failures go to onError, not to ready. */
+  let isSettled = false
+  const failed = (error: unknown) => {
+    if (!isSettled) { isSettled = true; rejectReady(error); return }
+    if (options.onError) options.onError(error)
+    else console.error('[rxmcp] skills source failed:', error)
+  }
+  const served = () => { isSettled = true; resolveReady() }
+
   /** Replaces what is served with `skills`. */
   const serve = async (skills: readonly SkillFolder[]) => {
     const next = new Map<string, { entry: SkillEntry; files: ServedFile[] }>()
@@ -87,6 +103,7 @@ export function serveSkills(server: McpServer, source: Observable<SkillFolder[]>
       next.set(built.entry.uri, built)
       for (const [folder, children] of listing(skill, built.files)) nextFolders.set(folder, children)
     }
+    if (isClosed) return
     for (const remove of removals) remove()
     removals = []
     entries.clear()
@@ -98,20 +115,18 @@ export function serveSkills(server: McpServer, source: Observable<SkillFolder[]>
     for (const [folder, children] of nextFolders) folders.set(folder, children)
   }
 
-  let resolveReady!: () => void
-  let rejectReady!: (error: unknown) => void
-  const ready = new Promise<void>((resolve, reject) => { resolveReady = resolve; rejectReady = reject })
   let chain = Promise.resolve()
   const subscription: Subscription | undefined = Array.isArray(source)
-    ? (chain = serve(source).then(resolveReady, rejectReady), undefined)
+    ? (chain = serve(source).then(served, failed), undefined)
     : (source as Observable<SkillFolder[]>).subscribe({
-      next: skills => { chain = chain.then(() => serve(skills)).then(resolveReady, rejectReady) },
-      error: error => rejectReady(error),
+      next: skills => { chain = chain.then(() => serve(skills)).then(served, failed) },
+      error: failed,
     })
   return {
     ready,
     entries,
     close: () => {
+      isClosed = true
       subscription?.unsubscribe()
       for (const remove of removals) remove()
       for (const registration of registrations) registration.remove()

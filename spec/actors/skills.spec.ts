@@ -143,7 +143,7 @@ describe('serveSkills over a directory, and client.skills', () => {
   it('keeps watching through files that come and go mid-read (atomic saves), and serves the last state', async () => {
     const root = skillsFolder()
     const server = makeServer()
-    const served = serveSkills(server, skillsDirectory(root, { watch: true, debounceMs: 1 }), { onSkipped: () => {} })
+    const served = serveSkills(server, skillsDirectory(root, { watch: true, debounceMs: 1, onSkipped: () => {} }), { onSkipped: () => {} })
     cleanups.push(() => served.close())
     await served.ready
     const skill = join(root, 'pdf-tools')
@@ -161,6 +161,21 @@ describe('serveSkills over a directory, and client.skills', () => {
     await expect.poll(() => (served.entries.get('skill://pdf-tools/SKILL.md')?.resources as Array<{ uri: string }>).map(file => file.uri).sort(), { timeout: 10_000 })
       .toEqual(['skill://pdf-tools/SKILL.md', 'skill://pdf-tools/logo.png', 'skill://pdf-tools/references/FORMS.md'])
   }, 30_000)
+
+  it('tells onError when the watched directory goes away, and the server keeps answering', async () => {
+    const root = skillsFolder()
+    const server = makeServer()
+    const errors: unknown[] = []
+    const served = serveSkills(server, skillsDirectory(root, { watch: true, debounceMs: 5, onSkipped: () => {} }), { onSkipped: () => {}, onError: error => errors.push(error) })
+    cleanups.push(() => served.close())
+    await served.ready
+    rmSync(root, { recursive: true, force: true })
+    await expect.poll(() => errors.length, { timeout: 10_000 }).toBe(1)
+    expect(errors[0]).toMatchObject({ code: 'ENOENT' })
+    // A read that raced the removal may have seen some folders go first: what is served is the last set read.
+    await using pair = await connectInMemory(server)
+    expect((await pair.client.skills.list()).map(entry => entry.uri)).toEqual([...served.entries.keys()])
+  })
 
   it('serves and loads over Streamable HTTP in both eras', async () => {
     const server = makeServer()
