@@ -222,6 +222,19 @@ describe('serveSkills limits', () => {
     expect((entry!.resources as unknown[]).length).toBe(512)
   })
 
+  it('pages skills/list one entry at a time, and client.skills.list walks every page, in both eras', async () => {
+    const server = makeServer()
+    const names = ['alpha', 'beta', 'gamma']
+    await serveSkills(server, names.map(name => ({ name, files: [manifestOf(name)], folders: [] })), { pageSize: 1 }).ready
+    for (const era of ['legacy', 'modern'] as const) {
+      await using pair = await connectInMemory(server, { era })
+      const first = await firstValueFrom(pair.client.request('skills/list', {}, { progress: false }).pipe(filter(event => event.type === 'result')))
+      expect((first.result as { skills: unknown[] }).skills, era).toHaveLength(1)
+      expect(typeof (first.result as { nextCursor?: unknown }).nextCursor, era).toBe('string')
+      expect((await pair.client.skills.list()).map(entry => entry.frontmatter.name), era).toEqual(names)
+    }
+  })
+
   it('leaves out a skill on disk past 16 MiB and keeps serving the others', async () => {
     const root = mkdtempSync(join(tmpdir(), 'rxmcp-skills-'))
     cleanups.push(() => rmSync(root, { recursive: true, force: true }))
