@@ -6,12 +6,11 @@ export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, MethodHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
-  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle,
+  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle, MethodOptions,
 } from './actors/server.ts'
 export { TASKS_EXTENSION } from './actors/server/tasks.ts'
-export { RELATED_TASK_META } from './actors/server/task-context.ts'
 export {
-  createTask, stepTask, canTransition, isTerminalStatus, taskToWire, taskToModernWire, TaskTransitionError, TaskExpiredError,
+  RELATED_TASK_META, withRelatedTask, settledAnswer, createTask, stepTask, canTransition, isTerminalStatus, taskToWire, taskToModernWire, TaskTransitionError, TaskExpiredError,
   TASK_DEFAULTS, TERMINAL_STATUSES, TASK_TRANSITION_ERROR_CODE, TASK_EXPIRED_ERROR_CODE,
 } from './actors/tasks/task.ts'
 export type { TaskState, TaskMessage, TaskOptions, TaskRef } from './actors/tasks/task.ts'

@@ -255,6 +255,15 @@ export interface PromptDefinition<S extends ObjectStandardSchema = ObjectStandar
  */
 export type MethodHandler<R extends JsonObject = JsonObject> = (params: JsonObject | undefined, ctx: ServerContext) => HandlerOutcome<R>
 
+/** Options of `server.method`. */
+export interface MethodOptions {
+  /**
+   * The method's results are cacheable (MCP 2026-07-28): modern-era results carry these `ttlMs`
+   * and `cacheScope` unless the handler's result has its own.
+   */
+  cache?: CacheHint
+}
+
 /** A prompt's handler: string arguments in (or, with `argumentsSchema`, what it gave back), messages out. */
 export type PromptHandler<A = Record<string, string>> = (args: A, ctx: ServerContext) => HandlerOutcome<GetPromptResult>
 
@@ -419,7 +428,7 @@ export interface McpServer {
    * @example
    * server.method('acme/ping', (params, ctx) => ({ pong: true }))
    */
-  method<R extends JsonObject = JsonObject>(method: string, handler: MethodHandler<R>): { remove(): void }
+  method<R extends JsonObject = JsonObject>(method: string, handler: MethodHandler<R>, options?: MethodOptions): { remove(): void }
   /**
    * Declares an extension under `capabilities.extensions` (initialize and server/discover), with
    * its settings (default `{}`); `remove()` withdraws it. Declaring it does not answer its

@@ -1,4 +1,5 @@
 import { InvalidParamsError } from './jsonrpc/errors.ts'
+import type { JsonObject } from './jsonrpc/message.ts'
 
 /**
  * Opaque pagination cursors: the position in a list, sealed so that a client cannot forge one by
@@ -48,4 +49,10 @@ function toBase64Url(text: string): string {
 function fromBase64Url(text: string): string {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error('not base64url')
   return atob(text.replace(/-/g, '+').replace(/_/g, '/'))
+}
+
+/** A list result with its `nextCursor` when there is one (a last page carries none). */
+export function withCursor<R extends JsonObject>(result: R, nextCursor: string | undefined): R {
+  if (nextCursor !== undefined) (result as JsonObject).nextCursor = nextCursor
+  return result
 }

@@ -8,13 +8,13 @@
  */
 import { Observable, lastValueFrom } from '../../lib/rx.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
-import { InternalError, InvalidParamsError, McpError } from '../../lib/jsonrpc/errors.ts'
+import { InternalError, InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { pageOf } from '../../lib/cursor.ts'
+import { pageOf, withCursor } from '../../lib/cursor.ts'
 import type { ClientCapabilities } from '../../lib/schema/types.ts'
 import { outcomePromise } from '../request.ts'
 import { randomTaskId } from '../tasks/store.ts'
-import { TASK_DEFAULTS, TaskTransitionError, createTask, isTerminalStatus, taskToWire, type TaskRef } from '../tasks/task.ts'
+import { TASK_DEFAULTS, TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToWire, type TaskRef } from '../tasks/task.ts'
 import type { InputHandler } from './handlers.ts'
 
 /** Options of the client's tasks (ClientOptions.tasks). */
@@ -34,8 +34,6 @@ const TASKABLE: ReadonlyArray<readonly [method: string, kind: string, name: stri
   ['sampling/createMessage', 'sampling', 'createMessage'],
   ['elicitation/create', 'elicitation', 'create'],
 ]
-
-const RELATED = 'io.modelcontextprotocol/related-task'
 
 /**
  * Adds task running to the client's handlers: the sampling and elicitation handlers it has take
@@ -76,9 +74,7 @@ export function withTaskRequests(handlers: Map<string, InputHandler>, capabiliti
   handlers.set('tasks/get', params => taskToWire(find(params).state) as unknown as JsonObject)
   handlers.set('tasks/list', params => {
     const page = pageOf('tasks', [...tasks.values()], params?.cursor, 50)
-    const result: JsonObject = { tasks: page.items.map(task => taskToWire(task.state) as unknown as JsonObject) }
-    if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor
-    return result
+    return withCursor({ tasks: page.items.map(task => taskToWire(task.state) as unknown as JsonObject) }, page.nextCursor)
   })
   handlers.set('tasks/cancel', params => {
     const task = find(params)
@@ -86,17 +82,6 @@ export function withTaskRequests(handlers: Map<string, InputHandler>, capabiliti
     task.send({ type: 'cancel' })
     return taskToWire(task.state) as unknown as JsonObject
   })
-  handlers.set('tasks/result', async params => {
-    const task = find(params)
-    const state = await lastValueFrom(task.settled)
-    const related = { [RELATED]: { taskId: task.taskId } }
-    if (state.error !== undefined) {
-      if (state.error instanceof McpError) throw state.error
-      throw new InternalError(state.error instanceof Error ? state.error.message : String(state.error), related)
-    }
-    if (state.status === 'cancelled') throw new InternalError(`Task ${task.taskId} was cancelled`, related)
-    const result = state.result ?? {}
-    return { ...result, _meta: { ...(isJsonObject(result._meta) ? result._meta : {}), ...related } }
-  })
+  handlers.set('tasks/result', async params => settledAnswer(await lastValueFrom(find(params).settled)) as JsonObject)
   return { ...capabilities, tasks: { ...capabilities.tasks, list: {}, cancel: {}, requests } }
 }

@@ -234,10 +234,12 @@ export function finishResult(session: Session, method: string, params: JsonObjec
     meta[MetaKey.serverInfo] = info
     body._meta = meta
   } else body._meta = { 'io.modelcontextprotocol/serverInfo': info }
-  if (CACHEABLE_METHODS.has(method) && body.resultType === 'complete' && body.ttlMs === undefined) {
-    const hint = cacheHintOf(session, method, params)
-    body.ttlMs = hint.ttlMs
-    body.cacheScope = hint.cacheScope
+  if (body.resultType === 'complete' && body.ttlMs === undefined) {
+    const hint = CACHEABLE_METHODS.has(method) ? cacheHintOf(session, method, params) : session.server.methodCacheHints?.get(method)
+    if (hint !== undefined) {
+      body.ttlMs = hint.ttlMs
+      body.cacheScope = hint.cacheScope
+    }
   }
   return body
 }

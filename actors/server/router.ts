@@ -2,7 +2,7 @@ import { Observable, catchError, from, isObservable, mergeMap, of } from '../../
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { pageOf } from '../../lib/cursor.ts'
+import { pageOf, withCursor } from '../../lib/cursor.ts'
 import { loadedJsonSchema, loadJsonSchema } from '../../lib/validator.ts'
 import { validateStandard, type StandardVerdict } from '../../lib/standard-schema.ts'
 import type { CallToolResult, CompleteResult, Resource } from '../../lib/schema/types.ts'
@@ -246,11 +246,6 @@ function enabledWire<W>(entries: Map<string, { wire: W; isEnabled: boolean }>): 
   const out: W[] = []
   for (const entry of entries.values()) if (entry.isEnabled) out.push(entry.wire)
   return out
-}
-
-function withCursor(result: JsonObject, nextCursor: string | undefined): JsonObject {
-  if (nextCursor !== undefined) result.nextCursor = nextCursor
-  return result
 }
 
 function toolError(text: string): JsonObject {

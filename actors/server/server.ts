@@ -12,7 +12,7 @@ import {
   SERVER_DEFAULTS, type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerEvent, type ServerOptions, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
-  type MethodHandler,
+  type CacheHint, type MethodHandler, type MethodOptions,
 } from '../server.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
@@ -116,15 +116,25 @@ export class Server implements McpServer {
 
   get sessions(): ReadonlySet<ServerSession> { return this.#sessions }
 
-  method(method: string, handler: MethodHandler): { remove(): void } {
+  method(method: string, handler: MethodHandler, options: MethodOptions = {}): { remove(): void } {
     if (typeof method !== 'string' || method.length === 0) throw new TypeError('A method needs a name')
     if (SESSION_METHODS.has(method) || this.router.routes.has(method) || this.methods.has(method)) {
       throw new TypeError(`Method ${JSON.stringify(method)} is already answered by this server`)
     }
     const route = handler as RouteHandler
     this.methods.set(method, route)
-    return { remove: () => { if (this.methods.get(method) === route) this.methods.delete(method) } }
+    if (options.cache !== undefined) (this.methodCacheHints ??= new Map()).set(method, options.cache)
+    return {
+      remove: () => {
+        if (this.methods.get(method) !== route) return
+        this.methods.delete(method)
+        this.methodCacheHints?.delete(method)
+      },
+    }
   }
+
+  /** Cache hints of the methods registered with one (`server.method`'s `cache`); made on the first. */
+  methodCacheHints: Map<string, CacheHint> | undefined
 
   extension(id: string, settings: JsonObject = {}): { remove(): void } {
     if (typeof id !== 'string' || !id.includes('/')) throw new TypeError(`An extension identifier is "vendor-prefix/name", not ${JSON.stringify(id)}`)

@@ -21,8 +21,7 @@ import { SessionContext } from './context.ts'
 import { discover, finishResult, listen, serveModern } from './modern.ts'
 import type { RouteHandler } from './router.ts'
 import type { ListKind, Server } from './server.ts'
-import { taskToWire, type TaskState } from '../tasks/task.ts'
-import { RELATED_TASK_META } from './task-context.ts'
+import { taskToWire, withRelatedTask, type TaskState } from '../tasks/task.ts'
 
 // ---------------------------------------------------------------------------------------------
 // Subscription actor
@@ -296,7 +295,7 @@ export class Session implements ServerSession {
   /** A task this session created changed: `notifications/tasks/status` (MCP 2025-11-25; optional, sent while operating). */
   taskChanged(task: TaskState): void {
     if (this.actor.state.status !== 'operating') return
-    this.notify('notifications/tasks/status' as never, { ...taskToWire(task), _meta: { [RELATED_TASK_META]: { taskId: task.taskId } } } as never)
+    this.notify('notifications/tasks/status' as never, withRelatedTask(taskToWire(task) as unknown as JsonObject, task.taskId) as never)
   }
 
   resourceUpdated(uri: string): void {

@@ -9,11 +9,11 @@
 import type { Observable, Subscription } from '../../lib/rx.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
-import { pageOf } from '../../lib/cursor.ts'
+import { pageOf, withCursor } from '../../lib/cursor.ts'
 import { base64 } from '../../lib/base64url.ts'
 import { readFrontmatter } from '../../lib/frontmatter.ts'
 import { SKILLS_EXTENSION, SKILL_LIMITS, SKILL_MANIFEST, SKILL_NAME, sha256Digest, type SkillEntry, type SkillFolder } from '../../lib/skills.ts'
-import type { McpServer, ServerContext, CacheHint } from '../server.ts'
+import type { McpServer, CacheHint } from '../server.ts'
 
 /** Options of {@link serveSkills}. */
 export interface ServeSkillsOptions {
@@ -54,28 +54,27 @@ export function serveSkills(server: McpServer, source: Observable<SkillFolder[]>
   const folders = new Map<string, JsonObject[]>()
   let removals: Array<() => void> = []
   const skipped = options.onSkipped ?? ((name: string, reason: string) => console.warn(`[rxmcp] skill ${name} left out: ${reason}`))
-  const hint = options.cache ?? { ttlMs: 0, cacheScope: 'private' as const }
-  const cacheable = (ctx: ServerContext, result: JsonObject): JsonObject =>
-    ctx.era === 'modern' ? { ...result, ttlMs: hint.ttlMs, cacheScope: hint.cacheScope } : result
+  // Both results are cacheable (SEP-2640); the server adds the hints to modern-era results.
+  const cache = options.cache ?? { ttlMs: 0, cacheScope: 'private' as const }
 
   const registrations = [
     server.extension(SKILLS_EXTENSION, { directoryRead: true }),
-    server.method('skills/list', (params, ctx) => {
+    server.method('skills/list', params => {
       const page = pageOf('skills', [...entries.values()], params?.cursor, options.pageSize ?? 50)
-      return cacheable(ctx, page.nextCursor === undefined ? { skills: page.items as unknown as JsonObject[] } : { skills: page.items as unknown as JsonObject[], nextCursor: page.nextCursor })
-    }),
-    server.method('skills/get', (params, ctx) => {
+      return withCursor({ skills: page.items as unknown as JsonObject[] }, page.nextCursor)
+    }, { cache }),
+    server.method('skills/get', params => {
       const uri = params?.uri
       const entry = typeof uri === 'string' ? entries.get(uri) : undefined
       if (entry === undefined) throw new InvalidParamsError(`Invalid params: no skill at ${JSON.stringify(uri)}`, { uri })
-      return cacheable(ctx, { skill: entry as unknown as JsonObject })
-    }),
+      return { skill: entry as unknown as JsonObject }
+    }, { cache }),
     server.method('resources/directory/read', params => {
       const uri = typeof params?.uri === 'string' ? params.uri.replace(/\/+$/, '') : undefined
       const children = uri === undefined ? undefined : folders.get(uri)
       if (children === undefined) throw new InvalidParamsError(`Invalid params: ${JSON.stringify(params?.uri)} is not a directory this server serves`, { uri: params?.uri })
       const page = pageOf('directory', children, params?.cursor, options.pageSize ?? 50)
-      return page.nextCursor === undefined ? { resources: page.items } : { resources: page.items, nextCursor: page.nextCursor }
+      return withCursor({ resources: page.items }, page.nextCursor)
     }),
   ]
 
@@ -154,10 +153,11 @@ async function build(skill: SkillFolder): Promise<{ entry: SkillEntry; files: Se
   if (frontmatter.name !== skill.name) return `frontmatter.name ${JSON.stringify(frontmatter.name)} differs from the folder name`
   const root = `skill://${skill.name}`
   const files: ServedFile[] = skill.files.map(file => ({ uri: `${root}/${file.path}`, bytes: file.bytes, text: textOf(file.bytes), mimeType: mimeTypeOf(file.path) }))
+  const uri = `${root}/${SKILL_MANIFEST}`
   const resources = await Promise.all(files.map(async file => ({ uri: file.uri, digest: await sha256Digest(file.bytes), size: file.bytes.byteLength })))
   // SKILL.md first: the file a client reads to load the skill.
-  resources.sort((a, b) => a.uri.endsWith(`/${SKILL_MANIFEST}`) && a.uri.split('/').length === 4 ? -1 : b.uri.endsWith(`/${SKILL_MANIFEST}`) && b.uri.split('/').length === 4 ? 1 : 0)
-  return { entry: { uri: `${root}/${SKILL_MANIFEST}`, frontmatter, resources }, files }
+  resources.sort((a, b) => Number(b.uri === uri) - Number(a.uri === uri))
+  return { entry: { uri, frontmatter, resources }, files }
 }
 
 /** The direct children of a skill's root and of each of its subfolders. */

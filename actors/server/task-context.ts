@@ -25,11 +25,9 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { Era, TraceContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { InputOptions, ServerContext, ServerSession, TaskHandle } from '../server.ts'
-import type { TaskRef, TaskState } from '../tasks/task.ts'
+import { withRelatedTask, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { ANSWER_CHECKS, capabilityObject } from './modern.ts'
 
-/** `_meta` key tying a message to its task (MCP 2025-11-25). */
-export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task'
 
 type InputRequests = NonNullable<TaskState['inputRequests']>
 
@@ -210,8 +208,7 @@ export class TaskContext implements ServerContext {
 
   /** Params with the related-task `_meta` (MCP 2025-11-25: every message of a task carries it). */
   #related(params: JsonObject): JsonObject {
-    const meta = isJsonObject(params._meta) ? params._meta : {}
-    return { ...params, _meta: { ...meta, [RELATED_TASK_META]: { taskId: this.#task.taskId } } }
+    return withRelatedTask(params, this.#task.taskId) as JsonObject
   }
 
   /** A live request to the client: the task is input_required until every one is answered. */

@@ -13,8 +13,9 @@ import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import type { ServerContext, ServerEvent } from '../server.ts'
 import { isPromiseLike, outcomePromise, type HandlerOutcome } from '../request.ts'
 import { TaskStoreFullError, createMemoryTaskStore, type TaskStore } from '../tasks/store.ts'
-import { TaskTransitionError, createTask, isTerminalStatus, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
-import { RELATED_TASK_META, TaskContext } from './task-context.ts'
+import { TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
+import { TaskContext } from './task-context.ts'
+import { withCursor } from '../../lib/cursor.ts'
 import type { Server } from './server.ts'
 import type { Session } from './session.ts'
 
@@ -189,11 +190,7 @@ export class ServerTasks {
       const now = await this.#find(params, ctx)
       task = isTerminalStatus(now.status) ? now : ((await Promise.race([ended, aborted])) as { task: TaskState<JsonObject> }).task
     }
-    const related = { [RELATED_TASK_META]: { taskId: task.taskId } }
-    if (task.error !== undefined) throw McpError.from(task.error as { code: number; message: string; data?: unknown })
-    if (task.status === 'cancelled') throw new InternalError(`Task ${task.taskId} was cancelled`, related)
-    const result = task.result ?? {}
-    return { ...result, _meta: { ...(isJsonObject(result._meta) ? result._meta : {}), ...related } }
+    return settledAnswer(task) as JsonObject
   }
 
   async list(params: JsonObject | undefined, ctx: ServerContext): Promise<JsonObject> {
@@ -201,9 +198,7 @@ export class ServerTasks {
     const cursor = params?.cursor
     if (cursor !== undefined && typeof cursor !== 'string') throw new InvalidParamsError('Invalid params: cursor must be a string')
     const page = await this.store.list(this.ownerOf(ctx), cursor)
-    const result: JsonObject = { tasks: page.tasks.map(task => taskToWire(task) as unknown as JsonObject) }
-    if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor
-    return result
+    return withCursor({ tasks: page.tasks.map(task => taskToWire(task) as unknown as JsonObject) }, page.nextCursor)
   }
 
   /**

@@ -1,5 +1,7 @@
 import { Observable, Subscription, asyncScheduler, type SchedulerLike } from '../../lib/rx.ts'
 import type { Task, TaskStatus } from '../../lib/schema/types.ts'
+import { InternalError, McpError } from '../../lib/jsonrpc/errors.ts'
+import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../actor.ts'
 
 /*
@@ -181,6 +183,31 @@ export function taskToModernWire(state: TaskState<unknown>, isDetailed: boolean)
   if (state.error !== undefined && state.status === 'failed') task.error = state.error
   if (state.status === 'input_required') task.inputRequests = state.inputRequests ?? {}
   return task
+}
+
+/** `_meta` key tying a message to its task (MCP 2025-11-25). */
+export const RELATED_TASK_META = 'io.modelcontextprotocol/related-task'
+
+/** `value` with the related-task `_meta` of `taskId` added to its own `_meta`. */
+export function withRelatedTask<T extends Record<string, unknown>>(value: T, taskId: string): T & { _meta: Record<string, unknown> } {
+  const meta = isJsonObject(value._meta) ? value._meta : undefined
+  return { ...value, _meta: { ...meta, [RELATED_TASK_META]: { taskId } } }
+}
+
+/**
+ * What `tasks/result` answers for a settled task (MCP 2025-11-25): what the request would have
+ * answered, the result with the related-task `_meta`, or (thrown) the error it ended with, a
+ * stored JSON-RPC error object or the Error itself; a cancelled task is -32603.
+ */
+export function settledAnswer(state: TaskState<Record<string, unknown>>): Record<string, unknown> {
+  const error = state.error
+  if (error !== undefined) {
+    if (error instanceof McpError) throw error
+    if (isJsonObject(error) && typeof error.code === 'number' && typeof error.message === 'string') throw McpError.from(error as { code: number; message: string })
+    throw new InternalError(error instanceof Error ? error.message : String(error), { [RELATED_TASK_META]: { taskId: state.taskId } })
+  }
+  if (state.status === 'cancelled') throw new InternalError(`Task ${state.taskId} was cancelled`, { [RELATED_TASK_META]: { taskId: state.taskId } })
+  return withRelatedTask(state.result ?? {}, state.taskId)
 }
 
 /** Defaults of {@link createTask}. */

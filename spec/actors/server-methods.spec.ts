@@ -53,6 +53,15 @@ describe('server.method: methods beyond the built-in ones', () => {
     expect((await failure('acme/late')).code).toBe(ErrorCode.MethodNotFound)
   })
 
+  it('gives modern results the cache hints it was registered with, and none without', async () => {
+    const server = makeServer()
+    server.method('acme/cached', () => ({ value: 1 }), { cache: { ttlMs: 5000, cacheScope: 'public' } })
+    server.method('acme/plain', () => ({ value: 2 }))
+    const { call } = await raw(server)
+    expect(await call('acme/cached', { _meta: modernMeta })).toMatchObject({ value: 1, ttlMs: 5000, cacheScope: 'public' })
+    expect(await call('acme/plain', { _meta: modernMeta })).not.toHaveProperty('ttlMs')
+  })
+
   it("answers with the handler's McpError", async () => {
     const server = makeServer()
     server.method('acme/strict', () => { throw new InvalidParamsError('Invalid params: no') })
