@@ -5,7 +5,7 @@ import type { Transport } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
 import { CapabilityError, ConnectionClosedError, InvalidRequestError, ProtocolError } from '../lib/jsonrpc/errors.ts'
 import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
-import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../lib/lifecycle.ts'
+import { canSendRequest, gateIncomingRequest } from '../lib/lifecycle.ts'
 import { Feature } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
@@ -29,6 +29,7 @@ import { InvalidResultError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
+import { stepClient } from './client/state.ts'
 import { withTaskRequests } from './client/task-requests.ts'
 import { ClientSkills } from './client/skills.ts'
 import { ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent } from './client/tasks.ts'
@@ -72,9 +73,6 @@ export async function connect(transport: Transport | (() => Transport), info: Im
   }
   return client
 }
-
-/** serverInfo of a modern server that does not identify itself (it SHOULD, in `_meta`). */
-const ANONYMOUS: Implementation = Object.freeze({ name: '', version: '' })
 
 class Client implements McpClient {
   readonly actor: ActorRef<ClientState, ClientMessage>
@@ -128,28 +126,7 @@ class Client implements McpClient {
       protocolVersion: legacyAsked,
       serverCapabilities: {},
       roots: options.roots ?? [],
-    }, (state, message) => {
-      switch (message.type) {
-        case 'initialize': return { ...state, status: stepLifecycle(state.status, message) }
-        case 'initialized': return {
-          ...state, era: 'legacy', status: stepLifecycle(state.status, message), protocolVersion: message.result.protocolVersion,
-          serverInfo: message.result.serverInfo, serverCapabilities: message.result.capabilities ?? {}, instructions: message.result.instructions,
-        }
-        // The modern era has no session to initialize: the client operates once discover answered.
-        case 'discovered': return {
-          ...state, era: 'modern', status: 'operating', protocolVersion: message.version,
-          serverInfo: message.description.serverInfo ?? state.serverInfo ?? ANONYMOUS,
-          serverCapabilities: message.description.capabilities, instructions: message.description.instructions,
-        }
-        case 'version': return { ...state, protocolVersion: message.version }
-        case 'logLevel': return { ...state, logLevel: message.level }
-        case 'roots': return { ...state, roots: message.roots }
-        // A fresh session: the handshake starts over (the era too: the server may have changed), the
-        // version asked for is the first one again.
-        case 'reconnecting': return { ...state, status: 'awaiting-initialize', era: undefined, protocolVersion: legacyAsked }
-        case 'closed': return { ...state, status: stepLifecycle(state.status, message) }
-      }
-    }, { name: `client:${info.name}` })
+    }, (state, message) => stepClient(state, message, legacyAsked), { name: `client:${info.name}` })
     const handlers = inputHandlers(options, declared, () => this.actor.state.roots)
     // The server's sampling and elicitation requests run as tasks when it asks (MCP 2025-11-25), if allowed.
     this.#capabilities = options.tasks === undefined || options.tasks === false ? declared
@@ -384,17 +361,17 @@ class Client implements McpClient {
   }
 
   callToolAsTask(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Observable<ToolTaskEvent> {
-    return callToolAsTask(this.#taskHost, name, args, options)
+    return callToolAsTask(this.#extensionHost, name, args, options)
   }
 
   callToolAsTaskResult(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Promise<CallToolResult> {
     return lastResult(this.callToolAsTask(name, args, options))
   }
 
-  /** What the tasks code reaches of this client. */
-  get #taskHost(): TaskClientHost {
+  /** What the tasks and skills code reach of this client. */
+  get #extensionHost(): TaskClientHost {
     const client = this
-    return this.#taskHostMemo ??= {
+    return this.#extensionHostMemo ??= {
       get era() { return client.era },
       get serverCapabilities() { return client.serverCapabilities as JsonObject },
       get protocolVersion() { return client.protocolVersion },
@@ -405,12 +382,12 @@ class Client implements McpClient {
       request: (method, params, options) => this.#request(method, params, options),
     }
   }
-  #taskHostMemo: TaskClientHost | undefined
+  #extensionHostMemo: TaskClientHost | undefined
 
-  get tasks(): ClientTasks { return this.#tasks ??= new ClientTasks(this.#taskHost) }
+  get tasks(): ClientTasks { return this.#tasks ??= new ClientTasks(this.#extensionHost) }
   #tasks: ClientTasks | undefined
 
-  get skills(): ClientSkills { return this.#skills ??= new ClientSkills(this.#taskHost) }
+  get skills(): ClientSkills { return this.#skills ??= new ClientSkills(this.#extensionHost) }
   #skills: ClientSkills | undefined
 
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {

@@ -115,12 +115,9 @@ export function retryParams(original: JsonObject | undefined, responses: JsonObj
  */
 export function withoutEnvelope(result: JsonObject): JsonObject {
   if (!('resultType' in result) && !(isJsonObject(result._meta) && MetaKey.serverInfo in result._meta)) return result
-  // A task stays marked as one (the tasks extension): only the resultType tells it from a result.
-  if (result.resultType === 'task') {
-    const { _meta: taskMeta, ...task } = result
-    return task
-  }
-  const { resultType: _type, _meta, ...rest } = result
+  // A task stays marked as one (the tasks extension): only its resultType tells it from a result.
+  const { resultType, _meta, ...fields } = result
+  const rest: JsonObject = resultType === 'task' ? { resultType, ...fields } : fields
   if (!isJsonObject(_meta)) return _meta === undefined ? rest : { ...rest, _meta }
   const { [MetaKey.serverInfo]: _info, ...meta } = _meta
   return Object.keys(meta).length === 0 ? rest : { ...rest, _meta: meta }

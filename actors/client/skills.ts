@@ -5,7 +5,8 @@
  * frontmatter field by field) before anything is handed over, and a file that fails is refused
  * with a {@link SkillVerificationError}: its content never reaches the caller.
  */
-import { lastValueFrom } from '../../lib/rx.ts'
+import { from, lastValueFrom, map } from '../../lib/rx.ts'
+import { paginate } from '../../lib/operators/paginate.ts'
 import type { RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, ProtocolError } from '../../lib/jsonrpc/errors.ts'
@@ -68,23 +69,17 @@ export class ClientSkills {
   /** Every skill the server lists, across pages. Reads no skill file. */
   async list(options?: RequestOptions): Promise<SkillEntry[]> {
     this.#require()
-    const all: SkillEntry[] = []
-    const seen = new Set<string>()
-    let cursor: string | undefined
-    for (let page = 0; page < 1000; page++) {
-      const result = await this.#call('skills/list', cursor === undefined ? {} : { cursor }, options)
-      for (const raw of Array.isArray(result.skills) ? result.skills : []) {
+    const pages = paginate(cursor => from(this.#call('skills/list', cursor === undefined ? {} : { cursor }, options)).pipe(map(result => ({
+      items: (Array.isArray(result.skills) ? result.skills : []).map(raw => {
         const entry = readSkillEntry(raw)
         if (entry === undefined) throw new ProtocolError(`skills/list answered an entry that is not a skill entry: ${JSON.stringify(raw).slice(0, 200)}`)
-        this.#known.set(entry.uri, entry)
-        all.push(entry)
-      }
-      cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined
-      if (cursor === undefined) return all
-      if (seen.has(cursor)) throw new ProtocolError('skills/list repeated a cursor')
-      seen.add(cursor)
-    }
-    throw new ProtocolError('skills/list did not end within 1000 pages')
+        return entry
+      }),
+      nextCursor: typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined,
+    }))))
+    const all: SkillEntry[] = []
+    await new Promise<void>((resolve, reject) => pages.subscribe({ next: entry => { this.#known.set(entry.uri, entry); all.push(entry) }, error: reject, complete: resolve }))
+    return all
   }
 
   /** One skill's entry (`skills/get`). Reads no skill file. */

@@ -98,7 +98,7 @@ export function callToolAsTask(host: TaskClientHost, name: string, args: Record<
     const requestOptions: RequestOptions = { ...options, progress: false }
     if (era === 'modern') {
       // Declared for this request only: a plain callTool never gets a task it did not ask for.
-      params._meta = { 'io.modelcontextprotocol/clientCapabilities': withTasksExtension(host.capabilities) as unknown as JsonObject }
+      params._meta = tasksMeta(host)
     } else {
       const tasks = host.serverCapabilities.tasks as { requests?: { tools?: { call?: unknown } } } | undefined
       if (!isJsonObject(tasks?.requests?.tools?.call)) {
@@ -117,10 +117,40 @@ export function callToolAsTask(host: TaskClientHost, name: string, args: Record<
   })
 }
 
+/** The `_meta` of a modern request that declares the tasks extension, made once per client. */
+const tasksMetas = new WeakMap<ClientCapabilities, JsonObject>()
+function tasksMeta(host: TaskClientHost): JsonObject {
+  let meta = tasksMetas.get(host.capabilities)
+  if (meta === undefined) tasksMetas.set(host.capabilities, meta = { 'io.modelcontextprotocol/clientCapabilities': withTasksExtension(host.capabilities) as unknown as JsonObject })
+  return meta
+}
+
 /** A request of the tasks methods: in the modern era, declaring the extension they belong to. */
 function taskRequest(host: TaskClientHost, method: string, params: JsonObject, options: RequestOptions | undefined): Promise<JsonObject> {
-  if (host.era === 'modern') params._meta = { 'io.modelcontextprotocol/clientCapabilities': withTasksExtension(host.capabilities) as unknown as JsonObject }
+  if (host.era === 'modern') params._meta = tasksMeta(host)
   return lastValueFrom(host.request<JsonObject>(method, params, { ...options, progress: false }).pipe(resultOf()))
+}
+
+/** `tasks/get`: the wire answer and the task read from it (-32603 when it is not one). */
+async function getTask(host: TaskClientHost, taskId: string, options: RequestOptions | undefined): Promise<{ wire: JsonObject; task: TaskInfo }> {
+  const wire = await taskRequest(host, 'tasks/get', { taskId }, options)
+  const task = readTask(wire)
+  if (task === undefined) throw new McpError(-32603, `tasks/get for ${taskId} answered something that is not a task`)
+  return { wire, task }
+}
+
+/** Ms until the next poll: the task's `pollIntervalMs`, kept between the options' bounds. */
+function pollWait(task: TaskInfo, options: CallToolAsTaskOptions | undefined): number {
+  const min = options?.minPollIntervalMs ?? TASK_POLL_DEFAULTS.minPollIntervalMs
+  const max = options?.maxPollIntervalMs ?? TASK_POLL_DEFAULTS.maxPollIntervalMs
+  return Math.min(max, Math.max(min, task.pollIntervalMs ?? TASK_POLL_DEFAULTS.pollIntervalMs))
+}
+
+/** A settled task's outcome in the modern era (the extension inlines it): its result, or thrown, its error. */
+function modernOutcome(task: TaskInfo, wire: JsonObject): CallToolResult {
+  if (task.status === 'cancelled') throw new TaskCancelledError(task.taskId)
+  if (isJsonObject(wire.error)) throw McpError.from(wire.error as { code: number; message: string; data?: unknown })
+  return (wire.result ?? {}) as unknown as CallToolResult
 }
 
 /** Polls a task from `first` to its end; see the file's comment. */
@@ -128,8 +158,6 @@ function follow(host: TaskClientHost, era: Era, first: TaskInfo, options: CallTo
   return new Observable<ToolTaskEvent>(subscriber => {
     const taskId = first.taskId
     const scheduler = options.scheduler ?? host.scheduler
-    const min = options.minPollIntervalMs ?? TASK_POLL_DEFAULTS.minPollIntervalMs
-    const max = options.maxPollIntervalMs ?? TASK_POLL_DEFAULTS.maxPollIntervalMs
     const answered = new Set<string>()
     let last = first
     const get: RequestOptions = { ...options, progress: false }
@@ -144,12 +172,9 @@ function follow(host: TaskClientHost, era: Era, first: TaskInfo, options: CallTo
     })
     const step = async (): Promise<void> => {
       for (;;) {
-        const wait = Math.min(max, Math.max(min, last.pollIntervalMs ?? TASK_POLL_DEFAULTS.pollIntervalMs))
-        await pause(wait)
+        await pause(pollWait(last, options))
         if (subscriber.closed) return
-        const wire = await taskRequest(host, 'tasks/get', { taskId }, get)
-        const task = readTask(wire)
-        if (task === undefined) throw new McpError(-32603, `tasks/get for ${taskId} answered something that is not a task`)
+        const { wire, task } = await getTask(host, taskId, get)
         if (task.status !== last.status || task.statusMessage !== last.statusMessage || task.lastUpdatedAt !== last.lastUpdatedAt) subscriber.next({ type: 'task', task })
         last = task
         if (isTerminal(task.status)) return finish(task, wire)
@@ -157,12 +182,11 @@ function follow(host: TaskClientHost, era: Era, first: TaskInfo, options: CallTo
       }
     }
     const finish = async (task: TaskInfo, wire: JsonObject): Promise<void> => {
-      if (task.status === 'cancelled') throw new TaskCancelledError(taskId)
       if (era === 'modern') {
-        if (isJsonObject(wire.error)) throw McpError.from(wire.error as { code: number; message: string; data?: unknown })
-        subscriber.next({ type: 'result', result: (wire.result ?? {}) as unknown as CallToolResult })
+        subscriber.next({ type: 'result', result: modernOutcome(task, wire) })
         return
       }
+      if (task.status === 'cancelled') throw new TaskCancelledError(taskId)
       // Legacy: tasks/result answers what the call would have (its result, or its JSON-RPC error).
       const result = await taskRequest(host, 'tasks/result', { taskId }, get)
       subscriber.next({ type: 'result', result: result as unknown as CallToolResult })
@@ -196,9 +220,7 @@ export class ClientTasks {
 
   /** The task now (`tasks/get`). */
   async get(taskId: string, options?: RequestOptions): Promise<TaskInfo> {
-    const task = readTask(await this.#request('tasks/get', { taskId }, options))
-    if (task === undefined) throw new McpError(-32603, `tasks/get for ${taskId} answered something that is not a task`)
-    return task
+    return (await getTask(this.host, taskId, options)).task
   }
 
   /** Legacy `tasks/list`: the client's tasks, a page at a time. */
@@ -231,14 +253,9 @@ export class ClientTasks {
     }
     const scheduler = options?.scheduler ?? this.host.scheduler
     for (;;) {
-      const wire = await this.#request('tasks/get', { taskId }, options)
-      const task = readTask(wire)
-      if (task === undefined) throw new McpError(-32603, `tasks/get for ${taskId} answered something that is not a task`)
-      if (task.status === 'cancelled') throw new TaskCancelledError(taskId)
-      if (isJsonObject(wire.error)) throw McpError.from(wire.error as { code: number; message: string; data?: unknown })
-      if (isTerminal(task.status)) return (wire.result ?? {}) as unknown as CallToolResult
-      const wait = Math.min(options?.maxPollIntervalMs ?? TASK_POLL_DEFAULTS.maxPollIntervalMs, Math.max(options?.minPollIntervalMs ?? TASK_POLL_DEFAULTS.minPollIntervalMs, task.pollIntervalMs ?? TASK_POLL_DEFAULTS.pollIntervalMs))
-      await lastValueFrom(timer(wait, scheduler))
+      const { wire, task } = await getTask(this.host, taskId, options)
+      if (isTerminal(task.status)) return modernOutcome(task, wire)
+      await lastValueFrom(timer(pollWait(task, options), scheduler))
     }
   }
 }

@@ -104,18 +104,18 @@ export function readModernMeta(params: unknown, supported: readonly string[], ad
  */
 export function mcpNameOf(method: string, params: unknown): string | undefined {
   if (!isJsonObject(params)) return undefined
-  const key = NAME_PARAM[method]
+  const key = NAME_PARAM.get(method)
   const value = key === undefined ? undefined : params[key]
   return typeof value === 'string' ? value : undefined
 }
 
 /** The param each named method mirrors into `Mcp-Name`. */
-const NAME_PARAM: Readonly<Record<string, string>> = {
-  'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri', 'tasks/get': 'taskId', 'tasks/update': 'taskId', 'tasks/cancel': 'taskId',
-}
+const NAME_PARAM: ReadonlyMap<string, string> = new Map([
+  ['tools/call', 'name'], ['prompts/get', 'name'], ['resources/read', 'uri'], ['tasks/get', 'taskId'], ['tasks/update', 'taskId'], ['tasks/cancel', 'taskId'],
+])
 
 /** Methods whose POST must carry `Mcp-Name` (the tasks ones per the `io.modelcontextprotocol/tasks` extension). */
-export const NAMED_METHODS: ReadonlySet<string> = new Set(Object.keys(NAME_PARAM))
+export const NAMED_METHODS: ReadonlySet<string> = new Set(NAME_PARAM.keys())
 
 const BASE64_PREFIX = '=?base64?'
 const BASE64_SUFFIX = '?='
