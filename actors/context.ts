@@ -2,6 +2,7 @@ import type { Observable } from '../lib/rx.ts'
 import type { Connection, IncomingRequest, RequestOptions } from '../lib/connection.ts'
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../lib/jsonrpc/message.ts'
 import type { RequestEvent } from '../lib/operators/progress.ts'
+import type { Principal } from '../lib/auth.ts'
 
 /** Which generation of MCP a request arrived under. */
 export type Era = 'legacy' | 'modern'
@@ -25,6 +26,11 @@ export interface RequestContext {
   readonly trace: TraceContext | undefined
   /** Aborted when the request is cancelled or the connection closes. */
   readonly signal: AbortSignal
+  /**
+   * Who made the request, when the transport authenticated it (a bearer token over HTTP, the
+   * WebSocket upgrade's credentials); undefined without authentication. Same in both eras.
+   */
+  readonly principal: Principal | undefined
   /**
    * Reports progress to the requester (`notifications/progress`), when it asked for progress.
    * MCP requires `progress` to increase with each call. Does nothing without a progress token.
@@ -87,6 +93,7 @@ export class BaseContext implements RequestContext {
   get progressToken(): ProgressToken | undefined { return this.incoming.progressToken }
   get trace(): TraceContext | undefined { return traceContextOf(this.incoming.meta) }
   get signal(): AbortSignal { return this.incoming.signal }
+  get principal(): Principal | undefined { return this.incoming.principal }
 
   progress(progress: number, total?: number, message?: string): void {
     const progressToken = this.incoming.progressToken

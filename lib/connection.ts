@@ -13,6 +13,7 @@ import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { ShapeKind } from './schema/shape.ts'
 import type { ModernMeta } from './schema/modern.ts'
+import type { Principal } from './auth.ts'
 
 /** Default request timeout: 60 s without a response or progress. */
 export const DEFAULT_REQUEST_TIMEOUT = 60_000
@@ -67,6 +68,8 @@ export class IncomingRequest {
    * version. Read once, so the handler does not parse it again.
    */
   modernMeta: ModernMeta | undefined = undefined
+  /** Who sent the request, when its transport authenticated it (see `Inbound`). */
+  principal: Principal | undefined = undefined
 
   /** The protocol version the request speaks when it carries its own (`modernMeta`). */
   get protocolVersion(): string | undefined { return this.modernMeta?.protocolVersion }
@@ -250,6 +253,8 @@ class JsonRpcConnection implements Connection {
   /** The notification bus: one Subject per method, made when first asked for. */
   readonly #bus = new Map<string, Subject<JsonObject>>()
   #inboundSubscription: Subscription | undefined
+  /** The sender of the frame being handled (see #receive). */
+  #principal: Principal | undefined = undefined
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -403,6 +408,8 @@ class JsonRpcConnection implements Connection {
     }
     const value = item.message
     this.#inspect?.({ type: 'rxmcp.frame.in', message: value })
+    // Frames are handled synchronously: each request of this one takes its sender from here.
+    this.#principal = item.principal
     if (Array.isArray(value)) return this.#receiveBatch(value)
     this.#receiveOne(value, undefined)
   }
@@ -505,6 +512,7 @@ class JsonRpcConnection implements Connection {
     }
     const request = new IncomingRequest(id, message.method, message.params)
     request.batch = batch
+    request.principal = this.#principal
     const refusal = this.#options.gateRequest?.(request)
     if (refusal !== undefined) return this.#answerError(id, refusal, batch)
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)

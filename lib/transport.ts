@@ -1,6 +1,7 @@
 import type { Observable } from './rx.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
+import type { Principal } from './auth.ts'
 
 /**
  * One decoded item from a transport: a JSON value that still has to be checked as JSON-RPC, or a
@@ -9,7 +10,8 @@ import type { McpError, LocalError } from './jsonrpc/errors.ts'
  * Transports decode bytes with a codec from `lib/codec`; they never look inside the value.
  */
 export type Inbound =
-  | { type: 'message'; message: unknown }
+  /** `principal`: who sent it, when the transport authenticated the frame (HTTP bearer token, WebSocket upgrade). */
+  | { type: 'message'; message: unknown; principal?: Principal }
   | { type: 'invalid'; error: McpError | LocalError }
 
 /**

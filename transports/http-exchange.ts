@@ -1,3 +1,4 @@
+import type { Principal } from '../lib/auth.ts'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
 
@@ -40,6 +41,8 @@ export interface Exchange {
   readonly search: string
   /** The client's IP address, when the server underneath tells it (node:http does). */
   readonly remoteAddress?: string
+  /** Who sent the request, once the listener's `auth` verified its credentials. */
+  principal?: Principal
   header(name: string): string | null
   /** Reads the body under `limits`. */
   body(limits: BodyLimits): Promise<BodyResult>
@@ -93,6 +96,7 @@ export type RefusedIds = string | number | readonly (string | number)[] | null
 
 /** An Exchange over node:http. */
 export class NodeExchange implements Exchange {
+  principal: Principal | undefined = undefined
   readonly method: string
   readonly pathname: string
   readonly search: string
@@ -179,6 +183,7 @@ export class NodeExchange implements Exchange {
 
 /** An Exchange over a web-standard Request; `response` settles with the Response. */
 export class WebExchange implements Exchange {
+  principal: Principal | undefined = undefined
   readonly method: string
   readonly pathname: string
   readonly search: string

@@ -93,7 +93,8 @@ export class ModernExchange implements Transport {
     this.inbound = new Observable<Inbound>(subscriber => {
       if (this.#isDone) return subscriber.complete()
       this.#reader = subscriber
-      subscriber.next({ type: 'message', message })
+      const principal = exchange.principal
+      subscriber.next(principal === undefined ? { type: 'message', message } : { type: 'message', message, principal })
       return () => { if (this.#reader === subscriber) this.#reader = undefined }
     })
     exchange.onClose(() => this.#end())

@@ -1,3 +1,4 @@
+import type { Principal } from '../lib/auth.ts'
 import type { Observable } from '../lib/rx.ts'
 import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
@@ -92,6 +93,8 @@ export class HttpSession implements Transport, ListenerSession {
   #frameErrors: JsonRpcPayload[] | undefined
   /** One exchange, no session (stateless mode). */
   isStateless = false
+  /** The principal that created the session (`principalKey`): only its requests may use it. */
+  principalKey = ''
   /** The id of the initialize request, to read the negotiated version off its answer. */
   initializeRequestId: RequestId | undefined
   /** The negotiated protocol version, once initialize is answered. */
@@ -110,11 +113,11 @@ export class HttpSession implements Transport, ListenerSession {
    * Hands a POST's body to the connection. Returns the error the connection answered about the
    * body as a whole (id null: a batch where none is allowed), which belongs on this POST.
    */
-  receive(payload: unknown): JsonRpcPayload | undefined {
+  receive(payload: unknown, principal?: Principal): JsonRpcPayload | undefined {
     const errors: JsonRpcPayload[] = []
     this.#frameErrors = errors
     try {
-      const item: Inbound = { type: 'message', message: payload }
+      const item: Inbound = principal === undefined ? { type: 'message', message: payload } : { type: 'message', message: payload, principal }
       // Not read yet (a transport server whose connections are subscribed late): kept, bounded.
       this.#inbound.push(item)
     } finally {

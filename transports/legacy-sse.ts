@@ -1,3 +1,4 @@
+import type { Principal } from '../lib/auth.ts'
 import type { Observable } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
@@ -17,6 +18,8 @@ export class LegacySession implements Transport, ListenerSession {
   readonly kind = 'sse'
   /** The client's IP address (for the bridge's per-client limit). */
   remoteAddress: string | undefined
+  /** The principal that opened the session (`principalKey`): only its POSTs may use it. */
+  principalKey = ''
   readonly #inbound = new InboundQueue()
   readonly inbound: Observable<Inbound>
   #sink: Sink | undefined
@@ -36,14 +39,14 @@ export class LegacySession implements Transport, ListenerSession {
     exchange.onClose(() => this.end())
   }
 
-  receiveFrame(body: Uint8Array): void {
+  receiveFrame(body: Uint8Array, principal?: Principal): void {
     const decoded = decodeJsonFrame(body, Infinity)
     if (decoded.type === 'message') {
       const { ids, cancelled } = requestsOf(decoded.message)
       if (ids.length > 0) { this.#inFlight ??= new Set(); for (const id of ids) this.#inFlight.add(id) }
       for (const id of cancelled) this.#inFlight?.delete(id)
     }
-    this.#inbound.push(decoded)
+    this.#inbound.push(principal !== undefined && decoded.type === 'message' ? { ...decoded, principal } : decoded)
   }
 
   hasRequestInFlight(): boolean {

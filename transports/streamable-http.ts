@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
+import { principalKey, type Authenticator } from '../lib/auth.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -90,6 +91,14 @@ export interface StreamableHttpOptions {
   strictProtocolVersion?: boolean
   /** Where the idle clock, the sweeps and the body timeout take their time (default: the real clock). */
   scheduler?: SchedulerLike
+  /**
+   * Authorization (default none): every request to the MCP endpoint and the legacy SSE paths must
+   * pass `auth.authenticate` (else 401 with its challenge), and each POST `auth.authorize` (else
+   * 403, insufficient scope); `auth.serve` answers its metadata documents. A session belongs to the
+   * principal that created it: another principal's request naming it gets 404. `bearerAuth` from
+   * `rxmcp/auth` makes one (OAuth 2.1 bearer tokens, RFC 9728 Protected Resource Metadata).
+   */
+  auth?: Authenticator
 }
 
 /** DEFAULTS of {@link StreamableHttpOptions}: every limit of the HTTP listener (README, "Limits"). */
@@ -315,6 +324,17 @@ class HttpTransportServer implements StreamableHttpServer {
     const legacySse = this.#options.legacySsePath === false ? undefined : this.#options.legacySsePath ?? STREAMABLE_HTTP_DEFAULTS.legacySsePath
     const legacyMessages = this.#options.legacyMessagesPath ?? STREAMABLE_HTTP_DEFAULTS.legacyMessagesPath
     const path = exchange.pathname
+    const auth = this.#options.auth
+    if (auth !== undefined) {
+      const document = auth.serve?.(exchange)
+      if (document !== undefined) return exchange.reply(document.status, { ...document.headers }, document.body)
+      const isGuarded = path === this.#path || (legacySse !== undefined && (path === legacySse || path === legacyMessages))
+      if (isGuarded) {
+        const outcome = await auth.authenticate(exchange)
+        if (outcome.type === 'refuse') return exchange.reply(outcome.answer.status, { ...outcome.answer.headers }, outcome.answer.body)
+        exchange.principal = outcome.principal
+      }
+    }
     if (path === this.#path) return this.#handleMcp(exchange)
     if (legacySse !== undefined && path === legacySse && exchange.method === 'GET') return this.#openLegacy(exchange, legacyMessages)
     if (legacySse !== undefined && path === legacyMessages && exchange.method === 'POST') return this.#postLegacy(exchange)
@@ -336,7 +356,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const origins = this.#options.corsOrigins
     if (origins === undefined || origin === undefined) return {}
     if (!origins.includes('*') && !origins.includes(origin)) return {}
-    return { 'access-control-allow-origin': origins.includes('*') ? '*' : origin, 'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version', vary: 'origin' }
+    return { 'access-control-allow-origin': origins.includes('*') ? '*' : origin, 'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version, www-authenticate', vary: 'origin' }
   }
 
   async #handleMcp(exchange: Exchange): Promise<void> {
@@ -348,6 +368,16 @@ class HttpTransportServer implements StreamableHttpServer {
       case 'DELETE': return this.#delete(exchange)
       default: return exchange.reply(405, { allow: 'GET, POST, DELETE, OPTIONS', 'content-type': 'text/plain' }, 'Method Not Allowed')
     }
+  }
+
+  /** False once a POST whose principal lacks scopes its payload needs was answered 403 (step-up). */
+  #isAuthorized(exchange: Exchange, payload: unknown): boolean {
+    const auth = this.#options.auth
+    if (auth?.authorize === undefined || exchange.principal === undefined) return true
+    const refusal = auth.authorize(exchange.principal, payload, exchange)
+    if (refusal === undefined) return true
+    exchange.reply(refusal.status, { ...refusal.headers }, refusal.body)
+    return false
   }
 
   /** MCP 2025-06-18 transports: an unsupported MCP-Protocol-Version is answered 400. */
@@ -369,7 +399,11 @@ class HttpTransportServer implements StreamableHttpServer {
     if (id === null) { replyError(exchange, 400, -32000, 'Bad Request: Mcp-Session-Id header is required', undefined, answers); return undefined }
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
-    if (!(session instanceof HttpSession)) { replyError(exchange, 404, -32001, 'Session not found', undefined, answers); return undefined }
+    // A session belongs to the principal that made it; to anyone else it does not exist.
+    if (!(session instanceof HttpSession) || session.principalKey !== principalKey(exchange.principal)) {
+      replyError(exchange, 404, -32001, 'Session not found', undefined, answers)
+      return undefined
+    }
     // MCP 2025-06-18 transports: the client SHOULD send the negotiated version (an unsupported one was
     // refused above); another supported one is refused only when asked to be strict.
     const version = exchange.header('mcp-protocol-version')
@@ -414,6 +448,7 @@ class HttpTransportServer implements StreamableHttpServer {
     // JSON-RPC 2.0 §5: an error about a request carries its id whenever the request had one; a
     // refused batch is answered with one error per request it held (null when it held none).
     const answers: RefusedIds = Array.isArray(payload) ? ids : (ids[0] ?? null)
+    if (!this.#isAuthorized(exchange, payload)) return
     if (isModernPost(exchange, payload)) return this.#postModern(exchange, payload)
     if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, answers)
     if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
@@ -424,6 +459,7 @@ class HttpTransportServer implements StreamableHttpServer {
       const id = this.#newSessionId(exchange, answers)
       if (id === undefined) return
       session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
+      session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
       session.remoteAddress = exchange.remoteAddress
       this.#connections.next(session)
@@ -441,14 +477,14 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     const frameErrorReply = (error: JsonRpcPayload) => exchange.reply(400, { ...headers, ...JSON_HEADERS }, JSON.stringify(error))
     if (ids.length === 0) {
-      const error = session.receive(payload)
+      const error = session.receive(payload, exchange.principal)
       if (error !== undefined) return frameErrorReply(error)
       session.abandon(cancelled)
       return exchange.reply(202, headers)
     }
     if (this.#options.jsonResponse) {
       const answer = session.expectJson(ids, Array.isArray(payload))
-      const error = session.receive(payload)
+      const error = session.receive(payload, exchange.principal)
       if (error !== undefined) { session.forget(ids); return frameErrorReply(error) }
       session.abandon(cancelled)
       const result = await answer
@@ -457,7 +493,7 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     const stream = session.openPostStream(ids, exchange.header('mcp-protocol-version') ?? undefined)
     if (stream === undefined) return replyError(exchange, 429, -32000, 'Too Many Requests: too many open streams in this session', headers, answers)
-    const error = session.receive(payload)
+    const error = session.receive(payload, exchange.principal)
     // An error about the whole body (a batch where batches are not allowed): on this POST, as 400.
     if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }
     session.abandon(cancelled)
@@ -481,13 +517,13 @@ class HttpTransportServer implements StreamableHttpServer {
     session.isStateless = true
     this.#connections.next(session)
     if (requestIds.length === 0) {
-      const error = session.receive(payload)
+      const error = session.receive(payload, exchange.principal)
       // Let the notification reach its handler before the one-shot session ends.
       setTimeout(() => session.end(), 0)
       return error !== undefined ? exchange.reply(400, JSON_HEADERS, JSON.stringify(error)) : exchange.reply(202, {})
     }
     const answer = session.expectJson(requestIds, Array.isArray(payload))
-    const error = session.receive(payload)
+    const error = session.receive(payload, exchange.principal)
     try {
       if (error !== undefined) return exchange.reply(400, JSON_HEADERS, JSON.stringify(error))
       const result = await answer
@@ -531,6 +567,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const id = this.#newSessionId(exchange)
     if (id === undefined) return
     const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
+    session.principalKey = principalKey(exchange.principal)
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
     session.remoteAddress = exchange.remoteAddress
     this.#connections.next(session)
@@ -539,11 +576,17 @@ class HttpTransportServer implements StreamableHttpServer {
   async #postLegacy(exchange: Exchange): Promise<void> {
     const id = new URLSearchParams(exchange.search).get('sessionId')
     const session = id === null ? undefined : this.#sessions.get(id)
-    if (!(session instanceof LegacySession)) return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
+    if (!(session instanceof LegacySession) || session.principalKey !== principalKey(exchange.principal)) {
+      return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
+    }
     this.#touch(session)
     const body = await this.#body(exchange)
     if (body === undefined) return
-    session.receiveFrame(body)
+    if (this.#options.auth?.authorize !== undefined) {
+      const decoded = decodeJsonFrame(body, Infinity)
+      if (decoded.type === 'message' && !this.#isAuthorized(exchange, decoded.message)) return
+    }
+    session.receiveFrame(body, exchange.principal)
     exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
   }
 }

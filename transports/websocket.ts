@@ -1,3 +1,4 @@
+import type { AuthAnswer, AuthRequest, Authenticator, Principal } from '../lib/auth.ts'
 import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
@@ -31,6 +32,12 @@ export interface WebSocketServerOptions {
   allowedHosts?: readonly string[]
   /** Decides on the upgrade request (a bearer token, a cookie); false answers 401. */
   authenticate?: (request: IncomingMessage) => boolean | Promise<boolean>
+  /**
+   * Authorization of the upgrade (default none), as on the HTTP listener: refused upgrades get the
+   * authenticator's answer (401 with its challenge); the principal it returns is every request's
+   * `ctx.principal` on that socket. `bearerAuth` from `rxmcp/auth` makes one.
+   */
+  auth?: Authenticator
   /** Ping interval in ms; a peer that has not answered the previous ping by the next one is closed (default 30,000; 0 off). */
   heartbeatMs?: number
   /** Bytes queued on a socket above which `send` returns a Promise that waits for them to drain (default 1 MiB). */
@@ -191,12 +198,18 @@ class WsTransportServer implements McpWebSocketServer {
     // DNS rebinding: a loopback server answers only to the loopback names.
     if (!isAllowedHost(request.headers.host, this.#options.allowedHosts, this.#options.host ?? WEBSOCKET_DEFAULTS.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
+    let principal: Principal | undefined
+    if (this.#options.auth !== undefined) {
+      const outcome = await this.#options.auth.authenticate(upgradeRequest(request, path))
+      if (outcome.type === 'refuse') return refuseWith(socket, outcome.answer)
+      principal = outcome.principal
+    }
     const wss = await this.#server()
     // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.
     const room = this.#makeRoom()
     if (room !== true) return refuse(socket, 503, 'Service Unavailable', `Retry-After: ${room}\r\n`)
     wss.handleUpgrade(request, socket, head, ws => {
-      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress)
+      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress, principal)
       this.#sockets.add(transport)
       ws.once('close', () => this.#sockets.delete(transport))
       this.#connections.next(transport)
@@ -214,6 +227,28 @@ class WsTransportServer implements McpWebSocketServer {
 
 function refuse(socket: Duplex, status: number, text: string, headers = ''): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`)
+}
+
+/** An authenticator's refusal written on the raw socket of an upgrade. */
+function refuseWith(socket: Duplex, answer: AuthAnswer): void {
+  const body = Buffer.from(answer.body)
+  // Header values come from the authenticator; CR and LF would split the response.
+  const headers = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value.replace(/[\r\n]/g, ' ')}\r\n`).join('')
+  socket.end(`HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? 'Refused'}\r\nConnection: close\r\n${headers}Content-Length: ${body.length}\r\n\r\n${answer.body}`)
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' }
+
+/** The upgrade request as an authenticator reads it. */
+function upgradeRequest(request: IncomingMessage, pathname: string): AuthRequest {
+  return {
+    method: request.method ?? 'GET',
+    pathname,
+    header: name => {
+      const value = request.headers[name.toLowerCase()]
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+    },
+  }
 }
 
 /**
@@ -239,7 +274,7 @@ class WsTransport implements Transport {
   /** The client's requests that have no answer yet. */
   readonly #inFlight = new Set<RequestId>()
 
-  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number, readonly scheduler: SchedulerLike, readonly remoteAddress: string | undefined) {
+  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number, readonly scheduler: SchedulerLike, readonly remoteAddress: string | undefined, principal: Principal | undefined) {
     this.lastSeen = scheduler.now()
     ws.on('pong', () => { this.#isAlive = true })
     const incoming = new Subject<Inbound>()
@@ -248,7 +283,8 @@ class WsTransport implements Transport {
     let subscriber: Subject<Inbound> | undefined
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data
-      const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
+      const decoded: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
+      const item: Inbound = principal !== undefined && decoded.type === 'message' ? { ...decoded, principal } : decoded
       this.lastSeen = scheduler.now()
       if (item.type === 'message') this.#track(item.message)
       if (subscriber === undefined) early.push(item)

@@ -119,6 +119,8 @@ class InputRequestContext implements RequestContext {
   readonly progressToken: ProgressToken | undefined = undefined
   readonly meta: Meta | undefined
   readonly trace: TraceContext | undefined
+  /** A server's input request is not authenticated on the client's side. */
+  readonly principal = undefined
 
   constructor(private readonly host: InputAnswerHost, readonly requestId: RequestId, private readonly input: InputRequest, readonly signal: AbortSignal) {
     this.meta = isJsonObject(input.params?._meta) ? input.params!._meta as Meta : undefined

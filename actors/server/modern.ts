@@ -5,6 +5,7 @@
  * its answer is finished for this era: `resultType`, the server's identity in `_meta`, cache hints,
  * or an `input_required` result when the handler asked the client for something (MRTR).
  */
+import { principalKey } from '../../lib/auth.ts'
 import { Observable, asyncScheduler, isObservable, type Subscription } from '../../lib/rx.ts'
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
@@ -137,7 +138,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
       }
       try {
         const requestState = await server.requestStates.seal({
-          method: request.method, digest: await paramsDigest(params), principal: principalOf(session),
+          method: request.method, digest: await paramsDigest(params), principal: principalKey(request.principal),
           asked, answers: round.answers, data: round.data,
         })
         subscriber.next(finishResult(session, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
@@ -152,7 +153,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
     } else if (params?.requestState === undefined && params?.inputResponses === undefined) {
       run(new Round({}, undefined))
     } else {
-      resumeRound(session, request.method, params).then(run, error => subscriber.error(error))
+      resumeRound(session, request, params).then(run, error => subscriber.error(error))
     }
     return () => { isOver = true; handler?.unsubscribe() }
   })
@@ -165,7 +166,8 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
  * method of the input that takes it when the handler asks; keys nobody asks for are ignored. A
  * client that answers before being asked only saves itself a round: it would be the one asked.
  */
-async function resumeRound(session: Session, method: string, params: JsonObject): Promise<Round> {
+async function resumeRound(session: Session, request: IncomingRequest, params: JsonObject): Promise<Round> {
+  const method = request.method
   const responses = params.inputResponses
   if (responses !== undefined && !isJsonObject(responses)) throw new InvalidParamsError('Invalid params: inputResponses must be an object of answers by key')
   if (params.requestState === undefined) return new Round({ ...responses }, undefined)
@@ -174,7 +176,7 @@ async function resumeRound(session: Session, method: string, params: JsonObject)
     throw new InvalidParamsError(state === 'expired' ? 'Invalid params: requestState has expired; send the request again without it'
       : 'Invalid params: requestState failed its integrity check', { reason: state })
   }
-  if (state.method !== method || state.principal !== principalOf(session) || state.digest !== await paramsDigest(params)) {
+  if (state.method !== method || state.principal !== principalKey(request.principal) || state.digest !== await paramsDigest(params)) {
     throw new InvalidParamsError('Invalid params: requestState belongs to another request', { reason: 'mismatch' })
   }
   // What earlier rounds answered stays as it was answered.
@@ -327,11 +329,6 @@ export function listen(session: Session, params: JsonObject | undefined, request
     })
     return () => { events.unsubscribe(); closing.unsubscribe() }
   })
-}
-
-/** Who made a request, for binding state to it: the authenticated principal, '' without one. */
-function principalOf(_session: Session): string {
-  return ''
 }
 
 export function capabilityObject(path: readonly string[]): JsonObject {

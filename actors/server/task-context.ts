@@ -11,6 +11,7 @@
  *   resolves then, without running the handler again. Progress and log notifications are not sent
  *   (the extension forbids them for tasks); `progress` with a message sets the status message.
  */
+import type { Principal } from '../../lib/auth.ts'
 import { throwError, type Observable } from '../../lib/rx.ts'
 import { outcomePromise } from '../request.ts'
 import type { RequestOptions } from '../../lib/connection.ts'
@@ -140,6 +141,7 @@ export class TaskContext implements ServerContext {
   get meta(): Meta | undefined { return this.#origin.meta }
   get progressToken(): ProgressToken | undefined { return this.#origin.progressToken }
   get trace(): TraceContext | undefined { return this.#origin.trace }
+  get principal(): Principal | undefined { return this.#origin.principal }
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController()

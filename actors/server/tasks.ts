@@ -6,6 +6,7 @@
  * server's event bus, which sessions turn into `notifications/tasks/status` (legacy) and listen
  * streams into `notifications/tasks` (modern).
  */
+import { principalKey } from '../../lib/auth.ts'
 import { Observable, filter, firstValueFrom, isObservable, type SchedulerLike } from '../../lib/rx.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, MethodNotFoundError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
@@ -74,6 +75,8 @@ export class ServerTasks {
   ownerOf(ctx: ServerContext): string {
     const own = this.#server.options.tasks?.owner
     if (own !== undefined) return own(ctx)
+    // An authenticated caller owns its tasks whatever session or exchange it uses next.
+    if (ctx.principal !== undefined) return `principal:${principalKey(ctx.principal)}`
     // A stateless exchange (modern, or legacy HTTP without sessions) has no session to bind to.
     return ctx.era === 'legacy' && (ctx.session as Session).connection.transport.isStateless !== true ? ctx.session.id : ''
   }

@@ -1,0 +1,209 @@
+/**
+ * The resource-server side of MCP authorization (OAuth 2.1, MCP 2025-06-18 onward): bearer tokens
+ * checked on every request (RFC 6750), the Protected Resource Metadata document that tells clients
+ * where to get one (RFC 9728), and step-up by scope. Plug the result into a listener's `auth`.
+ *
+ * @example
+ * const auth = bearerAuth({
+ *   resource: 'https://mcp.example.com/mcp',
+ *   authorizationServers: ['https://login.example.com'],
+ *   verify: jwtVerifier({ issuer: 'https://login.example.com', jwksUrl: 'https://login.example.com/jwks' }),
+ *   scopes: { 'tools/call:delete_file': ['files:write'] },
+ * })
+ * await server.listen(streamableHttp({ port: 3000, auth }))
+ */
+import { missingScopes, type AuthAnswer, type AuthOutcome, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
+
+/** A token that is not (or no longer) valid: answered 401 `invalid_token`. Its message never reaches the client. */
+export class InvalidTokenError extends Error {
+  override readonly name = 'InvalidTokenError'
+  constructor(message: string, readonly reason: 'expired' | 'invalid' = 'invalid', options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
+/** What a verifier knows about the request beyond the token. */
+export interface VerifyContext {
+  /** This server's canonical URL (the `resource` of its metadata): the audience a token must name (RFC 8707). */
+  readonly resource: string
+}
+
+/**
+ * Turns an access token into the principal it stands for, or throws {@link InvalidTokenError}.
+ * Any other error means the verifier could not decide (its key set or introspection endpoint is
+ * unreachable): the request gets 503, and nothing is cached.
+ */
+export type TokenVerifier = (token: string, context: VerifyContext) => Promise<Principal>
+
+/** Options of {@link bearerAuth}. */
+export interface BearerAuthOptions {
+  /** The MCP endpoint's canonical URL, e.g. `https://mcp.example.com/mcp`: the RFC 8707 resource tokens must be issued for. */
+  resource: string
+  /** The authorization servers' issuer URLs, listed in the metadata. */
+  authorizationServers: readonly string[]
+  /** Verifies a token: {@link jwtVerifier}, {@link introspectionVerifier}, or your own. */
+  verify: TokenVerifier
+  /** Scopes listed in the metadata (`scopes_supported`), for clients choosing what to ask for. */
+  scopesSupported?: readonly string[]
+  /** Scopes every request needs; named in the 401 challenge (default none). */
+  requiredScopes?: readonly string[]
+  /**
+   * Scopes per operation, beyond `requiredScopes`. Keys are a method (`'tools/call'`,
+   * `'resources/read'`) or a method and the name it acts on (`'tools/call:delete_file'`,
+   * `'prompts/get:review'`, `'resources/read:file:///etc/hosts'`). A request whose token lacks them
+   * gets 403 `insufficient_scope` naming them, so the client can step up.
+   */
+  scopes?: Readonly<Record<string, readonly string[]>>
+  /** `resource_name` in the metadata. */
+  resourceName?: string
+  /** `resource_documentation` in the metadata. */
+  resourceDocumentation?: string
+  /** Tokens whose verification is remembered until they expire (default 10,000; 0 turns it off). */
+  cacheSize?: number
+  /** Longest time a verification is remembered, in ms, for tokens without an expiry (default 5 minutes). */
+  cacheTtlMs?: number
+  /** The clock, in ms (default Date.now). */
+  now?: () => number
+}
+
+/** Defaults of {@link BearerAuthOptions}. */
+export const BEARER_AUTH_DEFAULTS = { cacheSize: 10_000, cacheTtlMs: 5 * 60_000 } as const
+
+const WELL_KNOWN = '/.well-known/oauth-protected-resource'
+
+/**
+ * An {@link Authenticator} for OAuth 2.1 bearer tokens:
+ * - serves the Protected Resource Metadata at `/.well-known/oauth-protected-resource` followed by
+ *   the MCP endpoint's path, and at the root well-known path;
+ * - answers a request without a valid token 401 with `WWW-Authenticate: Bearer resource_metadata=...`
+ *   (plus `scope` when `requiredScopes` are set, and `error="invalid_token"` for a bad token);
+ * - answers a request whose token lacks an operation's scopes 403 `insufficient_scope`;
+ * - remembers each verified token until it expires, so a key lookup or an introspection call is
+ *   paid once per token, not per request.
+ */
+export function bearerAuth(options: BearerAuthOptions): Authenticator {
+  const resource = new URL(options.resource)
+  const resourcePath = resource.pathname === '/' ? '' : resource.pathname.replace(/\/$/, '')
+  const metadataUrl = `${resource.origin}${WELL_KNOWN}${resourcePath}`
+  const metadataPaths = new Set([`${WELL_KNOWN}${resourcePath}`, WELL_KNOWN])
+  const metadata: Record<string, unknown> = {
+    resource: options.resource,
+    authorization_servers: [...options.authorizationServers],
+    bearer_methods_supported: ['header'],
+  }
+  if (options.scopesSupported !== undefined) metadata.scopes_supported = [...options.scopesSupported]
+  if (options.resourceName !== undefined) metadata.resource_name = options.resourceName
+  if (options.resourceDocumentation !== undefined) metadata.resource_documentation = options.resourceDocumentation
+  const document: AuthAnswer = {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'cache-control': 'max-age=3600', 'access-control-allow-origin': '*' },
+    body: JSON.stringify(metadata),
+  }
+  const required = options.requiredScopes ?? []
+  const now = options.now ?? Date.now
+  const cache = new VerifiedTokens(options.cacheSize ?? BEARER_AUTH_DEFAULTS.cacheSize, options.cacheTtlMs ?? BEARER_AUTH_DEFAULTS.cacheTtlMs)
+  const context: VerifyContext = { resource: options.resource }
+
+  const challenge = (status: number, error: string | undefined, description: string | undefined, scopes: readonly string[]): AuthAnswer => {
+    const params = [`resource_metadata="${metadataUrl}"`]
+    if (scopes.length > 0) params.push(`scope="${scopes.join(' ')}"`)
+    if (error !== undefined) params.unshift(`error="${error}"`)
+    if (description !== undefined) params.push(`error_description="${description}"`)
+    const body = error === undefined ? { error: 'unauthorized', error_description: 'An access token is required' } : { error, error_description: description }
+    return { status, headers: { 'content-type': 'application/json', 'www-authenticate': `Bearer ${params.join(', ')}` }, body: JSON.stringify(body) }
+  }
+
+  return {
+    serve(request: AuthRequest): AuthAnswer | undefined {
+      if (request.method !== 'GET' || !metadataPaths.has(request.pathname)) return undefined
+      return document
+    },
+
+    async authenticate(request: AuthRequest): Promise<AuthOutcome> {
+      const token = bearerToken(request.header('authorization'))
+      if (token === undefined) return { type: 'refuse', answer: challenge(401, undefined, undefined, required) }
+      if (token === null) return { type: 'refuse', answer: challenge(400, 'invalid_request', 'Malformed Authorization header', required) }
+      const at = now()
+      let principal = cache.get(token, at)
+      if (principal === undefined) {
+        try {
+          principal = await options.verify(token, context)
+        } catch (error) {
+          if (error instanceof InvalidTokenError) {
+            const description = error.reason === 'expired' ? 'The access token expired' : 'The access token is invalid'
+            return { type: 'refuse', answer: challenge(401, 'invalid_token', description, required) }
+          }
+          return { type: 'refuse', answer: { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '5' }, body: JSON.stringify({ error: 'temporarily_unavailable', error_description: 'The access token could not be verified now' }) } }
+        }
+        if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= at) {
+          return { type: 'refuse', answer: challenge(401, 'invalid_token', 'The access token expired', required) }
+        }
+        cache.set(token, principal, at)
+      }
+      const missing = missingScopes(principal, required)
+      if (missing.length > 0) return { type: 'refuse', answer: challenge(403, 'insufficient_scope', 'The access token lacks a required scope', required) }
+      return { type: 'allow', principal }
+    },
+
+    authorize(principal: Principal, payload: unknown): AuthAnswer | undefined {
+      const rules = options.scopes
+      if (rules === undefined) return undefined
+      const needed = new Set<string>()
+      for (const message of Array.isArray(payload) ? payload : [payload]) {
+        for (const scope of operationScopes(rules, message)) needed.add(scope)
+      }
+      if (needed.size === 0 || missingScopes(principal, [...needed]).length === 0) return undefined
+      // Step-up: the challenge names every scope the operation needs, with those of every request.
+      return challenge(403, 'insufficient_scope', 'The access token lacks a scope this operation needs', [...new Set([...required, ...needed])])
+    },
+  }
+}
+
+/**
+ * The scopes `rules` ask for one JSON-RPC message: those of its method and of its method and
+ * target (tool or prompt name, resource URI, task id).
+ */
+export function operationScopes(rules: Readonly<Record<string, readonly string[]>>, message: unknown): readonly string[] {
+  if (typeof message !== 'object' || message === null) return []
+  const { method, params } = message as { method?: unknown; params?: unknown }
+  if (typeof method !== 'string') return []
+  const byMethod = rules[method] ?? []
+  const target = targetOf(params)
+  const byTarget = target === undefined ? undefined : rules[`${method}:${target}`]
+  return byTarget === undefined ? byMethod : [...byMethod, ...byTarget]
+}
+
+/** The name a request acts on: a tool's or prompt's name, a resource's URI. */
+export function targetOf(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null) return undefined
+  const { name, uri } = params as { name?: unknown; uri?: unknown }
+  return typeof name === 'string' ? name : typeof uri === 'string' ? uri : undefined
+}
+
+/** The token of `Authorization: Bearer <token>`: undefined without one, null when malformed. */
+export function bearerToken(header: string | null): string | undefined | null {
+  if (header === null) return undefined
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header)
+  return match === null ? (/^Bearer\b/i.test(header) ? null : undefined) : match[1]!
+}
+
+/** Verified tokens, least recently verified first, each until it expires (bounded). */
+class VerifiedTokens {
+  readonly #entries = new Map<string, { principal: Principal; until: number }>()
+  constructor(readonly size: number, readonly ttlMs: number) {}
+
+  get(token: string, now: number): Principal | undefined {
+    const entry = this.#entries.get(token)
+    if (entry === undefined) return undefined
+    if (entry.until > now) return entry.principal
+    this.#entries.delete(token)
+    return undefined
+  }
+
+  set(token: string, principal: Principal, now: number): void {
+    if (this.size <= 0) return
+    const until = Math.min(now + this.ttlMs, principal.expiresAt === undefined ? Infinity : principal.expiresAt * 1000)
+    if (this.#entries.size >= this.size) this.#entries.delete(this.#entries.keys().next().value!)
+    this.#entries.set(token, { principal, until })
+  }
+}
