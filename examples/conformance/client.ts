@@ -11,6 +11,7 @@ import { lastValueFrom, toArray } from 'rxjs'
 import { SkillVerificationError } from '../../lib/skills.ts'
 import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
+import { AuthorizationError, headlessRedirect, oauthFetch, type OAuthFetchOptions } from '../../auth/client.ts'
 import type { Tool } from '../../lib/schema/types.ts'
 
 const url = process.argv[2]
@@ -32,6 +33,16 @@ const options: ClientOptions = {
   reportUnhandledError: error => process.stderr.write(`warning: ${error instanceof Error ? error.message : String(error)}\n`),
 }
 
+/** Auth scenarios whose server misbehaves: the client passes by refusing (AuthorizationError) and exits 0. */
+const REFUSING_SCENARIOS = new Set([
+  'auth/resource-mismatch', 'auth/metadata-issuer-mismatch', 'auth/iss-supported-missing', 'auth/iss-wrong-issuer',
+  'auth/iss-unexpected', 'auth/iss-normalized', 'auth/scope-retry-limit',
+])
+
+if (scenario.startsWith('auth/')) await runAuthScenario(url)
+else await runScenario(url)
+
+async function runScenario(url: string): Promise<void> {
 const client = await connect(streamableHttpClient(url), { name: 'rxmcp-conformance-client', version: '0.1.0' }, options)
 try {
   const capabilities = client.serverCapabilities
@@ -88,6 +99,7 @@ try {
 } finally {
   await client.close()
 }
+}
 
 /** Calls every tool, reads every resource and gets every prompt the server offers. */
 async function exerciseEverything(client: McpClient, tools: Tool[]): Promise<void> {
@@ -111,12 +123,68 @@ function sampleArguments(tool: Tool): Record<string, unknown> {
   return args
 }
 
-function parseContext(text: string | undefined): { toolCalls?: { name: string; arguments?: Record<string, unknown> }[] } {
+/** The auth scenarios' inputs (MCP_CONFORMANCE_CONTEXT): pre-registered credentials, keys, assertions. */
+interface Context {
+  toolCalls?: { name: string; arguments?: Record<string, unknown> }[]
+  client_id?: string
+  client_secret?: string
+  private_key_pem?: string
+  signing_algorithm?: string
+  valid_jwt?: string
+}
+
+function parseContext(text: string | undefined): Context {
   if (text === undefined) return {}
   try {
     const value = JSON.parse(text) as unknown
-    return typeof value === 'object' && value !== null ? value as { toolCalls?: { name: string; arguments?: Record<string, unknown> }[] } : {}
+    return typeof value === 'object' && value !== null ? value as Context : {}
   } catch {
     return {}
+  }
+}
+
+
+/**
+ * An auth scenario: the client behind oauthFetch connects, lists tools and calls `test-tool` when
+ * listed. The scenario's inputs pick the grant and the client credentials.
+ */
+async function runAuthScenario(url: string): Promise<void> {
+  const auth: OAuthFetchOptions = {
+    redirect: headlessRedirect(),
+    redirectUri: 'http://localhost:3000/callback',
+    clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
+    clientMetadata: { client_name: 'rxmcp-conformance-client' },
+  }
+  if (context.client_id !== undefined) auth.clientId = context.client_id
+  if (context.client_secret !== undefined) auth.clientSecret = context.client_secret
+  if (context.private_key_pem !== undefined) {
+    auth.privateKey = context.private_key_pem
+    auth.signingAlgorithm = context.signing_algorithm ?? 'ES256'
+  }
+  if (scenario.startsWith('auth/client-credentials-')) auth.grant = 'client_credentials'
+  if (scenario === 'auth/wif-jwt-bearer') {
+    const assertion = context.valid_jwt ?? ''
+    auth.grant = { type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', parameters: () => ({ assertion }) }
+    auth.tokenEndpointAuthMethod = 'none'
+  }
+  // What the client refused, seen at the fetch: a transport may hide the error behind another (the
+  // era probe falls back to initialize, whose next request the scenario's server then fails).
+  let refusal: AuthorizationError | undefined
+  const authorizedFetch = oauthFetch(auth)
+  const watchedFetch: typeof fetch = (input, init) => authorizedFetch(input, init).catch((error: unknown) => {
+    if (error instanceof AuthorizationError) refusal ??= error
+    throw error
+  })
+  try {
+    const client = await connect(streamableHttpClient(url, { fetch: watchedFetch }), { name: 'rxmcp-conformance-client', version: '0.1.0' }, options)
+    try {
+      const tools = client.serverCapabilities.tools === undefined ? [] : await lastValueFrom(client.tools().pipe(toArray()))
+      if (tools.some(tool => tool.name === 'test-tool')) await client.callTool('test-tool', {})
+    } finally {
+      await client.close()
+    }
+  } catch (error) {
+    if (!REFUSING_SCENARIOS.has(scenario) || refusal === undefined) throw error
+    process.stderr.write(`refused as expected: ${refusal.code}: ${refusal.message}\n`)
   }
 }

@@ -1,0 +1,307 @@
+/**
+ * The OAuth 2.1 client for MCP (authorization spec 2025-11-25 and the 2026-07-28 draft), at the
+ * fetch level: {@link oauthFetch} wraps a fetch so that requests to an MCP server carry its access
+ * token, and a 401 or a 403 `insufficient_scope` runs discovery, registration and a grant.
+ *
+ * Protocol steps (PKCE, token requests, client authentication, DCR, DPoP proofs) come from
+ * oauth4webapi; discovery follows the MCP order itself (see discover in auth/client/discovery.ts).
+ */
+import * as oauth from 'oauth4webapi'
+import { importPKCS8 } from 'jose'
+import { authChallenge } from './client/challenge.ts'
+import { canonicalResource, discover, type Discovery } from './client/discovery.ts'
+import { AuthorizationError, AuthorizationErrorCode } from './client/errors.ts'
+import { authorizationCodeGrant, clientCredentialsGrant, extensionGrant, refreshGrant, type GrantContext, type HttpOptions, type RedirectHook } from './client/grants.ts'
+import { registerClient, type RegisteredClient, type TokenEndpointAuthMethod } from './client/registration.ts'
+import { fileTokenStore, memoryTokenStore, type TokenSet, type TokenStore } from './client/token-store.ts'
+
+export { AuthorizationError, AuthorizationErrorCode, fileTokenStore, memoryTokenStore }
+export type { Discovery, RedirectHook, RegisteredClient, TokenEndpointAuthMethod, TokenSet, TokenStore }
+export type { AuthorizationServerMetadata, ProtectedResourceMetadata } from './client/discovery.ts'
+
+/** A grant the client runs itself from parameters it is given (an assertion grant, say). */
+export interface ExtensionGrant {
+  /** The grant_type, such as `urn:ietf:params:oauth:grant-type:jwt-bearer`. */
+  type: string
+  /** The token request parameters besides grant_type (an `assertion`, say); called per token request. */
+  parameters: (server: Discovery) => Record<string, string> | Promise<Record<string, string>>
+}
+
+/** Options of {@link oauthFetch}. */
+export interface OAuthFetchOptions {
+  /** The fetch to wrap, also used for discovery, registration and token requests (default the global one). */
+  fetch?: typeof fetch
+  /** `authorization_code` (default, needs `redirect` and `redirectUri`), `client_credentials`, or an {@link ExtensionGrant}. */
+  grant?: 'authorization_code' | 'client_credentials' | ExtensionGrant
+  /** The redirect step of the authorization code grant: show the URL to the user, resolve with the callback URL (code, state, iss). */
+  redirect?: RedirectHook
+  /** The redirect URI registered for the client (authorization code grant). */
+  redirectUri?: string
+  /** A pre-registered client id (used as is, before metadata documents and DCR). */
+  clientId?: string
+  /** The pre-registered client's secret. */
+  clientSecret?: string
+  /** The token endpoint auth method; default: from registration, else what the server supports (basic before post). */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod
+  /** A private key for private_key_jwt: a CryptoKey, or PKCS#8 PEM imported with `signingAlgorithm`. */
+  privateKey?: CryptoKey | string
+  /** The JWS algorithm of a PEM `privateKey` (default ES256). */
+  signingAlgorithm?: string
+  /** An https URL used as client_id where the server supports Client ID Metadata Documents. */
+  clientMetadataUrl?: string
+  /** Extra client metadata for Dynamic Client Registration (`client_name`, say). */
+  clientMetadata?: Record<string, unknown>
+  /** The scope to ask for, instead of the challenge's or the resource metadata's. */
+  scope?: string
+  /** DPoP-bound tokens (RFC 9449): true for a fresh ES256 key, or a key pair; default when the server advertises DPoP. */
+  dpop?: boolean | CryptoKeyPair
+  /** Where tokens are kept, keyed by the MCP server's canonical URL (default in memory). */
+  tokenStore?: TokenStore
+  /** The clock, in ms since the epoch (default Date.now). */
+  now?: () => number
+  /** Refresh this long before the access token expires (default 60 s). */
+  refreshSkewMs?: number
+  /** Authorizations allowed for one request, step-ups included (default 3). */
+  maxAuthorizationAttempts?: number
+  /** Allow http:// for the authorization server (default: only when the MCP server is http on a loopback host). */
+  allowInsecureRequests?: boolean
+}
+
+/** DEFAULTS of {@link OAuthFetchOptions}. */
+export const OAUTH_FETCH_DEFAULTS = { refreshSkewMs: 60_000, maxAuthorizationAttempts: 3, signingAlgorithm: 'ES256', dpopAlgorithm: 'ES256' } as const
+
+/** What one MCP server (one canonical URL) needs between requests. */
+interface Session {
+  /** The canonical server URL: the token store key. */
+  key: string
+  url: URL
+  /** The last discovery, reused for refreshes. */
+  discovery: Discovery | undefined
+  /** The scope last asked for, the base of a step-up. */
+  scope: string | undefined
+  /** Authorization and refresh run one at a time per server: this is the tail of that queue. */
+  lock: Promise<unknown>
+}
+
+/**
+ * Wraps a fetch so that every request carries the MCP server's access token
+ * (`Authorization: Bearer …`, or `DPoP …` with a proof), and authorizes when the server asks:
+ *
+ *   request ──> 2xx ..................................................... returned
+ *           ──> 401 ──> discovery ─┬─ same issuer, refresh token ─> refresh ─> retry
+ *                                  └─ else register (per issuer) ─> grant ──> retry
+ *           ──> 403 insufficient_scope ─> grant with the union of scopes ──> retry
+ *
+ * A token that expires within `refreshSkewMs` is refreshed before the request. A 401 authorizes
+ * once per request; step-ups go on up to `maxAuthorizationAttempts` authorizations in all, then
+ * the request fails with AuthorizationError TooManyAttempts. Refusals (issuer, resource, state,
+ * iss) fail the request with AuthorizationError; other answers are returned as they are.
+ * Requests are sent again after authorizing, so their bodies must be replayable (strings, as
+ * the Streamable HTTP client sends).
+ * @example
+ * const client = await connect(streamableHttpClient(url, {
+ *   fetch: oauthFetch({ redirectUri: 'http://127.0.0.1:8765/callback', redirect: openBrowserAndWait }),
+ * }), { name: 'me', version: '1' })
+ */
+export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
+  // Called as a plain function: a browser's fetch throws "Illegal invocation" as a method of another object.
+  const baseFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const store = options.tokenStore ?? memoryTokenStore()
+  const now = options.now ?? Date.now
+  const refreshSkewMs = options.refreshSkewMs ?? OAUTH_FETCH_DEFAULTS.refreshSkewMs
+  const maxAttempts = options.maxAuthorizationAttempts ?? OAUTH_FETCH_DEFAULTS.maxAuthorizationAttempts
+  const grant = options.grant ?? 'authorization_code'
+  /** Sessions by canonical server URL. */
+  const sessions = new Map<string, Session>()
+  /** Registered clients by issuer: a new authorization server gets a registration of its own. */
+  const clients = new Map<string, Promise<RegisteredClient>>()
+  /** The DPoP key handle, made on first use. */
+  let dpop: Promise<oauth.DPoPHandle> | undefined
+  /** The private_key_jwt key, imported on first use. */
+  let privateKey: Promise<CryptoKey> | undefined
+
+  const sessionFor = (url: URL): Session => {
+    const key = canonicalResource(new URL(url.origin + url.pathname))
+    let session = sessions.get(key)
+    if (session === undefined) sessions.set(key, session = { key, url: new URL(key), discovery: undefined, scope: undefined, lock: Promise.resolve() })
+    return session
+  }
+  const locked = <T>(session: Session, work: () => Promise<T>): Promise<T> => {
+    const run = session.lock.then(work, work)
+    session.lock = run.catch(() => undefined)
+    return run
+  }
+  const http = (session: Session): HttpOptions => ({
+    [oauth.customFetch]: (url, init) => baseFetch(url, init as RequestInit),
+    [oauth.allowInsecureRequests]: options.allowInsecureRequests ?? (session.url.protocol === 'http:' && isLoopback(session.url)),
+  })
+  const dpopFor = (discovery: Discovery): Promise<oauth.DPoPHandle> | undefined => {
+    const advertised = discovery.server.dpop_signing_alg_values_supported
+    if (options.dpop === false || (options.dpop === undefined && (advertised === undefined || advertised.length === 0))) return undefined
+    dpop ??= (async () => {
+      if (typeof options.dpop === 'object') return oauth.DPoP({}, options.dpop)
+      const algorithm = advertised === undefined || advertised.includes(OAUTH_FETCH_DEFAULTS.dpopAlgorithm) ? OAUTH_FETCH_DEFAULTS.dpopAlgorithm : advertised.find(alg => alg !== 'none') ?? OAUTH_FETCH_DEFAULTS.dpopAlgorithm
+      return oauth.DPoP({}, await oauth.generateKeyPair(algorithm, { extractable: false }))
+    })()
+    return dpop
+  }
+  const keyFor = (): Promise<CryptoKey> | undefined => {
+    const key = options.privateKey
+    if (key === undefined) return undefined
+    privateKey ??= typeof key === 'string' ? importPKCS8(key, options.signingAlgorithm ?? OAUTH_FETCH_DEFAULTS.signingAlgorithm) : Promise.resolve(key)
+    return privateKey
+  }
+  const contextFor = async (session: Session, discovery: Discovery, scope: string | undefined): Promise<GrantContext> => {
+    const issuer = discovery.server.issuer
+    let client = clients.get(issuer)
+    if (client === undefined) {
+      client = registerClient(discovery.server, {
+        clientId: options.clientId, clientSecret: options.clientSecret, tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
+        hasPrivateKey: options.privateKey !== undefined, clientMetadataUrl: options.clientMetadataUrl, clientMetadata: options.clientMetadata,
+        redirectUri: options.redirectUri, scope,
+        grantTypes: grant === 'authorization_code' ? ['authorization_code', 'refresh_token'] : [typeof grant === 'string' ? grant : grant.type],
+      }, http(session))
+      clients.set(issuer, client)
+      // A failed registration is tried again next time.
+      client.catch(() => { if (clients.get(issuer) === client) clients.delete(issuer) })
+    }
+    return {
+      server: discovery.server, hasMetadata: discovery.hasMetadata, client: await client, privateKey: await keyFor(),
+      dpop: await dpopFor(discovery), resource: discovery.resource, http: http(session), now,
+    }
+  }
+
+  /** The scope to ask for on a 401: the option, the challenge's, else the PRM's; plus offline_access where offered. */
+  const initialScope = (discovery: Discovery, challenged: string | undefined): string | undefined => {
+    const scopes = (options.scope ?? challenged ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? '').split(' ').filter(Boolean)
+    // MCP 2026-07-28 (SEP-2207): ask for a refresh token where the server offers offline_access.
+    if (grant === 'authorization_code' && discovery.server.scopes_supported?.includes('offline_access') && !scopes.includes('offline_access')) scopes.push('offline_access')
+    return scopes.length === 0 ? undefined : scopes.join(' ')
+  }
+
+  /** Gets new tokens: refresh when allowed and the issuer is unchanged, else register and run the grant. */
+  const authorize = async (session: Session, failed: TokenSet | undefined, resourceMetadataUrl: string | undefined, scope: (discovery: Discovery) => string | undefined, canRefresh: boolean): Promise<void> => {
+    // Always discover again: the resource may have moved to another authorization server (SEP-2352).
+    const discovery = session.discovery = await discover(session.url, resourceMetadataUrl, baseFetch)
+    if (canRefresh && failed?.refreshToken !== undefined && failed.issuer === discovery.server.issuer) {
+      const context = await contextFor(session, discovery, failed.scope)
+      const refreshed = await refreshGrant(context, failed).catch(() => undefined)
+      if (refreshed !== undefined) { await store.set(session.key, refreshed); return }
+    }
+    const wanted = scope(discovery)
+    const context = await contextFor(session, discovery, wanted)
+    session.scope = wanted
+    let tokens: TokenSet
+    if (grant === 'client_credentials') tokens = await clientCredentialsGrant(context, wanted)
+    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery), wanted)
+    else {
+      if (options.redirect === undefined || options.redirectUri === undefined) throw new AuthorizationError(AuthorizationErrorCode.InteractionRequired, 'authorization needs the redirect and redirectUri options')
+      tokens = await authorizationCodeGrant(context, wanted, options.redirect, options.redirectUri)
+    }
+    await store.set(session.key, tokens)
+  }
+
+  /** The stored tokens, refreshed first when they expire within refreshSkewMs. */
+  const currentTokens = async (session: Session): Promise<TokenSet | undefined> => {
+    const tokens = await store.get(session.key)
+    if (tokens?.expiresAt === undefined || tokens.refreshToken === undefined || tokens.expiresAt - now() > refreshSkewMs) return tokens
+    return locked(session, async () => {
+      const latest = await store.get(session.key)
+      // Another request refreshed while this one waited.
+      if (latest !== undefined && latest.accessToken !== tokens.accessToken) return latest
+      try {
+        const discovery = session.discovery ??= await discover(session.url, undefined, baseFetch)
+        if (discovery.server.issuer !== tokens.issuer) return tokens
+        const refreshed = await refreshGrant(await contextFor(session, discovery, tokens.scope), tokens)
+        await store.set(session.key, refreshed)
+        return refreshed
+      } catch {
+        // A failed refresh leaves the old token: the server's 401 starts a full authorization.
+        return tokens
+      }
+    })
+  }
+
+  /** Sends the request once with `tokens`. */
+  const send = async (input: RequestInfo | URL, init: RequestInit | undefined, url: URL, tokens: TokenSet | undefined): Promise<Response> => {
+    const headers = new Headers(input instanceof Request ? input.headers : undefined)
+    new Headers(init?.headers).forEach((value, name) => headers.set(name, value))
+    const handle = tokens?.tokenType === 'dpop' ? await dpop : undefined
+    if (tokens !== undefined) {
+      if (handle !== undefined) await (handle as unknown as ProofMaker).addProof(url, headers, (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase(), tokens.accessToken)
+      headers.set('authorization', `${handle === undefined ? 'Bearer' : 'DPoP'} ${tokens.accessToken}`)
+    }
+    const response = await baseFetch(input instanceof Request ? input.clone() : input, { ...init, headers })
+    if (handle !== undefined) (handle as unknown as ProofMaker).cacheNonce(response, url)
+    return response
+  }
+
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input)
+    const session = sessionFor(url)
+    let authorizations = 0
+    let hasRetriedNonce = false
+    for (;;) {
+      const tokens = await currentTokens(session)
+      const response = await send(input, init, url, tokens)
+      if (response.status !== 401 && response.status !== 403) return response
+      const challenge = authChallenge(response.headers.get('www-authenticate'))
+      const isStepUp = response.status === 403 && challenge?.params.error === 'insufficient_scope'
+      if (response.status === 403 && !isStepUp) return response
+      // RFC 9449 §9: the resource server wants a nonce in the proof; it came with this answer.
+      if (response.status === 401 && challenge?.params.error === 'use_dpop_nonce' && tokens?.tokenType === 'dpop' && !hasRetriedNonce) {
+        hasRetriedNonce = true
+        void response.body?.cancel()
+        continue
+      }
+      // One authorization answers a 401; a second 401 is the server's last word.
+      if (!isStepUp && authorizations > 0) return response
+      if (authorizations >= maxAttempts) {
+        void response.body?.cancel()
+        throw new AuthorizationError(AuthorizationErrorCode.TooManyAttempts, `${session.key} still asks for more scope after ${authorizations} authorizations`)
+      }
+      void response.body?.cancel()
+      await locked(session, async () => {
+        const latest = await store.get(session.key)
+        // Another request already replaced the token that failed: retry with it.
+        if (latest !== undefined && latest.accessToken !== tokens?.accessToken) return
+        const challenged = challenge?.params.scope
+        await authorize(session, tokens, challenge?.params.resource_metadata, discovery => isStepUp
+          // Step-up: what was asked for before plus what the challenge names.
+          ? union(session.scope ?? tokens?.scope ?? initialScope(discovery, undefined), challenged)
+          : initialScope(discovery, challenged), !isStepUp)
+        authorizations++
+      })
+    }
+  }
+}
+
+/**
+ * A redirect hook for authorization servers that answer the authorization URL with a redirect at
+ * once (tests, conformance, pre-approved clients): GETs it with `redirect: 'manual'` and resolves
+ * with its Location. Errors when the answer is not a redirect.
+ */
+export function headlessRedirect(fetchFn: typeof fetch = (input, init) => globalThis.fetch(input, init)): RedirectHook {
+  return async authorizationUrl => {
+    const response = await fetchFn(authorizationUrl, { redirect: 'manual' })
+    void response.body?.cancel()
+    const location = response.headers.get('location')
+    if (location === null) throw new AuthorizationError(AuthorizationErrorCode.Denied, `the authorization endpoint answered ${response.status} without a redirect`)
+    return new URL(location, authorizationUrl)
+  }
+}
+
+/** The DPoP handle's methods oauth4webapi uses for its own resource requests (not in its types). */
+interface ProofMaker {
+  addProof(url: URL, headers: Headers, method: string, accessToken?: string): Promise<void>
+  cacheNonce(response: Response, url: URL): void
+}
+
+function union(base: string | undefined, added: string | undefined): string | undefined {
+  const scopes = new Set([...(base ?? '').split(' '), ...(added ?? '').split(' ')].filter(Boolean))
+  return scopes.size === 0 ? undefined : [...scopes].join(' ')
+}
+
+function isLoopback(url: URL): boolean {
+  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+}

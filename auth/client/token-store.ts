@@ -1,0 +1,91 @@
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+
+/** The tokens the client holds for one protected resource. */
+export interface TokenSet {
+  /** The access token. */
+  accessToken: string
+  /** `bearer`, or `dpop` for a token bound to a DPoP key (RFC 9449). */
+  tokenType: 'bearer' | 'dpop'
+  /** The refresh token, when the authorization server gave one. */
+  refreshToken?: string
+  /** When the access token expires, in ms since the epoch (from `expires_in` and the `now` clock). */
+  expiresAt?: number
+  /** The scopes granted (or, when the server did not say, the scopes asked for), space separated. */
+  scope?: string
+  /** The issuer of the authorization server that issued the tokens. */
+  issuer: string
+  /** The client id the tokens were issued to. */
+  clientId: string
+}
+
+/**
+ * Where {@link oauthFetch} keeps tokens, keyed by the protected resource (the canonical MCP server URL).
+ *
+ * Every method may be async. `set` replaces the whole entry; `delete` of a missing key does nothing.
+ */
+export interface TokenStore {
+  /** The tokens stored under `key`, or undefined. */
+  get(key: string): Promise<TokenSet | undefined> | TokenSet | undefined
+  /** Stores `value` under `key`. */
+  set(key: string, value: TokenSet): Promise<void> | void
+  /** Forgets `key`. */
+  delete(key: string): Promise<void> | void
+}
+
+/**
+ * A {@link TokenStore} in memory, the default: tokens live as long as the process.
+ * @see fileTokenStore
+ */
+export function memoryTokenStore(): TokenStore {
+  const entries = new Map<string, TokenSet>()
+  return {
+    get: key => entries.get(key),
+    set: (key, value) => { entries.set(key, value) },
+    delete: key => { entries.delete(key) },
+  }
+}
+
+/**
+ * A {@link TokenStore} in one JSON file (`{ [key]: TokenSet }`), readable only by its owner.
+ *
+ * The file is created with mode 0600 and chmod-ed to 0600 after every write (a file that existed
+ * with wider rights is narrowed). Writes go to a temporary file beside it, then rename, so a crash
+ * leaves the old or the new content; writes from one store are serialized. A missing file reads
+ * as empty.
+ * @example
+ * oauthFetch({ tokenStore: fileTokenStore(join(homedir(), '.config/me/tokens.json')), … })
+ * @see memoryTokenStore
+ */
+export function fileTokenStore(path: string): TokenStore {
+  // Writes wait for each other: two concurrent read-modify-write cycles would lose one.
+  let queue: Promise<unknown> = Promise.resolve()
+  const read = async (): Promise<Record<string, TokenSet>> => {
+    try {
+      const value = JSON.parse(await readFile(path, 'utf8')) as unknown
+      return typeof value === 'object' && value !== null ? value as Record<string, TokenSet> : {}
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
+      throw error
+    }
+  }
+  const update = (change: (entries: Record<string, TokenSet>) => void): Promise<void> => {
+    const next = queue.then(async () => {
+      const entries = await read()
+      change(entries)
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+      const temporary = `${path}.${process.pid}.tmp`
+      await writeFile(temporary, JSON.stringify(entries, null, 2), { mode: 0o600 })
+      await chmod(temporary, 0o600)
+      await rename(temporary, path)
+      await chmod(path, 0o600)
+    })
+    queue = next.catch(() => undefined)
+    return next
+  }
+  return {
+    get: async key => (await read())[key],
+    set: (key, value) => update(entries => { entries[key] = value }),
+    delete: key => update(entries => { delete entries[key] }),
+  }
+}
