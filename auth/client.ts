@@ -13,19 +13,12 @@ import { canonicalResource, discover, type Discovery } from './client/discovery.
 import { AuthorizationError, AuthorizationErrorCode } from './client/errors.ts'
 import { authorizationCodeGrant, clientCredentialsGrant, extensionGrant, refreshGrant, type GrantContext, type HttpOptions, type RedirectHook } from './client/grants.ts'
 import { registerClient, type RegisteredClient, type TokenEndpointAuthMethod } from './client/registration.ts'
+import { enterpriseGrant, JWT_BEARER_GRANT_TYPE, type EnterpriseGrantOptions, type ExtensionGrant } from './client/enterprise.ts'
 import { fileTokenStore, memoryTokenStore, type TokenSet, type TokenStore } from './client/token-store.ts'
 
-export { AuthorizationError, AuthorizationErrorCode, fileTokenStore, memoryTokenStore }
-export type { Discovery, RedirectHook, RegisteredClient, TokenEndpointAuthMethod, TokenSet, TokenStore }
+export { AuthorizationError, AuthorizationErrorCode, enterpriseGrant, fileTokenStore, JWT_BEARER_GRANT_TYPE, memoryTokenStore }
+export type { Discovery, EnterpriseGrantOptions, ExtensionGrant, RedirectHook, RegisteredClient, TokenEndpointAuthMethod, TokenSet, TokenStore }
 export type { AuthorizationServerMetadata, ProtectedResourceMetadata } from './client/discovery.ts'
-
-/** A grant the client runs itself from parameters it is given (an assertion grant, say). */
-export interface ExtensionGrant {
-  /** The grant_type, such as `urn:ietf:params:oauth:grant-type:jwt-bearer`. */
-  type: string
-  /** The token request parameters besides grant_type (an `assertion`, say); called per token request. */
-  parameters: (server: Discovery) => Record<string, string> | Promise<Record<string, string>>
-}
 
 /** Options of {@link oauthFetch}. */
 export interface OAuthFetchOptions {
@@ -193,7 +186,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
     session.scope = wanted
     let tokens: TokenSet
     if (grant === 'client_credentials') tokens = await clientCredentialsGrant(context, wanted)
-    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery), wanted)
+    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery, baseFetch), wanted)
     else {
       if (options.redirect === undefined || options.redirectUri === undefined) throw new AuthorizationError(AuthorizationErrorCode.InteractionRequired, 'authorization needs the redirect and redirectUri options')
       tokens = await authorizationCodeGrant(context, wanted, options.redirect, options.redirectUri)

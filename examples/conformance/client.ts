@@ -11,7 +11,7 @@ import { lastValueFrom, toArray } from 'rxjs'
 import { SkillVerificationError } from '../../lib/skills.ts'
 import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
-import { AuthorizationError, headlessRedirect, oauthFetch, type OAuthFetchOptions } from '../../auth/client.ts'
+import { AuthorizationError, enterpriseGrant, headlessRedirect, oauthFetch, type OAuthFetchOptions } from '../../auth/client.ts'
 import type { Tool } from '../../lib/schema/types.ts'
 
 const url = process.argv[2]
@@ -42,62 +42,63 @@ const REFUSING_SCENARIOS = new Set([
 if (scenario.startsWith('auth/')) await runAuthScenario(url)
 else await runScenario(url)
 
+/** A scenario without authorization: connect, then the scenario's steps. */
 async function runScenario(url: string): Promise<void> {
-const client = await connect(streamableHttpClient(url), { name: 'rxmcp-conformance-client', version: '0.1.0' }, options)
-try {
-  const capabilities = client.serverCapabilities
-  // Only what a server declared is asked for (the initialize scenario's server declares nothing).
-  const tools = capabilities.tools === undefined ? [] : await lastValueFrom(client.tools().pipe(toArray()))
-  switch (scenario) {
-    case 'tools_call':
-      for (const tool of tools) if (tool.name === 'add_numbers') await client.callTool('add_numbers', { a: 5, b: 3 })
-      break
-    case 'elicitation-sep1034-client-defaults':
-      await client.callTool('test_client_elicitation_defaults', {})
-      break
-    case 'sse-retry':
-      await client.callTool('test_reconnection', {})
-      break
-    case 'sep-2322-client-request-state':
-      await client.callTool('test_mrtr_echo_state', {})
-      await client.callTool('test_mrtr_no_state', {})
-      await client.callTool('test_mrtr_unrelated', {})
-      await client.callTool('test_mrtr_no_result_type', {})
-      break
-    case 'http-standard-headers':
-      await exerciseEverything(client, tools)
-      break
-    case 'http-custom-headers':
-      for (const call of context.toolCalls ?? []) await client.callTool(call.name, call.arguments)
-      break
-    case 'http-invalid-tool-headers':
-      // Every tool that survived the list is called; the invalid ones never are.
-      for (const tool of tools) await client.callTool(tool.name, sampleArguments(tool))
-      break
-    case 'sep-2640-client-no-prefetch':
-      // Listing reads no skill file: the skill is loaded only when asked, and nothing asks here.
-      await client.skills.list()
-      break
-    case 'sep-2640-client-verify-digest':
-    case 'sep-2640-client-verify-size':
-    case 'sep-2640-client-verify-frontmatter': {
-      // The served SKILL.md does not match its entry: loading must refuse it and read nothing more.
-      const [skill] = await client.skills.list()
-      if (skill !== undefined) {
-        const refusal = await client.skills.load(skill).then(() => undefined, (error: unknown) => error)
-        if (!(refusal instanceof SkillVerificationError)) throw new Error(`the tampered skill was not refused: ${String(refusal)}`)
-        process.stderr.write(`refused as expected: ${refusal.message}\n`)
+  const client = await connect(streamableHttpClient(url), { name: 'rxmcp-conformance-client', version: '0.1.0' }, options)
+  try {
+    const capabilities = client.serverCapabilities
+    // Only what a server declared is asked for (the initialize scenario's server declares nothing).
+    const tools = capabilities.tools === undefined ? [] : await lastValueFrom(client.tools().pipe(toArray()))
+    switch (scenario) {
+      case 'tools_call':
+        for (const tool of tools) if (tool.name === 'add_numbers') await client.callTool('add_numbers', { a: 5, b: 3 })
+        break
+      case 'elicitation-sep1034-client-defaults':
+        await client.callTool('test_client_elicitation_defaults', {})
+        break
+      case 'sse-retry':
+        await client.callTool('test_reconnection', {})
+        break
+      case 'sep-2322-client-request-state':
+        await client.callTool('test_mrtr_echo_state', {})
+        await client.callTool('test_mrtr_no_state', {})
+        await client.callTool('test_mrtr_unrelated', {})
+        await client.callTool('test_mrtr_no_result_type', {})
+        break
+      case 'http-standard-headers':
+        await exerciseEverything(client, tools)
+        break
+      case 'http-custom-headers':
+        for (const call of context.toolCalls ?? []) await client.callTool(call.name, call.arguments)
+        break
+      case 'http-invalid-tool-headers':
+        // Every tool that survived the list is called; the invalid ones never are.
+        for (const tool of tools) await client.callTool(tool.name, sampleArguments(tool))
+        break
+      case 'sep-2640-client-no-prefetch':
+        // Listing reads no skill file: the skill is loaded only when asked, and nothing asks here.
+        await client.skills.list()
+        break
+      case 'sep-2640-client-verify-digest':
+      case 'sep-2640-client-verify-size':
+      case 'sep-2640-client-verify-frontmatter': {
+        // The served SKILL.md does not match its entry: loading must refuse it and read nothing more.
+        const [skill] = await client.skills.list()
+        if (skill !== undefined) {
+          const refusal = await client.skills.load(skill).then(() => undefined, (error: unknown) => error)
+          if (!(refusal instanceof SkillVerificationError)) throw new Error(`the tampered skill was not refused: ${String(refusal)}`)
+          process.stderr.write(`refused as expected: ${refusal.message}\n`)
+        }
+        break
       }
-      break
+      case 'json-schema-2020-12-preservation': {
+        const focal = tools.find(tool => tool.name === 'json_schema_2020_12_tool')
+        if (focal !== undefined) await client.callTool('json_schema_echo', { schema: focal.inputSchema })
+        break
+      }
     }
-    case 'json-schema-2020-12-preservation': {
-      const focal = tools.find(tool => tool.name === 'json_schema_2020_12_tool')
-      if (focal !== undefined) await client.callTool('json_schema_echo', { schema: focal.inputSchema })
-      break
-    }
-  }
-} finally {
-  await client.close()
+  } finally {
+    await client.close()
 }
 }
 
@@ -131,6 +132,9 @@ interface Context {
   private_key_pem?: string
   signing_algorithm?: string
   valid_jwt?: string
+  idp_client_id?: string
+  idp_id_token?: string
+  idp_token_endpoint?: string
 }
 
 function parseContext(text: string | undefined): Context {
@@ -166,6 +170,12 @@ async function runAuthScenario(url: string): Promise<void> {
     const assertion = context.valid_jwt ?? ''
     auth.grant = { type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', parameters: () => ({ assertion }) }
     auth.tokenEndpointAuthMethod = 'none'
+  }
+  if (context.idp_token_endpoint !== undefined) {
+    // SEP-990: the ID token becomes an ID-JAG at the IdP, then a token at the MCP server's AS.
+    const idToken = context.idp_id_token ?? ''
+    auth.grant = enterpriseGrant({ idpTokenEndpoint: context.idp_token_endpoint, idpClientId: context.idp_client_id ?? '', idToken: () => idToken })
+    auth.tokenEndpointAuthMethod = 'client_secret_basic'
   }
   // What the client refused, seen at the fetch: a transport may hide the error behind another (the
   // era probe falls back to initialize, whose next request the scenario's server then fails).

@@ -4,11 +4,12 @@
  * Two releases of `@modelcontextprotocol/conformance` run, each pinned:
  *
  *   0.1.16          server: every scenario (`--suite all`, legacy era)
- *                   client: initialize, tools_call, elicitation-sep1034-client-defaults, sse-retry
+ *                   client: initialize, tools_call, elicitation-sep1034-client-defaults, sse-retry, and
+ *                     the 22 auth/* scenarios (STABLE_AUTH_SCENARIOS)
  *   0.2.0-alpha.12  server, legacy: `--suite all --spec-version 2025-11-25` (its legacy scenarios differ
  *                     from 0.1.16's: server-session-lifecycle, and a wire-schema check on every message)
  *                   server, modern: `--suite all --spec-version 2026-07-28` (stateless, MRTR, headers, ...)
- *                   client: the scenarios in ALPHA_CLIENT_SCENARIOS, at their default wire version, and
+ *                   client: the scenarios in ALPHA_CLIENT_SCENARIOS (the 33 auth/* ones included), at their default wire version, and
  *                     the ones that exist in both eras once more at 2026-07-28
  *
  *                   server, extensions: the `io.modelcontextprotocol/tasks` scenarios (`tasks-*`,
@@ -51,11 +52,28 @@ interface Release { label: string; cli: string }
 const STABLE: Release = { label: '0.1.16', cli: require.resolve('@modelcontextprotocol/conformance/dist/index.js') }
 const ALPHA: Release = { label: '0.2.0-alpha.12', cli: require.resolve('conformance-next/dist/index.js') }
 
-const STABLE_CLIENT_SCENARIOS = ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry']
+/** The authorization scenarios of 0.1.16, run with oauthFetch (auth/client.ts) as the client's fetch. */
+const STABLE_AUTH_SCENARIOS = [
+  'auth/metadata-default', 'auth/metadata-var1', 'auth/metadata-var2', 'auth/metadata-var3', 'auth/basic-cimd',
+  'auth/scope-from-www-authenticate', 'auth/scope-from-scopes-supported', 'auth/scope-omitted-when-undefined',
+  'auth/scope-step-up', 'auth/scope-retry-limit', 'auth/token-endpoint-auth-basic', 'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none', 'auth/pre-registration', 'auth/2025-03-26-oauth-metadata-backcompat',
+  'auth/2025-03-26-oauth-endpoint-fallback', 'auth/resource-mismatch', 'auth/offline-access-scope',
+  'auth/offline-access-not-supported', 'auth/client-credentials-jwt', 'auth/client-credentials-basic',
+  'auth/cross-app-access-complete-flow',
+]
+/** The authorization scenarios of 0.2.0-alpha.12: 0.1.16's (SEP-990 renamed) and the 2026-07-28 and extension ones. */
+const ALPHA_AUTH_SCENARIOS = [
+  ...STABLE_AUTH_SCENARIOS.filter(scenario => scenario !== 'auth/cross-app-access-complete-flow'),
+  'auth/authorization-server-migration', 'auth/iss-supported', 'auth/iss-not-advertised', 'auth/iss-supported-missing',
+  'auth/iss-wrong-issuer', 'auth/iss-unexpected', 'auth/iss-normalized', 'auth/metadata-issuer-mismatch',
+  'auth/enterprise-managed-authorization', 'auth/dpop', 'auth/dpop-nonce', 'auth/wif-jwt-bearer',
+]
+const STABLE_CLIENT_SCENARIOS = ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry', ...STABLE_AUTH_SCENARIOS]
 const ALPHA_CLIENT_SCENARIOS = [
   'initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry', 'request-metadata',
   'sep-2322-client-request-state', 'http-standard-headers', 'http-custom-headers', 'http-invalid-tool-headers',
-  'json-schema-ref-no-deref', 'json-schema-2020-12-preservation',
+  'json-schema-ref-no-deref', 'json-schema-2020-12-preservation', ...ALPHA_AUTH_SCENARIOS,
 ]
 /** Alpha client scenarios that exist in both eras: their default wire is 2025-11-25, so they run at 2026-07-28 too. */
 const ALPHA_CLIENT_SCENARIOS_MODERN = ['tools_call', 'json-schema-2020-12-preservation']
