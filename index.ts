@@ -6,8 +6,14 @@ export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, MethodHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
-  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle, MethodOptions,
+  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle, MethodOptions, McpRequest, McpHandler, Middleware,
 } from './actors/server.ts'
+export { requireScopes, permissions, permissionOf, grants, OPEN_METHODS, rateLimit, audit } from './actors/server/middleware.ts'
+export type { PermissionPolicy, RateLimitOptions, AuditEntry } from './actors/server/middleware.ts'
+export { principalKey, missingScopes, operationScopes, targetOf } from './lib/auth.ts'
+export type { Principal, ScopeRules, Authenticator, AuthRequest, AuthAnswer, AuthOutcome } from './lib/auth.ts'
+export { TokenBuckets } from './lib/token-bucket.ts'
+export type { TokenBucketOptions } from './lib/token-bucket.ts'
 export { TASKS_EXTENSION } from './actors/server/tasks.ts'
 export {
   RELATED_TASK_META, withRelatedTask, settledAnswer, createTask, stepTask, canTransition, isTerminalStatus, taskToWire, taskToModernWire, TaskTransitionError, TaskExpiredError,
@@ -57,7 +63,7 @@ export type { SseEvent, SseParser } from './lib/codec/sse.ts'
 export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
-  UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError, TaskCancelledError,
+  UnsupportedProtocolVersionError, ForbiddenError, RateLimitedError, LocalError, TimeoutError, CancelledError, TaskCancelledError,
   ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
 export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'

@@ -1,4 +1,4 @@
-import { Observable, isObservable, lastValueFrom } from '../lib/rx.ts'
+import { Observable, from, isObservable, lastValueFrom, of } from '../lib/rx.ts'
 
 /**
  * What a handler may return: a value, a Promise of one, or an Observable whose last value counts.
@@ -59,4 +59,11 @@ export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 /** An outcome as a Promise: an Observable's last value, a value or PromiseLike as it resolves. */
 export function outcomePromise<T>(outcome: HandlerOutcome<T>): Promise<T> {
   return isObservable(outcome) ? lastValueFrom(outcome) : Promise.resolve(outcome)
+}
+
+/** An outcome as an Observable: itself, a PromiseLike's value, or a value (for middleware). */
+export function outcomeObservable<T>(outcome: HandlerOutcome<T>): Observable<T> {
+  if (isObservable(outcome)) return outcome
+  if (isPromiseLike(outcome)) return from(outcome as PromiseLike<T>)
+  return of(outcome as T)
 }

@@ -436,6 +436,19 @@ export interface McpServer {
    * @throws TypeError when `id` is not of the form `prefix/name`.
    */
   extension(id: string, settings?: JsonObject): { remove(): void }
+  /**
+   * Wraps request handling in middleware, for every method but initialize and ping, in both eras and on
+   * every transport: each middleware takes the next handler and returns a handler of its own
+   * (`(next) => (request, ctx) => Observable`). The first given runs outermost; calling `use`
+   * again adds inside the earlier ones. A middleware may look at the request and `ctx.principal`,
+   * refuse it by returning an error Observable (a McpError reaches the client as is), change the
+   * params, or map the result. `remove()` takes these out again.
+   * @example
+   * server.use(next => (request, ctx) => request.method === 'tools/call' && ctx.principal === undefined
+   *   ? throwError(() => new ForbiddenError('Sign in first'))
+   *   : next(request, ctx))
+   */
+  use(...middleware: Middleware[]): { remove(): void }
   /** Tells every session subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
   /**
@@ -458,6 +471,18 @@ export interface McpServer {
   /** Ends every session. */
   close(): Promise<void>
 }
+
+/** One request as middleware sees it: its method and params (`_meta` included). */
+export interface McpRequest {
+  readonly method: string
+  readonly params: JsonObject | undefined
+}
+
+/** A handler in the middleware pipeline: the request and its context in, an Observable of the result out (its last value counts). */
+export type McpHandler = (request: McpRequest, ctx: ServerContext) => Observable<JsonObject>
+
+/** A step of the request pipeline: given the rest of it (`next`), the handler that runs before, around or instead of it. See McpServer.use. */
+export type Middleware = (next: McpHandler) => McpHandler
 
 /** What the server's event bus carries (see McpServer.events). */
 export type ServerEvent =

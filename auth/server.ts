@@ -12,7 +12,7 @@
  * })
  * await server.listen(streamableHttp({ port: 3000, auth }))
  */
-import { missingScopes, type AuthAnswer, type AuthOutcome, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
+import { missingScopes, operationScopes, type AuthAnswer, type AuthOutcome, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
 
 /** A token that is not (or no longer) valid: answered 401 `invalid_token`. Its message never reaches the client. */
 export class InvalidTokenError extends Error {
@@ -157,27 +157,6 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
       return challenge(403, 'insufficient_scope', 'The access token lacks a scope this operation needs', [...new Set([...required, ...needed])])
     },
   }
-}
-
-/**
- * The scopes `rules` ask for one JSON-RPC message: those of its method and of its method and
- * target (tool or prompt name, resource URI, task id).
- */
-export function operationScopes(rules: Readonly<Record<string, readonly string[]>>, message: unknown): readonly string[] {
-  if (typeof message !== 'object' || message === null) return []
-  const { method, params } = message as { method?: unknown; params?: unknown }
-  if (typeof method !== 'string') return []
-  const byMethod = rules[method] ?? []
-  const target = targetOf(params)
-  const byTarget = target === undefined ? undefined : rules[`${method}:${target}`]
-  return byTarget === undefined ? byMethod : [...byMethod, ...byTarget]
-}
-
-/** The name a request acts on: a tool's or prompt's name, a resource's URI. */
-export function targetOf(params: unknown): string | undefined {
-  if (typeof params !== 'object' || params === null) return undefined
-  const { name, uri } = params as { name?: unknown; uri?: unknown }
-  return typeof name === 'string' ? name : typeof uri === 'string' ? uri : undefined
 }
 
 /** The token of `Authorization: Bearer <token>`: undefined without one, null when malformed. */

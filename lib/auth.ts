@@ -41,6 +41,33 @@ export function missingScopes(principal: Principal | undefined, required: readon
   return required.filter(scope => !granted.has(scope))
 }
 
+/**
+ * Scopes per operation: keys are a method (`'tools/call'`) or a method and the name it acts on
+ * (`'tools/call:delete_file'`, `'prompts/get:review'`, `'resources/read:file:///etc/hosts'`).
+ */
+export type ScopeRules = Readonly<Record<string, readonly string[]>>
+
+/**
+ * The scopes `rules` ask for one JSON-RPC message: those of its method and of its method and
+ * target (tool or prompt name, resource URI, task id).
+ */
+export function operationScopes(rules: ScopeRules, message: unknown): readonly string[] {
+  if (typeof message !== 'object' || message === null) return []
+  const { method, params } = message as { method?: unknown; params?: unknown }
+  if (typeof method !== 'string') return []
+  const byMethod = rules[method] ?? []
+  const target = targetOf(params)
+  const byTarget = target === undefined ? undefined : rules[`${method}:${target}`]
+  return byTarget === undefined ? byMethod : [...byMethod, ...byTarget]
+}
+
+/** The name a request acts on: a tool's or prompt's name, a resource's URI. */
+export function targetOf(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null) return undefined
+  const { name, uri } = params as { name?: unknown; uri?: unknown }
+  return typeof name === 'string' ? name : typeof uri === 'string' ? uri : undefined
+}
+
 /** The parts of an HTTP request an authenticator reads. */
 export interface AuthRequest {
   readonly method: string

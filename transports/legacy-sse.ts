@@ -40,7 +40,11 @@ export class LegacySession implements Transport, ListenerSession {
   }
 
   receiveFrame(body: Uint8Array, principal?: Principal): void {
-    const decoded = decodeJsonFrame(body, Infinity)
+    this.receiveDecoded(decodeJsonFrame(body, Infinity), principal)
+  }
+
+  /** The same, for a body the listener decoded already (to check it first). */
+  receiveDecoded(decoded: Inbound, principal?: Principal): void {
     if (decoded.type === 'message') {
       const { ids, cancelled } = requestsOf(decoded.message)
       if (ids.length > 0) { this.#inFlight ??= new Set(); for (const id of ids) this.#inFlight.add(id) }

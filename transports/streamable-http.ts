@@ -2,6 +2,8 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
+import type { TokenBucketOptions } from '../lib/token-bucket.ts'
+import { HttpGuard } from './http-guard.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -99,6 +101,12 @@ export interface StreamableHttpOptions {
    * `rxmcp/auth` makes one (OAuth 2.1 bearer tokens, RFC 9728 Protected Resource Metadata).
    */
   auth?: Authenticator
+  /**
+   * A request budget per caller (default none): a token bucket per principal (else per client
+   * address); each request of a POST spends one, and a POST over budget is answered 429 with
+   * Retry-After and a -32029 error per request. For other transports use the `rateLimit` middleware.
+   */
+  rateLimit?: TokenBucketOptions
 }
 
 /** DEFAULTS of {@link StreamableHttpOptions}: every limit of the HTTP listener (README, "Limits"). */
@@ -165,6 +173,8 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly #modernVersions: readonly string[]
   readonly #now: () => number
   readonly #idleTimeout: number
+  /** Authentication, scopes and request budgets (the `auth` and `rateLimit` options). */
+  readonly #guard: HttpGuard
   #http: HttpServer | undefined
   #url: string | undefined
   /** Sweeps idle sessions and sends keep-alives; unref'd so it never holds the process open. */
@@ -178,6 +188,7 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#options = options
     const scheduler = options.scheduler
     this.#now = scheduler === undefined ? Date.now : () => scheduler.now()
+    this.#guard = new HttpGuard(options.auth, options.rateLimit, this.#now)
     this.#lastKeepAlive = this.#now()
     const eventStore = options.eventStore === false ? undefined : options.eventStore ?? createMemoryEventStore()
     // Stream ids: a random prefix per listener and a counter, so no id says which session it is of.
@@ -324,17 +335,8 @@ class HttpTransportServer implements StreamableHttpServer {
     const legacySse = this.#options.legacySsePath === false ? undefined : this.#options.legacySsePath ?? STREAMABLE_HTTP_DEFAULTS.legacySsePath
     const legacyMessages = this.#options.legacyMessagesPath ?? STREAMABLE_HTTP_DEFAULTS.legacyMessagesPath
     const path = exchange.pathname
-    const auth = this.#options.auth
-    if (auth !== undefined) {
-      const document = auth.serve?.(exchange)
-      if (document !== undefined) return exchange.reply(document.status, { ...document.headers }, document.body)
-      const isGuarded = path === this.#path || (legacySse !== undefined && (path === legacySse || path === legacyMessages))
-      if (isGuarded) {
-        const outcome = await auth.authenticate(exchange)
-        if (outcome.type === 'refuse') return exchange.reply(outcome.answer.status, { ...outcome.answer.headers }, outcome.answer.body)
-        exchange.principal = outcome.principal
-      }
-    }
+    const isGuarded = path === this.#path || (legacySse !== undefined && (path === legacySse || path === legacyMessages))
+    if (!(await this.#guard.admit(exchange, isGuarded))) return
     if (path === this.#path) return this.#handleMcp(exchange)
     if (legacySse !== undefined && path === legacySse && exchange.method === 'GET') return this.#openLegacy(exchange, legacyMessages)
     if (legacySse !== undefined && path === legacyMessages && exchange.method === 'POST') return this.#postLegacy(exchange)
@@ -370,16 +372,6 @@ class HttpTransportServer implements StreamableHttpServer {
     }
   }
 
-  /** False once a POST whose principal lacks scopes its payload needs was answered 403 (step-up). */
-  #isAuthorized(exchange: Exchange, payload: unknown): boolean {
-    const auth = this.#options.auth
-    if (auth?.authorize === undefined || exchange.principal === undefined) return true
-    const refusal = auth.authorize(exchange.principal, payload, exchange)
-    if (refusal === undefined) return true
-    exchange.reply(refusal.status, { ...refusal.headers }, refusal.body)
-    return false
-  }
-
   /** MCP 2025-06-18 transports: an unsupported MCP-Protocol-Version is answered 400. */
   #isVersionSupported(exchange: Exchange): boolean {
     const version = exchange.header('mcp-protocol-version')
@@ -400,7 +392,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const session = this.#sessions.get(id)
     // Unknown and expired look the same, so a guessed id learns nothing.
     // A session belongs to the principal that made it; to anyone else it does not exist.
-    if (!(session instanceof HttpSession) || session.principalKey !== principalKey(exchange.principal)) {
+    if (!(session instanceof HttpSession) || !this.#guard.owns(session.principalKey, exchange)) {
       replyError(exchange, 404, -32001, 'Session not found', undefined, answers)
       return undefined
     }
@@ -448,7 +440,7 @@ class HttpTransportServer implements StreamableHttpServer {
     // JSON-RPC 2.0 §5: an error about a request carries its id whenever the request had one; a
     // refused batch is answered with one error per request it held (null when it held none).
     const answers: RefusedIds = Array.isArray(payload) ? ids : (ids[0] ?? null)
-    if (!this.#isAuthorized(exchange, payload)) return
+    if (!this.#guard.authorize(exchange, payload) || !this.#guard.withinBudget(exchange, ids.length, answers)) return
     if (isModernPost(exchange, payload)) return this.#postModern(exchange, payload)
     if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, answers)
     if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
@@ -576,17 +568,21 @@ class HttpTransportServer implements StreamableHttpServer {
   async #postLegacy(exchange: Exchange): Promise<void> {
     const id = new URLSearchParams(exchange.search).get('sessionId')
     const session = id === null ? undefined : this.#sessions.get(id)
-    if (!(session instanceof LegacySession) || session.principalKey !== principalKey(exchange.principal)) {
+    if (!(session instanceof LegacySession) || !this.#guard.owns(session.principalKey, exchange)) {
       return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
     }
     this.#touch(session)
     const body = await this.#body(exchange)
     if (body === undefined) return
-    if (this.#options.auth?.authorize !== undefined) {
-      const decoded = decodeJsonFrame(body, Infinity)
-      if (decoded.type === 'message' && !this.#isAuthorized(exchange, decoded.message)) return
+    if (!this.#guard.readsPayloads) {
+      session.receiveFrame(body, exchange.principal)
+      return exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
     }
-    session.receiveFrame(body, exchange.principal)
+    const decoded = decodeJsonFrame(body, Infinity)
+    if (decoded.type === 'message') {
+      if (!this.#guard.authorize(exchange, decoded.message) || !this.#guard.withinBudget(exchange, requestsOf(decoded.message).ids.length, null)) return
+    }
+    session.receiveDecoded(decoded, exchange.principal)
     exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
   }
 }

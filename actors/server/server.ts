@@ -1,4 +1,4 @@
-import { Observable, Subject, type Subscription } from '../../lib/rx.ts'
+import { Observable, Subject, defer, type Subscription } from '../../lib/rx.ts'
 import type { Transport, TransportServer } from '../../lib/transport.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
@@ -12,11 +12,12 @@ import {
   SERVER_DEFAULTS, type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerEvent, type ServerOptions, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
-  type CacheHint, type MethodHandler, type MethodOptions,
+  type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware,
 } from '../server.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec } from './request-state.ts'
+import { outcomeObservable } from '../request.ts'
 import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
 import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
@@ -131,6 +132,40 @@ export class Server implements McpServer {
         this.methodCacheHints?.delete(method)
       },
     }
+  }
+
+  /** The middleware, outermost first (see McpServer.use). */
+  #middleware: readonly Middleware[] = []
+  /** Each route wrapped in the middleware, made on its first request after a change. */
+  #wrapped = new WeakMap<RouteHandler, RouteHandler>()
+
+  get hasMiddleware(): boolean { return this.#middleware.length > 0 }
+
+  use(...middleware: Middleware[]): { remove(): void } {
+    for (const each of middleware) if (typeof each !== 'function') throw new TypeError('Middleware is a function from the next handler to a handler')
+    this.#middleware = [...this.#middleware, ...middleware]
+    this.#wrapped = new WeakMap()
+    return {
+      remove: () => {
+        this.#middleware = this.#middleware.filter(each => !middleware.includes(each))
+        this.#wrapped = new WeakMap()
+      },
+    }
+  }
+
+  /** `route` of `method` inside the middleware (itself when there is none), made once per route. */
+  wrap(method: string, route: RouteHandler): RouteHandler {
+    if (this.#middleware.length === 0) return route
+    let wrapped = this.#wrapped.get(route)
+    if (wrapped === undefined) this.#wrapped.set(route, wrapped = this.compose(method, route))
+    return wrapped
+  }
+
+  /** `route` of `method` inside the middleware, made now: outermost first, the route innermost. */
+  compose(method: string, route: RouteHandler): RouteHandler {
+    const innermost: McpHandler = (request, ctx) => defer(() => outcomeObservable(route(request.params, ctx)))
+    const handler = this.#middleware.reduceRight<McpHandler>((next, middleware) => middleware(next), innermost)
+    return (params, ctx) => handler({ method, params }, ctx)
   }
 
   /** Cache hints of the methods registered with one (`server.method`'s `cache`); made on the first. */

@@ -17,8 +17,9 @@ import {
 } from '../../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from '../actor.ts'
 import { SERVER_DEFAULTS, type InputOptions, type ServerSession, type SessionState } from '../server.ts'
-import { SessionContext } from './context.ts'
-import { discover, finishResult, listen, serveModern } from './modern.ts'
+import { ModernContext, SessionContext } from './context.ts'
+import { Round, discover, finishResult, listen, serveModern } from './modern.ts'
+import type { HandlerOutcome } from '../request.ts'
 import type { RouteHandler } from './router.ts'
 import type { ListKind, Server } from './server.ts'
 import { taskToWire, withRelatedTask, type TaskState } from '../tasks/task.ts'
@@ -320,14 +321,19 @@ export class Session implements ServerSession {
 
     connection.setRequestHandler('initialize', params => this.#initialize(params))
 
-    connection.setRequestHandler('logging/setLevel', params => {
+    // The session's own methods go through the server's middleware too (initialize does not: the
+    // handshake is the transport's business, and a refusal there would leave no session to answer).
+    const setRequestHandler = (method: string, handler: (params: JsonObject | undefined, request: IncomingRequest) => unknown) =>
+      connection.setRequestHandler(method, (params, request) => this.#guard(method, handler, params, request))
+
+    setRequestHandler('logging/setLevel', params => {
       const level = params?.level
       if (typeof level !== 'string' || !LOGGING_LEVELS.includes(level as LoggingLevel)) throw new InvalidParamsError(`Invalid params: unknown logging level ${JSON.stringify(level)}`)
       this.actor.send({ type: 'set-level', level: level as LoggingLevel })
       return {}
     })
 
-    connection.setRequestHandler('resources/subscribe', params => {
+    setRequestHandler('resources/subscribe', params => {
       const uri = requireUri(params)
       const subscriptions = this.actor.state.subscriptions
       const limit = server.options.maxSubscriptions ?? SERVER_DEFAULTS.maxSubscriptions
@@ -338,13 +344,13 @@ export class Session implements ServerSession {
       this.actor.send({ type: 'subscribe', uri })
       return {}
     })
-    connection.setRequestHandler('resources/unsubscribe', params => {
+    setRequestHandler('resources/unsubscribe', params => {
       this.actor.send({ type: 'unsubscribe', uri: requireUri(params) })
       return {}
     })
 
-    connection.setRequestHandler('server/discover', params => finishResult(this, 'server/discover', params, discover(this)))
-    connection.setRequestHandler('subscriptions/listen', (params, request) =>
+    setRequestHandler('server/discover', params => finishResult(this, 'server/discover', params, discover(this)))
+    setRequestHandler('subscriptions/listen', (params, request) =>
       listen(this, params, request).pipe(map(result => finishResult(this, 'subscriptions/listen', params, result))))
 
     for (const [method, route] of server.router.routes) connection.setRequestHandler(method, (params, request) => this.#serve(route, params, request))
@@ -352,8 +358,16 @@ export class Session implements ServerSession {
 
   /** One request of the router's: in the era it speaks (the gate marked a modern one with its version). */
   #serve(route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): unknown {
-    if (request.modernMeta !== undefined) return serveModern(this, route, params, request)
-    return route(params, new SessionContext(this, request))
+    const wrapped = this.server.wrap(request.method, route)
+    if (request.modernMeta !== undefined) return serveModern(this, wrapped, params, request)
+    return wrapped(params, new SessionContext(this, request))
+  }
+
+  /** A session method through the server's middleware, when it has any, with the context of its era. */
+  #guard(method: string, handler: (params: JsonObject | undefined, request: IncomingRequest) => unknown, params: JsonObject | undefined, request: IncomingRequest): unknown {
+    if (!this.server.hasMiddleware) return handler(params, request)
+    const ctx = request.modernMeta === undefined ? new SessionContext(this, request) : new ModernContext(this, request, request.modernMeta, new Round({}, undefined))
+    return this.server.compose(method, () => handler(params, request) as HandlerOutcome<JsonObject>)(params, ctx)
   }
 
   #initialize(params: JsonObject | undefined): JsonObject {

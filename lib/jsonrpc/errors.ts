@@ -28,6 +28,10 @@ export const ErrorCode = {
   MissingRequiredClientCapability: -32021,
   /** MCP 2026-07-28: the request's protocol version is not one the server serves. */
   UnsupportedProtocolVersion: -32022,
+  /** rxmcp (no MCP code exists): the caller may not do this (scopes, permission policy); `data.requiredScopes` names missing scopes. */
+  Forbidden: -32003,
+  /** rxmcp (no MCP code exists): the caller sent too many requests; `data.retryAfterMs` says when to try again. */
+  RateLimited: -32029,
 } as const
 
 /** One of the known error codes. */
@@ -125,6 +129,18 @@ export class UnsupportedProtocolVersionError extends McpError {
   constructor(message = 'Unsupported protocol version', data?: unknown) { super(ErrorCode.UnsupportedProtocolVersion, message, data) }
 }
 
+/** -32003 (rxmcp): the request's principal lacks a scope or a permission it needs. */
+export class ForbiddenError extends McpError {
+  override name = 'ForbiddenError'
+  constructor(message = 'Forbidden', data?: unknown) { super(ErrorCode.Forbidden, message, data) }
+}
+
+/** -32029 (rxmcp): the principal's request budget is spent; `data.retryAfterMs` says for how long. */
+export class RateLimitedError extends McpError {
+  override name = 'RateLimitedError'
+  constructor(message = 'Too many requests', data?: unknown) { super(ErrorCode.RateLimited, message, data) }
+}
+
 const subclassByCode = new Map<number, (message: string, data: unknown) => McpError>([
   [ErrorCode.ParseError, (m, d) => new ParseError(m, d)],
   [ErrorCode.InvalidRequest, (m, d) => new InvalidRequestError(m, d)],
@@ -136,6 +152,8 @@ const subclassByCode = new Map<number, (message: string, data: unknown) => McpEr
   [ErrorCode.HeaderMismatch, (m, d) => new HeaderMismatchError(m, d)],
   [ErrorCode.MissingRequiredClientCapability, (m, d) => new MissingRequiredClientCapabilityError(m, d)],
   [ErrorCode.UnsupportedProtocolVersion, (m, d) => new UnsupportedProtocolVersionError(m, d)],
+  [ErrorCode.Forbidden, (m, d) => new ForbiddenError(m, d)],
+  [ErrorCode.RateLimited, (m, d) => new RateLimitedError(m, d)],
 ])
 
 /** String codes of local errors, which never cross the wire. */

@@ -1,0 +1,10 @@
+/**
+ * `rxmcp/auth`: OAuth 2.1 for MCP. The resource server's side (bearer tokens, Protected Resource
+ * Metadata, JWT and introspection verifiers) and the client's (see `rxmcp/auth/client`). Loaded
+ * only by programs that import it: a server without auth never loads `jose` or `oauth4webapi`.
+ */
+export { bearerAuth, bearerToken, InvalidTokenError, BEARER_AUTH_DEFAULTS } from './server.ts'
+export type { BearerAuthOptions, TokenVerifier, VerifyContext } from './server.ts'
+export { jwtVerifier, introspectionVerifier, principalFromClaims } from './verifiers.ts'
+export type { JwtVerifierOptions, IntrospectionVerifierOptions } from './verifiers.ts'
+export type { Principal, Authenticator, ScopeRules } from '../lib/auth.ts'
