@@ -1,0 +1,234 @@
+/**
+ * An authorization server and a protected endpoint in one node:http server on 127.0.0.1, for the
+ * oauthFetch specs. Every request is logged; the knobs bend it into the cases under test.
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { SignJWT, jwtVerify } from 'jose'
+
+/** How the fake servers behave. */
+export interface HarnessOptions {
+  /** Where the Protected Resource Metadata is served (default 'path': /.well-known/oauth-protected-resource/mcp). */
+  prm?: 'header' | 'path' | 'root' | 'none'
+  /** The PRM `resource` (default the MCP endpoint URL). */
+  prmResource?: (base: string) => string
+  /** PRM scopes_supported. */
+  prmScopes?: string[]
+  /** The issuer's path ('' by default, '/tenant' for an issuer with a path). */
+  issuerPath?: string
+  /** Which well-known document serves the AS metadata (default 'oauth'). */
+  metadataAt?: 'oauth' | 'oidc-inserted' | 'oidc-appended' | 'none'
+  /** The `issuer` the metadata names (default the right one). */
+  metadataIssuer?: (issuer: string) => string
+  /** AS metadata fields to add or override. */
+  metadata?: Record<string, unknown>
+  /** Whether the AS has a registration endpoint (default true). */
+  registration?: boolean
+  /** What the registration endpoint answers besides client_id. */
+  registrationAnswer?: Record<string, unknown>
+  /** The scopes the endpoint needs; with fewer it answers 403 insufficient_scope naming them. */
+  requiredScopes?: string[]
+  /** Answer 403 insufficient_scope to every request, whatever the token. */
+  isAlwaysForbidden?: boolean
+  /** The scope the 401 challenge names. */
+  challengeScope?: string
+  /** The `iss` in the redirect (default 'correct'). */
+  issInRedirect?: 'correct' | 'wrong' | 'omit'
+  /** expires_in of the access tokens (default none). */
+  expiresIn?: number
+  /** Whether tokens come with a refresh token (default true). */
+  hasRefreshToken?: boolean
+}
+
+/** One request the servers saw. */
+export interface Seen {
+  method: string
+  path: string
+  query: URLSearchParams
+  headers: IncomingMessage['headers']
+  body: string
+  form: URLSearchParams
+}
+
+/** The running servers. */
+export interface Harness {
+  /** The MCP endpoint: `<origin>/mcp`. */
+  mcpUrl: string
+  origin: string
+  issuer: string
+  /** Everything requested, in order. */
+  seen: Seen[]
+  /** The paths requested, in order. */
+  paths(): string[]
+  /** The requests to one path. */
+  requestsTo(path: string): Seen[]
+  /** Makes every token issued so far invalid (the next use gets 401). */
+  revokeAccessTokens(): void
+  close(): Promise<void>
+}
+
+const SECRET = new TextEncoder().encode('harness-signing-secret-0123456789abcdef')
+
+/** Starts the fake authorization server and protected endpoint. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const seen: Seen[] = []
+  /** Codes issued, with what the token request must match. */
+  const codes = new Map<string, { challenge: string; scope: string | undefined; clientId: string }>()
+  /** Refresh tokens issued, with their scope. */
+  const refreshTokens = new Map<string, string | undefined>()
+  /** Access tokens no longer accepted. */
+  const revoked = new Set<string>()
+  let issuedCount = 0
+  const server = createServer((request, response) => {
+    let body = ''
+    request.setEncoding('utf8')
+    request.on('data', chunk => { body += chunk })
+    request.on('end', () => {
+      const url = new URL(request.url ?? '/', origin)
+      const entry: Seen = { method: request.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: request.headers, body, form: new URLSearchParams(body) }
+      seen.push(entry)
+      void handle(entry, response).catch(error => { response.statusCode = 500; response.end(String(error)) })
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const issuerPath = options.issuerPath ?? ''
+  const issuer = `${origin}${issuerPath}`
+  const mcpUrl = `${origin}/mcp`
+  const prmUrl = options.prm === 'root' ? `${origin}/.well-known/oauth-protected-resource` : options.prm === 'header' ? `${origin}/custom/prm.json` : `${origin}/.well-known/oauth-protected-resource/mcp`
+  const metadataPath = {
+    oauth: `/.well-known/oauth-authorization-server${issuerPath}`,
+    'oidc-inserted': `/.well-known/openid-configuration${issuerPath}`,
+    'oidc-appended': `${issuerPath}/.well-known/openid-configuration`,
+    none: undefined,
+  }[options.metadataAt ?? 'oauth']
+
+  const json = (response: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) => {
+    response.writeHead(status, { 'content-type': 'application/json', ...headers })
+    response.end(JSON.stringify(value))
+  }
+  const issueTokens = async (scope: string | undefined, clientId: string) => {
+    const accessToken = await new SignJWT({ scope: scope ?? '', client_id: clientId, n: issuedCount++ }).setProtectedHeader({ alg: 'HS256' }).setIssuer(issuer).setAudience(mcpUrl).sign(SECRET)
+    const refreshToken = options.hasRefreshToken === false ? undefined : randomUUID()
+    if (refreshToken !== undefined) refreshTokens.set(refreshToken, scope)
+    return {
+      access_token: accessToken, token_type: 'Bearer',
+      ...(options.expiresIn === undefined ? {} : { expires_in: options.expiresIn }),
+      ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
+      ...(scope === undefined ? {} : { scope }),
+    }
+  }
+
+  async function handle(entry: Seen, response: ServerResponse): Promise<void> {
+    const { path } = entry
+    if (path === '/mcp') return protectedEndpoint(entry, response)
+    if (options.prm !== 'none' && `${origin}${path}` === prmUrl) {
+      return json(response, 200, {
+        resource: options.prmResource?.(mcpUrl) ?? mcpUrl,
+        authorization_servers: [issuer],
+        ...(options.prmScopes === undefined ? {} : { scopes_supported: options.prmScopes }),
+      })
+    }
+    if (path === metadataPath) {
+      return json(response, 200, {
+        issuer: options.metadataIssuer?.(issuer) ?? issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        ...(options.registration === false ? {} : { registration_endpoint: `${issuer}/register` }),
+        response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+        authorization_response_iss_parameter_supported: true,
+        ...options.metadata,
+      })
+    }
+    const base = metadataPath === undefined ? origin : issuer
+    if (path === `${new URL(base).pathname.replace(/\/$/, '')}/register` && options.registration !== false) {
+      return json(response, 201, { client_id: `dcr-${randomUUID()}`, ...options.registrationAnswer })
+    }
+    if (path === `${new URL(base).pathname.replace(/\/$/, '')}/authorize`) {
+      const query = entry.query
+      const code = randomUUID()
+      codes.set(code, { challenge: query.get('code_challenge') ?? '', scope: query.get('scope') ?? undefined, clientId: query.get('client_id') ?? '' })
+      const callback = new URL(query.get('redirect_uri') ?? 'http://invalid/')
+      callback.searchParams.set('code', code)
+      if (query.has('state')) callback.searchParams.set('state', query.get('state')!)
+      const iss = options.issInRedirect ?? 'correct'
+      if (iss !== 'omit') callback.searchParams.set('iss', iss === 'correct' ? issuer : `${origin}/somebody-else`)
+      response.writeHead(302, { location: callback.href })
+      return void response.end()
+    }
+    if (path === `${new URL(base).pathname.replace(/\/$/, '')}/token`) {
+      const form = entry.form
+      const grant = form.get('grant_type')
+      const clientId = form.get('client_id') ?? basicClientId(entry.headers.authorization) ?? ''
+      if (grant === 'authorization_code') {
+        const issued = codes.get(form.get('code') ?? '')
+        if (issued === undefined || s256(form.get('code_verifier') ?? '') !== issued.challenge) return json(response, 400, { error: 'invalid_grant' })
+        codes.delete(form.get('code')!)
+        return json(response, 200, await issueTokens(issued.scope, clientId))
+      }
+      if (grant === 'refresh_token') {
+        const token = form.get('refresh_token') ?? ''
+        if (!refreshTokens.has(token)) return json(response, 400, { error: 'invalid_grant' })
+        const scope = refreshTokens.get(token)
+        refreshTokens.delete(token)
+        return json(response, 200, await issueTokens(scope, clientId))
+      }
+      if (grant === 'client_credentials') return json(response, 200, await issueTokens(form.get('scope') ?? undefined, clientId))
+      return json(response, 400, { error: 'unsupported_grant_type' })
+    }
+    json(response, 404, { error: 'not_found' })
+  }
+
+  async function protectedEndpoint(entry: Seen, response: ServerResponse): Promise<void> {
+    const challenge = (extra: string) => `Bearer ${[
+      ...(options.prm === 'header' ? [`resource_metadata="${prmUrl}"`] : []),
+      ...(extra === '' ? [] : [extra]),
+    ].join(', ')}`
+    const token = /^Bearer (.+)$/.exec(entry.headers.authorization ?? '')?.[1]
+    let scopes: string[] | undefined
+    if (token !== undefined && !revoked.has(token)) {
+      try {
+        const { payload } = await jwtVerify(token, SECRET, { issuer, audience: mcpUrl })
+        scopes = String(payload.scope).split(' ').filter(Boolean)
+      } catch {
+        scopes = undefined
+      }
+    }
+    if (scopes === undefined) {
+      response.writeHead(401, { 'www-authenticate': challenge(options.challengeScope === undefined ? '' : `scope="${options.challengeScope}"`) })
+      return void response.end()
+    }
+    const required = options.requiredScopes ?? []
+    if (options.isAlwaysForbidden === true || !required.every(scope => scopes.includes(scope))) {
+      response.writeHead(403, { 'www-authenticate': challenge(`error="insufficient_scope", scope="${required.join(' ')}"`) })
+      return void response.end()
+    }
+    json(response, 200, { ok: true, scopes, echo: entry.body })
+  }
+
+  return {
+    mcpUrl, origin, issuer, seen,
+    paths: () => seen.map(entry => entry.path),
+    requestsTo: path => seen.filter(entry => entry.path === path),
+    revokeAccessTokens: () => {
+      for (const entry of seen) {
+        const token = /^Bearer (.+)$/.exec(entry.headers.authorization ?? '')?.[1]
+        if (token !== undefined) revoked.add(token)
+      }
+    },
+    close: () => new Promise(resolve => { server.closeAllConnections(); server.close(() => resolve()) }),
+  }
+}
+
+/** BASE64URL(SHA256(verifier)), the PKCE S256 challenge. */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url')
+}
+
+function basicClientId(header: string | undefined): string | undefined {
+  if (header?.startsWith('Basic ') !== true) return undefined
+  return decodeURIComponent(Buffer.from(header.slice(6), 'base64').toString('utf8').split(':')[0]!)
+}
