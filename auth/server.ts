@@ -12,6 +12,7 @@
  * })
  * await server.listen(streamableHttp({ port: 3000, auth }))
  */
+import { DpopProofError, DpopVerifier, type DpopOptions } from './dpop.ts'
 import { missingScopes, operationScopes, type AuthAnswer, type AuthOutcome, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
 
 /** A token that is not (or no longer) valid: answered 401 `invalid_token`. Its message never reaches the client. */
@@ -62,6 +63,12 @@ export interface BearerAuthOptions {
   cacheSize?: number
   /** Longest time a verification is remembered, in ms, for tokens without an expiry (default 5 minutes). */
   cacheTtlMs?: number
+  /**
+   * DPoP-bound tokens (RFC 9449): accepted as `Authorization: DPoP <token>` with a valid proof,
+   * and a token bound to a key (`cnf.jkt`) is accepted only so (default on; `false` accepts only
+   * Bearer and refuses bound tokens). The metadata lists the proof algorithms.
+   */
+  dpop?: boolean | DpopOptions
   /** The clock, in ms (default Date.now). */
   now?: () => number
 }
@@ -94,6 +101,8 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
   if (options.scopesSupported !== undefined) metadata.scopes_supported = [...options.scopesSupported]
   if (options.resourceName !== undefined) metadata.resource_name = options.resourceName
   if (options.resourceDocumentation !== undefined) metadata.resource_documentation = options.resourceDocumentation
+  const dpop = options.dpop === false ? undefined : new DpopVerifier(options.dpop === true ? {} : options.dpop)
+  if (dpop !== undefined) metadata.dpop_signing_alg_values_supported = [...dpop.algorithms]
   const document: AuthAnswer = {
     status: 200,
     headers: { 'content-type': 'application/json', 'cache-control': 'max-age=3600', 'access-control-allow-origin': '*' },
@@ -120,7 +129,9 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
     },
 
     async authenticate(request: AuthRequest): Promise<AuthOutcome> {
-      const token = bearerToken(request.header('authorization'))
+      const authorization = request.header('authorization')
+      const isDpop = dpop !== undefined && authorization !== null && /^DPoP /i.test(authorization)
+      const token = bearerToken(isDpop ? `Bearer ${authorization!.slice(5)}` : authorization)
       if (token === undefined) return { type: 'refuse', answer: challenge(401, undefined, undefined, required) }
       if (token === null) return { type: 'refuse', answer: challenge(400, 'invalid_request', 'Malformed Authorization header', required) }
       const at = now()
@@ -139,6 +150,20 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
           return { type: 'refuse', answer: challenge(401, 'invalid_token', 'The access token expired', required) }
         }
         cache.set(token, principal, at)
+      }
+      // A token bound to a key is worth nothing without a proof made with that key, and a proof is
+      // made for one request: both are checked on every request, cached token or not.
+      const boundTo = (principal.claims?.cnf as { jkt?: unknown } | undefined)?.jkt
+      if (isDpop || boundTo !== undefined) {
+        const proof = request.header('dpop')
+        if (!isDpop || dpop === undefined || proof === null || proof.includes(',')) return { type: 'refuse', answer: challenge(401, 'invalid_token', 'The access token is invalid', required) }
+        try {
+          const thumbprint = await dpop.verify(proof, request.method, `${resource.origin}${request.pathname}`, token, at)
+          if (thumbprint !== boundTo) throw new DpopProofError('cnf.jkt')
+        } catch (error) {
+          if (!(error instanceof DpopProofError)) throw error
+          return { type: 'refuse', answer: challenge(401, 'invalid_dpop_proof', 'The DPoP proof is invalid', required) }
+        }
       }
       const missing = missingScopes(principal, required)
       if (missing.length > 0) return { type: 'refuse', answer: challenge(403, 'insufficient_scope', 'The access token lacks a required scope', required) }

@@ -1,4 +1,6 @@
 import { get as httpGet, type IncomingMessage } from 'node:http'
+import { createHash, randomUUID } from 'node:crypto'
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connect, type McpClient } from '../../actors/client.ts'
@@ -55,7 +57,10 @@ describe('bearerAuth on the Streamable HTTP listener', () => {
       const response = await fetch(`http://127.0.0.1:${port}${path}`)
       expect(response.status).toBe(200)
       expect(response.headers.get('content-type')).toBe('application/json')
-      expect(await response.json()).toEqual({ resource, authorization_servers: [ISSUER], bearer_methods_supported: ['header'], scopes_supported: ['mcp', 'admin'] })
+      expect(await response.json()).toEqual({
+        resource, authorization_servers: [ISSUER], bearer_methods_supported: ['header'], scopes_supported: ['mcp', 'admin'],
+        dpop_signing_alg_values_supported: ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'],
+      })
     }
     expect((await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/other`)).status).toBe(404)
   })
@@ -176,6 +181,39 @@ describe('bearerAuth on the Streamable HTTP listener', () => {
     expect(asBob.error.code).toBe(-32602)
     const asAlice = await (await modern(3, retry, alice)).json() as { result: { content: { text: string }[] } }
     expect(asAlice.result.content[0]!.text).toBe('alice:{"name":"A"}')
+  })
+})
+
+describe('DPoP-bound tokens (RFC 9449)', () => {
+  it('accepts a bound token with a fresh proof of its key for this request, and refuses replays, other requests, other keys and no proof', async () => {
+    const { url, issuer } = await protectedServer()
+    const key = await generateKeyPair('ES256', { extractable: true })
+    const jwk = await exportJWK(key.publicKey)
+    const token = await issuer.token({ cnf: { jkt: await calculateJwkThumbprint(jwk, 'sha256') } })
+    const ath = createHash('sha256').update(token).digest('base64url')
+    const proof = (claims: Record<string, unknown> = {}, signer = key.privateKey, publicJwk = jwk) =>
+      new SignJWT({ htm: 'POST', htu: url, ath, jti: randomUUID(), ...claims }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: publicJwk }).setIssuedAt(typeof claims.iat === 'number' ? claims.iat : undefined).sign(signer)
+    const send = (headers: Record<string, string>) => post(url, INIT, headers)
+    const fresh = await proof()
+    const accepted = await send({ authorization: `DPoP ${token}`, dpop: fresh })
+    expect(accepted.status).toBe(200)
+    await accepted.body?.cancel()
+    const other = await generateKeyPair('ES256', { extractable: true })
+    const refusals: Record<string, Record<string, string>> = {
+      replayed: { authorization: `DPoP ${token}`, dpop: fresh },
+      'as bearer': { authorization: `Bearer ${token}` },
+      'no proof': { authorization: `DPoP ${token}` },
+      'other method': { authorization: `DPoP ${token}`, dpop: await proof({ htm: 'GET' }) },
+      'other url': { authorization: `DPoP ${token}`, dpop: await proof({ htu: 'http://127.0.0.1:1/mcp' }) },
+      'other token': { authorization: `DPoP ${token}`, dpop: await proof({ ath: 'x' }) },
+      'old proof': { authorization: `DPoP ${token}`, dpop: await proof({ iat: Math.floor(Date.now() / 1000) - 3600 }) },
+      'other key': { authorization: `DPoP ${token}`, dpop: await proof({}, other.privateKey, await exportJWK(other.publicKey)) },
+    }
+    for (const [kind, headers] of Object.entries(refusals)) {
+      const response = await send(headers)
+      expect(response.status, kind).toBe(401)
+      await response.body?.cancel()
+    }
   })
 })
 
