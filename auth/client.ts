@@ -147,6 +147,12 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
   const contextFor = async (session: Session, discovery: Discovery, scope: string | undefined): Promise<GrantContext> => {
     const issuer = discovery.server.issuer
     let client = clients.get(issuer)
+    const stored = client === undefined && options.clientId === undefined ? await store.get(session.key) : undefined
+    if (client === undefined && stored?.registration !== undefined && stored.issuer === issuer) {
+      // A registration from an earlier run with this store (see TokenSet.registration).
+      client = Promise.resolve({ clientId: stored.clientId, clientSecret: stored.registration.clientSecret, method: stored.registration.method, source: 'dynamic' })
+      clients.set(issuer, client)
+    }
     if (client === undefined) {
       client = registerClient(discovery.server, {
         clientId: options.clientId, clientSecret: options.clientSecret, tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
@@ -173,13 +179,13 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
   }
 
   /** Gets new tokens: refresh when allowed and the issuer is unchanged, else register and run the grant. */
-  const authorize = async (session: Session, failed: TokenSet | undefined, resourceMetadataUrl: string | undefined, scope: (discovery: Discovery) => string | undefined, canRefresh: boolean): Promise<void> => {
+  const authorize = async (session: Session, failed: TokenSet | undefined, resourceMetadataUrl: string | undefined, scope: (discovery: Discovery) => string | undefined, canRefresh: boolean): Promise<'refreshed' | 'authorized'> => {
     // Always discover again: the resource may have moved to another authorization server (SEP-2352).
     const discovery = session.discovery = await discover(session.url, resourceMetadataUrl, baseFetch)
     if (canRefresh && failed?.refreshToken !== undefined && failed.issuer === discovery.server.issuer) {
       const context = await contextFor(session, discovery, failed.scope)
       const refreshed = await refreshGrant(context, failed).catch(() => undefined)
-      if (refreshed !== undefined) { await store.set(session.key, refreshed); return }
+      if (refreshed !== undefined) { await store.set(session.key, refreshed); return 'refreshed' }
     }
     const wanted = scope(discovery)
     const context = await contextFor(session, discovery, wanted)
@@ -192,6 +198,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
       tokens = await authorizationCodeGrant(context, wanted, options.redirect, options.redirectUri)
     }
     await store.set(session.key, tokens)
+    return 'authorized'
   }
 
   /** The stored tokens, refreshed first when they expire within refreshSkewMs. */
@@ -232,39 +239,43 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input)
     const session = sessionFor(url)
+    /** Grants run for this request (step-ups included); refreshes do not count. */
     let authorizations = 0
+    let hasRefreshed = false
     let hasRetriedNonce = false
-    for (;;) {
+    // Rounds in all, a backstop against servers that keep refusing fresh tokens in new ways.
+    for (let round = 0; ; round++) {
       const tokens = await currentTokens(session)
       const response = await send(input, init, url, tokens)
       if (response.status !== 401 && response.status !== 403) return response
       const challenge = authChallenge(response.headers.get('www-authenticate'))
       const isStepUp = response.status === 403 && challenge?.params.error === 'insufficient_scope'
       if (response.status === 403 && !isStepUp) return response
+      if (round > 2 * maxAttempts + 2) return response
       // RFC 9449 §9: the resource server wants a nonce in the proof; it came with this answer.
       if (response.status === 401 && challenge?.params.error === 'use_dpop_nonce' && tokens?.tokenType === 'dpop' && !hasRetriedNonce) {
         hasRetriedNonce = true
         void response.body?.cancel()
         continue
       }
-      // One authorization answers a 401; a second 401 is the server's last word.
+      // One grant answers a 401; a 401 to its token is the server's last word.
       if (!isStepUp && authorizations > 0) return response
+      void response.body?.cancel()
       if (authorizations >= maxAttempts) {
-        void response.body?.cancel()
         throw new AuthorizationError(AuthorizationErrorCode.TooManyAttempts, `${session.key} still asks for more scope after ${authorizations} authorizations`)
       }
-      void response.body?.cancel()
-      await locked(session, async () => {
+      const outcome = await locked(session, async () => {
         const latest = await store.get(session.key)
         // Another request already replaced the token that failed: retry with it.
-        if (latest !== undefined && latest.accessToken !== tokens?.accessToken) return
+        if (latest !== undefined && latest.accessToken !== tokens?.accessToken) return 'reused'
         const challenged = challenge?.params.scope
-        await authorize(session, tokens, challenge?.params.resource_metadata, discovery => isStepUp
+        return authorize(session, tokens, challenge?.params.resource_metadata, discovery => isStepUp
           // Step-up: what was asked for before plus what the challenge names.
           ? union(session.scope ?? tokens?.scope ?? initialScope(discovery, undefined), challenged)
-          : initialScope(discovery, challenged), !isStepUp)
-        authorizations++
+          : initialScope(discovery, challenged), !isStepUp && !hasRefreshed)
       })
+      if (outcome === 'refreshed') hasRefreshed = true
+      if (outcome === 'authorized') authorizations++
     }
   }
 }

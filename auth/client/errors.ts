@@ -46,3 +46,20 @@ export class AuthorizationError extends Error {
     this.code = code
   }
 }
+
+/**
+ * An error fit to keep as a `cause`: its name, message and code only. oauth4webapi errors carry the
+ * response body they choked on in their own `cause`, and a token response's body holds tokens.
+ */
+export function safeCause(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(String(error))
+  const safe = new Error(error.message)
+  safe.name = error.name
+  const { code, error: oauthError, status } = error as { code?: unknown; error?: unknown; status?: unknown }
+  Object.assign(safe, {
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(typeof oauthError === 'string' ? { error: oauthError } : {}),
+    ...(typeof status === 'number' ? { status } : {}),
+  })
+  return safe
+}

@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi'
-import { AuthorizationError, AuthorizationErrorCode } from './errors.ts'
+import { AuthorizationError, AuthorizationErrorCode, safeCause } from './errors.ts'
 import type { AuthorizationServerMetadata } from './discovery.ts'
 import type { RegisteredClient } from './registration.ts'
 import type { TokenSet } from './token-store.ts'
@@ -139,7 +139,7 @@ async function tokenRequest(context: GrantContext, scope: string | undefined, re
   } catch (cause) {
     if (cause instanceof AuthorizationError) throw cause
     const code = cause instanceof oauth.ResponseBodyError ? `: ${cause.error}` : ''
-    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `the token request to ${context.server.issuer} failed${code}`, { cause })
+    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `the token request to ${context.server.issuer} failed${code}`, { cause: safeCause(cause) })
   }
   return {
     accessToken: response.access_token,
@@ -149,6 +149,8 @@ async function tokenRequest(context: GrantContext, scope: string | undefined, re
     ...(response.scope ?? scope) === undefined ? {} : { scope: response.scope ?? scope },
     issuer: context.server.issuer,
     clientId: context.client.clientId,
+    // A dynamic registration is kept with the tokens, so a restarted client refreshes as the same client.
+    ...(context.client.source === 'dynamic' ? { registration: { method: context.client.method, ...(context.client.clientSecret === undefined ? {} : { clientSecret: context.client.clientSecret }) } } : {}),
   }
 }
 

@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi'
-import { AuthorizationError, AuthorizationErrorCode } from './errors.ts'
+import { AuthorizationError, AuthorizationErrorCode, safeCause } from './errors.ts'
 import type { AuthorizationServerMetadata } from './discovery.ts'
 import type { HttpOptions } from './grants.ts'
 
@@ -67,7 +67,7 @@ export async function registerClient(server: AuthorizationServerMetadata, input:
     const response = await oauth.dynamicClientRegistrationRequest(server as oauth.AuthorizationServer, metadata, options)
     registered = await processRegistration(response)
   } catch (cause) {
-    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `dynamic client registration at ${server.issuer} failed`, { cause })
+    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `dynamic client registration at ${server.issuer} failed`, { cause: safeCause(cause) })
   }
   const returned = typeof registered.token_endpoint_auth_method === 'string' ? registered.token_endpoint_auth_method as TokenEndpointAuthMethod : undefined
   const secret = typeof registered.client_secret === 'string' ? registered.client_secret : undefined

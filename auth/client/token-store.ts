@@ -17,6 +17,12 @@ export interface TokenSet {
   issuer: string
   /** The client id the tokens were issued to. */
   clientId: string
+  /**
+   * For a client registered dynamically (RFC 7591): how it authenticates, and its secret, so that
+   * a restarted oauthFetch with the same store refreshes as the same client instead of registering
+   * again. (Pre-registered credentials come from the options, never from the store.)
+   */
+  registration?: { method: 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'; clientSecret?: string }
 }
 
 /**

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { SignJWT, jwtVerify } from 'jose'
+import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose'
 
 /** How the fake servers behave. */
 export interface HarnessOptions {
@@ -39,6 +39,8 @@ export interface HarnessOptions {
   expiresIn?: number
   /** Whether tokens come with a refresh token (default true). */
   hasRefreshToken?: boolean
+  /** DPoP (RFC 9449): advertise ES256, bind tokens to the proof key; the nonces each server demands first. */
+  dpop?: { asNonce?: string; rsNonce?: string }
 }
 
 /** One request the servers saw. */
@@ -65,6 +67,8 @@ export interface Harness {
   requestsTo(path: string): Seen[]
   /** Makes every token issued so far invalid (the next use gets 401). */
   revokeAccessTokens(): void
+  /** Makes every token issued by this grant type invalid, now and later. */
+  refuseTokensOf(grantType: string): void
   close(): Promise<void>
 }
 
@@ -79,6 +83,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const refreshTokens = new Map<string, string | undefined>()
   /** Access tokens no longer accepted. */
   const revoked = new Set<string>()
+  /** Grant types whose tokens are not accepted. */
+  const refusedGrants = new Set<string>()
   let issuedCount = 0
   const server = createServer((request, response) => {
     let body = ''
@@ -108,12 +114,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     response.writeHead(status, { 'content-type': 'application/json', ...headers })
     response.end(JSON.stringify(value))
   }
-  const issueTokens = async (scope: string | undefined, clientId: string) => {
-    const accessToken = await new SignJWT({ scope: scope ?? '', client_id: clientId, n: issuedCount++ }).setProtectedHeader({ alg: 'HS256' }).setIssuer(issuer).setAudience(mcpUrl).sign(SECRET)
+  const issueTokens = async (grant: string, scope: string | undefined, clientId: string, jkt?: string) => {
+    const accessToken = await new SignJWT({ grant, scope: scope ?? '', client_id: clientId, n: issuedCount++, ...(jkt === undefined ? {} : { cnf: { jkt } }) }).setProtectedHeader({ alg: 'HS256' }).setIssuer(issuer).setAudience(mcpUrl).sign(SECRET)
     const refreshToken = options.hasRefreshToken === false ? undefined : randomUUID()
     if (refreshToken !== undefined) refreshTokens.set(refreshToken, scope)
     return {
-      access_token: accessToken, token_type: 'Bearer',
+      access_token: accessToken, token_type: jkt === undefined ? 'Bearer' : 'DPoP',
       ...(options.expiresIn === undefined ? {} : { expires_in: options.expiresIn }),
       ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
       ...(scope === undefined ? {} : { scope }),
@@ -140,6 +146,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
         authorization_response_iss_parameter_supported: true,
+        ...(options.dpop === undefined ? {} : { dpop_signing_alg_values_supported: ['ES256'] }),
         ...options.metadata,
       })
     }
@@ -161,22 +168,29 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     }
     if (path === `${new URL(base).pathname.replace(/\/$/, '')}/token`) {
       const form = entry.form
+      let jkt: string | undefined
+      if (options.dpop !== undefined) {
+        const proof = await verifyProof(entry.headers.dpop, 'POST', `${issuer}/token`)
+        if (proof === undefined) return json(response, 400, { error: 'invalid_dpop_proof' })
+        if (options.dpop.asNonce !== undefined && proof.nonce !== options.dpop.asNonce) return json(response, 400, { error: 'use_dpop_nonce' }, { 'dpop-nonce': options.dpop.asNonce })
+        jkt = proof.jkt
+      }
       const grant = form.get('grant_type')
       const clientId = form.get('client_id') ?? basicClientId(entry.headers.authorization) ?? ''
       if (grant === 'authorization_code') {
         const issued = codes.get(form.get('code') ?? '')
         if (issued === undefined || s256(form.get('code_verifier') ?? '') !== issued.challenge) return json(response, 400, { error: 'invalid_grant' })
         codes.delete(form.get('code')!)
-        return json(response, 200, await issueTokens(issued.scope, clientId))
+        return json(response, 200, await issueTokens('authorization_code', issued.scope, clientId, jkt))
       }
       if (grant === 'refresh_token') {
         const token = form.get('refresh_token') ?? ''
         if (!refreshTokens.has(token)) return json(response, 400, { error: 'invalid_grant' })
         const scope = refreshTokens.get(token)
         refreshTokens.delete(token)
-        return json(response, 200, await issueTokens(scope, clientId))
+        return json(response, 200, await issueTokens('refresh_token', scope, clientId, jkt))
       }
-      if (grant === 'client_credentials') return json(response, 200, await issueTokens(form.get('scope') ?? undefined, clientId))
+      if (grant === 'client_credentials') return json(response, 200, await issueTokens('client_credentials', form.get('scope') ?? undefined, clientId, jkt))
       return json(response, 400, { error: 'unsupported_grant_type' })
     }
     json(response, 404, { error: 'not_found' })
@@ -187,11 +201,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.prm === 'header' ? [`resource_metadata="${prmUrl}"`] : []),
       ...(extra === '' ? [] : [extra]),
     ].join(', ')}`
-    const token = /^Bearer (.+)$/.exec(entry.headers.authorization ?? '')?.[1]
+    const [, scheme, token] = /^(Bearer|DPoP) (.+)$/.exec(entry.headers.authorization ?? '') ?? []
     let scopes: string[] | undefined
     if (token !== undefined && !revoked.has(token)) {
       try {
         const { payload } = await jwtVerify(token, SECRET, { issuer, audience: mcpUrl })
+        if (refusedGrants.has(String(payload.grant))) throw new Error('refused grant')
+        const bound = (payload.cnf as { jkt?: string } | undefined)?.jkt
+        if (bound !== undefined) {
+          // A DPoP-bound token: the DPoP scheme, and a proof by the bound key over this request and token.
+          const proof = await verifyProof(entry.headers.dpop, entry.method, mcpUrl)
+          if (scheme !== 'DPoP' || proof === undefined || proof.jkt !== bound || proof.ath !== createHash('sha256').update(token).digest('base64url')) throw new Error('bad proof')
+          if (options.dpop?.rsNonce !== undefined && proof.nonce !== options.dpop.rsNonce) {
+            response.writeHead(401, { 'www-authenticate': 'DPoP error="use_dpop_nonce"', 'dpop-nonce': options.dpop.rsNonce })
+            return void response.end()
+          }
+        } else if (scheme !== 'Bearer') throw new Error('unbound token under DPoP')
         scopes = String(payload.scope).split(' ').filter(Boolean)
       } catch {
         scopes = undefined
@@ -219,7 +244,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         if (token !== undefined) revoked.add(token)
       }
     },
+    refuseTokensOf: grantType => { refusedGrants.add(grantType) },
     close: () => new Promise(resolve => { server.closeAllConnections(); server.close(() => resolve()) }),
+  }
+}
+
+/** A DPoP proof's key thumbprint and claims, when it is a valid proof for `method` at `url`. */
+async function verifyProof(header: string | string[] | undefined, method: string, url: string): Promise<{ jkt: string; nonce?: unknown; ath?: unknown } | undefined> {
+  if (typeof header !== 'string') return undefined
+  try {
+    const { jwk, typ, alg } = decodeProtectedHeader(header) as { jwk?: JWK; typ?: string; alg?: string }
+    if (typ !== 'dpop+jwt' || jwk === undefined || alg === undefined) return undefined
+    const { payload } = await jwtVerify(header, await importJWK(jwk, alg))
+    if (payload.htm !== method || payload.htu !== url || typeof payload.jti !== 'string') return undefined
+    return { jkt: await calculateJwkThumbprint(jwk), nonce: payload.nonce, ath: payload.ath }
+  } catch {
+    return undefined
   }
 }
 

@@ -235,6 +235,16 @@ describe('oauthFetch', () => {
       expect(harness.requestsTo('/authorize')).toHaveLength(1)
     })
 
+    it('runs the grant when the refreshed token is refused too', async () => {
+      const { harness, call } = await setup()
+      await call()
+      harness.revokeAccessTokens()
+      harness.refuseTokensOf('refresh_token')
+      expect((await call()).status).toBe(200)
+      expect(harness.requestsTo('/token').map(request => request.form.get('grant_type'))).toEqual(['authorization_code', 'refresh_token', 'authorization_code'])
+      expect(harness.requestsTo('/authorize')).toHaveLength(2)
+    })
+
     it('authorizes again when there is no refresh token', async () => {
       const { harness, call } = await setup({ hasRefreshToken: false })
       await call()
@@ -265,6 +275,38 @@ describe('oauthFetch', () => {
       const { harness, call } = await setup({ isAlwaysForbidden: true }, { maxAuthorizationAttempts: 1 })
       expect((await refusal(call())).code).toBe(AuthorizationErrorCode.TooManyAttempts)
       expect(harness.requestsTo('/authorize')).toHaveLength(1)
+    })
+  })
+
+  describe('DPoP', () => {
+    it('binds tokens to a DPoP key where the server advertises it, with a proof on every request', async () => {
+      const { harness, call } = await setup({ dpop: {} })
+      expect((await call()).status).toBe(200)
+      expect((await call()).status).toBe(200)
+      expect(harness.requestsTo('/token')[0]!.headers.dpop).toBeDefined()
+      const calls = harness.requestsTo('/mcp').slice(1)
+      expect(calls.map(request => request.headers.authorization?.split(' ')[0])).toEqual(['DPoP', 'DPoP'])
+      // A fresh proof per request.
+      expect(calls[0]!.headers.dpop).not.toBe(calls[1]!.headers.dpop)
+      expect(harness.requestsTo('/authorize')[0]!.query.get('dpop_jkt')).toMatch(/^[\w-]{43}$/)
+    })
+
+    it('answers use_dpop_nonce once, at the token endpoint and at the resource', async () => {
+      const { harness, call } = await setup({ dpop: { asNonce: 'as-nonce', rsNonce: 'rs-nonce' } })
+      expect((await call()).status).toBe(200)
+      expect(harness.requestsTo('/token')).toHaveLength(2)
+      // 401 without a token, then 401 use_dpop_nonce, then accepted.
+      expect(harness.requestsTo('/mcp')).toHaveLength(3)
+    })
+
+    it('sends no proof when told not to use DPoP, even where the server advertises it', async () => {
+      const { harness, call } = await setup({ dpop: {} }, { dpop: false })
+      // This server insists on DPoP at its token endpoint.
+      const error = await refusal(call())
+      expect(error.code).toBe(AuthorizationErrorCode.RequestFailed)
+      expect(error.message).toContain('invalid_dpop_proof')
+      expect(harness.requestsTo('/token')[0]!.headers.dpop).toBeUndefined()
+      expect(harness.requestsTo('/authorize')[0]!.query.has('dpop_jkt')).toBe(false)
     })
   })
 
@@ -321,6 +363,21 @@ describe('fileTokenStore', () => {
     const store = fileTokenStore(join(dir, 'tokens.json'))
     await Promise.all(['a', 'b', 'c', 'd'].map(key => store.set(key, { ...tokens, accessToken: key })))
     expect(await Promise.all(['a', 'b', 'c', 'd'].map(async key => (await store.get(key))?.accessToken))).toEqual(['a', 'b', 'c', 'd'])
+  })
+
+  it('refreshes as the same dynamically registered client after a restart', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rxmcp-tokens-'))
+    const tokenStore = fileTokenStore(join(dir, 'tokens.json'))
+    const { harness, call } = await setup({ registrationAnswer: { client_secret: 'dcr-secret', token_endpoint_auth_method: 'client_secret_post' } }, { tokenStore })
+    await call()
+    harness.revokeAccessTokens()
+    const restarted = oauthFetch({ tokenStore, redirect: headlessRedirect(), redirectUri: REDIRECT_URI })
+    expect((await restarted(harness.mcpUrl, { method: 'POST', body: '{}' })).status).toBe(200)
+    expect(harness.requestsTo('/register')).toHaveLength(1)
+    const [first, refresh] = harness.requestsTo('/token')
+    expect(refresh!.form.get('grant_type')).toBe('refresh_token')
+    expect(refresh!.form.get('client_id')).toBe(first!.form.get('client_id'))
+    expect(refresh!.form.get('client_secret')).toBe('dcr-secret')
   })
 
   it('keeps tokens between oauthFetch instances', async () => {
