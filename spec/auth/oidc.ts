@@ -44,6 +44,9 @@ export async function startAuthorizationServer(options: { scopes: string; access
         }),
       },
     },
+    // Like many deployed servers, a client's registered `scope` does not cap what it may ask for
+    // later (step-up); oidc-provider would cap it, so the scope is dropped from registrations.
+    extraClientMetadata: { properties: ['rxmcp_test'], validator: (_ctx: unknown, _key: string, _value: unknown, metadata: Record<string, unknown>) => { delete metadata.scope } },
     // Refresh tokens for the MCP clients that ask for the grant, public ones included.
     issueRefreshToken: async (_ctx: unknown, client: Client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
