@@ -19,7 +19,7 @@
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `all`. The default
+ *                  npm registry), tasks, auth; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `all`. The default
  *                  run takes about 5 minutes.
  *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
@@ -46,6 +46,7 @@ import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs
 import { RawDriver, type RawResponse } from './raw-driver.ts'
 import { modernEchoParams, postModern, startModernHttp, startModernStdio, type ModernSide } from './modern-bench.ts'
 import { runTasksBench } from './tasks-bench.ts'
+import { runAuthBench } from './auth-bench.ts'
 
 installCleanup()
 await loadMsgpack()
@@ -79,8 +80,10 @@ const GROUPS: Record<string, readonly string[]> = {
   startup: ['cold', 'footprint'],
   // Tasks (tasks-bench.ts): a call as a task against the same call made plainly, in one process.
   tasks: ['tasks'],
+  // Auth (auth-bench.ts): tools/call over HTTP with bearer-token checking against the same without, in one process.
+  auth: ['auth'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -574,6 +577,15 @@ async function main(): Promise<void> {
     report.tasks = tasks
     for (const row of tasks.rows.filter(row => row.inFlight === 64)) {
       addRatio(`tasks ${row.transport} ${row.era} task/plain time per call, 64 in flight`, row.plainPerSecond / row.taskPerSecond)
+    }
+  }
+  if (isSelected('auth')) {
+    console.log('auth: tools/call over Streamable HTTP with bearer JWT checking (cached, and verified every time) against auth off, one process')
+    const auth = await runAuthBench(SECONDS)
+    report.auth = auth
+    for (const row of auth.filter(row => row.mode !== 'off')) {
+      const off = auth.find(other => other.mode === 'off' && other.inFlight === row.inFlight)!
+      addRatio(`auth ${row.mode} time/off time per call, ${row.inFlight} in flight`, off.perSecond / row.perSecond, row.mode === 'jwt' ? { atMost: 1.1 } : undefined)
     }
   }
   if (isSelected('cold')) {
