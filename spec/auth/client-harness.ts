@@ -39,6 +39,8 @@ export interface HarnessOptions {
   expiresIn?: number
   /** Whether tokens come with a refresh token (default true). */
   hasRefreshToken?: boolean
+  /** An MCP server to forward authorized /mcp requests to (its URL); else the endpoint echoes. */
+  upstream?: string
   /** DPoP (RFC 9449): advertise ES256, bind tokens to the proof key; the nonces each server demands first. */
   dpop?: { asNonce?: string; rsNonce?: string }
 }
@@ -231,6 +233,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       response.writeHead(403, { 'www-authenticate': challenge(`error="insufficient_scope", scope="${required.join(' ')}"`) })
       return void response.end()
     }
+    if (options.upstream !== undefined) return forward(entry, response, options.upstream)
     json(response, 200, { ok: true, scopes, echo: entry.body })
   }
 
@@ -247,6 +250,24 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     refuseTokensOf: grantType => { refusedGrants.add(grantType) },
     close: () => new Promise(resolve => { server.closeAllConnections(); server.close(() => resolve()) }),
   }
+}
+
+/** Forwards an authorized request to the MCP server behind, streaming its answer back (SSE included). */
+async function forward(entry: Seen, response: ServerResponse, upstream: string): Promise<void> {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(entry.headers)) {
+    if (typeof value === 'string' && !['authorization', 'dpop', 'host', 'connection', 'content-length'].includes(name)) headers.set(name, value)
+  }
+  const answer = await fetch(upstream, { method: entry.method, headers, body: entry.method === 'GET' || entry.method === 'DELETE' ? undefined : entry.body })
+  const answerHeaders: Record<string, string> = {}
+  answer.headers.forEach((value, name) => { answerHeaders[name] = value })
+  response.writeHead(answer.status, answerHeaders)
+  if (answer.body === null) return void response.end()
+  response.flushHeaders()
+  const reader = answer.body.getReader()
+  response.on('close', () => { void reader.cancel().catch(() => undefined) })
+  for (let read = await reader.read(); !read.done; read = await reader.read()) response.write(read.value)
+  response.end()
 }
 
 /** A DPoP proof's key thumbprint and claims, when it is a valid proof for `method` at `url`. */

@@ -2,6 +2,10 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createEverythingServer } from '../../examples/everything/everything.ts'
+import { connect } from '../../actors/client.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
 import { AuthorizationError, AuthorizationErrorCode, fileTokenStore, headlessRedirect, memoryTokenStore, oauthFetch, type OAuthFetchOptions, type TokenSet } from '../../auth/client.ts'
 import { parseChallenges } from '../../auth/client/challenge.ts'
 import { s256, startHarness, type Harness, type HarnessOptions } from './client-harness.ts'
@@ -319,6 +323,27 @@ describe('oauthFetch', () => {
       expect(error.message).not.toContain('very-secret-value')
       expect(error.name).toBe('AuthorizationError')
     })
+  })
+})
+
+describe('oauthFetch with streamableHttpClient', () => {
+  it.each(['legacy' as const, 'modern' as const])('connects and calls a tool through an authorizing front (%s era)', async era => {
+    const server = createEverythingServer()
+    const http = streamableHttp()
+    await server.listen(http)
+    try {
+      harness = await startHarness({ upstream: http.url!, challengeScope: 'mcp:tools', requiredScopes: ['mcp:tools'] })
+      const transport = streamableHttpClient(harness.mcpUrl, { fetch: oauthFetch({ redirect: headlessRedirect(), redirectUri: REDIRECT_URI }) })
+      const client = await connect(transport, { name: 'spec', version: '1' }, { era })
+      expect(await client.callTool('echo', { text: 'authorized' })).toEqual({ content: [{ type: 'text', text: 'authorized' }] })
+      await client.close()
+      expect(harness.requestsTo('/authorize')).toHaveLength(1)
+      expect(harness.requestsTo('/token')).toHaveLength(1)
+      // Every MCP request after the first carried the token.
+      expect(harness.requestsTo('/mcp').slice(1).every(request => request.headers.authorization?.startsWith('Bearer ') === true)).toBe(true)
+    } finally {
+      await server.close()
+    }
   })
 })
 
