@@ -18,6 +18,7 @@ import { LOOPBACK_HOSTS, isCrossSiteWithoutOrigin } from '../transports/origin.t
 import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
 import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
+import { authorizingFetch, type AuthFlags } from './auth.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
@@ -26,6 +27,14 @@ const USAGE = `Usage:
                [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... [--allowed-host HOST]...
                [--allowed-origin ORIGIN]... -- COMMAND [ARGS...]
   rxmcp --help
+
+Auth options (inspect and call, for a server at an http(s) URL):
+  --token-store PATH   where tokens are kept, mode 0600 (default ~/.config/rxmcp/tokens.json)
+  --client-id ID       a pre-registered client (else Dynamic Client Registration)
+  --client-secret S    its secret (or RXMCP_CLIENT_SECRET)
+  --scope SCOPES       the scopes to ask for (default: what the server says it needs)
+  --redirect-port N    the loopback port the browser comes back to (default any free one)
+  --no-auth            never authorize: a 401 is an error
 
 The server is started as a child process speaking MCP over stdio, or reached at a URL: http(s)
 (Streamable HTTP, falling back to legacy HTTP+SSE) or ws(s) (WebSocket).
@@ -48,6 +57,7 @@ interface Parsed {
   timeout?: number
   positional: string[]
   server: string[]
+  auth: AuthFlags
 }
 
 function parse(argv: string[]): Parsed {
@@ -60,7 +70,7 @@ function parse(argv: string[]): Parsed {
     server = [last]
     own = own.slice(0, -1)
   }
-  if (own.length === 0 || own.includes('--help') || own.includes('-h')) return { command: 'help', isJson: false, positional: [], server }
+  if (own.length === 0 || own.includes('--help') || own.includes('-h')) return { command: 'help', isJson: false, positional: [], server, auth: { isDisabled: true } }
   const [command, ...rest] = own
   if (command !== 'inspect' && command !== 'call' && command !== 'bridge') throw new UsageError(`Unknown command: ${command}`)
   let isJson = false
@@ -75,9 +85,20 @@ function parse(argv: string[]): Parsed {
     return number
   }
   const positional: string[] = []
+  const auth: AuthFlags = { isDisabled: false }
+  const text = (name: string, value: string | undefined) => {
+    if (value === undefined || value === '') throw new UsageError(`${name} needs a value`)
+    return value
+  }
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
     if (arg === '--json') isJson = true
+    else if (arg === '--token-store' && command !== 'bridge') auth.tokenStore = text(arg, rest[++i])
+    else if (arg === '--client-id' && command !== 'bridge') auth.clientId = text(arg, rest[++i])
+    else if (arg === '--client-secret' && command !== 'bridge') auth.clientSecret = text(arg, rest[++i])
+    else if (arg === '--scope' && command !== 'bridge') auth.scope = text(arg, rest[++i])
+    else if (arg === '--redirect-port' && command !== 'bridge') auth.redirectPort = count(arg, rest[++i], 0)
+    else if (arg === '--no-auth' && command !== 'bridge') auth.isDisabled = true
     else if (arg === '--timeout') {
       timeout = Number(rest[++i])
       if (!Number.isFinite(timeout) || timeout < 0) throw new UsageError('--timeout needs a number of milliseconds')
@@ -119,7 +140,7 @@ function parse(argv: string[]): Parsed {
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
   if (command !== 'call' && positional.length > 0) throw new UsageError(`${command} takes no arguments before --`)
   if (command === 'bridge' && /^(https?|wss?):\/\//.test(server[0]!)) throw new UsageError('bridge needs a command to spawn, not a URL')
-  return { command, isJson, timeout, positional, server, port, host, isShared, bridge: flags }
+  return { command, isJson, timeout, positional, server, port, host, isShared, bridge: flags, auth }
 }
 
 /** The bridge command's own options. */
@@ -133,10 +154,17 @@ interface BridgeFlags {
   allowedOrigins: string[]
 }
 
-async function open(server: string[]): Promise<McpClient> {
-  const [command, ...args] = server
+/** Closes what authorization opened (the loopback listener), once the command is done. */
+let closeAuth = async () => {}
+
+async function open(parsed: Parsed): Promise<McpClient> {
+  const [command, ...args] = parsed.server
   const info = { name: 'rxmcp-cli', version: '0.1.0' }
-  if (args.length === 0 && /^https?:\/\//.test(command!)) return connect(httpClient(command!), info)
+  if (args.length === 0 && /^https?:\/\//.test(command!)) {
+    const auth = authorizingFetch(parsed.auth)
+    closeAuth = auth.close
+    return connect(httpClient(command!, { fetch: auth.fetch }), info)
+  }
   if (args.length === 0 && /^wss?:\/\//.test(command!)) return connect(websocketClient(command!), info)
   return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), info)
 }
@@ -146,7 +174,7 @@ function all<T>(isOffered: unknown, list: () => Observable<T>): Promise<T[]> {
 }
 
 async function inspect(parsed: Parsed): Promise<number> {
-  const client = await open(parsed.server)
+  const client = await open(parsed)
   try {
     const capabilities = client.serverCapabilities
     const report = {
@@ -191,7 +219,7 @@ async function call(parsed: Parsed): Promise<number> {
     try { args = JSON.parse(json) } catch { throw new UsageError(`The arguments are not JSON: ${json}`) }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new UsageError('The arguments must be a JSON object')
   }
-  const client = await open(parsed.server)
+  const client = await open(parsed)
   try {
     const bar = progressBar(process.stderr)
     let hasProgress = false
@@ -285,6 +313,8 @@ async function main(argv: string[]): Promise<number> {
     const code = (error as { code?: unknown }).code
     process.stderr.write(`rxmcp: ${(error as Error).message}${code !== undefined ? ` (${code})` : ''}\n`)
     return 1
+  } finally {
+    await closeAuth()
   }
 }
 
