@@ -95,8 +95,13 @@ interface Session {
  * const client = await connect(streamableHttpClient(url, {
  *   fetch: oauthFetch({ redirectUri: 'http://127.0.0.1:8765/callback', redirect: openBrowserAndWait }),
  * }), { name: 'me', version: '1' })
+ * @see headlessRedirect for servers that redirect at once, fileTokenStore, enterpriseGrant
  */
 export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
+  // Client ID Metadata Documents: the client_id is an https URL with a path (bad arguments throw at once).
+  if (options.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(options.clientMetadataUrl)) {
+    throw new TypeError('clientMetadataUrl must be an https URL with a path')
+  }
   // Called as a plain function: a browser's fetch throws "Illegal invocation" as a method of another object.
   const baseFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const store = options.tokenStore ?? memoryTokenStore()

@@ -143,6 +143,10 @@ describe('oauthFetch', () => {
       expect(harness.requestsTo('/authorize')[0]!.query.get('client_id')).toBe(clientMetadataUrl)
     })
 
+    it('refuses a client metadata URL that is not https at once', () => {
+      expect(() => oauthFetch({ clientMetadataUrl: 'http://client.example.com/metadata.json' })).toThrow(TypeError)
+    })
+
     it.each([
       ['the challenge scope', { challengeScope: 'mcp:read', prmScopes: ['mcp:all'] }, 'mcp:read'],
       ['the PRM scopes_supported', { prmScopes: ['mcp:a', 'mcp:b'] }, 'mcp:a mcp:b'],
