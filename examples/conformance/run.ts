@@ -76,7 +76,14 @@ const ALPHA_CLIENT_SCENARIOS = [
   'json-schema-ref-no-deref', 'json-schema-2020-12-preservation', ...ALPHA_AUTH_SCENARIOS,
 ]
 /** Alpha client scenarios that exist in both eras: their default wire is 2025-11-25, so they run at 2026-07-28 too. */
-const ALPHA_CLIENT_SCENARIOS_MODERN = ['tools_call', 'json-schema-2020-12-preservation']
+const ALPHA_CLIENT_SCENARIOS_MODERN = [
+  'tools_call', 'json-schema-2020-12-preservation',
+  // Auth scenarios of both eras (the 2026-07-28-only ones already run at that version).
+  'auth/metadata-default', 'auth/metadata-var1', 'auth/metadata-var2', 'auth/metadata-var3', 'auth/basic-cimd',
+  'auth/scope-from-www-authenticate', 'auth/scope-from-scopes-supported', 'auth/scope-omitted-when-undefined',
+  'auth/scope-step-up', 'auth/scope-retry-limit', 'auth/token-endpoint-auth-basic', 'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none', 'auth/pre-registration',
+]
 /** Client scenarios that time reconnection delays: they run with nothing else beside them. */
 const RUNS_ALONE = new Set(['sse-retry'])
 /** How long one CLI run may take before it is killed (a server suite runs about 40 scenarios). */
@@ -137,15 +144,21 @@ function runCli(release: Release, args: string[]): Promise<string> {
 /**
  * The checks of every scenario a CLI run saved under `dir`: one folder per scenario, named
  * `[server-]<scenario>-<ISO time with - for : and .>`, holding checks.json (absent when the
- * scenario crashed before its checks were written).
+ * scenario crashed before its checks were written). A scenario name with a slash
+ * (`auth/metadata-default`) is saved one folder deeper (`auth/metadata-default-<time>`).
  */
-function savedChecks(dir: string, prefix: string): Map<string, Check[] | undefined> {
+function savedChecks(dir: string, prefix: string, parent = ''): Map<string, Check[] | undefined> {
   const saved = new Map<string, Check[] | undefined>()
-  for (const entry of readdirSync(dir)) {
-    const match = /^(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/.exec(entry)
-    if (match === null || !match[1]!.startsWith(prefix)) continue
-    const file = join(dir, entry, 'checks.json')
-    saved.set(match[1]!.slice(prefix.length), existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) as Check[] : undefined)
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const match = /^(.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/.exec(entry.name)
+    if (match === null) {
+      if (entry.isDirectory() && parent === '') for (const [name, checks] of savedChecks(join(dir, entry.name), prefix, `${entry.name}/`)) saved.set(name, checks)
+      continue
+    }
+    const name = `${parent}${match[1]!}`
+    if (!name.startsWith(prefix)) continue
+    const file = join(dir, entry.name, 'checks.json')
+    saved.set(name.slice(prefix.length), existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) as Check[] : undefined)
   }
   return saved
 }
