@@ -40,8 +40,8 @@ export interface Discovery {
  * Runs discovery for the MCP server at `serverUrl`, as the MCP authorization spec (2025-11-25)
  * orders it:
  *
- *   PRM:  resource_metadata from WWW-Authenticate
- *         else /.well-known/oauth-protected-resource/<path>, then /.well-known/oauth-protected-resource
+ *   PRM:  resource_metadata from WWW-Authenticate, then (none given, or it fails with 4xx)
+ *         /.well-known/oauth-protected-resource/<path>, then /.well-known/oauth-protected-resource
  *         (none: MCP 2025-03-26, the server's origin is the authorization server)
  *   AS:   issuer with a path: /.well-known/oauth-authorization-server/<path>,
  *           /.well-known/openid-configuration/<path>, <path>/.well-known/openid-configuration
@@ -90,9 +90,11 @@ function isSameResource(resource: string, serverUrl: URL): boolean {
 }
 
 async function fetchResourceMetadata(serverUrl: URL, fromHeader: string | undefined, fetchFn: typeof fetch): Promise<ProtectedResourceMetadata | undefined> {
-  const candidates = fromHeader !== undefined
-    ? [new URL(fromHeader, serverUrl)]
-    : wellKnown(serverUrl, ['oauth-protected-resource'], false)
+  // The URL the server named comes first; the well-known ones stay as fallbacks if it fails.
+  const candidates = [
+    ...(fromHeader === undefined ? [] : [new URL(fromHeader, serverUrl)]),
+    ...wellKnown(serverUrl, ['oauth-protected-resource'], false),
+  ]
   for (const url of candidates) {
     const body = await fetchJson(url, fetchFn)
     if (body === undefined) continue

@@ -1,6 +1,3 @@
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
-
 /** The tokens the client holds for one protected resource. */
 export interface TokenSet {
   /** The access token. */
@@ -58,7 +55,7 @@ export function memoryTokenStore(): TokenStore {
  * The file is created with mode 0600 and chmod-ed to 0600 after every write (a file that existed
  * with wider rights is narrowed). Writes go to a temporary file beside it, then rename, so a crash
  * leaves the old or the new content; writes from one store are serialized. A missing file reads
- * as empty.
+ * as empty. node:fs is loaded on first use, so importing this module costs nothing in a browser.
  * @example
  * oauthFetch({ tokenStore: fileTokenStore(join(homedir(), '.config/me/tokens.json')), … })
  * @see memoryTokenStore
@@ -66,7 +63,11 @@ export function memoryTokenStore(): TokenStore {
 export function fileTokenStore(path: string): TokenStore {
   // Writes wait for each other: two concurrent read-modify-write cycles would lose one.
   let queue: Promise<unknown> = Promise.resolve()
+  /** node:fs and node:path, imported on first use. */
+  let modules: Promise<[typeof import('node:fs/promises'), typeof import('node:path')]> | undefined
+  const node = () => modules ??= Promise.all([import('node:fs/promises'), import('node:path')])
   const read = async (): Promise<Record<string, TokenSet>> => {
+    const [{ readFile }] = await node()
     try {
       const value = JSON.parse(await readFile(path, 'utf8')) as unknown
       return typeof value === 'object' && value !== null ? value as Record<string, TokenSet> : {}
@@ -77,6 +78,7 @@ export function fileTokenStore(path: string): TokenStore {
   }
   const update = (change: (entries: Record<string, TokenSet>) => void): Promise<void> => {
     const next = queue.then(async () => {
+      const [{ chmod, mkdir, rename, writeFile }, { dirname }] = await node()
       const entries = await read()
       change(entries)
       await mkdir(dirname(path), { recursive: true, mode: 0o700 })

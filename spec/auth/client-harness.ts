@@ -11,6 +11,8 @@ import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtV
 export interface HarnessOptions {
   /** Where the Protected Resource Metadata is served (default 'path': /.well-known/oauth-protected-resource/mcp). */
   prm?: 'header' | 'path' | 'root' | 'none'
+  /** A resource_metadata URL path for the challenge to name instead (one that may not exist). */
+  headerPrmPath?: string
   /** The PRM `resource` (default the MCP endpoint URL). */
   prmResource?: (base: string) => string
   /** PRM scopes_supported. */
@@ -200,7 +202,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 
   async function protectedEndpoint(entry: Seen, response: ServerResponse): Promise<void> {
     const challenge = (extra: string) => `Bearer ${[
-      ...(options.prm === 'header' ? [`resource_metadata="${prmUrl}"`] : []),
+      ...(options.headerPrmPath !== undefined ? [`resource_metadata="${origin}${options.headerPrmPath}"`] : options.prm === 'header' ? [`resource_metadata="${prmUrl}"`] : []),
       ...(extra === '' ? [] : [extra]),
     ].join(', ')}`
     const [, scheme, token] = /^(Bearer|DPoP) (.+)$/.exec(entry.headers.authorization ?? '') ?? []

@@ -43,6 +43,12 @@ describe('oauthFetch', () => {
       expect(harness.paths().some(path => path.startsWith('/.well-known/oauth-protected-resource'))).toBe(false)
     })
 
+    it('falls back to the well-known PRM URLs when the one in the header fails', async () => {
+      const { harness, call } = await setup({ headerPrmPath: '/missing/prm.json' })
+      expect((await call()).status).toBe(200)
+      expect(harness.paths().slice(0, 3)).toEqual(['/mcp', '/missing/prm.json', '/.well-known/oauth-protected-resource/mcp'])
+    })
+
     it('tries the path-based PRM URL, then the root one', async () => {
       const { harness, call } = await setup({ prm: 'root' })
       expect((await call()).status).toBe(200)
