@@ -146,7 +146,8 @@ async function tokenRequest(context: GrantContext, scope: string | undefined, re
     tokenType: response.token_type === 'dpop' ? 'dpop' : 'bearer',
     ...(response.refresh_token === undefined ? {} : { refreshToken: response.refresh_token }),
     ...(response.expires_in === undefined ? {} : { expiresAt: context.now() + response.expires_in * 1000 }),
-    ...(response.scope ?? scope) === undefined ? {} : { scope: response.scope ?? scope },
+    // The scope granted, else (RFC 6749 §5.1: omitted means as requested) the scope asked for.
+    ...((response.scope ?? scope) === undefined ? {} : { scope: response.scope ?? scope }),
     issuer: context.server.issuer,
     clientId: context.client.clientId,
     // A dynamic registration is kept with the tokens, so a restarted client refreshes as the same client.
