@@ -89,8 +89,9 @@ interface Session {
  * once per request; step-ups go on up to `maxAuthorizationAttempts` authorizations in all, then
  * the request fails with AuthorizationError TooManyAttempts. Refusals (issuer, resource, state,
  * iss) fail the request with AuthorizationError; other answers are returned as they are.
- * Requests are sent again after authorizing, so their bodies must be replayable (strings, as
- * the Streamable HTTP client sends).
+ * Requests are sent again after authorizing: a stream body is read whole first (the Streamable
+ * HTTP client sends strings). A request whose signal aborted while it waited for an
+ * authorization fails with the signal's reason instead of being sent again.
  * @example
  * const client = await connect(streamableHttpClient(url, {
  *   fetch: oauthFetch({ redirectUri: 'http://127.0.0.1:8765/callback', redirect: openBrowserAndWait }),
@@ -241,15 +242,19 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
     return response
   }
 
-  return async (input, init) => {
+  return async (input, requestInit) => {
     const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input)
     const session = sessionFor(url)
+    // A stream body can be sent once: read it whole, so that the request can be sent again.
+    const init = requestInit?.body instanceof ReadableStream ? { ...requestInit, body: await new Response(requestInit.body).arrayBuffer(), duplex: undefined } : requestInit
     /** Grants run for this request (step-ups included); refreshes do not count. */
     let authorizations = 0
     let hasRefreshed = false
     let hasRetriedNonce = false
     // Rounds in all, a backstop against servers that keep refusing fresh tokens in new ways.
     for (let round = 0; ; round++) {
+      // The caller gave up while this request waited for an authorization.
+      init?.signal?.throwIfAborted()
       const tokens = await currentTokens(session)
       const response = await send(input, init, url, tokens)
       if (response.status !== 401 && response.status !== 403) return response

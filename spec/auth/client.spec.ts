@@ -196,6 +196,22 @@ describe('oauthFetch', () => {
       expect((await refusal(call())).code).toBe(AuthorizationErrorCode.InteractionRequired)
     })
 
+    it('sends a Request object and a stream body again after authorizing', async () => {
+      const { harness, authorized } = await setup()
+      const request = new Request(harness.mcpUrl, { method: 'POST', body: 'as a Request' })
+      expect(await (await authorized(request)).json()).toMatchObject({ echo: 'as a Request' })
+      const stream = new Blob(['as a stream']).stream()
+      expect(await (await authorized(harness.mcpUrl, { method: 'POST', body: stream, duplex: 'half' } as RequestInit)).json()).toMatchObject({ echo: 'as a stream' })
+    })
+
+    it('does not send again a request whose signal aborted during authorization', async () => {
+      const controller = new AbortController()
+      const redirect = headlessRedirect()
+      const { harness, authorized } = await setup({}, { redirect: async url => { controller.abort(new Error('user went away')); return redirect(url) } })
+      await expect(authorized(harness.mcpUrl, { method: 'POST', body: '{}', signal: controller.signal })).rejects.toThrow('user went away')
+      expect(harness.requestsTo('/mcp')).toHaveLength(1)
+    })
+
     it('authorizes once for concurrent requests', async () => {
       const { harness, call } = await setup()
       const responses = await Promise.all([call('1'), call('2'), call('3')])
