@@ -17,6 +17,8 @@ import { enterpriseGrant, JWT_BEARER_GRANT_TYPE, type EnterpriseGrantOptions, ty
 import { fileTokenStore, memoryTokenStore, type TokenSet, type TokenStore } from './client/token-store.ts'
 
 export { AuthorizationError, AuthorizationErrorCode, enterpriseGrant, fileTokenStore, JWT_BEARER_GRANT_TYPE, memoryTokenStore }
+export { loopbackRedirect } from './loopback.ts'
+export type { LoopbackRedirect, LoopbackRedirectOptions } from './loopback.ts'
 export type { Discovery, EnterpriseGrantOptions, ExtensionGrant, RedirectHook, RegisteredClient, TokenEndpointAuthMethod, TokenSet, TokenStore }
 export type { AuthorizationServerMetadata, ProtectedResourceMetadata } from './client/discovery.ts'
 
@@ -98,7 +100,7 @@ interface Session {
  * }), { name: 'me', version: '1' })
  * @see headlessRedirect for servers that redirect at once, fileTokenStore, enterpriseGrant
  */
-export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
+export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   // Client ID Metadata Documents: the client_id is an https URL with a path (bad arguments throw at once).
   if (options.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(options.clientMetadataUrl)) {
     throw new TypeError('clientMetadataUrl must be an https URL with a path')
@@ -242,7 +244,29 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
     return response
   }
 
-  return async (input, requestInit) => {
+  /** The headers that authorize a request to `target` without sending one: for WebSocket upgrades. */
+  const headersFor = async (target: string | URL, method = 'GET'): Promise<Record<string, string>> => {
+    const url = new URL(target)
+    const session = sessionFor(url)
+    let tokens = await currentTokens(session)
+    if (tokens === undefined) {
+      // No request was refused yet: discovery starts from the well-known metadata of the URL.
+      await locked(session, async () => {
+        if (await store.get(session.key) === undefined) await authorize(session, undefined, undefined, discovery => initialScope(discovery, undefined), false)
+      })
+      tokens = await currentTokens(session)
+    }
+    if (tokens === undefined) return {}
+    const headers = new Headers()
+    const handle = tokens.tokenType === 'dpop' ? await dpop : undefined
+    if (handle !== undefined) await (handle as unknown as ProofMaker).addProof(url, headers, method, tokens.accessToken)
+    headers.set('authorization', `${handle === undefined ? 'Bearer' : 'DPoP'} ${tokens.accessToken}`)
+    const result: Record<string, string> = {}
+    headers.forEach((value, name) => { result[name] = value })
+    return result
+  }
+
+  const authorizedFetch: typeof fetch = async (input, requestInit) => {
     const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input)
     const session = sessionFor(url)
     // A stream body can be sent once: read it whole, so that the request can be sent again.
@@ -288,6 +312,30 @@ export function oauthFetch(options: OAuthFetchOptions = {}): typeof fetch {
       if (outcome === 'authorized') authorizations++
     }
   }
+  return Object.assign(authorizedFetch, { headersFor })
+}
+
+/**
+ * What {@link oauthFetch} returns: a fetch, and `headersFor(url)`, the headers that authorize a
+ * request to that MCP server (authorizing first when no token is held), for transports that do
+ * not go through fetch.
+ */
+export type OAuthFetch = typeof fetch & {
+  headersFor(url: string | URL, method?: string): Promise<Record<string, string>>
+}
+
+/**
+ * Upgrade headers for `websocketClient`, from an {@link oauthFetch}: a fresh (refreshed when due)
+ * token on each connection. `url` is the server's WebSocket URL; the token is the one for its
+ * http(s) form, the resource a Streamable HTTP endpoint on the same path would be.
+ * @example
+ * const authorized = oauthFetch({ redirect, redirectUri })
+ * const transport = websocketClient('wss://mcp.example.com/mcp', { headers: oauthWebSocketHeaders(authorized, 'wss://mcp.example.com/mcp') })
+ */
+export function oauthWebSocketHeaders(authorized: OAuthFetch, url: string | URL): () => Promise<Record<string, string>> {
+  const target = new URL(url)
+  if (target.protocol === 'ws:' || target.protocol === 'wss:') target.protocol = target.protocol === 'ws:' ? 'http:' : 'https:'
+  return () => authorized.headersFor(target, 'GET')
 }
 
 /**

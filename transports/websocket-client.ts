@@ -35,9 +35,10 @@ export interface WebSocketClientOptions {
   /**
    * Headers on the upgrade request (an Authorization header, say). Only the `ws` package (the Node
    * default) can send them: with a WHATWG WebSocket (a browser's, or one given in `WebSocket`) the
-   * connection fails with a TransportError saying so.
+   * connection fails with a TransportError saying so. A function is called for each connection
+   * (a fresh access token, say: `oauthWebSocketHeaders` from `rxmcp/auth/client`).
    */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>)
   /** Largest incoming frame in bytes (default 4 MiB). Under Node `ws` refuses a larger frame while reading it (close 1009). */
   maxFrameBytes?: number
   /** Bytes queued on the socket above which `send` returns a Promise that waits for them to drain (default 1 MiB). */
@@ -126,7 +127,8 @@ class WebSocketClient implements Transport {
     try {
       // msgpackr is an optional peer: loaded here, so a JSON client never loads it.
       if (this.#isMsgpack) await loadMsgpack()
-      const create = await webSocketFactory(options, this.#maxFrameBytes)
+      const headers = typeof options.headers === 'function' ? await options.headers() : options.headers
+      const create = await webSocketFactory({ ...options, headers }, this.#maxFrameBytes)
       socket = create(this.#url, protocols)
     } catch (error) {
       const failure = error instanceof TransportError ? error : new TransportError(`WebSocket connection to ${this.#url} failed`, { cause: error })
@@ -244,7 +246,7 @@ function isNode(): boolean {
  * How sockets are made: the constructor given, else `ws` under Node, else the global WebSocket.
  * `ws` is imported by a name in a variable, so a bundler for the browser neither follows nor ships it.
  */
-async function webSocketFactory(options: WebSocketClientOptions, maxFrameBytes: number): Promise<(url: string, protocols: string[]) => WebSocketLike> {
+async function webSocketFactory(options: WebSocketClientOptions & { headers?: Record<string, string> }, maxFrameBytes: number): Promise<(url: string, protocols: string[]) => WebSocketLike> {
   const hasHeaders = options.headers !== undefined && Object.keys(options.headers).length > 0
   if (options.WebSocket !== undefined) {
     if (hasHeaders) throw new TransportError('A WHATWG WebSocket cannot send headers; leave out options.WebSocket (Node uses ws) or put a token in the URL')

@@ -5,7 +5,10 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { bearerAuth } from '../../auth/server.ts'
 import { jwtVerifier } from '../../auth/verifiers.ts'
-import { memoryTokenStore, oauthFetch } from '../../auth/client.ts'
+import { memoryTokenStore, oauthFetch, oauthWebSocketHeaders } from '../../auth/client.ts'
+import { websocket } from '../../transports/websocket.ts'
+import { websocketClient } from '../../transports/websocket-client.ts'
+import { createServer as createHttpServer } from 'node:http'
 import { freePort } from './fixtures.ts'
 import { actAsUser, startAuthorizationServer, type TestAuthorizationServer } from './oidc.ts'
 
@@ -107,6 +110,35 @@ describe('our client and server with oidc-provider', () => {
       }
     } finally {
       await client.close()
+    }
+  })
+
+  it('authorizes a WebSocket client with the same provider (oauthWebSocketHeaders), discovering from the HTTP endpoint on the same port', async () => {
+    const port = await freePort()
+    const resource = `http://127.0.0.1:${port}/mcp`
+    const server = createServer({ name: 'protected-ws', version: '1' })
+    server.tool('whoami', {}, (_args, ctx) => ({ content: [{ type: 'text', text: `${ctx.principal?.subject} ${ctx.principal?.scopes.join(',')}` }] }))
+    const auth = bearerAuth({ resource, authorizationServers: [as.issuer], scopesSupported: ['mcp'], requiredScopes: ['mcp'], verify: jwtVerifier({ issuer: as.issuer, jwksUrl: as.jwksUri }) })
+    const http = streamableHttp({ auth })
+    const ws = websocket({ auth })
+    const node = createHttpServer(http.nodeHandler)
+    ws.attach(node)
+    await new Promise<void>(resolve => node.listen(port, '127.0.0.1', resolve))
+    await server.listen(http)
+    await server.listen(ws)
+    servers.push(server)
+    try {
+      const redirectUri = 'http://127.0.0.1:9/callback'
+      const authorized = oauthFetch({ redirectUri, redirect: authorizationUrl => actAsUser(authorizationUrl, redirectUri, 'carol') })
+      const wsUrl = `ws://127.0.0.1:${port}/mcp`
+      await expect(connect(websocketClient(wsUrl), { name: 'c', version: '1' })).rejects.toThrow(/401/)
+      const client = await connect(websocketClient(wsUrl, { headers: oauthWebSocketHeaders(authorized, wsUrl) }), { name: 'c', version: '1' })
+      expect(((await client.callTool('whoami', {})).content[0] as { text: string }).text).toBe('carol mcp')
+      await client.close()
+    } finally {
+      await server.close()
+      node.closeAllConnections()
+      await new Promise<void>(resolve => node.close(() => resolve()))
     }
   })
 })
