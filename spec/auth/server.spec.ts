@@ -184,6 +184,34 @@ describe('bearerAuth on the Streamable HTTP listener', () => {
   })
 })
 
+describe('tasks belong to the principal', () => {
+  it('a task made by alice is hers in any exchange or session, and unknown to bob', async () => {
+    const { url, issuer, mcp } = await protectedServer()
+    mcp.tool('job', { execution: { taskSupport: 'optional' } }, () => ({ content: [{ type: 'text', text: 'job done' }] }))
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    }
+    let id = 0
+    const modern = async (token: string, method: string, params: Record<string, unknown>, name: string) => {
+      const response = await post(url, { jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: meta } },
+        { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': name })
+      const text = await response.text()
+      // One JSON body, or an SSE stream whose last message is the answer.
+      const json = text.startsWith('{') ? text : text.split('\n').filter(line => line.startsWith('data: {')).at(-1)!.slice(6)
+      return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number } }
+    }
+    const alice = await issuer.token()
+    const created = await modern(alice, 'tools/call', { name: 'job', arguments: {} }, 'job')
+    const taskId = created.result?.taskId as string
+    expect(created.result?.resultType).toBe('task')
+    await expect.poll(async () => (await modern(alice, 'tasks/get', { taskId }, taskId)).result?.status).toBe('completed')
+    // Alice with a refreshed token still owns it; bob does not see it.
+    expect((await modern(await issuer.token({ scope: 'mcp more' }), 'tasks/get', { taskId }, taskId)).result?.status).toBe('completed')
+    expect((await modern(await issuer.token({ sub: 'bob' }), 'tasks/get', { taskId }, taskId)).error?.code).toBe(-32602)
+  })
+})
+
 describe('DPoP-bound tokens (RFC 9449)', () => {
   it('accepts a bound token with a fresh proof of its key for this request, and refuses replays, other requests, other keys and no proof', async () => {
     const { url, issuer } = await protectedServer()
