@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { streamableHttpClient } from '../../transports/http-client.ts'
+import { sseClient, streamableHttpClient } from '../../transports/http-client.ts'
 import { bearerAuth } from '../../auth/server.ts'
 import { jwtVerifier } from '../../auth/verifiers.ts'
 import { memoryTokenStore, oauthFetch, oauthWebSocketHeaders } from '../../auth/client.ts'
@@ -139,6 +139,24 @@ describe('our client and server with oidc-provider', () => {
       await server.close()
       node.closeAllConnections()
       await new Promise<void>(resolve => node.close(() => resolve()))
+    }
+  })
+
+  it('authorizes a legacy HTTP+SSE client when the resource is the server\'s origin (both /mcp and /sse under it)', async () => {
+    const port = await freePort()
+    const resource = `http://127.0.0.1:${port}/`
+    const server = createServer({ name: 'protected-sse', version: '1' })
+    server.tool('whoami', {}, (_args, ctx) => ({ content: [{ type: 'text', text: `${ctx.principal?.subject}` }] }))
+    const http = streamableHttp({ port, auth: bearerAuth({ resource, authorizationServers: [as.issuer], scopesSupported: ['mcp'], verify: jwtVerifier({ issuer: as.issuer, jwksUrl: as.jwksUri }) }) })
+    await server.listen(http)
+    servers.push(server)
+    const redirectUri = 'http://127.0.0.1:9/callback'
+    const authorized = oauthFetch({ redirectUri, redirect: authorizationUrl => actAsUser(authorizationUrl, redirectUri, 'dana') })
+    const client = await connect(sseClient(`http://127.0.0.1:${port}/sse`, { fetch: authorized }), { name: 'c', version: '1' })
+    try {
+      expect(((await client.callTool('whoami', {})).content[0] as { text: string }).text).toBe('dana')
+    } finally {
+      await client.close()
     }
   })
 })
