@@ -32,8 +32,8 @@ export interface ToolCallRequest {
   /** The tool's namespaced name. */
   name: string
   arguments: Record<string, unknown>
-  /** The tool in the host's view (absent when the model named a tool the host does not have). */
-  tool?: HostTool
+  /** The tool in the host's view. */
+  tool: HostTool
 }
 
 /** The user's decision on a tool call. */
@@ -86,8 +86,9 @@ export type ConversationEvent =
  * Runs one conversation turn between `model` and the host's tools. Cold: subscribing starts it.
  * Emits `text` deltas, then for each tool call `tool-call`, any `tool-progress` and `tool-result`;
  * repeats while the model calls tools; ends with `message` and `done`, then completes. Tool calls of
- * a round run one after another, each at the host with an AbortSignal; a failed call becomes an
- * error result the model sees, not an error. When the model still calls tools in round `maxRounds`,
+ * a round run one after another, each at the host with an AbortSignal. A call that fails, names a
+ * tool that was not offered, has arguments that are not a JSON object, or is denied becomes an
+ * error result the model sees (it can correct itself), not an error of the conversation. When the model still calls tools in round `maxRounds`,
  * they are answered with error results (not run), then `max-rounds`, `message` and `done`
  * (`stopReason: 'maxRounds'`) follow. Fails with the model's error (`ModelHttpError`,
  * `ModelStreamError`). Unsubscribing aborts the model request and the tool calls in flight.
@@ -111,9 +112,11 @@ export function converse(host: HostView, model: ModelAdapter, options: ConverseO
 
     const runCall = async (call: ModelToolCall, tools: readonly HostTool[]): Promise<CallToolResult> => {
       if (call.invalidArguments !== undefined) return invalidArgumentsResult(call)
+      // The model may call only what it was offered (a made-up name, or one `options.tools` left out).
+      const tool = tools.find(candidate => candidate.name === call.name)
+      if (tool === undefined) return errorResult(`Tool ${call.name} was not called: there is no such tool.`)
       if (options.approveToolCall !== undefined) {
-        const tool = tools.find(candidate => candidate.name === call.name)
-        const decision = await options.approveToolCall({ id: call.id, name: call.name, arguments: call.arguments, ...(tool ? { tool } : undefined) }, { signal })
+        const decision = await options.approveToolCall({ id: call.id, name: call.name, arguments: call.arguments, tool }, { signal })
         if (decision !== 'allow') return errorResult(`Tool ${call.name} was not called: denied by the user.`)
       }
       signal.throwIfAborted()

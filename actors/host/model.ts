@@ -9,7 +9,7 @@ import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
 import { anthropicRequestBody, createAnthropicStreamAssembler } from '../../lib/llm/anthropic.ts'
 import { createOpenAiStreamAssembler, openaiRequestBody } from '../../lib/llm/openai.ts'
 import { samplingRequest, samplingResult, type SamplingRequestOptions } from '../../lib/llm/sampling.ts'
-import { ModelHttpError, ModelStreamError, redact } from '../../lib/llm/errors.ts'
+import { ModelHttpError, ModelStreamError, parseRetryAfter, redact } from '../../lib/llm/errors.ts'
 import type { ModelEvent, ModelMessageEvent, ModelRequest } from '../../lib/llm/messages.ts'
 import type { CreateMessageParams, CreateMessageResult } from '../../lib/schema/types.ts'
 
@@ -201,7 +201,8 @@ function streamModel(request: StreamRequest): Observable<ModelEvent> {
       }
       if (!response.ok) {
         const text = await response.text().catch(() => '')
-        throw new ModelHttpError(provider, response.status, redact(text.slice(0, 2000), apiKey))
+        const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
+        throw new ModelHttpError(provider, response.status, redact(text.slice(0, 2000), apiKey), retryAfterMs !== undefined ? { retryAfterMs } : undefined)
       }
       if (response.body === null) throw new ModelStreamError(provider, 'the response has no body')
       const parser = createSseParser(event => { for (const out of assembler.push(event)) subscriber.next(out) })

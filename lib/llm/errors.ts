@@ -23,10 +23,14 @@ export class ModelHttpError extends Error {
     readonly status: number,
     /** The start of the response body (at most 2,000 characters), redacted. */
     readonly body: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     super(`${provider} API answered HTTP ${status}${body ? `: ${body.slice(0, 300)}` : ''}`, options)
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs
   }
+
+  /** How long the server asked to wait before retrying (its `retry-after` header), in ms. */
+  readonly retryAfterMs?: number
 
   /** Whether retrying later may succeed (408, 409, 429, 5xx; Anthropic's 529 "overloaded" included). */
   get isRetryable(): boolean {
@@ -45,6 +49,14 @@ export class ModelStreamError extends Error {
   ) {
     super(`${provider} stream: ${message}`, options)
   }
+}
+
+/** A `retry-after` header (seconds, or an HTTP date) in ms from `now`; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (value === null || value === undefined || value.trim() === '') return undefined
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
 /** Replaces every occurrence of `secret` in `text` (a key a server echoed back, for instance). */

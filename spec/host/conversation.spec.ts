@@ -192,6 +192,30 @@ describe.each(providers)('converse over the $api API', ({ api, model, toolNames,
     expect(text(events)).toBe('OK, I will not.')
   })
 
+  it('answers a tool that was not offered, or that failed, with an error result', async () => {
+    await using server = await startMockModel([
+      { toolCalls: [{ name: 'slow__wait', arguments: {} }, { name: 'files__count', arguments: { n: 'x' } }, { name: 'made__up', arguments: {} }] },
+      { text: 'Done.' },
+    ])
+    const { host, calls } = fakeHost()
+    const failing: HostView = {
+      ...host,
+      callTool: async (name, args, options) => {
+        if (args?.n === 'x') throw new Error('server files is not ready')
+        return host.callTool(name, args, options)
+      },
+    }
+    const events = await all(converse(failing, model(server), { prompt: 'Go', tools: tools => tools.filter(tool => tool.server === 'files') }))
+    expect(toolNames(server.requests[0])).toEqual(['files__count'])
+    expect(calls).toEqual([])
+    expect(toolResults(server.requests[1])).toEqual([
+      { id: expect.any(String), text: 'Tool slow__wait was not called: there is no such tool.', isError: true },
+      { id: expect.any(String), text: 'Tool files__count failed: server files is not ready', isError: true },
+      { id: expect.any(String), text: 'Tool made__up was not called: there is no such tool.', isError: true },
+    ])
+    expect(done(events).stopReason).toBe('endTurn')
+  })
+
   it('fails with a ModelHttpError that does not carry the API key', async () => {
     await using server = await startMockModel([{ status: 401, body: JSON.stringify({ error: { message: `invalid key ${KEY}` } }) }])
     const { host } = fakeHost()
@@ -201,6 +225,14 @@ describe.each(providers)('converse over the $api API', ({ api, model, toolNames,
     expect(error.message).toContain('HTTP 401')
     expect(`${error.message} ${error.body}`).not.toContain(KEY)
     expect(error.body).toContain('[redacted]')
+    expect(error.isRetryable).toBe(false)
+  })
+
+  it('reports a rate limit as retryable, with the time the server asked to wait', async () => {
+    await using server = await startMockModel([{ status: 429, body: '{"error":"slow down"}', headers: { 'retry-after': '7' } }])
+    const { host } = fakeHost()
+    const error = await all(converse(host, model(server), { prompt: 'Hi' })).catch(e => e)
+    expect(error).toMatchObject({ name: 'ModelHttpError', status: 429, isRetryable: true, retryAfterMs: 7000 })
   })
 })
 

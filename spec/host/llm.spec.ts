@@ -7,7 +7,7 @@ import {
 } from '../../lib/llm/openai.ts'
 import { parseToolCall, resultParts, type ModelEvent, type ModelMessage } from '../../lib/llm/messages.ts'
 import { samplingRequest, samplingResult } from '../../lib/llm/sampling.ts'
-import { ModelErrorCode, ModelStreamError, redact } from '../../lib/llm/errors.ts'
+import { ModelErrorCode, ModelStreamError, parseRetryAfter, redact } from '../../lib/llm/errors.ts'
 import { createSseParser } from '../../lib/codec/sse.ts'
 import type { CallToolResult, Tool } from '../../lib/schema/types.ts'
 
@@ -304,5 +304,17 @@ describe('samplingResult', () => {
 describe('redact', () => {
   it('removes the key from text', () => {
     expect(redact('bad key sk-123456 given', 'sk-123456')).toBe('bad key [redacted] given')
+  })
+})
+
+describe('parseRetryAfter', () => {
+  it.each([
+    ['7', 7000],
+    ['0.5', 500],
+    ['Thu, 26 Nov 2026 10:00:10 GMT', 10_000],
+    ['soon', undefined],
+    [null, undefined],
+  ])('reads %s', (value, expected) => {
+    expect(parseRetryAfter(value, Date.parse('Thu, 26 Nov 2026 10:00:00 GMT'))).toBe(expected)
   })
 })

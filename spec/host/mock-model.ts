@@ -19,7 +19,7 @@ export interface MockToolCall {
 export type MockTurn =
   | { text: string; stopReason?: 'maxTokens' | 'stopSequence' }
   | { toolCalls: MockToolCall[]; text?: string }
-  | { status: number; body: string }
+  | { status: number; body: string; headers?: Record<string, string> }
   /** Sends `text` as the start of an answer, then never ends the stream. */
   | { hang: true; text?: string }
 
@@ -66,7 +66,7 @@ export async function startMockModel(turns: MockTurn[]): Promise<MockModelServer
     waiters.get(requests.length - 1)?.(recorded)
     const turn = turns[next++]
     if (turn === undefined) { res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"script exhausted"}'); return }
-    if ('status' in turn) { res.writeHead(turn.status, { 'content-type': 'application/json' }).end(turn.body); return }
+    if ('status' in turn) { res.writeHead(turn.status, { 'content-type': 'application/json', ...turn.headers }).end(turn.body); return }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
     const events = api === 'anthropic' ? anthropicEvents(turn, recorded.body.model) : openaiEvents(turn, recorded.body.model)
     for (const event of events) res.write(event)
