@@ -19,6 +19,7 @@ import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
 import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
 import { authorizingFetch, type AuthFlags } from './auth.ts'
+import { inspectHost, serveGateway, type HostFlags } from './host.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
@@ -26,6 +27,8 @@ const USAGE = `Usage:
   rxmcp bridge [--port 3000] [--host 127.0.0.1] [--shared] [--max-children 8] [--max-children-per-client 4]
                [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... [--allowed-host HOST]...
                [--allowed-origin ORIGIN]... -- COMMAND [ARGS...]
+  rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]
+  rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]
   rxmcp --help
 
 Auth options (inspect and call, for a server at an http(s) URL):
@@ -296,7 +299,44 @@ async function serveBridge(parsed: Parsed): Promise<number> {
   return 0
 }
 
+/** The host commands' flags (`--config` given), or undefined for the other commands. */
+function parseHostFlags(argv: string[]): HostFlags | undefined {
+  const [command, ...rest] = argv
+  if ((command !== 'gateway' && command !== 'inspect') || !rest.includes('--config')) return undefined
+  const flags: HostFlags = { config: '', isJson: false, waitMs: 15_000 }
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!
+    const value = () => { const next = rest[++i]; if (next === undefined) throw new UsageError(`${arg} needs a value`); return next }
+    if (arg === '--config') flags.config = value()
+    else if (arg === '--port' && command === 'gateway') {
+      flags.port = Number(value())
+      if (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535) throw new UsageError('--port needs a port number')
+    } else if (arg === '--host' && command === 'gateway') flags.host = value()
+    else if (arg === '--json' && command === 'inspect') flags.isJson = true
+    else if (arg === '--wait-ms' && command === 'inspect') {
+      flags.waitMs = Number(value())
+      if (!Number.isFinite(flags.waitMs) || flags.waitMs < 0) throw new UsageError('--wait-ms needs a number of milliseconds')
+    } else throw new UsageError(`Unknown option for ${command}: ${arg}`)
+  }
+  return flags
+}
+
 async function main(argv: string[]): Promise<number> {
+  let hostFlags: HostFlags | undefined
+  try {
+    hostFlags = parseHostFlags(argv)
+  } catch (error) {
+    process.stderr.write(`rxmcp: ${(error as Error).message}\n\n${USAGE}\n`)
+    return 2
+  }
+  if (hostFlags !== undefined) {
+    try {
+      return argv[0] === 'gateway' ? await serveGateway(hostFlags) : await inspectHost(hostFlags)
+    } catch (error) {
+      process.stderr.write(`rxmcp: ${(error as Error).message}\n`)
+      return 1
+    }
+  }
   let parsed: Parsed
   try {
     parsed = parse(argv)

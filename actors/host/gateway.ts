@@ -32,7 +32,12 @@ export interface Gateway {
  * await gateway.server.listen(streamableHttp({ port: 3000 }))
  */
 export function hostServer(host: Host, options: GatewayOptions = {}): Gateway {
-  const server = createServer(options.info ?? { name: 'rxmcp-gateway', version: '0.1.0' }, options.server ?? {})
+  // What the servers behind offer changes as they come and go: the lists are always declared, with listChanged.
+  const serverOptions = options.server ?? {}
+  const server = createServer(options.info ?? { name: 'rxmcp-gateway', version: '0.1.0' }, {
+    ...serverOptions,
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, ...serverOptions.capabilities },
+  })
   const skipped = options.onSkipped ?? ((tool, error) => console.error(`rxmcp gateway: tool ${tool} left out: ${error instanceof Error ? error.message : String(error)}`))
   const subscriptions: Subscription[] = []
 

@@ -111,7 +111,7 @@ class HostActor implements Host {
 
   #add(config: HostServerConfig): void {
     const supervised = new SupervisedServer(config, (server, stderr) => this.#start(server, stderr), this.options.restart ?? {}, this.options.scheduler ?? asyncScheduler,
-      client => client === undefined ? this.#withdraw(config.name) : void this.#offer(config.name, client))
+      client => client === undefined ? this.#withdraw(config.name) : this.#offer(config.name, client))
     this.#servers.set(config.name, supervised)
     this.#stateWatch.set(config.name, supervised.states.subscribe(state => {
       const states = new Map(this.#states.value)

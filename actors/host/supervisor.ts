@@ -60,8 +60,8 @@ export class SupervisedServer {
     readonly start: (config: HostServerConfig, stderr: (chunk: string) => void) => Promise<StartedClient>,
     readonly policy: RestartPolicy,
     readonly scheduler: SchedulerLike,
-    /** Told each time a client becomes ready, and when it goes (undefined). */
-    readonly onClient: (client: McpClient | undefined) => void,
+    /** Told each time a client connects (the state turns ready once this settles: its offer is listed), and when it goes (undefined). */
+    readonly onClient: (client: McpClient | undefined) => void | Promise<void>,
   ) {
     this.#states = new BehaviorSubject<ServerState>({ status: 'starting', attempt: 1 })
     this.states = this.#states.asObservable()
@@ -90,15 +90,16 @@ export class SupervisedServer {
     const client = started.client
     this.#client = client
     this.#pid = started.pid
-    this.#readySince = this.scheduler.now()
-    this.#states.next({ status: 'ready', serverInfo: client.serverInfo })
-    this.onClient(client)
     void client.closed.then(() => {
       if (this.#client !== client) return
       this.#client = undefined
-      this.onClient(undefined)
+      void this.onClient(undefined)
       if (!this.#isStopped) this.#crashed('the connection closed')
     })
+    try { await this.onClient(client) } catch { /* what could be listed is listed */ }
+    if (this.#client !== client) return
+    this.#readySince = this.scheduler.now()
+    this.#states.next({ status: 'ready', serverInfo: client.serverInfo })
   }
 
   #crashed(reason: string): void {
@@ -134,7 +135,7 @@ export class SupervisedServer {
     this.#retry?.unsubscribe()
     const client = this.#client
     this.#client = undefined
-    if (client !== undefined) this.onClient(undefined)
+    if (client !== undefined) void this.onClient(undefined)
     await client?.close().catch(() => {})
     this.#states.next({ status: 'stopped' })
     this.#states.complete()

@@ -1,0 +1,128 @@
+/**
+ * The host's commands of the `rxmcp` CLI, each on an `mcpServers` config file:
+ *
+ *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]   the aggregated view as one server
+ *   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]         every server's state and the view
+ *
+ * The gateway speaks stdio without --port, else Streamable HTTP (/mcp), legacy SSE (/sse) and
+ * WebSocket (/mcp) on one port. The config file is watched: a change is applied as a reload.
+ */
+import { readFileSync, watch, type FSWatcher } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
+import { filter, firstValueFrom, race, timer, map } from '../lib/rx.ts'
+import { parseHostConfig, type HostConfig } from '../lib/host-config.ts'
+import { createHost, type Host } from '../actors/host/host.ts'
+import { hostServer } from '../actors/host/gateway.ts'
+import type { ServerState } from '../actors/host/supervisor.ts'
+import { stdio } from '../transports/stdio.ts'
+import { streamableHttp } from '../transports/streamable-http.ts'
+import { websocket } from '../transports/websocket.ts'
+import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
+
+/** Flags of the host commands. */
+export interface HostFlags {
+  config: string
+  port?: number
+  host?: string
+  isJson: boolean
+  waitMs: number
+}
+
+/** Reads and checks the config file; errors name the file, the server and the field. */
+export function loadConfig(path: string): HostConfig {
+  let text: string
+  try { text = readFileSync(path, 'utf8') } catch (error) { throw new Error(`cannot read ${path}: ${(error as Error).message}`) }
+  let document: unknown
+  try { document = JSON.parse(text) } catch (error) { throw new Error(`${path} is not JSON: ${(error as Error).message}`) }
+  try {
+    return parseHostConfig(document, process.env)
+  } catch (error) {
+    throw new Error(`${path}: ${(error as Error).message}`)
+  }
+}
+
+/** Resolves once every server is ready or failed, or after `ms`. */
+function settled(host: Host, ms: number): Promise<ReadonlyMap<string, ServerState>> {
+  const isSettled = (states: ReadonlyMap<string, ServerState>) => [...states.values()].every(state => state.status === 'ready' || state.status === 'failed')
+  return firstValueFrom(race(host.states.pipe(filter(isSettled)), timer(ms).pipe(map(() => host.currentStates()))))
+}
+
+/** `rxmcp inspect --config`: starts the host, waits for the servers to settle, prints, stops. */
+export async function inspectHost(flags: HostFlags): Promise<number> {
+  const host = createHost(loadConfig(flags.config), { restart: { maxRestarts: 0 } })
+  try {
+    // A ready server's tools, resources and prompts are listed by then.
+    const states = await settled(host, flags.waitMs)
+    const report = {
+      servers: Object.fromEntries([...states].map(([name, state]) => [name, state])),
+      tools: host.currentTools().map(tool => ({ name: tool.name, server: tool.server, description: tool.tool.description })),
+      resources: (await firstValueFrom(host.resources)).map(entry => ({ uri: entry.resource.uri, server: entry.server })),
+      prompts: (await firstValueFrom(host.prompts)).map(entry => ({ name: entry.name, server: entry.server })),
+    }
+    if (flags.isJson) {
+      process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+    } else {
+      const out = (line = '') => process.stdout.write(line + '\n')
+      out(`Servers (${states.size})`)
+      for (const [name, state] of states) {
+        const detail = state.status === 'ready' ? `${state.serverInfo.name} ${state.serverInfo.version}` : state.status === 'failed' ? state.reason : ''
+        out(`  ${name.padEnd(16)} ${state.status.padEnd(10)} ${detail}`)
+        if (state.status === 'failed') for (const line of state.stderr.slice(-5)) out(`      stderr: ${line}`)
+      }
+      out(`\nTools (${report.tools.length})`)
+      for (const tool of report.tools) out(`  ${tool.name}${tool.description ? ` - ${tool.description}` : ''}`)
+      out(`\nResources (${report.resources.length})`)
+      for (const resource of report.resources) out(`  ${resource.uri} (${resource.server})`)
+      out(`\nPrompts (${report.prompts.length})`)
+      for (const prompt of report.prompts) out(`  ${prompt.name}`)
+    }
+    return [...states.values()].some(state => state.status !== 'ready') ? 1 : 0
+  } finally {
+    await host.close()
+  }
+}
+
+/** `rxmcp gateway --config`: serves the aggregated view until stdin ends (stdio) or a signal. */
+export async function serveGateway(flags: HostFlags): Promise<number> {
+  const host = createHost(loadConfig(flags.config))
+  const gateway = hostServer(host)
+  let watcher: FSWatcher | undefined
+  try {
+    watcher = watch(flags.config, () => {
+      try {
+        void host.reload(loadConfig(flags.config)).catch(error => process.stderr.write(`rxmcp gateway: reload failed: ${(error as Error).message}\n`))
+      } catch (error) {
+        process.stderr.write(`rxmcp gateway: config not applied: ${(error as Error).message}\n`)
+      }
+    })
+  } catch { /* a file that cannot be watched is read once */ }
+  host.states.subscribe(states => {
+    for (const [name, state] of states) if (state.status === 'failed') process.stderr.write(`rxmcp gateway: ${name} failed: ${state.reason}\n`)
+  })
+  const stopped = new Promise<void>(resolve => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  let close = async () => {}
+  if (flags.port === undefined) {
+    const session = await gateway.server.listen(stdio())
+    await Promise.race([session.closed, stopped])
+  } else {
+    const bind = flags.host ?? '127.0.0.1'
+    const http = streamableHttp({ host: bind })
+    const ws = websocket({ host: bind })
+    const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, http.nodeHandler)
+    ws.attach(node)
+    await gateway.server.listen(http)
+    await gateway.server.listen(ws)
+    const url = `http://${urlHost(bind)}:${await listenOn(node, flags.port, bind)}/mcp`
+    process.stderr.write(`rxmcp gateway: serving ${url} (Streamable HTTP), ${url.replace(/\/mcp$/, '/sse')} (SSE), ${url.replace(/^http/, 'ws')} (WebSocket)\n`)
+    close = () => closeServer(node)
+    await stopped
+  }
+  watcher?.close()
+  await gateway.close()
+  await host.close()
+  await close()
+  return 0
+}

@@ -1,0 +1,123 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { filter, firstValueFrom } from 'rxjs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableV2 } from '@modelcontextprotocol/client'
+import { createHost, type Host } from '../../actors/host/host.ts'
+import { hostServer } from '../../actors/host/gateway.ts'
+import { parseHostConfig } from '../../lib/host-config.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+
+/**
+ * The gateway: the host's aggregated view as one MCP server, driven by the official SDK clients
+ * (v1.32 in the legacy era, v2 pinned to 2026-07-28) over Streamable HTTP, and by `rxmcp gateway`
+ * as a child process over stdio.
+ */
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const EXAMPLE = { command: process.execPath, args: ['--import', 'tsx', 'examples/everything/server.ts'] }
+const text = (result: unknown) => ((result as { content: { text?: string }[] }).content[0]!).text
+
+const cleanup: (() => Promise<void>)[] = []
+afterEach(async () => { for (const close of cleanup.splice(0).reverse()) await close() })
+
+async function readyHost(servers: Record<string, unknown>): Promise<Host> {
+  const host = createHost(parseHostConfig({ mcpServers: servers }))
+  cleanup.push(() => host.close())
+  const names = Object.keys(servers)
+  await firstValueFrom(host.tools.pipe(filter(tools => names.every(name => tools.some(tool => tool.server === name)))))
+  return host
+}
+
+async function gatewayUrl(host: Host): Promise<string> {
+  const gateway = hostServer(host)
+  const http = streamableHttp()
+  await gateway.server.listen(http)
+  cleanup.push(() => gateway.close())
+  return http.url!
+}
+
+describe('the gateway', () => {
+  it('serves the aggregated view to the official SDK 1.32 client: namespaced tools, routed calls with progress, resources, list_changed on reload', async () => {
+    const host = await readyHost({ one: EXAMPLE, two: EXAMPLE })
+    const url = await gatewayUrl(host)
+    const client = new Client({ name: 'sdk', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+    cleanup.push(() => client.close())
+    const { tools } = await client.listTools()
+    expect(tools.map(tool => tool.name)).toEqual(expect.arrayContaining(['one__echo', 'two__echo', 'one__long_running']))
+    expect(tools.find(tool => tool.name === 'one__add')?.inputSchema).toMatchObject({ type: 'object', required: ['a', 'b'] })
+    expect(text(await client.callTool({ name: 'two__echo', arguments: { text: 'through the gateway' } }))).toContain('through the gateway')
+    const progress: number[] = []
+    await client.callTool({ name: 'one__long_running', arguments: { steps: 3, ms: 5 } }, undefined, { onprogress: event => progress.push(event.progress) })
+    expect(progress).toEqual([1, 2, 3])
+    const { resources } = await client.listResources()
+    expect(resources.length).toBeGreaterThan(0)
+    expect((await client.readResource({ uri: resources[0]!.uri })).contents[0]!.uri).toBe(resources[0]!.uri)
+    // A server removed from the config: the client is told, and its tools are gone.
+    let changed!: () => void
+    const isChanged = new Promise<void>(resolve => { changed = resolve })
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed())
+    await host.reload(parseHostConfig({ mcpServers: { one: EXAMPLE } }))
+    await isChanged
+    const after = await client.listTools()
+    expect(after.tools.some(tool => tool.name.startsWith('two__'))).toBe(false)
+    expect(after.tools.some(tool => tool.name === 'one__echo')).toBe(true)
+  }, 60_000)
+
+  it('serves the official SDK v2 client in the modern era (2026-07-28)', async () => {
+    const host = await readyHost({ one: EXAMPLE })
+    const url = await gatewayUrl(host)
+    const client = new ClientV2({ name: 'sdk-v2', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    await client.connect(new StreamableV2(new URL(url)))
+    cleanup.push(() => client.close())
+    const { tools } = await client.listTools()
+    expect(tools.some(tool => tool.name === 'one__echo')).toBe(true)
+    expect(text(await client.callTool({ name: 'one__echo', arguments: { text: 'modern' } }))).toContain('modern')
+  }, 60_000)
+
+  it('runs as `rxmcp gateway --config` over stdio, and `rxmcp inspect --config` reports every server', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'rxmcp-gateway-'))
+    cleanup.push(() => rm(scratch, { recursive: true, force: true }))
+    const config = join(scratch, 'mcp.json')
+    await writeFile(config, JSON.stringify({ mcpServers: { one: EXAMPLE, broken: { command: '/nonexistent/server' } } }))
+    const client = new Client({ name: 'sdk', version: '1' })
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'bin/rxmcp.ts', 'gateway', '--config', config], cwd: root, stderr: 'pipe' }))
+    cleanup.push(() => client.close())
+    await expect.poll(async () => (await client.listTools()).tools.map(tool => tool.name), { timeout: 20_000 }).toContain('one__echo')
+    expect(text(await client.callTool({ name: 'one__echo', arguments: { text: 'stdio gateway' } }))).toContain('stdio gateway')
+
+    const inspected = await new Promise<{ code: number; stdout: string }>(resolve => {
+      execFile(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'inspect', '--config', config, '--json'], { cwd: root, timeout: 60_000 }, (error, stdout) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout })
+      })
+    })
+    // A failed server makes the exit code 1; the report still lists everything.
+    expect(inspected.code).toBe(1)
+    const report = JSON.parse(inspected.stdout)
+    expect(report.servers.one.status).toBe('ready')
+    expect(report.servers.broken).toMatchObject({ status: 'failed', reason: expect.stringContaining('could not start') })
+    expect(report.tools.map((tool: { name: string }) => tool.name)).toContain('one__echo')
+  }, 90_000)
+
+  it('refuses a config with errors, naming the file, the server and the field', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'rxmcp-gateway-bad-'))
+    cleanup.push(() => rm(scratch, { recursive: true, force: true }))
+    const config = join(scratch, 'mcp.json')
+    await writeFile(config, JSON.stringify({ mcpServers: { one: { url: 'ftp://nope' } } }))
+    const result = await new Promise<{ code: number; stderr: string }>(resolve => {
+      execFile(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'inspect', '--config', config], { cwd: root, timeout: 30_000 }, (error, _stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr })
+      })
+    })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`${config}: Invalid mcpServers configuration`)
+    expect(result.stderr).toContain('mcpServers.one.url: "ftp://nope" is not a http(s) URL')
+  }, 30_000)
+})
