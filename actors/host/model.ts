@@ -98,8 +98,10 @@ export interface OpenAiModelOptions {
   model: string
   /** Default `MODEL_DEFAULTS.openaiBaseUrl`; the adapter posts to `${baseUrl}/chat/completions`. */
   baseUrl?: string
-  /** Sent as `max_completion_tokens` when a request sets none; default: none sent. */
+  /** Sent when a request sets none; default: none sent. */
   maxTokens?: number
+  /** How to send it: `max_completion_tokens` (default) or `max_tokens` (for older compatible servers). */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens'
   /** Ask for token usage (`stream_options.include_usage`); default true. Turn off for a server that rejects it. */
   includeUsage?: boolean
   /** More headers (`OpenAI-Organization`, a proxy's own). */
@@ -132,7 +134,7 @@ export function openaiModel(options: OpenAiModelOptions): ModelAdapter {
         accept: 'text/event-stream',
         ...(apiKey !== undefined && apiKey !== '' ? { authorization: `Bearer ${apiKey}` } : undefined),
       },
-      body: openaiRequestBody(request, { model, maxTokens: options.maxTokens, stream: true, includeUsage: options.includeUsage }),
+      body: openaiRequestBody(request, { model, maxTokens: options.maxTokens, maxTokensField: options.maxTokensField, stream: true, includeUsage: options.includeUsage }),
       assembler: createOpenAiStreamAssembler(),
     }),
   }

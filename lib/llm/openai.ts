@@ -126,8 +126,10 @@ export function toOpenAiMessages(messages: readonly ModelMessage[], system?: str
 /** Settings of {@link openaiRequestBody}. */
 export interface OpenAiBodyOptions {
   model: string
-  /** Sent as `max_completion_tokens` when set here or in the request. */
+  /** Sent when set here or in the request. */
   maxTokens?: number
+  /** The field for it: `max_completion_tokens` (OpenAI, default) or `max_tokens` (older compatible servers). */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens'
   stream?: boolean
   /** Ask for a final usage chunk (`stream_options.include_usage`); default true when streaming. */
   includeUsage?: boolean
@@ -140,7 +142,7 @@ export function openaiRequestBody(request: ModelRequest, options: OpenAiBodyOpti
     messages: toOpenAiMessages(request.messages, request.system),
   }
   const maxTokens = request.maxTokens ?? options.maxTokens
-  if (maxTokens !== undefined) body.max_completion_tokens = maxTokens
+  if (maxTokens !== undefined) body[options.maxTokensField ?? 'max_completion_tokens'] = maxTokens
   if (request.tools !== undefined && request.tools.length > 0) body.tools = toOpenAiTools(request.tools)
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) body.stop = request.stopSequences

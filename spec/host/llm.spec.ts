@@ -174,6 +174,8 @@ describe('toOpenAiMessages', () => {
     expect(openaiRequestBody({ messages: [], maxTokens: 5 }, { model: 'm', stream: true })).toEqual({
       model: 'm', messages: [], max_completion_tokens: 5, stream: true, stream_options: { include_usage: true },
     })
+    expect(openaiRequestBody({ messages: [] }, { model: 'm', maxTokens: 7, maxTokensField: 'max_tokens', stream: true, includeUsage: false }))
+      .toEqual({ model: 'm', messages: [], max_tokens: 7, stream: true })
   })
 })
 
