@@ -148,10 +148,13 @@ export interface AnthropicStreamAssembler {
 export function createAnthropicStreamAssembler(): AnthropicStreamAssembler {
   // The blocks of the answer by index: text so far, or a tool_use with its JSON so far.
   const blocks = new Map<number, { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; json: string; call?: ModelToolCall }>()
-  // From message_start, completed by message_delta.
+  // The model's name, from message_start.
   let model = ''
+  // Input tokens from message_start, output tokens from message_delta.
   const usage: ModelUsage = {}
+  // From message_delta.
   let rawStopReason: string | undefined
+  // Set by message_stop.
   let isDone = false
 
   const finish = (): ModelEvent[] => {

@@ -185,9 +185,13 @@ export function createOpenAiStreamAssembler(): OpenAiStreamAssembler {
   const calls = new Map<number, { id: string; name: string; json: string }>()
   // Set once the tool calls were parsed and emitted.
   let parsed: ModelToolCall[] | undefined
+  // The model's name, from any chunk that carries it.
   let model = ''
+  // From the usage chunk (stream_options.include_usage).
   const usage: ModelUsage = {}
+  // The choice's finish reason, once it came.
   let finishReason: string | undefined
+  // Set by [DONE] (or end()): later chunks are ignored.
   let isDone = false
 
   const emitCalls = (): ModelEvent[] => {

@@ -47,9 +47,13 @@ export interface MockModelServer extends AsyncDisposable {
 
 /** Starts a mock model server playing `turns` in order (a request past the end gets HTTP 500). */
 export async function startMockModel(turns: MockTurn[]): Promise<MockModelServer> {
+  // Every request, in arrival order.
   const requests: RecordedRequest[] = []
+  // Callers of request(index) waiting for a request not yet arrived.
   const waiters = new Map<number, (request: RecordedRequest) => void>()
+  // Responses not yet closed (hanging streams), destroyed by close().
   const open = new Set<ServerResponse>()
+  // The index of the next turn to play.
   let next = 0
 
   const server = createServer(async (req, res) => {
