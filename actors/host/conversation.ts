@@ -136,7 +136,7 @@ export function converse(host: HostView, model: ModelAdapter, options: ConverseO
         const all = host.currentTools()
         const tools = options.tools ? options.tools(all) : all
         const answer = await requestRound(model, {
-          messages: history,
+          messages: [...history],
           tools,
           ...(options.system !== undefined ? { system: options.system } : undefined),
           ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : undefined),
