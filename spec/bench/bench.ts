@@ -19,7 +19,7 @@
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks, auth; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `all`. The default
+ *                  npm registry), tasks, auth, host; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `all`. The default
  *                  run takes about 5 minutes.
  *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
@@ -47,6 +47,7 @@ import { RawDriver, type RawResponse } from './raw-driver.ts'
 import { modernEchoParams, postModern, startModernHttp, startModernStdio, type ModernSide } from './modern-bench.ts'
 import { runTasksBench } from './tasks-bench.ts'
 import { runAuthBench } from './auth-bench.ts'
+import { runHostBench } from './host-bench.ts'
 
 installCleanup()
 await loadMsgpack()
@@ -82,8 +83,10 @@ const GROUPS: Record<string, readonly string[]> = {
   tasks: ['tasks'],
   // Auth (auth-bench.ts): tools/call over HTTP with bearer-token checking against the same without, in one process.
   auth: ['auth'],
+  // Host (host-bench.ts): tools/call through the gateway against direct, and the heap per supervised client.
+  host: ['host'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -587,6 +590,12 @@ async function main(): Promise<void> {
       const off = auth.find(other => other.mode === 'off' && other.inFlight === row.inFlight)!
       addRatio(`auth ${row.mode} time/off time per call, ${row.inFlight} in flight`, off.perSecond / row.perSecond, row.mode === 'jwt' ? { atMost: 1.1 } : undefined)
     }
+  }
+  if (isSelected('host')) {
+    console.log('host: tools/call through the gateway (client -> gateway -> host -> server, Streamable HTTP both hops) against direct, one process')
+    const host = await runHostBench(SECONDS)
+    report.host = host
+    for (const row of host.rows) addRatio(`host gateway/direct calls/s, ${row.inFlight} in flight`, row.ratio, row.inFlight === 64 ? { atLeast: 0.5 } : undefined)
   }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })
