@@ -17,6 +17,8 @@ import { httpClient, sseClient } from '../../transports/http-client.ts'
 import { websocketClient } from '../../transports/websocket-client.ts'
 import { SupervisedServer, type RestartPolicy, type ServerState, type StartedClient } from './supervisor.ts'
 import type { HostCallOptions, HostTool, HostView } from './view.ts'
+import { samplingViaModel, type ModelAdapter } from './model.ts'
+import { outcomePromise, type HandlerOutcome } from '../request.ts'
 
 /** What the consent hook is asked about. */
 export type ConsentRequest =
@@ -35,8 +37,10 @@ export interface HostOptions {
   restart?: RestartPolicy
   /** Human in the loop: asked before each tool call, sampling and elicitation (default: everything allowed). */
   consent?: (request: ConsentRequest) => ConsentAnswer | Promise<ConsentAnswer>
-  /** Answers servers' sampling requests (after consent), e.g. `samplingViaModel(model)`; without it servers are not offered sampling. */
-  sampling?: (params: CreateMessageParams, server: string) => Promise<CreateMessageResult>
+  /** The model that answers servers' sampling requests (after consent), through `samplingViaModel`. */
+  model?: ModelAdapter
+  /** Answers servers' sampling requests (after consent) instead of `model`; without either, servers are not offered sampling. */
+  sampling?: (params: CreateMessageParams, server: string) => HandlerOutcome<CreateMessageResult>
   /** Answers servers' form elicitations (after consent); without it servers are not offered elicitation. */
   elicitation?: (params: ElicitParams, server: string) => Promise<ElicitResult>
   /** Directories any server's roots must lie in (default: no limit beyond each server's own list). */
@@ -135,11 +139,13 @@ class HostActor implements Host {
   /** Starts one server's client by its configuration, with the host's handlers. */
   #start(config: HostServerConfig, stderr: (chunk: string) => void): Promise<StartedClient> {
     const clientOptions: ClientOptions = { roots: this.#roots(config), timeout: config.timeout }
-    const { sampling, elicitation } = this.options
+    const { elicitation } = this.options
+    const viaModel = this.options.model === undefined ? undefined : samplingViaModel(this.options.model)
+    const sampling = this.options.sampling ?? (viaModel === undefined ? undefined : (params: CreateMessageParams) => viaModel(params))
     if (sampling !== undefined) {
       clientOptions.sampling = async params => {
         await this.#consent({ kind: 'sampling', server: config.name, params }, `sampling:${config.name}`)
-        return sampling(params, config.name)
+        return outcomePromise(sampling(params, config.name))
       }
     }
     if (elicitation !== undefined) {
