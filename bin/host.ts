@@ -26,6 +26,10 @@ export interface HostFlags {
   host?: string
   isJson: boolean
   waitMs: number
+  /** chat: the model (`provider:model`), a base URL, a system prompt. */
+  model?: string
+  baseUrl?: string
+  system?: string
 }
 
 /** Reads and checks the config file; errors name the file, the server and the field. */

@@ -20,6 +20,7 @@ import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
 import { authorizingFetch, type AuthFlags } from './auth.ts'
 import { inspectHost, serveGateway, type HostFlags } from './host.ts'
+import { chat } from './chat.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
@@ -29,6 +30,7 @@ const USAGE = `Usage:
                [--allowed-origin ORIGIN]... -- COMMAND [ARGS...]
   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]
   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]
+  rxmcp chat --config mcp.json --model anthropic:MODEL|openai:MODEL [--base-url URL] [--system TEXT]
   rxmcp --help
 
 Auth options (inspect and call, for a server at an http(s) URL):
@@ -302,7 +304,7 @@ async function serveBridge(parsed: Parsed): Promise<number> {
 /** The host commands' flags (`--config` given), or undefined for the other commands. */
 function parseHostFlags(argv: string[]): HostFlags | undefined {
   const [command, ...rest] = argv
-  if ((command !== 'gateway' && command !== 'inspect') || !rest.includes('--config')) return undefined
+  if ((command !== 'gateway' && command !== 'inspect' && command !== 'chat') || !rest.includes('--config')) return undefined
   const flags: HostFlags = { config: '', isJson: false, waitMs: 15_000 }
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
@@ -313,11 +315,15 @@ function parseHostFlags(argv: string[]): HostFlags | undefined {
       if (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535) throw new UsageError('--port needs a port number')
     } else if (arg === '--host' && command === 'gateway') flags.host = value()
     else if (arg === '--json' && command === 'inspect') flags.isJson = true
+    else if (arg === '--model' && command === 'chat') flags.model = value()
+    else if (arg === '--base-url' && command === 'chat') flags.baseUrl = value()
+    else if (arg === '--system' && command === 'chat') flags.system = value()
     else if (arg === '--wait-ms' && command === 'inspect') {
       flags.waitMs = Number(value())
       if (!Number.isFinite(flags.waitMs) || flags.waitMs < 0) throw new UsageError('--wait-ms needs a number of milliseconds')
     } else throw new UsageError(`Unknown option for ${command}: ${arg}`)
   }
+  if (command === 'chat' && flags.model === undefined) throw new UsageError('chat needs --model provider:model')
   return flags
 }
 
@@ -331,6 +337,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (hostFlags !== undefined) {
     try {
+      if (argv[0] === 'chat') return await chat({ config: hostFlags.config, model: hostFlags.model!, baseUrl: hostFlags.baseUrl, system: hostFlags.system })
       return argv[0] === 'gateway' ? await serveGateway(hostFlags) : await inspectHost(hostFlags)
     } catch (error) {
       process.stderr.write(`rxmcp: ${(error as Error).message}\n`)

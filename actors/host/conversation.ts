@@ -123,7 +123,10 @@ export function converse(host: HostView, model: ModelAdapter, options: ConverseO
       try {
         return await host.callTool(call.name, call.arguments, {
           signal,
-          onProgress: event => { if (!signal.aborted) subscriber.next({ type: 'tool-progress', id: call.id, ...event }) },
+          // Only the progress fields: the event a client hands over carries a `type` of its own.
+          onProgress: ({ progress, total, message }) => {
+            if (!signal.aborted) subscriber.next({ type: 'tool-progress', id: call.id, progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) })
+          },
         })
       } catch (error) {
         if (signal.aborted) throw error

@@ -1,6 +1,6 @@
 /**
  * Installs the Debian packages the suite drives for real (headless Chromium for the browser client
- * test), when they are missing. Run by `npm test` before vitest, so a fresh machine needs nothing but
+ * test, tmux for the terminal chat test), when they are missing. Run by `npm test` before vitest, so a fresh machine needs nothing but
  * `npm install`. Needs root (or passwordless sudo) for apt-get; without it, it names what to install
  * and the tests that need the package fail saying so.
  */
@@ -9,6 +9,8 @@ import { execFileSync, spawnSync } from 'node:child_process'
 /** Command that proves a package is there -> the Debian package that provides it. */
 const PACKAGES: Record<string, string> = {
   chromium: 'chromium',
+  // The terminal test of `rxmcp chat` drives it through tmux (send keys, read the screen).
+  tmux: 'tmux',
 }
 
 function has(command: string): boolean {
