@@ -1,0 +1,21 @@
+/**
+ * `rxmcp/host`: the host of the MCP architecture. Many supervised clients from an `mcpServers`
+ * config, one aggregated view, a security policy (consent, allow/deny, roots), the LLM integration
+ * (Anthropic and OpenAI adapters over fetch, the tool-use loop, sampling through a model), and the
+ * gateway that serves the view as one MCP server.
+ */
+export { createHost, startServerClient } from './host.ts'
+export type { Host, HostOptions, HostResource, HostPrompt, ConsentRequest, ConsentAnswer } from './host.ts'
+export { SupervisedServer, RESTART_DEFAULTS } from './supervisor.ts'
+export type { ServerState, RestartPolicy, StartedClient } from './supervisor.ts'
+export type { HostView, HostTool, HostCallOptions, HostProgress } from './view.ts'
+export { hostServer } from './gateway.ts'
+export type { Gateway, GatewayOptions } from './gateway.ts'
+export { anthropicModel, openaiModel, samplingViaModel, lastMessage, MODEL_DEFAULTS, ModelHttpError, ModelStreamError, ModelErrorCode } from './model.ts'
+export type { ModelAdapter, AnthropicModelOptions, OpenAiModelOptions, SamplingViaModelOptions } from './model.ts'
+export { converse, CONVERSATION_DEFAULTS } from './conversation.ts'
+export type { ConverseOptions, ConversationEvent, ConversationStopReason, ToolCallRequest, ToolCallDecision } from './conversation.ts'
+export type { ModelMessage, ModelRequest, ModelEvent, ModelContent, StopReason, ModelUsage } from '../../lib/llm/messages.ts'
+export { parseHostConfig, diffHostConfig, expandVariables, HostConfigError } from '../../lib/host-config.ts'
+export type { HostConfig, HostServerConfig, HostConfigChange, ServerTransportKind } from '../../lib/host-config.ts'
+export { namespacedNames, MAX_TOOL_NAME } from '../../lib/tool-names.ts'
