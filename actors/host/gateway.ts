@@ -55,6 +55,9 @@ export function hostServer(host: Host, options: GatewayOptions = {}): Gateway {
     return [JSON.stringify(definition), () => server.prompt(prompt.name, definition, args => host.getPrompt(prompt.name, args as Record<string, string>))]
   }, skipped))
 
+  // Servers' log messages go to every session of the gateway, the server's name as logger.
+  subscriptions.push(host.logs.subscribe(entry => server.log(entry.level, entry.data, entry.logger === undefined ? entry.server : `${entry.server}/${entry.logger}`)))
+
   return {
     server,
     close: async () => {

@@ -6,11 +6,11 @@
 import { realpathSync } from 'node:fs'
 import { resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { BehaviorSubject, asyncScheduler, lastValueFrom, toArray, type Observable, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
+import { BehaviorSubject, Subject, asyncScheduler, lastValueFrom, toArray, type Observable, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
 import { diffHostConfig, type HostConfig, type HostServerConfig } from '../../lib/host-config.ts'
 import { namespacedNames } from '../../lib/tool-names.ts'
 import { InvalidParamsError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
-import type { CallToolResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from '../../lib/schema/types.ts'
+import type { LoggingLevel, CallToolResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from '../../lib/schema/types.ts'
 import { connect, type ClientOptions, type McpClient } from '../client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 import { httpClient, sseClient } from '../../transports/http-client.ts'
@@ -45,11 +45,16 @@ export interface HostOptions {
   elicitation?: (params: ElicitParams, server: string) => Promise<ElicitResult>
   /** Directories any server's roots must lie in (default: no limit beyond each server's own list). */
   allowedRoots?: readonly string[]
+  /** The level asked of every server that logs (default info); its messages come out on `host.logs`. */
+  logLevel?: LoggingLevel
   /** Where restart backoff waits (default: the real clock). */
   scheduler?: SchedulerLike
   /** How a server's client is started (default: by its configuration; tests may inject). */
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
 }
+
+/** A log message a server sent (`notifications/message`), with the server that sent it. */
+export interface HostLog { readonly server: string; readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown }
 
 /** A resource or prompt of the aggregated view, with the server that owns it. */
 export interface HostResource { readonly server: string; readonly resource: Resource }
@@ -62,6 +67,8 @@ export interface Host extends HostView {
   currentStates(): ReadonlyMap<string, ServerState>
   readonly resources: Observable<readonly HostResource[]>
   readonly prompts: Observable<readonly HostPrompt[]>
+  /** Every server's log messages, as they come (hot). */
+  readonly logs: Observable<HostLog>
   readResource(uri: string): Promise<ReadResourceResult>
   getPrompt(name: string, args?: Record<string, string>): Promise<GetPromptResult>
   /** The client of a ready server, for what the aggregated view does not cover. */
@@ -94,6 +101,8 @@ class HostActor implements Host {
   readonly #tools = new BehaviorSubject<readonly HostTool[]>([])
   readonly #resources = new BehaviorSubject<readonly HostResource[]>([])
   readonly #prompts = new BehaviorSubject<readonly HostPrompt[]>([])
+  readonly #logs = new Subject<HostLog>()
+  readonly logs = this.#logs.asObservable()
   readonly #allowedAlways = new Set<string>()
   readonly #stateWatch = new Map<string, Subscription>()
   #config: HostConfig
@@ -189,6 +198,13 @@ class HostActor implements Host {
     }
     for (const kind of ['tools', 'resources', 'prompts'] as const) {
       offer.subscriptions.push(client.notifications(`notifications/${kind}/list_changed` as 'notifications/tools/list_changed').subscribe(() => void relist(kind)))
+    }
+    if (capabilities.logging !== undefined) {
+      offer.subscriptions.push(client.notifications('notifications/message').subscribe(params => {
+        const { level, logger, data } = params as { level: LoggingLevel; logger?: string; data: unknown }
+        this.#logs.next(logger === undefined ? { server: name, level, data } : { server: name, level, logger, data })
+      }))
+      client.setLoggingLevel(this.options.logLevel ?? 'info').catch(() => {})
     }
     await Promise.all([relist('tools'), relist('resources'), relist('prompts')])
   }
@@ -289,6 +305,7 @@ class HostActor implements Host {
     this.#tools.complete()
     this.#resources.complete()
     this.#prompts.complete()
+    this.#logs.complete()
     this.#states.complete()
   }
 }

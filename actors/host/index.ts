@@ -5,7 +5,7 @@
  * gateway that serves the view as one MCP server.
  */
 export { createHost, startServerClient } from './host.ts'
-export type { Host, HostOptions, HostResource, HostPrompt, ConsentRequest, ConsentAnswer } from './host.ts'
+export type { Host, HostOptions, HostResource, HostPrompt, HostLog, ConsentRequest, ConsentAnswer } from './host.ts'
 export { SupervisedServer, RESTART_DEFAULTS } from './supervisor.ts'
 export type { ServerState, RestartPolicy, StartedClient } from './supervisor.ts'
 export type { HostView, HostTool, HostCallOptions, HostProgress } from './view.ts'

@@ -1,14 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { execFile } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { filter, firstValueFrom } from 'rxjs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableV2 } from '@modelcontextprotocol/client'
 import { createHost, type Host } from '../../actors/host/host.ts'
 import { hostServer } from '../../actors/host/gateway.ts'
@@ -44,7 +45,7 @@ async function gatewayUrl(host: Host): Promise<string> {
 }
 
 describe('the gateway', () => {
-  it('serves the aggregated view to the official SDK 1.32 client: namespaced tools, routed calls with progress, resources, list_changed on reload', async () => {
+  it('serves the aggregated view to the official SDK 1.32 client: namespaced tools, routed calls with progress, logs, resources, list_changed on reload', async () => {
     const host = await readyHost({ one: EXAMPLE, two: EXAMPLE })
     const url = await gatewayUrl(host)
     const client = new Client({ name: 'sdk', version: '1' })
@@ -57,6 +58,13 @@ describe('the gateway', () => {
     const progress: number[] = []
     await client.callTool({ name: 'one__long_running', arguments: { steps: 3, ms: 5 } }, undefined, { onprogress: event => progress.push(event.progress) })
     expect(progress).toEqual([1, 2, 3])
+    // A server's log message reaches the gateway's clients, the server named in the logger.
+    await client.setLoggingLevel('info')
+    let logged!: (params: unknown) => void
+    const isLogged = new Promise<unknown>(resolve => { logged = resolve })
+    client.setNotificationHandler(LoggingMessageNotificationSchema, notification => logged(notification.params))
+    await client.callTool({ name: 'one__log', arguments: { level: 'warning', message: 'careful' } })
+    expect(await isLogged).toEqual({ level: 'warning', logger: 'one/everything', data: 'careful' })
     const { resources } = await client.listResources()
     expect(resources.length).toBeGreaterThan(0)
     expect((await client.readResource({ uri: resources[0]!.uri })).contents[0]!.uri).toBe(resources[0]!.uri)
@@ -69,6 +77,26 @@ describe('the gateway', () => {
     const after = await client.listTools()
     expect(after.tools.some(tool => tool.name.startsWith('two__'))).toBe(false)
     expect(after.tools.some(tool => tool.name === 'one__echo')).toBe(true)
+  }, 60_000)
+
+  it('is driven by MCP Inspector\'s CLI over Streamable HTTP: tools/list, tools/call, resources/list', async () => {
+    const host = await readyHost({ one: EXAMPLE })
+    const url = await gatewayUrl(host)
+    const inspector = createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/build/index.js')
+    const run = (...args: string[]) => new Promise<{ code: number; stdout: string; stderr: string }>(resolve => {
+      // Run from its own folder: it finds its package.json relative to the working directory.
+      execFile(process.execPath, [inspector, url, '--transport', 'http', ...args], { cwd: dirname(inspector), timeout: 30_000 }, (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+      })
+    })
+    const listed = await run('--method', 'tools/list')
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(JSON.parse(listed.stdout).tools.map((tool: { name: string }) => tool.name)).toContain('one__echo')
+    const called = await run('--method', 'tools/call', '--tool-name', 'one__echo', '--tool-arg', 'text=from the inspector')
+    expect(called.code, called.stderr).toBe(0)
+    expect(JSON.parse(called.stdout).content[0].text).toContain('from the inspector')
+    const resources = await run('--method', 'resources/list')
+    expect(JSON.parse(resources.stdout).resources.length).toBeGreaterThan(0)
   }, 60_000)
 
   it('serves the official SDK v2 client in the modern era (2026-07-28)', async () => {

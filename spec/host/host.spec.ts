@@ -163,6 +163,20 @@ describe('the host, faults', () => {
   }, 60_000)
 })
 
+describe('the host, elicitation', () => {
+  it('answers a server\'s elicitation through the application\'s hook, after consent', async () => {
+    const asked: string[] = []
+    const started = host(parseHostConfig({ mcpServers: { example: EVERYTHING_EXAMPLE } }), {
+      consent: request => { asked.push(request.kind); return 'allow-once' },
+      elicitation: async (params, server) => ({ action: 'accept', content: { name: `${server} user`, age: 41 } }),
+    })
+    await toolsNamed(started, ['example__elicit'])
+    const result = await started.callTool('example__elicit', {})
+    expect(result.structuredContent).toMatchObject({ action: 'accept', content: { name: 'example user', age: 41 } })
+    expect(asked).toEqual(['tool', 'elicitation'])
+  }, 60_000)
+})
+
 describe('the host, policy', () => {
   it('applies allow and deny lists, and asks for consent before tool calls (allow-always remembered, deny refused)', async () => {
     const asked: string[] = []
