@@ -11,6 +11,8 @@ const PACKAGES: Record<string, string> = {
   chromium: 'chromium',
   // The terminal test of `rxmcp chat` drives it through tmux (send keys, read the screen).
   tmux: 'tmux',
+  // The Redis stores are tested against a real server (spec/helpers/redis-server.ts).
+  'redis-server': 'redis-server',
 }
 
 function has(command: string): boolean {

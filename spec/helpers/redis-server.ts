@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createConnection } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort } from '../auth/fixtures.ts'
+
+/** A real redis-server (Debian's package) for a test file: loopback, a free port, a temporary directory, no persistence. */
+export interface TestRedis {
+  readonly url: string
+  readonly port: number
+  /** Stops it (SIGKILL: as a crash) and, with `restart`, starts it again on the same port. */
+  kill(): Promise<void>
+  restart(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** Starts redis-server and waits until it answers PING (bounded: 10 s). */
+export async function startRedis(): Promise<TestRedis> {
+  const port = await freePort()
+  const dir = await mkdtemp(join(tmpdir(), 'rxmcp-redis-'))
+  let child: ChildProcess | undefined
+  const launch = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], { stdio: 'ignore' })
+    child.on('error', () => {})
+    const end = Date.now() + 10_000
+    while (!(await pings(port))) {
+      if (Date.now() > end) throw new Error(`redis-server did not answer on port ${port} (is the redis-server package installed?)`)
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  }
+  await launch()
+  const kill = async () => {
+    const running = child
+    if (running === undefined || running.exitCode !== null) return
+    const exited = new Promise(resolve => running.once('exit', resolve))
+    running.kill('SIGKILL')
+    await exited
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    restart: launch,
+    stop: async () => { await kill(); await rm(dir, { recursive: true, force: true }) },
+  }
+}
+
+/** True when something on `port` answers PING with PONG. */
+function pings(port: number): Promise<boolean> {
+  return new Promise(resolve => {
+    const socket = createConnection({ port, host: '127.0.0.1' })
+    socket.setTimeout(500)
+    socket.once('connect', () => socket.write('PING\r\n'))
+    socket.once('data', data => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
+    socket.once('error', () => resolve(false))
+    socket.once('timeout', () => { socket.destroy(); resolve(false) })
+  })
+}

@@ -1,0 +1,159 @@
+/**
+ * A {@link TaskStore} on Redis: tasks outlive the instance that created them, and any instance
+ * sharing the Redis answers tasks/get, tasks/result and tasks/list for them. Each task is one key
+ * (JSON, expiring with the task's ttl); each owner's tasks are a sorted set in creation order; a
+ * status change is a compare-and-set on the stored status (a Lua script), so two instances cannot
+ * both move a task out of the same state.
+ */
+import { InvalidParamsError } from '../lib/jsonrpc/errors.ts'
+import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../actors/tasks/task.ts'
+import { TaskStoreFullError, randomTaskId, type TaskCreate, type TaskPage, type TaskStore } from '../actors/tasks/store.ts'
+import type { RedisLike } from './redis.ts'
+
+/** Options of {@link redisTaskStore}. */
+export interface RedisTaskStoreOptions {
+  /** Key prefix (default `rxmcp:`). */
+  prefix?: string
+  /** Tasks in all (default 100,000) and per owner (default 1,000). */
+  maxTasks?: number
+  maxTasksPerOwner?: number
+  /** A task's retention when the request names none (default 1 hour; null: until deleted). */
+  defaultTtlMs?: number | null
+  /** The most retention a request may get (default 24 hours). */
+  maxTtlMs?: number | null
+  pollIntervalMs?: number
+  pageSize?: number
+  /** The clock, in ms (default Date.now). */
+  now?: () => number
+}
+
+export const REDIS_TASK_STORE_DEFAULTS = {
+  prefix: 'rxmcp:', maxTasks: 100_000, maxTasksPerOwner: 1_000, defaultTtlMs: TASK_DEFAULTS.ttlMs, maxTtlMs: 24 * 3_600_000,
+  pollIntervalMs: TASK_DEFAULTS.pollIntervalMs, pageSize: 50,
+} as const
+
+/** Sets the task's JSON if its stored status is still ARGV[2]; keeps the key's expiry. */
+const COMPARE_AND_SET = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+if cjson.decode(current).status ~= ARGV[2] then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return 1`
+
+/**
+ * @example
+ * const redis = await connectRedis(process.env.REDIS_URL!)
+ * createServer(info, { tasks: { store: redisTaskStore(redis) } })
+ */
+export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions = {}): TaskStore {
+  const defaults = REDIS_TASK_STORE_DEFAULTS
+  const prefix = options.prefix ?? defaults.prefix
+  const now = options.now ?? Date.now
+  const pageSize = options.pageSize ?? defaults.pageSize
+  const taskKey = (taskId: string) => `${prefix}task:${taskId}`
+  const ownerKey = (owner: string) => `${prefix}owner-tasks:${owner}`
+  const allKey = `${prefix}tasks`
+  const seqKey = `${prefix}task-seq`
+  const ttlFor = (requested: number | null | undefined): number | null => {
+    const fallback = options.defaultTtlMs === undefined ? defaults.defaultTtlMs : options.defaultTtlMs
+    const max = options.maxTtlMs === undefined ? defaults.maxTtlMs : options.maxTtlMs
+    const ttl = requested === undefined || requested === null ? fallback : Math.max(0, requested)
+    if (max === null) return ttl
+    return ttl === null ? max : Math.min(ttl, max)
+  }
+  const read = async <R>(taskId: string): Promise<TaskState<R> | undefined> => {
+    const text = await redis.get(taskKey(taskId))
+    return text === null ? undefined : JSON.parse(text) as TaskState<R>
+  }
+  const isPast = (state: TaskState<unknown>) => state.ttlMs !== null && now() >= state.createdAt + state.ttlMs
+
+  return {
+    async create<R>(init: TaskCreate): Promise<TaskState<R>> {
+      const at = now()
+      // Forget what expired (the keys went by themselves; the indexes are swept here).
+      await redis.zRemRangeByScore(allKey, '-inf', at)
+      const maxTasks = options.maxTasks ?? defaults.maxTasks
+      if (await redis.zCard(allKey) >= maxTasks) throw new TaskStoreFullError(maxTasks, 'store')
+      const maxPerOwner = options.maxTasksPerOwner ?? defaults.maxTasksPerOwner
+      if (await redis.zCard(ownerKey(init.owner)) >= maxPerOwner) {
+        await sweepOwner(init.owner)
+        if (await redis.zCard(ownerKey(init.owner)) >= maxPerOwner) throw new TaskStoreFullError(maxPerOwner, 'owner')
+      }
+      const state: TaskState<unknown> = {
+        taskId: randomTaskId(), owner: init.owner, status: 'working', createdAt: at, lastUpdatedAt: at,
+        ttlMs: ttlFor(init.ttlMs), pollIntervalMs: init.pollIntervalMs ?? options.pollIntervalMs ?? defaults.pollIntervalMs,
+      }
+      if (init.statusMessage !== undefined) state.statusMessage = init.statusMessage
+      const seq = await redis.incr(seqKey)
+      const stored = await redis.set(taskKey(state.taskId), JSON.stringify(state), { NX: true, ...(state.ttlMs === null ? {} : { PX: Math.max(1, state.ttlMs) }) })
+      if (stored === null) throw new Error(`Task id generator returned an id in use: ${state.taskId}`)
+      await Promise.all([
+        redis.zAdd(ownerKey(init.owner), { score: seq, value: state.taskId }),
+        redis.zAdd(allKey, { score: state.ttlMs === null ? Number.MAX_SAFE_INTEGER : at + state.ttlMs, value: state.taskId }),
+      ])
+      return state as TaskState<R>
+    },
+
+    async get<R>(taskId: string, owner: string): Promise<TaskState<R> | undefined> {
+      const state = await read<R>(taskId)
+      if (state === undefined || state.owner !== owner || isPast(state)) return undefined
+      return state
+    },
+
+    async update<R>(next: TaskState<R>): Promise<TaskState<R>> {
+      // Compare-and-set on the status: another instance may have moved the task meanwhile.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await read<R>(next.taskId)
+        if (current === undefined || current.owner !== next.owner || isPast(current)) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
+        if (!canTransition(current.status, next.status)) throw new TaskTransitionError(next.taskId, current.status, next.status)
+        const stored: TaskState<R> = { ...next, taskId: current.taskId, owner: current.owner, createdAt: current.createdAt, ttlMs: current.ttlMs }
+        if (!isTerminalStatus(stored.status)) { delete stored.result; delete stored.error }
+        const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(next.taskId)], arguments: [JSON.stringify(stored), current.status] })
+        if (outcome === 1) return stored
+        if (outcome === 0) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
+      }
+      throw new Error(`Task ${next.taskId} kept changing while it was updated`)
+    },
+
+    async list(owner: string, cursor?: string): Promise<TaskPage> {
+      let after = 0
+      if (cursor !== undefined) {
+        after = Number(cursor)
+        if (!/^\d+$/.test(cursor) || !Number.isSafeInteger(after)) throw new InvalidParamsError('Invalid params: unknown cursor')
+      }
+      const tasks: TaskState<unknown>[] = []
+      let last = after
+      // Expired tasks still in the index are skipped (and dropped from it); a page is filled from later ones.
+      while (tasks.length < pageSize) {
+        const ids = await redis.zRangeByScore(ownerKey(owner), `(${last}`, '+inf', { LIMIT: { offset: 0, count: pageSize } })
+        if (ids.length === 0) break
+        for (const taskId of ids) {
+          const score = await redis.zScore(ownerKey(owner), taskId)
+          if (score !== null) last = score
+          const state = await read(taskId)
+          if (state === undefined || isPast(state) || state.owner !== owner) { await redis.zRem(ownerKey(owner), taskId); continue }
+          tasks.push(state)
+          if (tasks.length === pageSize) break
+        }
+      }
+      const hasMore = tasks.length === pageSize && (await redis.zRangeByScore(ownerKey(owner), `(${last}`, '+inf', { LIMIT: { offset: 0, count: 1 } })).length > 0
+      return hasMore ? { tasks, nextCursor: String(last) } : { tasks }
+    },
+
+    async delete(taskId: string, owner: string): Promise<boolean> {
+      const state = await read(taskId)
+      if (state === undefined || state.owner !== owner) return false
+      await Promise.all([redis.del(taskKey(taskId)), redis.zRem(ownerKey(owner), taskId), redis.zRem(allKey, taskId)])
+      return true
+    },
+
+    /** The store keeps nothing in this process; closing the Redis connection is its owner's business. */
+    async close(): Promise<void> {},
+  }
+
+  async function sweepOwner(owner: string): Promise<void> {
+    for (const taskId of await redis.zRangeByScore(ownerKey(owner), '-inf', '+inf')) {
+      if (await redis.get(taskKey(taskId)) === null) await redis.zRem(ownerKey(owner), taskId)
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The Redis client rxmcp's stores use, and how to get one. rxmcp speaks to Redis through this small
+ * structural interface; `connectRedis(url)` makes one with node-redis (the `redis` package, an
+ * optional peer), imported only when called, so nothing loads it unless the Redis mode is used.
+ *
+ * node-redis was chosen over ioredis: it is the client Redis maintains, promise-first with typed
+ * commands, speaks RESP3, and has cluster and sentinel clients with the same command API.
+ */
+
+/** The commands the Redis stores send (node-redis v5 signatures, a subset). */
+export interface RedisLike {
+  get(key: string): Promise<string | null>
+  set(key: string, value: string, options?: { PX?: number; KEEPTTL?: true; XX?: true; NX?: true }): Promise<string | null>
+  del(keys: string | string[]): Promise<number>
+  incr(key: string): Promise<number>
+  expire(key: string, seconds: number): Promise<number | boolean>
+  sAdd(key: string, members: string | string[]): Promise<number>
+  sMembers(key: string): Promise<string[]>
+  zAdd(key: string, members: { score: number; value: string } | { score: number; value: string }[]): Promise<number>
+  zRem(key: string, members: string | string[]): Promise<number>
+  zCard(key: string): Promise<number>
+  zRangeByScore(key: string, min: number | string, max: number | string, options?: { LIMIT: { offset: number; count: number } }): Promise<string[]>
+  zRemRangeByScore(key: string, min: number | string, max: number | string): Promise<number>
+  zScore(key: string, member: string): Promise<number | null>
+  xAdd(key: string, id: string, message: Record<string, string>, options?: { TRIM: { strategy: 'MAXLEN'; strategyModifier?: '~' | '='; threshold: number } }): Promise<string>
+  xRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<{ id: string; message: Record<string, string> }[]>
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
+  quit?(): Promise<unknown>
+  close?(): Promise<unknown>
+}
+
+/**
+ * Connects to Redis at `url` with node-redis (`npm install redis`); errors of the connection are
+ * handed to `onError` (default: ignored while node-redis reconnects on its own).
+ */
+export async function connectRedis(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisLike & { close(): Promise<unknown> }> {
+  const specifier = 'redis'
+  let module: { createClient(options: { url: string }): unknown }
+  try {
+    module = await import(/* @vite-ignore */ specifier) as typeof module
+  } catch (error) {
+    throw new Error('The Redis mode needs the redis package: npm install redis', { cause: error })
+  }
+  const client = module.createClient({ url }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error: unknown) => void): void; close(): Promise<unknown> }
+  client.on('error', onError)
+  await client.connect()
+  return client
+}
+
+export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store.ts'
+export type { RedisEventStoreOptions } from './redis-event-store.ts'
+export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts'
+export type { RedisTaskStoreOptions } from './redis-task-store.ts'
