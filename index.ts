@@ -6,7 +6,7 @@ export type {
   McpServer, ServerSession, ServerContext, ServerOptions, SessionState, ToolDefinition, ToolHandler, MethodHandler, ResourceDefinition,
   ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler, Completer, Registration,
   ReadOutcome, SubscriptionState, SubscriptionMessage, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema, ObjectStandardSchema, StructuredToolResult,
-  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle, MethodOptions, McpRequest, McpHandler, Middleware,
+  ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle, MethodOptions, McpRequest, McpHandler, Middleware, EventBus,
 } from './actors/server.ts'
 export { requireScopes, permissions, permissionOf, grants, OPEN_METHODS, rateLimit, audit } from './actors/server/middleware.ts'
 export type { PermissionPolicy, RateLimitOptions, AuditEntry } from './actors/server/middleware.ts'

@@ -307,6 +307,21 @@ export interface ServerOptions {
   cacheHints?: Partial<Record<'server/discover' | 'tools/list' | 'prompts/list' | 'resources/list' | 'resources/templates/list' | 'resources/read', CacheHint>>
   /** Tasks (both eras): where they are kept, how long, who owns them. See {@link ServerTaskOptions}. */
   tasks?: ServerTaskOptions
+  /**
+   * Shares the event bus with other instances (scale-out): every event this server raises is
+   * published, and every event another instance published comes into this server's bus as if raised
+   * here (its sessions and listen streams hear it). `redisEventBus` from `rxmcp/transports/redis`
+   * makes one on Redis pub/sub.
+   */
+  eventBus?: EventBus
+}
+
+/** Events shared between instances of one server (see ServerOptions.eventBus). */
+export interface EventBus {
+  /** Shares an event this instance raised. */
+  publish(event: ServerEvent): void
+  /** The events the other instances raised (not this one's own). */
+  readonly remote: Observable<ServerEvent>
 }
 
 /** Options of a server's tasks. */

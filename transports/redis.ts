@@ -51,3 +51,5 @@ export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store
 export type { RedisEventStoreOptions } from './redis-event-store.ts'
 export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts'
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
+export { redisEventBus } from './redis-event-bus.ts'
+export type { RedisEventBusOptions, RedisPubSubLike } from './redis-event-bus.ts'

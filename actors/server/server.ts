@@ -83,6 +83,8 @@ export class Server implements McpServer {
   readonly events: Observable<ServerEvent> = this.#events.asObservable()
   /** Emits once when the server starts closing: listen streams end with their result first. */
   readonly #closing = new Subject<void>()
+  /** The subscription to other instances' events (ServerOptions.eventBus). */
+  readonly #remote: Subscription | undefined
   readonly closing: Observable<void> = this.#closing.asObservable()
   /** The methods over the registries, shared by every session and modern request. */
   readonly router: Router
@@ -96,7 +98,9 @@ export class Server implements McpServer {
     this.options = options
     this.pageSize = options.pageSize ?? SERVER_DEFAULTS.pageSize
     this.router = new Router(this)
-    this.tasks = new ServerTasks(this, event => this.#events.next(event))
+    this.tasks = new ServerTasks(this, event => this.#emit(event))
+    // Other instances' events come in as if raised here; this server's own go out through #emit.
+    this.#remote = options.eventBus?.remote.subscribe(event => this.#events.next(event))
   }
 
   /** The server's name, title and version: what each modern result says of it (discover says all). */
@@ -280,7 +284,7 @@ export class Server implements McpServer {
   changed(kind: ListKind): true {
     this.#capabilities = undefined
     this.tasks?.changed()
-    if (!this.#events.observed) return true
+    if (!this.#events.observed && this.options.eventBus === undefined) return true
     if (this.#changed.size === 0) queueMicrotask(() => this.#flushChanged())
     this.#changed.add(kind)
     return true
@@ -289,7 +293,7 @@ export class Server implements McpServer {
   #flushChanged(): void {
     const kinds = [...this.#changed]
     this.#changed.clear()
-    for (const kind of kinds) this.#events.next({ type: 'list_changed', kind })
+    for (const kind of kinds) this.#emit({ type: 'list_changed', kind })
   }
 
   /**
@@ -326,7 +330,7 @@ export class Server implements McpServer {
   }
 
   notifyResourceUpdated(uri: string): void {
-    this.#events.next({ type: 'resource_updated', uri })
+    this.#emit({ type: 'resource_updated', uri })
   }
 
   log(level: LoggingLevel, data: unknown, logger?: string): void {
@@ -364,7 +368,14 @@ export class Server implements McpServer {
     return session
   }
 
+  /** An event raised here: to this server's bus, and to the other instances when they share it. */
+  #emit(event: ServerEvent): void {
+    this.#events.next(event)
+    this.options.eventBus?.publish(event)
+  }
+
   async close(): Promise<void> {
+    this.#remote?.unsubscribe()
     this.#closing.next()
     this.#closing.complete()
     const listeners = [...this.#listeners]

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectRedis, type RedisLike } from '../../transports/redis.ts'
 import { redisEventStore } from '../../transports/redis-event-store.ts'
 import { redisTaskStore } from '../../transports/redis-task-store.ts'
+import { redisEventBus, type RedisPubSubLike } from '../../transports/redis-event-bus.ts'
+import { firstValueFrom } from 'rxjs'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { createServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
@@ -160,6 +162,58 @@ describe('redisTaskStore', () => {
       expect(read.result).toMatchObject({ taskId, status: 'completed', result: { content: [{ type: 'text', text: 'done by the first' }] } })
     } finally {
       await second.close()
+    }
+  })
+})
+
+describe('redisEventBus', () => {
+  it('fans a resource update and a task\'s changes raised on one instance out to the sessions and listen streams of another', async () => {
+    const keyPrefix = prefix()
+    const channel = `${keyPrefix}events`
+    const instances = [0, 1].map(() => {
+      const mcp = createServer({ name: 'fanned', version: '1' }, { eventBus: redisEventBus(redis as unknown as RedisPubSubLike, { channel }), tasks: { store: redisTaskStore(redis, { prefix: keyPrefix }) } })
+      mcp.resource('memo://shared', { name: 'shared' }, () => 'v')
+      mcp.tool('job', { execution: { taskSupport: 'optional' } }, () => ({ content: [{ type: 'text', text: 'done' }] }))
+      return mcp
+    })
+    const [a, b] = instances as [ReturnType<typeof createServer>, ReturnType<typeof createServer>]
+    const httpA = streamableHttp()
+    const httpB = streamableHttp()
+    await a.listen(httpA)
+    await b.listen(httpB)
+    const client = await connect(streamableHttpClient(httpB.url!), { name: 'c', version: '1' }, { era: 'legacy' })
+    try {
+      await client.subscribeResource('memo://shared')
+      const updated = firstValueFrom(client.notifications('notifications/resources/updated'))
+      // The subscriber connection of b may still be opening: publish until it hears.
+      const until = Date.now() + 10_000
+      let heard: unknown
+      updated.then(value => { heard = value })
+      while (heard === undefined) {
+        if (Date.now() > until) throw new Error('instance b never heard of the update on instance a')
+        a.notifyResourceUpdated('memo://shared')
+        await new Promise(resolve => setTimeout(resolve, 50))
+      }
+      expect(heard).toEqual({ uri: 'memo://shared' })
+      // A task made on a is seen changing by b's bus, as b's own would be.
+      const seen: string[] = []
+      const watching = b.events.subscribe(event => { if (event.type === 'task') seen.push(event.task.status) })
+      const created = await fetch(httpA.url!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'job' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'job', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } } }),
+      })
+      await created.text()
+      const end = Date.now() + 10_000
+      while (!seen.includes('completed')) {
+        if (Date.now() > end) throw new Error(`b saw ${seen.join(', ')}`)
+        await new Promise(resolve => setTimeout(resolve, 20))
+      }
+      watching.unsubscribe()
+    } finally {
+      await client.close()
+      await a.close()
+      await b.close()
     }
   })
 })
