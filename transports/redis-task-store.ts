@@ -7,22 +7,13 @@
  */
 import { InvalidParamsError } from '../lib/jsonrpc/errors.ts'
 import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../actors/tasks/task.ts'
-import { TaskStoreFullError, randomTaskId, type TaskCreate, type TaskPage, type TaskStore } from '../actors/tasks/store.ts'
+import { TaskStoreFullError, randomTaskId, retentionFor, type TaskCreate, type TaskPage, type TaskStore, type TaskStoreLimits } from '../actors/tasks/store.ts'
 import type { RedisLike } from './redis.ts'
 
 /** Options of {@link redisTaskStore}. */
-export interface RedisTaskStoreOptions {
-  /** Key prefix (default `rxmcp:`). */
+export interface RedisTaskStoreOptions extends TaskStoreLimits {
+  /** Key prefix (default `rxmcp:`). Defaults of the limits: REDIS_TASK_STORE_DEFAULTS. */
   prefix?: string
-  /** Tasks in all (default 100,000) and per owner (default 1,000). */
-  maxTasks?: number
-  maxTasksPerOwner?: number
-  /** A task's retention when the request names none (default 1 hour; null: until deleted). */
-  defaultTtlMs?: number | null
-  /** The most retention a request may get (default 24 hours). */
-  maxTtlMs?: number | null
-  pollIntervalMs?: number
-  pageSize?: number
   /** The clock, in ms (default Date.now). */
   now?: () => number
 }
@@ -54,13 +45,8 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
   const ownerKey = (owner: string) => `${prefix}owner-tasks:${owner}`
   const allKey = `${prefix}tasks`
   const seqKey = `${prefix}task-seq`
-  const ttlFor = (requested: number | null | undefined): number | null => {
-    const fallback = options.defaultTtlMs === undefined ? defaults.defaultTtlMs : options.defaultTtlMs
-    const max = options.maxTtlMs === undefined ? defaults.maxTtlMs : options.maxTtlMs
-    const ttl = requested === undefined || requested === null ? fallback : Math.max(0, requested)
-    if (max === null) return ttl
-    return ttl === null ? max : Math.min(ttl, max)
-  }
+  const ttlFor = (requested: number | null | undefined): number | null => retentionFor(requested,
+    options.defaultTtlMs === undefined ? defaults.defaultTtlMs : options.defaultTtlMs, options.maxTtlMs === undefined ? defaults.maxTtlMs : options.maxTtlMs)
   const read = async <R>(taskId: string): Promise<TaskState<R> | undefined> => {
     const text = await redis.get(taskKey(taskId))
     return text === null ? undefined : JSON.parse(text) as TaskState<R>

@@ -63,8 +63,8 @@ export const MEMORY_TASK_STORE_DEFAULTS = {
   pageSize: 50,
 } as const
 
-/** Options of {@link createMemoryTaskStore}; see {@link MEMORY_TASK_STORE_DEFAULTS}. */
-export interface MemoryTaskStoreOptions {
+/** The bounds every task store keeps (memory, Redis). */
+export interface TaskStoreLimits {
   maxTasks?: number
   maxTasksPerOwner?: number
   /** `null` grants unlimited retention when none is asked for (only if `maxTtlMs` is null too). */
@@ -73,6 +73,17 @@ export interface MemoryTaskStoreOptions {
   maxTtlMs?: number | null
   pollIntervalMs?: number
   pageSize?: number
+}
+
+/** The retention a task gets: the one asked for (else the default), at most the maximum. */
+export function retentionFor(requested: number | null | undefined, defaultTtlMs: number | null, maxTtlMs: number | null): number | null {
+  const ttl = requested === undefined || requested === null ? defaultTtlMs : Math.max(0, requested)
+  if (maxTtlMs === null) return ttl
+  return ttl === null ? maxTtlMs : Math.min(ttl, maxTtlMs)
+}
+
+/** Options of {@link createMemoryTaskStore}; see {@link MEMORY_TASK_STORE_DEFAULTS}. */
+export interface MemoryTaskStoreOptions extends TaskStoreLimits {
   /** The clock and the expiry timers; default `asyncScheduler`. */
   scheduler?: SchedulerLike
   /** Makes task ids; default 16 random bytes from Web Crypto as base64url. */
@@ -141,10 +152,7 @@ class MemoryTaskStore implements TaskStore {
   }
 
   #ttlFor(requested: number | null | undefined): number | null {
-    const { defaultTtlMs, maxTtlMs } = this.#options
-    const ttl = requested === undefined || requested === null ? defaultTtlMs : Math.max(0, requested)
-    if (maxTtlMs === null) return ttl
-    return ttl === null ? maxTtlMs : Math.min(ttl, maxTtlMs)
+    return retentionFor(requested, this.#options.defaultTtlMs, this.#options.maxTtlMs)
   }
 
   async create<R>(init: TaskCreate): Promise<TaskState<R>> {
