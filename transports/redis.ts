@@ -31,17 +31,20 @@ export interface RedisLike {
 
 /**
  * Connects to Redis at `url` with node-redis (`npm install redis`); errors of the connection are
- * handed to `onError` (default: ignored while node-redis reconnects on its own).
+ * handed to `onError` (default: ignored while node-redis reconnects on its own). While the
+ * connection is down, commands fail at once instead of waiting in a queue: a server keeps answering
+ * (an SSE event it cannot store goes out without an id, so it cannot be resumed; a task it cannot
+ * create is refused) and is back to full service when the connection is.
  */
 export async function connectRedis(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisLike & { close(): Promise<unknown> }> {
   const specifier = 'redis'
-  let module: { createClient(options: { url: string }): unknown }
+  let module: { createClient(options: { url: string; disableOfflineQueue: boolean }): unknown }
   try {
     module = await import(/* @vite-ignore */ specifier) as typeof module
   } catch (error) {
     throw new Error('The Redis mode needs the redis package: npm install redis', { cause: error })
   }
-  const client = module.createClient({ url }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error: unknown) => void): void; close(): Promise<unknown> }
+  const client = module.createClient({ url, disableOfflineQueue: true }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error: unknown) => void): void; close(): Promise<unknown> }
   client.on('error', onError)
   await client.connect()
   return client

@@ -217,3 +217,37 @@ describe('redisEventBus', () => {
     }
   })
 })
+
+describe('Redis going away', () => {
+  it('a server keeps answering while Redis is down (events without ids, task creation refused), and is whole again when it is back', async () => {
+    const own = await startRedis()
+    const ownRedis = await connectRedis(own.url)
+    const mcp = createServer({ name: 'weathering', version: '1' }, { tasks: { store: redisTaskStore(ownRedis) } })
+    mcp.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => ({ content: [{ type: 'text', text: String(text) }] }))
+    mcp.tool('job', { execution: { taskSupport: 'optional' } }, () => ({ content: [{ type: 'text', text: 'done' }] }))
+    const http = streamableHttp({ eventStore: redisEventStore(ownRedis) })
+    await mcp.listen(http)
+    const client = await connect(streamableHttpClient(http.url!), { name: 'c', version: '1' }, { era: 'legacy' })
+    try {
+      expect((await client.callTool('echo', { text: 'before' })).content).toEqual([{ type: 'text', text: 'before' }])
+      await own.kill()
+      // Down: plain calls are answered; a call that needs a new task is refused, not hung.
+      expect((await client.callTool('echo', { text: 'during' })).content).toEqual([{ type: 'text', text: 'during' }])
+      await expect(client.callToolAsTaskResult('job', {})).rejects.toThrow()
+      await own.restart()
+      const end = Date.now() + 15_000
+      // node-redis reconnects by itself; the first task created after it is stored again.
+      for (;;) {
+        const outcome = await client.callToolAsTaskResult('job', {}).then(result => result, () => undefined)
+        if (outcome !== undefined) { expect(outcome.content).toEqual([{ type: 'text', text: 'done' }]); break }
+        if (Date.now() > end) throw new Error('tasks did not come back with Redis')
+        await new Promise(resolve => setTimeout(resolve, 100))
+      }
+    } finally {
+      await client.close()
+      await mcp.close()
+      await ownRedis.close().catch(() => {})
+      await own.stop()
+    }
+  }, 60_000)
+})
