@@ -7,6 +7,8 @@
  * commands, speaks RESP3, and has cluster and sentinel clients with the same command API.
  */
 
+import { base64url } from '../lib/base64url.ts'
+
 /** The commands the Redis stores send (node-redis v5 signatures, a subset). */
 export interface RedisLike {
   get(key: string): Promise<string | null>
@@ -56,3 +58,21 @@ export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
 export { redisEventBus } from './redis-event-bus.ts'
 export type { RedisEventBusOptions, RedisPubSubLike } from './redis-event-bus.ts'
+
+/**
+ * The HMAC key of MRTR `requestState` (ServerOptions.requestStateKey) shared by every instance
+ * through Redis: the first instance to ask creates 32 random bytes (`SET NX`), the others read the
+ * same, so an input round started on one instance completes on another. Whoever can read Redis can
+ * read the key: keep Redis as private as the servers.
+ * @example
+ * createServer(info, { requestStateKey: await sharedRequestStateKey(redis) })
+ */
+export async function sharedRequestStateKey(redis: Pick<RedisLike, 'get' | 'set'>, key = 'rxmcp:request-state-key'): Promise<string> {
+  const existing = await redis.get(key)
+  if (existing !== null) return existing
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  await redis.set(key, base64url(bytes), { NX: true })
+  const chosen = await redis.get(key)
+  if (chosen === null) throw new Error(`Redis lost ${key} as soon as it was set`)
+  return chosen
+}

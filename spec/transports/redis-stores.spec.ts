@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connectRedis, type RedisLike } from '../../transports/redis.ts'
+import { connectRedis, sharedRequestStateKey, type RedisLike } from '../../transports/redis.ts'
 import { redisEventStore } from '../../transports/redis-event-store.ts'
 import { redisTaskStore } from '../../transports/redis-task-store.ts'
 import { redisEventBus, type RedisPubSubLike } from '../../transports/redis-event-bus.ts'
@@ -250,4 +250,44 @@ describe('Redis going away', () => {
       await own.stop()
     }
   }, 60_000)
+})
+
+describe('sharedRequestStateKey', () => {
+  it('gives every instance the same key, so an input round started on one completes on another', async () => {
+    const keyName = `${prefix()}request-state-key`
+    const keys = await Promise.all([sharedRequestStateKey(redis, keyName), sharedRequestStateKey(redis, keyName)])
+    expect(keys[0]).toBe(keys[1])
+    expect(keys[0]).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const instance = (requestStateKey?: string) => {
+      const mcp = createServer({ name: 'mrtr', version: '1' }, { requestStateKey })
+      mcp.tool('ask', {}, async (_args, ctx) => {
+        const answer = await ctx.elicit({ message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+        return { content: [{ type: 'text', text: `hello ${(answer.content as { name: string }).name}` }] }
+      })
+      return mcp
+    }
+    const servers = [instance(keys[0]), instance(keys[1]), instance()]
+    const urls: string[] = []
+    for (const mcp of servers) { const http = streamableHttp(); await mcp.listen(http); urls.push(http.url!) }
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } }
+    const ask = async (url: string, extra: Record<string, unknown>) => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'ask' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: {}, ...extra, _meta: meta } }),
+      })
+      return await response.json() as { result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown>; content?: unknown }; error?: { code: number } }
+    }
+    try {
+      const first = await ask(urls[0]!, {})
+      expect(first.result?.resultType).toBe('input_required')
+      const [inputKey] = Object.keys(first.result!.inputRequests!)
+      const retry = { requestState: first.result!.requestState, inputResponses: { [inputKey!]: { action: 'accept', content: { name: 'Ada' } } } }
+      expect((await ask(urls[1]!, retry)).result?.content).toEqual([{ type: 'text', text: 'hello Ada' }])
+      // An instance with a key of its own cannot open it.
+      expect((await ask(urls[2]!, retry)).error?.code).toBe(-32602)
+    } finally {
+      for (const mcp of servers) await mcp.close()
+    }
+  })
 })
