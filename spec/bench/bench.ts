@@ -19,7 +19,7 @@
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks, auth, host; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `all`. The default
+ *                  npm registry), tasks, auth, host, redis; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `redis`, `all`. The default
  *                  run takes about 5 minutes.
  *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
@@ -48,6 +48,7 @@ import { modernEchoParams, postModern, startModernHttp, startModernStdio, type M
 import { runTasksBench } from './tasks-bench.ts'
 import { runAuthBench } from './auth-bench.ts'
 import { runHostBench } from './host-bench.ts'
+import { runRedisBench } from './redis-bench.ts'
 
 installCleanup()
 await loadMsgpack()
@@ -85,8 +86,10 @@ const GROUPS: Record<string, readonly string[]> = {
   auth: ['auth'],
   // Host (host-bench.ts): tools/call through the gateway against direct, and the heap per supervised client.
   host: ['host'],
+  // Redis (redis-bench.ts): the Redis mode against the in-memory one, and what Redis holds per event and task.
+  redis: ['redis'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -596,6 +599,12 @@ async function main(): Promise<void> {
     const host = await runHostBench(SECONDS)
     report.host = host
     for (const row of host.rows) addRatio(`host gateway/direct calls/s, ${row.inFlight} in flight`, row.ratio, row.inFlight === 64 ? { atLeast: 0.5 } : undefined)
+  }
+  if (isSelected('redis')) {
+    console.log('redis: tools/call over Streamable HTTP, one instance with in-memory stores against one on Redis (events, tasks, bus), one process')
+    const redis = await runRedisBench(SECONDS)
+    report.redis = redis
+    addRatio('redis/memory time per call, 64 in flight', redis.memoryPerSecond / redis.redisPerSecond, { atMost: 1.5 })
   }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })

@@ -1,0 +1,107 @@
+/**
+ * The Redis part of `npm run bench` (`BENCH_ONLY=redis`), against a real redis-server started for
+ * it (Debian's package) on a free loopback port:
+ *
+ * - tools/call over Streamable HTTP at 64 in flight, one instance with the in-memory event store
+ *   against one with the Redis event store, task store and event bus, interleaved rounds; calls/s,
+ *   the per-call overhead of the Redis mode, and Redis commands per call (INFO commandstats);
+ * - what Redis holds per stored SSE event and per task (INFO memory, used_memory before and after
+ *   storing many), for the capacity plan in README.
+ */
+import { createServer } from '../../actors/server.ts'
+import { connect, type McpClient } from '../../actors/client.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
+import { connectRedis, redisEventBus, redisEventStore, redisTaskStore, type RedisPubSubLike } from '../../transports/redis.ts'
+import { startRedis } from '../helpers/redis-server.ts'
+
+/** What the Redis bench reports. */
+export interface RedisBenchReport {
+  memoryPerSecond: number
+  redisPerSecond: number
+  overheadUs: number
+  commandsPerCall: number
+  bytesPerEvent: number
+  bytesPerTask: number
+}
+
+async function rate(client: McpClient, inFlight: number, ms: number): Promise<{ perSecond: number; calls: number }> {
+  let calls = 0
+  const end = performance.now() + ms
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (performance.now() < end) { await client.callTool('echo', { text: 'hi' }); calls++ }
+  }))
+  return { perSecond: calls / (ms / 1000), calls }
+}
+
+/** The total of INFO commandstats' calls. */
+async function commandCount(info: () => Promise<string>): Promise<number> {
+  let total = 0
+  for (const match of (await info()).matchAll(/calls=(\d+)/g)) total += Number(match[1])
+  return total
+}
+
+async function usedMemory(info: () => Promise<string>): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await info())![1])
+}
+
+/** Runs the comparison; prints and returns it. */
+export async function runRedisBench(seconds = 1): Promise<RedisBenchReport> {
+  const server = await startRedis()
+  const redis = await connectRedis(server.url)
+  const raw = redis as unknown as { sendCommand(args: string[]): Promise<string> }
+  const info = (section: string) => () => raw.sendCommand(['INFO', section])
+  try {
+    const make = (mode: 'memory' | 'redis') => {
+      const mcp = createServer({ name: `bench-${mode}`, version: '1' }, mode === 'redis'
+        ? { tasks: { store: redisTaskStore(redis, { prefix: 'bench:' }) }, eventBus: redisEventBus(redis as unknown as RedisPubSubLike, { channel: 'bench:events' }) }
+        : {})
+      mcp.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => ({ content: [{ type: 'text', text: String(text) }] }))
+      const http = streamableHttp(mode === 'redis' ? { eventStore: redisEventStore(redis, { prefix: 'bench:' }) } : {})
+      return { mcp, http }
+    }
+    const sides = [make('memory'), make('redis')]
+    const clients: McpClient[] = []
+    for (const side of sides) {
+      await side.mcp.listen(side.http)
+      clients.push(await connect(streamableHttpClient(side.http.url!), { name: 'bench', version: '1' }, { era: 'legacy' }))
+    }
+    for (const client of clients) await rate(client, 64, 200)
+    const totals = [0, 0]
+    let redisCalls = 0
+    const before = await commandCount(info('commandstats'))
+    const rounds = 3
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, client] of clients.entries()) {
+        const measured = await rate(client, 64, (seconds * 1000) / rounds)
+        totals[index]! += measured.perSecond
+        if (index === 1) redisCalls += measured.calls
+      }
+    }
+    // The INFO calls themselves are two commands.
+    const commandsPerCall = (await commandCount(info('commandstats')) - before - 1) / redisCalls
+    const [memoryPerSecond, redisPerSecond] = totals.map(total => total / rounds) as [number, number]
+    const overheadUs = 1e6 / redisPerSecond - 1e6 / memoryPerSecond
+    console.log(`  64 in flight  memory ${memoryPerSecond.toFixed(0).padStart(6)} calls/s  redis ${redisPerSecond.toFixed(0).padStart(6)} calls/s  ${(memoryPerSecond / redisPerSecond).toFixed(2)}x time per call (+${overheadUs.toFixed(0)} µs)  ${commandsPerCall.toFixed(1)} Redis commands per call`)
+    for (const client of clients) await client.close()
+    for (const side of sides) await side.mcp.close()
+
+    // What Redis holds per event and per task.
+    const count = 2000
+    const events = redisEventStore(redis, { prefix: 'size:' })
+    const memoryBefore = await usedMemory(info('memory'))
+    for (let i = 0; i < count; i++) {
+      await events.storeEvent(`stream${i % 100}`, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: i } }, { sessionId: `session${i % 100}` })
+    }
+    const bytesPerEvent = (await usedMemory(info('memory')) - memoryBefore) / count
+    const tasks = redisTaskStore(redis, { prefix: 'size:', maxTasksPerOwner: count })
+    const tasksBefore = await usedMemory(info('memory'))
+    for (let i = 0; i < count; i++) await tasks.create({ owner: `owner${i % 10}`, ttlMs: 3_600_000 })
+    const bytesPerTask = (await usedMemory(info('memory')) - tasksBefore) / count
+    console.log(`  Redis memory: ${bytesPerEvent.toFixed(0)} bytes per stored SSE event (a progress notification, 100 streams), ${bytesPerTask.toFixed(0)} bytes per working task (no result yet)`)
+    return { memoryPerSecond, redisPerSecond, overheadUs, commandsPerCall, bytesPerEvent, bytesPerTask }
+  } finally {
+    await redis.close().catch(() => {})
+    await server.stop()
+  }
+}
