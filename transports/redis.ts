@@ -8,6 +8,7 @@
  */
 
 import { base64url } from '../lib/base64url.ts'
+import { BehaviorSubject, distinctUntilChanged, type Observable } from '../lib/rx.ts'
 
 /** The commands the Redis stores send (node-redis v5 signatures, a subset). */
 export interface RedisLike {
@@ -31,14 +32,21 @@ export interface RedisLike {
   close?(): Promise<unknown>
 }
 
+/** Whether the connection to Redis is usable now: what an instance reports as its Redis health. */
+export type RedisHealth = 'up' | 'down'
+
+/** A connected client, with its health as an Observable (replays the current value) and `close`. */
+export type RedisConnection = RedisLike & { readonly health: Observable<RedisHealth>; close(): Promise<unknown> }
+
 /**
  * Connects to Redis at `url` with node-redis (`npm install redis`); errors of the connection are
  * handed to `onError` (default: ignored while node-redis reconnects on its own). While the
  * connection is down, commands fail at once instead of waiting in a queue: a server keeps answering
  * (an SSE event it cannot store goes out without an id, so it cannot be resumed; a task it cannot
- * create is refused) and is back to full service when the connection is.
+ * create is refused) and is back to full service when the connection is. `health` says which:
+ * `up` once connected (again), `down` while it is not; report it from your health endpoint.
  */
-export async function connectRedis(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisLike & { close(): Promise<unknown> }> {
+export async function connectRedis(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisConnection> {
   const specifier = 'redis'
   let module: { createClient(options: { url: string; disableOfflineQueue: boolean }): unknown }
   try {
@@ -46,10 +54,15 @@ export async function connectRedis(url: string, onError: (error: unknown) => voi
   } catch (error) {
     throw new Error('The Redis mode needs the redis package: npm install redis', { cause: error })
   }
-  const client = module.createClient({ url, disableOfflineQueue: true }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error: unknown) => void): void; close(): Promise<unknown> }
-  client.on('error', onError)
+  const client = module.createClient({ url, disableOfflineQueue: true }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error?: unknown) => void): void; close(): Promise<unknown> }
+  const health = new BehaviorSubject<RedisHealth>('down')
+  client.on('error', error => { if (health.value !== 'down') health.next('down'); onError(error) })
+  // node-redis says `ready` when a (re)connection can take commands, `end` when closed for good.
+  client.on('ready', () => health.next('up'))
+  client.on('reconnecting', () => { if (health.value !== 'down') health.next('down') })
+  client.on('end', () => { if (health.value !== 'down') health.next('down'); health.complete() })
   await client.connect()
-  return client
+  return Object.assign(client, { health: health.pipe(distinctUntilChanged()) })
 }
 
 export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store.ts'

@@ -219,7 +219,7 @@ describe('redisEventBus', () => {
 })
 
 describe('Redis going away', () => {
-  it('a server keeps answering while Redis is down (events without ids, task creation refused), and is whole again when it is back', async () => {
+  it('a server keeps answering while Redis is down (events without ids, task creation refused), reports its health, and is whole again when it is back', async () => {
     const own = await startRedis()
     const ownRedis = await connectRedis(own.url)
     const mcp = createServer({ name: 'weathering', version: '1' }, { tasks: { store: redisTaskStore(ownRedis) } })
@@ -228,6 +228,8 @@ describe('Redis going away', () => {
     const http = streamableHttp({ eventStore: redisEventStore(ownRedis) })
     await mcp.listen(http)
     const client = await connect(streamableHttpClient(http.url!), { name: 'c', version: '1' }, { era: 'legacy' })
+    const health: string[] = []
+    const watching = ownRedis.health.subscribe(state => health.push(state))
     try {
       expect((await client.callTool('echo', { text: 'before' })).content).toEqual([{ type: 'text', text: 'before' }])
       await own.kill()
@@ -243,7 +245,10 @@ describe('Redis going away', () => {
         if (Date.now() > end) throw new Error('tasks did not come back with Redis')
         await new Promise(resolve => setTimeout(resolve, 100))
       }
+      // The instance's Redis health followed: up, down while it was gone, up again.
+      expect(health).toEqual(['up', 'down', 'up'])
     } finally {
+      watching.unsubscribe()
       await client.close()
       await mcp.close()
       await ownRedis.close().catch(() => {})
