@@ -130,8 +130,8 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
 
     async authenticate(request: AuthRequest): Promise<AuthOutcome> {
       const authorization = request.header('authorization')
-      const isDpop = dpop !== undefined && authorization !== null && /^DPoP /i.test(authorization)
-      const token = bearerToken(isDpop ? `Bearer ${authorization!.slice(5)}` : authorization)
+      const isDpop = dpop !== undefined && authorization !== null && /^DPoP\b/i.test(authorization)
+      const token = bearerToken(authorization, isDpop ? 'DPoP' : 'Bearer')
       if (token === undefined) return { type: 'refuse', answer: challenge(401, undefined, undefined, required) }
       if (token === null) return { type: 'refuse', answer: challenge(400, 'invalid_request', 'Malformed Authorization header', required) }
       const at = now()
@@ -184,12 +184,19 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
   }
 }
 
-/** The token of `Authorization: Bearer <token>`: undefined without one, null when malformed. */
-export function bearerToken(header: string | null): string | undefined | null {
+/** The token of `Authorization: Bearer <token>` (or of another scheme, `DPoP`): undefined without one, null when malformed. */
+export function bearerToken(header: string | null, scheme: 'Bearer' | 'DPoP' = 'Bearer'): string | undefined | null {
   if (header === null) return undefined
-  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header)
-  return match === null ? (/^Bearer\b/i.test(header) ? null : undefined) : match[1]!
+  const { token, named } = SCHEMES[scheme]
+  const match = token.exec(header)
+  return match === null ? (named.test(header) ? null : undefined) : match[1]!
 }
+
+/** RFC 6750 §2.1 b64token after the scheme name, and the scheme name alone. */
+const SCHEMES = {
+  Bearer: { token: /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i, named: /^Bearer\b/i },
+  DPoP: { token: /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i, named: /^DPoP\b/i },
+} as const
 
 /** Verified tokens, least recently verified first, each until it expires (bounded). */
 class VerifiedTokens {

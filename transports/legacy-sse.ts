@@ -50,7 +50,8 @@ export class LegacySession implements Transport, ListenerSession {
       if (ids.length > 0) { this.#inFlight ??= new Set(); for (const id of ids) this.#inFlight.add(id) }
       for (const id of cancelled) this.#inFlight?.delete(id)
     }
-    this.#inbound.push(principal !== undefined && decoded.type === 'message' ? { ...decoded, principal } : decoded)
+    if (principal !== undefined && decoded.type === 'message') decoded.principal = principal
+    this.#inbound.push(decoded)
   }
 
   hasRequestInFlight(): boolean {

@@ -111,12 +111,14 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
       let last = after
       // Expired tasks still in the index are skipped (and dropped from it); a page is filled from later ones.
       while (tasks.length < pageSize) {
-        const ids = await redis.zRangeByScore(ownerKey(owner), `(${last}`, '+inf', { LIMIT: { offset: 0, count: pageSize } })
-        if (ids.length === 0) break
-        for (const taskId of ids) {
-          const score = await redis.zScore(ownerKey(owner), taskId)
-          if (score !== null) last = score
-          const state = await read(taskId)
+        const entries = await redis.zRangeByScoreWithScores(ownerKey(owner), `(${last}`, '+inf', { LIMIT: { offset: 0, count: pageSize } })
+        if (entries.length === 0) break
+        // One round trip for the page's tasks, not one per task.
+        const texts = await redis.mGet(entries.map(entry => taskKey(entry.value)))
+        for (const [index, { value: taskId, score }] of entries.entries()) {
+          last = score
+          const text = texts[index]
+          const state = text === null || text === undefined ? undefined : JSON.parse(text) as TaskState<unknown>
           if (state === undefined || isPast(state) || state.owner !== owner) { await redis.zRem(ownerKey(owner), taskId); continue }
           tasks.push(state)
           if (tasks.length === pageSize) break

@@ -24,7 +24,8 @@ export interface RedisLike {
   zCard(key: string): Promise<number>
   zRangeByScore(key: string, min: number | string, max: number | string, options?: { LIMIT: { offset: number; count: number } }): Promise<string[]>
   zRemRangeByScore(key: string, min: number | string, max: number | string): Promise<number>
-  zScore(key: string, member: string): Promise<number | null>
+  zRangeByScoreWithScores(key: string, min: number | string, max: number | string, options?: { LIMIT: { offset: number; count: number } }): Promise<{ value: string; score: number }[]>
+  mGet(keys: string[]): Promise<(string | null)[]>
   xAdd(key: string, id: string, message: Record<string, string>, options?: { TRIM: { strategy: 'MAXLEN'; strategyModifier?: '~' | '='; threshold: number } }): Promise<string>
   xRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<{ id: string; message: Record<string, string> }[]>
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>

@@ -237,6 +237,7 @@ function refuseWith(socket: Duplex, answer: AuthAnswer): void {
   socket.end(`HTTP/1.1 ${answer.status} ${STATUS_TEXT[answer.status] ?? 'Refused'}\r\nConnection: close\r\n${headers}Content-Length: ${body.length}\r\n\r\n${answer.body}`)
 }
 
+/** Reason phrases of the refusals an authenticator gives (node:http's STATUS_CODES would load node:http with this module). */
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' }
 
 /** The upgrade request as an authenticator reads it. */
@@ -283,8 +284,9 @@ class WsTransport implements Transport {
     let subscriber: Subject<Inbound> | undefined
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data
-      const decoded: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
-      const item: Inbound = principal !== undefined && decoded.type === 'message' ? { ...decoded, principal } : decoded
+      const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
+      // The decoded item is this frame's own: the sender goes on it, no copy per message.
+      if (principal !== undefined && item.type === 'message') item.principal = principal
       this.lastSeen = scheduler.now()
       if (item.type === 'message') this.#track(item.message)
       if (subscriber === undefined) early.push(item)
