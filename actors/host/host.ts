@@ -104,6 +104,8 @@ class HostActor implements Host {
   readonly #logs = new Subject<HostLog>()
   readonly logs = this.#logs.asObservable()
   readonly #allowedAlways = new Set<string>()
+  /** The aggregated tools by name (see #publish). */
+  #toolsByName = new Map<string, HostTool>()
   readonly #stateWatch = new Map<string, Subscription>()
   #config: HostConfig
   #isClosed = false
@@ -232,7 +234,10 @@ class HostActor implements Host {
     }
     const toolNames = namespacedNames(tools.map(({ server, tool }) => ({ server, name: tool.name })))
     const promptNames = namespacedNames(prompts.map(({ server, prompt }) => ({ server, name: prompt.name })))
-    this.#tools.next(tools.map((entry, index) => ({ name: toolNames[index]!, ...entry })))
+    const hostTools = tools.map((entry, index) => ({ name: toolNames[index]!, ...entry }))
+    // Calls look their tool up by name on every request (the gateway's hot path): a map, not a scan.
+    this.#toolsByName = new Map(hostTools.map(tool => [tool.name, tool]))
+    this.#tools.next(hostTools)
     this.#resources.next(resources)
     this.#prompts.next(prompts.map((entry, index) => ({ name: promptNames[index]!, ...entry })))
   }
@@ -246,7 +251,7 @@ class HostActor implements Host {
   }
 
   async callTool(name: string, args: Record<string, unknown> = {}, options: HostCallOptions = {}): Promise<CallToolResult> {
-    const entry = this.#tools.value.find(tool => tool.name === name)
+    const entry = this.#toolsByName.get(name)
     if (entry === undefined) throw new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(name)}`)
     await this.#consent({ kind: 'tool', server: entry.server, tool: entry.tool.name, arguments: args }, `tool:${entry.server}:${entry.tool.name}`)
     const client = this.#clientOf(entry.server)
