@@ -1,10 +1,12 @@
 /**
  * Installs the Debian packages the suite drives for real (headless Chromium for the browser client
- * test, tmux for the terminal chat test), when they are missing. Run by `npm test` before vitest, so a fresh machine needs nothing but
+ * test, tmux for the terminal chat test, redis-server and nginx for the Redis and scale-out tests),
+ * when they are missing. Run by `npm test` before vitest, so a fresh machine needs nothing but
  * `npm install`. Needs root (or passwordless sudo) for apt-get; without it, it names what to install
  * and the tests that need the package fail saying so.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 
 /** Command that proves a package is there -> the Debian package that provides it. */
 const PACKAGES: Record<string, string> = {
@@ -13,10 +15,15 @@ const PACKAGES: Record<string, string> = {
   tmux: 'tmux',
   // The Redis stores are tested against a real server (spec/helpers/redis-server.ts).
   'redis-server': 'redis-server',
+  // The scale-out tests put several instances behind a real nginx (spec/helpers/nginx.ts).
+  nginx: 'nginx',
 }
 
+/** Where Debian puts daemons, not on every user's PATH (nginx is /usr/sbin/nginx). */
+const SBIN = ['/usr/sbin', '/sbin']
+
 function has(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0 || SBIN.some(dir => existsSync(`${dir}/${command}`))
 }
 
 const missing = Object.entries(PACKAGES).filter(([command]) => !has(command)).map(([, pkg]) => pkg)
