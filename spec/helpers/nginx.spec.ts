@@ -103,15 +103,23 @@ describe('startNginx', () => {
   it('streams an SSE event to the client while the upstream still holds the response open', async () => {
     const response = await fetch(`${nginx.url}/sse`, { headers: { accept: 'text/event-stream' } })
     const reader = response.body!.getReader()
-    const first = await within(reader.read(), 5000, 'first SSE event through nginx')
-    expect(new TextDecoder().decode(first.value)).toMatch(/^data: first from [abc]\n\n$/)
+    const decoder = new TextDecoder()
+    let text = ''
+    const firstEvent = async () => {
+      while (!text.includes('\n\n')) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        text += decoder.decode(chunk.value, { stream: true })
+      }
+    }
+    await within(firstEvent(), 5000, 'first SSE event through nginx')
+    expect(text).toMatch(/^data: first from [abc]\n\n$/)
     const open = upstreams.flatMap(upstream => upstream.streams)
     expect(open).toHaveLength(1)
     expect(open[0]!.writableEnded).toBe(false)
     open[0]!.end('data: last\n\n')
-    let rest = ''
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value)
-    expect(rest).toBe('data: last\n\n')
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true })
+    expect(text).toMatch(/^data: first from [abc]\n\ndata: last\n\n$/)
   })
 
   it('skips an upstream that refuses connections, POSTs included', async () => {
