@@ -91,6 +91,23 @@ export interface Transport {
   setProtocolVersion?(version: string): void
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
+  /**
+   * Optional: the session this transport carries is kept beyond this process (a listener sharing
+   * its sessions between instances through Redis). The server names its session by `shared.id`,
+   * starts from `shared.restored` when the session began on another instance, and hands every
+   * change of the session's negotiated state to `shared.save`. The state is opaque to the transport.
+   */
+  readonly shared?: SharedSession
   /** Optional: the peer's network address (an IP), for per-client limits (the bridge's). */
   readonly remoteAddress?: string
+}
+
+/** A session kept beyond one process: see {@link Transport.shared}. */
+export interface SharedSession {
+  /** The session's id across every instance (the listener's session id). */
+  readonly id: string
+  /** What `save` last stored, when this instance continues a session another one started. */
+  readonly restored?: JsonObject
+  /** Stores the session's state (negotiated version, client capabilities and info, log level, subscriptions). */
+  save(state: JsonObject): void
 }

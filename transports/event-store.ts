@@ -1,4 +1,4 @@
-import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
+import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 
 /** What the server tells a store about an event beyond the message. */
 export interface StoredEventContext {
@@ -6,6 +6,8 @@ export interface StoredEventContext {
   sessionId: string
   /** The message as JSON text, when the server already has it (saves encoding it twice). */
   data?: string
+  /** On a POST stream's first event, in a shared session: the requests the stream answers. */
+  pending?: RequestId[]
 }
 
 /**
@@ -29,6 +31,13 @@ export interface EventStore {
   deleteStream?(streamId: string): void | Promise<void>
   /** Optional: forgets every stream of a session that ended (DELETE, idle expiry, eviction). */
   deleteSession?(sessionId: string): void | Promise<void>
+  /**
+   * Optional, for sessions shared between instances: whether `streamId` is one of the session's
+   * (a stream another instance served, resumed after it is gone)...
+   */
+  hasStream?(sessionId: string, streamId: string): Promise<boolean>
+  /** ...and the requests it answers (`pending` of its first event; undefined for a standalone stream). */
+  pendingOf?(streamId: string): Promise<RequestId[] | undefined>
 }
 
 /** Options of {@link createMemoryEventStore}; defaults in {@link MEMORY_EVENT_STORE_DEFAULTS}. */

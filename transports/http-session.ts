@@ -1,6 +1,6 @@
 import type { Principal } from '../lib/auth.ts'
 import type { Observable } from '../lib/rx.ts'
-import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
+import type { Inbound, SendOptions, SharedSession, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
@@ -8,6 +8,7 @@ import type { EventStore } from './event-store.ts'
 import { SSE_HEADERS, type Exchange, type ListenerSession, type Sink } from './http-exchange.ts'
 import { isFrameError, responseIdOf, responseIds } from './http-ids.ts'
 import { InboundQueue } from './inbound-queue.ts'
+import type { SessionCluster } from './http-cluster.ts'
 
 export { MAX_EARLY_MESSAGES } from './inbound-queue.ts'
 
@@ -19,6 +20,8 @@ export interface SessionConfig {
   readonly maxStreams: number
   /** A stream id unique in this listener and not derived from any session id. */
   nextStreamId(): string
+  /** Set when sessions are shared between instances (the Redis scale-out). */
+  readonly cluster?: SessionCluster
 }
 
 // ---- one Streamable HTTP session ----
@@ -99,6 +102,10 @@ export class HttpSession implements Transport, ListenerSession {
   initializeRequestId: RequestId | undefined
   /** The negotiated protocol version, once initialize is answered. */
   protocolVersion: string | undefined
+  /** Set when the session is shared between instances: the server saves its state here. */
+  shared: SharedSession | undefined
+  /** When its cluster record was last refreshed (listener clock). */
+  sharedAt = 0
   #isEnded = false
 
   constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}
@@ -136,6 +143,7 @@ export class HttpSession implements Transport, ListenerSession {
 
   setProtocolVersion(version: string): void {
     this.protocolVersion = version
+    if (this.shared !== undefined) quietly(this.config.cluster?.save(this.id, { protocolVersion: version }))
   }
 
   keepAlive(): void {
@@ -196,7 +204,10 @@ export class HttpSession implements Transport, ListenerSession {
     const store = this.config.eventStore
     if (store !== undefined && (version === undefined || version >= '2025-11-25')) {
       const prime = (eventId: string) => stream.write(`id: ${eventId}\nretry: ${this.config.retryMs}\ndata: \n\n`)
-      const stored = store.storeEvent(stream.id, PRIMING, { sessionId: this.id, data: '[]' })
+      // A shared session's POST stream keeps its requests' ids, so another instance taking the
+      // session over can answer the ones this instance never will.
+      const context = this.shared === undefined || pending === undefined ? { sessionId: this.id, data: '[]' } : { sessionId: this.id, data: '[]', pending }
+      const stored = store.storeEvent(stream.id, PRIMING, context)
       if (typeof stored === 'string') prime(stored)
       else void stored.then(prime, () => {})
     }
@@ -245,26 +256,51 @@ export class HttpSession implements Transport, ListenerSession {
 
   async resume(exchange: Exchange, lastEventId: string): Promise<boolean> {
     const store = this.config.eventStore
-    if (store === undefined || this.#streams === undefined) return false
+    if (store === undefined || (this.#streams === undefined && this.shared === undefined)) return false
     const replay: string[] = []
+    const answered: RequestId[] = []
     const streamId = await store.replayEventsAfter(lastEventId, (eventId, message) => {
       if (message === PRIMING || (Array.isArray(message) && message.length === 0)) return
+      if (this.shared !== undefined) answered.push(...responseIds(message))
       replay.push(encodeSseEvent({ event: 'message', id: eventId, data: JSON.stringify(message) }))
     })
     // The stream must be one of this session's: an event id of another session replays nothing here.
-    const stream = streamId === undefined ? undefined : this.#streams.get(streamId)
+    let stream = streamId === undefined ? undefined : this.#streams?.get(streamId)
+    // A shared session taken over from an instance that is gone: its streams continue here.
+    let lost: RequestId[] = []
+    if (stream === undefined && streamId !== undefined && this.shared !== undefined && !this.#isEnded) {
+      const adopted = await this.#adopt(streamId, answered)
+      if (adopted !== undefined) ({ stream, lost } = adopted)
+    }
     if (stream === undefined || this.#isEnded) return false
     const sink = exchange.stream(200, { ...SSE_HEADERS, 'mcp-session-id': this.id }, this.config.highWaterMark)
     for (const text of replay) sink.write(text)
-    // The stream is still live (requests not all answered, or the standalone one): reattach.
-    if (stream.sink === undefined && this.#streams.has(stream.id)) {
-      stream.sink = sink
-      exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
-      if (stream.pending !== undefined && stream.pending.size === 0) this.#finish(stream)
-    } else {
-      sink.end()
-    }
+    if (!this.#streams!.has(stream.id)) { sink.end(); return true }
+    // The client is back on a new connection: an old one still open is dead to it.
+    const old = stream.sink
+    stream.sink = sink
+    old?.end()
+    exchange.onClose(() => { if (stream.sink === sink) this.#detach(stream) })
+    if (stream.pending !== undefined && stream.pending.size === 0) this.#finish(stream)
+    // Requests the instance that was serving them took with it: answered, so none waits forever.
+    for (const id of lost) this.send({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error: the server instance serving this request stopped before answering; send it again' } })
     return true
+  }
+
+  /**
+   * Takes on a stream of this session that another instance served: the store must say it is this
+   * session's. A POST stream's requests not answered in the store are returned as lost.
+   */
+  async #adopt(streamId: string, answered: RequestId[]): Promise<{ stream: HttpStream; lost: RequestId[] } | undefined> {
+    const store = this.config.eventStore!
+    if (store.hasStream === undefined || !(await store.hasStream(this.id, streamId))) return undefined
+    const pending = await store.pendingOf?.(streamId)
+    const lost = pending === undefined ? [] : pending.filter(id => !answered.includes(id))
+    const stream = new HttpStream(streamId, pending === undefined ? undefined : lost)
+    stream.buffer = undefined
+    ;(this.#streams ??= new Map()).set(streamId, stream)
+    if (lost.length > 0) this.#route(lost, stream)
+    return { stream, lost }
   }
 
   #detach(stream: HttpStream): void {
@@ -340,10 +376,14 @@ export class HttpSession implements Transport, ListenerSession {
     this.end()
   }
 
-  end(): void {
+  /**
+   * Ends the session here. With `handOver` (a shared session whose instance is shutting down), its
+   * record and events stay for the instance that takes it over; otherwise they go with it.
+   */
+  end(handOver = false): void {
     if (this.#isEnded) return
     this.#isEnded = true
-    const store = this.config.eventStore
+    const store = handOver && this.shared !== undefined ? undefined : this.config.eventStore
     if (this.#streams !== undefined) {
       for (const stream of this.#streams.values()) {
         stream.end()
@@ -353,6 +393,7 @@ export class HttpSession implements Transport, ListenerSession {
     }
     // Everything the session stored goes with it (DELETE, idle expiry, eviction, close).
     quietly(store?.deleteSession?.(this.id))
+    if (this.shared !== undefined && !handOver) quietly(this.config.cluster?.release(this.id))
     this.#routes?.clear()
     this.#inbound.end()
     this.onEnd(this)

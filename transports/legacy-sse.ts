@@ -1,6 +1,6 @@
 import type { Principal } from '../lib/auth.ts'
 import type { Observable } from '../lib/rx.ts'
-import type { Inbound, Transport } from '../lib/transport.ts'
+import type { Inbound, SharedSession, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -20,6 +20,10 @@ export class LegacySession implements Transport, ListenerSession {
   remoteAddress: string | undefined
   /** The principal that opened the session (`principalKey`): only its POSTs may use it. */
   principalKey = ''
+  /** Set when the session is shared between instances (its id is then the server's session id too). */
+  shared: SharedSession | undefined
+  /** When its cluster record was last refreshed (listener clock). */
+  sharedAt = 0
   readonly #inbound = new InboundQueue()
   readonly inbound: Observable<Inbound>
   #sink: Sink | undefined

@@ -3,7 +3,7 @@
  * `maxEventsPerStream`, expiring `ttlSeconds` after its last event), so `Last-Event-ID` resumption
  * works against any instance that shares the Redis, and events outlive the instance that sent them.
  */
-import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
+import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import type { EventStore, StoredEventContext } from './event-store.ts'
 import type { RedisLike } from './redis.ts'
 
@@ -36,7 +36,9 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
   return {
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {
       const key = streamKey(streamId)
-      const id = await redis.xAdd(key, '*', { data: context?.data ?? JSON.stringify(message) }, { TRIM: { strategy: 'MAXLEN', strategyModifier: '~', threshold: maxEvents } })
+      const fields: Record<string, string> = { data: context?.data ?? JSON.stringify(message) }
+      if (context?.pending !== undefined) fields.pending = JSON.stringify(context.pending)
+      const id = await redis.xAdd(key, '*', fields, { TRIM: { strategy: 'MAXLEN', strategyModifier: '~', threshold: maxEvents } })
       const writes: Promise<unknown>[] = [redis.expire(key, ttl)]
       if (context?.sessionId) writes.push(redis.sAdd(sessionKey(context.sessionId), streamId), redis.expire(sessionKey(context.sessionId), ttl))
       await Promise.all(writes)
@@ -59,6 +61,20 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
         await send(`${streamId}_${entry.id}`, message)
       }
       return streamId
+    },
+
+    async hasStream(sessionId: string, streamId: string): Promise<boolean> {
+      return Boolean(await redis.sIsMember(sessionKey(sessionId), streamId))
+    },
+
+    async pendingOf(streamId: string): Promise<RequestId[] | undefined> {
+      const [first] = await redis.xRange(streamKey(streamId), '-', '+', { COUNT: 1 })
+      const text = first?.message.pending
+      if (text === undefined) return undefined
+      try {
+        const ids = JSON.parse(text) as unknown
+        return Array.isArray(ids) ? ids.filter((id): id is RequestId => typeof id === 'string' || typeof id === 'number') : undefined
+      } catch { return undefined }
     },
 
     async deleteStream(streamId: string): Promise<void> {

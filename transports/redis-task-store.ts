@@ -16,6 +16,12 @@ export interface RedisTaskStoreOptions extends TaskStoreLimits {
   prefix?: string
   /** The clock, in ms (default Date.now). */
   now?: () => number
+  /**
+   * Instances sharing the store (the Redis scale-out): each task records the instance running it,
+   * and a task still running on an instance that is gone is failed by whichever reads it next
+   * (tasks/get, tasks/result, tasks/list), so no client waits for it forever.
+   */
+  instance?: { id: string; isAlive(id: string): Promise<boolean> }
 }
 
 export const REDIS_TASK_STORE_DEFAULTS = {
@@ -71,7 +77,8 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
       }
       if (init.statusMessage !== undefined) state.statusMessage = init.statusMessage
       const seq = await redis.incr(seqKey)
-      const stored = await redis.set(taskKey(state.taskId), JSON.stringify(state), { NX: true, ...(state.ttlMs === null ? {} : { PX: Math.max(1, state.ttlMs) }) })
+      const record = options.instance === undefined ? state : { ...state, instance: options.instance.id }
+      const stored = await redis.set(taskKey(state.taskId), JSON.stringify(record), { NX: true, ...(state.ttlMs === null ? {} : { PX: Math.max(1, state.ttlMs) }) })
       if (stored === null) throw new Error(`Task id generator returned an id in use: ${state.taskId}`)
       await Promise.all([
         redis.zAdd(ownerKey(init.owner), { score: seq, value: state.taskId }),
@@ -83,7 +90,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
     async get<R>(taskId: string, owner: string): Promise<TaskState<R> | undefined> {
       const state = await read<R>(taskId)
       if (state === undefined || state.owner !== owner || isPast(state)) return undefined
-      return state
+      return orphaned(state)
     },
 
     async update<R>(next: TaskState<R>): Promise<TaskState<R>> {
@@ -94,6 +101,8 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
         if (!canTransition(current.status, next.status)) throw new TaskTransitionError(next.taskId, current.status, next.status)
         const stored: TaskState<R> = { ...next, taskId: current.taskId, owner: current.owner, createdAt: current.createdAt, ttlMs: current.ttlMs }
         if (!isTerminalStatus(stored.status)) { delete stored.result; delete stored.error }
+        const instance = (current as { instance?: string }).instance
+        if (instance !== undefined) (stored as { instance?: string }).instance = instance
         const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(next.taskId)], arguments: [JSON.stringify(stored), current.status] })
         if (outcome === 1) return stored
         if (outcome === 0) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
@@ -120,7 +129,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
           const text = texts[index]
           const state = text === null || text === undefined ? undefined : JSON.parse(text) as TaskState<unknown>
           if (state === undefined || isPast(state) || state.owner !== owner) { await redis.zRem(ownerKey(owner), taskId); continue }
-          tasks.push(state)
+          tasks.push(await orphaned(state))
           if (tasks.length === pageSize) break
         }
       }
@@ -137,6 +146,23 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
 
     /** The store keeps nothing in this process; closing the Redis connection is its owner's business. */
     async close(): Promise<void> {},
+  }
+
+  /** The task, failed first if the instance running it is gone (see `instance`). */
+  async function orphaned<R>(state: TaskState<R>): Promise<TaskState<R>> {
+    const instance = (state as { instance?: string }).instance
+    const self = options.instance
+    if (self === undefined || instance === undefined || instance === self.id || isTerminalStatus(state.status)) return state
+    if (await self.isAlive(instance).catch(() => true)) return state
+    const at = now()
+    const failed: TaskState<R> = {
+      ...state, status: 'failed', lastUpdatedAt: at, statusMessage: 'The server instance running this task stopped',
+      error: { code: -32603, message: 'Internal error: the server instance running this task stopped before it finished' },
+    }
+    delete failed.inputRequests
+    const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(state.taskId)], arguments: [JSON.stringify(failed), state.status] })
+    // Another instance moved it meanwhile: what it stored is the truth.
+    return outcome === 1 ? failed : (await read<R>(state.taskId)) ?? failed
   }
 
   async function sweepOwner(owner: string): Promise<void> {

@@ -9,6 +9,14 @@
 
 import { base64url } from '../lib/base64url.ts'
 import { BehaviorSubject, distinctUntilChanged, type Observable } from '../lib/rx.ts'
+import type { EventBus } from '../actors/server.ts'
+import type { TaskStore } from '../actors/tasks/store.ts'
+import type { EventStore } from './event-store.ts'
+import type { SessionCluster } from './http-cluster.ts'
+import { redisSessionCluster, type RedisClusterLike } from './redis-cluster.ts'
+import { redisEventBus } from './redis-event-bus.ts'
+import { redisEventStore, type RedisEventStoreOptions } from './redis-event-store.ts'
+import { redisTaskStore, type RedisTaskStoreOptions } from './redis-task-store.ts'
 
 /** The commands the Redis stores send (node-redis v5 signatures, a subset). */
 export interface RedisLike {
@@ -19,6 +27,7 @@ export interface RedisLike {
   expire(key: string, seconds: number): Promise<number | boolean>
   sAdd(key: string, members: string | string[]): Promise<number>
   sMembers(key: string): Promise<string[]>
+  sIsMember(key: string, member: string): Promise<number | boolean>
   zAdd(key: string, members: { score: number; value: string } | { score: number; value: string }[]): Promise<number>
   zRem(key: string, members: string | string[]): Promise<number>
   zCard(key: string): Promise<number>
@@ -67,6 +76,9 @@ export async function connectRedis(url: string, onError: (error: unknown) => voi
 }
 
 export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store.ts'
+export { redisSessionCluster } from './redis-cluster.ts'
+export type { RedisSessionClusterOptions, RedisClusterLike } from './redis-cluster.ts'
+export type { SessionCluster, SessionRecord } from './http-cluster.ts'
 export type { RedisEventStoreOptions } from './redis-event-store.ts'
 export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts'
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
@@ -89,4 +101,62 @@ export async function sharedRequestStateKey(redis: Pick<RedisLike, 'get' | 'set'
   const chosen = await redis.get(key)
   if (chosen === null) throw new Error(`Redis lost ${key} as soon as it was set`)
   return chosen
+}
+
+/** Options of {@link redisScaleOut}. */
+export interface RedisScaleOutOptions {
+  /** Prefix of every key and channel (default `rxmcp:`): one per server sharing a Redis. */
+  prefix?: string | undefined
+  /** Bounds of the event store (events per stream, ttl). */
+  events?: Omit<RedisEventStoreOptions, 'prefix'>
+  /** Bounds of the task store. */
+  tasks?: Omit<RedisTaskStoreOptions, 'prefix' | 'instance'>
+  /** Told of Redis errors (default: ignored; the connection reconnects by itself). */
+  onError?: (error: unknown) => void
+}
+
+/** Everything an instance needs to share its server with the others: spread `server` and `http`. */
+export interface RedisScaleOut {
+  readonly redis: RedisConnection
+  /** This instance's id in the cluster. */
+  readonly instanceId: string
+  /** For createServer: the task store, the event bus and the shared requestState key. */
+  readonly server: { tasks: { store: TaskStore }; eventBus: EventBus; requestStateKey: string }
+  /** For streamableHttp: the event store and the session cluster. */
+  readonly http: { eventStore: EventStore; cluster: SessionCluster }
+  /** The Redis connection's health (`up` / `down`), to report. */
+  readonly health: Observable<RedisHealth>
+  /** Closes the Redis connection (after the listener and the server). */
+  close(): Promise<void>
+}
+
+/**
+ * The Redis scale-out in one call: connects to Redis (node-redis, loaded here) and makes the
+ * stores an instance shares with the others (sessions, SSE events, tasks, server events, the
+ * requestState key). Any instance then serves any request, behind a balancer without stickiness.
+ * @example
+ * const scale = await redisScaleOut(process.env.REDIS_URL!)
+ * const server = createServer(info, { ...scale.server })
+ * await server.listen(streamableHttp({ port: 3000, ...scale.http }))
+ */
+export async function redisScaleOut(url: string | RedisConnection, options: RedisScaleOutOptions = {}): Promise<RedisScaleOut> {
+  const redis = typeof url === 'string' ? await connectRedis(url, options.onError) : url
+  const prefix = options.prefix ?? 'rxmcp:'
+  const onError = options.onError ?? (() => {})
+  const clusterRedis = redis as unknown as RedisClusterLike
+  const cluster = redisSessionCluster(clusterRedis, { prefix, onError })
+  const requestStateKey = await sharedRequestStateKey(redis, `${prefix}request-state-key`)
+  return {
+    redis,
+    instanceId: cluster.instanceId,
+    server: {
+      // A task whose instance is gone is failed by whichever instance reads it next.
+      tasks: { store: redisTaskStore(redis, { ...options.tasks, prefix, instance: { id: cluster.instanceId, isAlive: id => cluster.isAlive(id) } }) },
+      eventBus: redisEventBus(clusterRedis, { channel: `${prefix}events`, onError }),
+      requestStateKey,
+    },
+    http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster },
+    health: redis.health,
+    close: async () => { if (typeof url === 'string') await redis.close().catch(() => {}) },
+  }
 }

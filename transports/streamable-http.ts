@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
+import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
 import type { TokenBucketOptions } from '../lib/token-bucket.ts'
 import { HttpGuard } from './http-guard.ts'
@@ -17,6 +18,7 @@ import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange, typ
 import { LegacySession } from './legacy-sse.ts'
 import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
+import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
 
 /** Options of {@link streamableHttp}; defaults in {@link STREAMABLE_HTTP_DEFAULTS}. */
 export interface StreamableHttpOptions {
@@ -107,6 +109,14 @@ export interface StreamableHttpOptions {
    * Retry-After and a -32029 error per request. For other transports use the `rateLimit` middleware.
    */
   rateLimit?: TokenBucketOptions
+  /**
+   * Sessions shared between instances of this listener (default none): every session is recorded
+   * in the cluster, a request for a session another instance holds is forwarded to it, and the
+   * session of an instance that is gone is taken over (with its saved state; its streams resume
+   * from the shared `eventStore`). `redisScaleOut(url).http` from `rxmcp/transports/redis` gives
+   * this and the Redis event store together.
+   */
+  cluster?: SessionCluster
 }
 
 /** DEFAULTS of {@link StreamableHttpOptions}: every limit of the HTTP listener (README, "Limits"). */
@@ -183,6 +193,10 @@ class HttpTransportServer implements StreamableHttpServer {
   #sweeping: Subscription | undefined
   #lastKeepAlive: number
   #isClosed = false
+  /** Set in cluster mode: routes requests for sessions held elsewhere, serves forwarded ones. */
+  readonly #router: ClusterRouter | undefined
+  /** How long a session's cluster record lives without being touched (ms). */
+  readonly #recordTtl: number
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
@@ -200,6 +214,7 @@ class HttpTransportServer implements StreamableHttpServer {
       highWaterMark: options.streamHighWaterMark ?? STREAMABLE_HTTP_DEFAULTS.streamHighWaterMark,
       maxStreams: options.maxStreamsPerSession ?? STREAMABLE_HTTP_DEFAULTS.maxStreamsPerSession,
       nextStreamId: () => `${streamPrefix}${(++streamCount).toString(36)}`,
+      ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
     }
     this.#path = options.path ?? STREAMABLE_HTTP_DEFAULTS.path
     this.#versions = options.protocolVersions ?? ALL_VERSIONS
@@ -208,6 +223,14 @@ class HttpTransportServer implements StreamableHttpServer {
     this.nodeHandler = this.nodeHandler.bind(this)
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
     this.#idleTimeout = ttl
+    // Touched at most every quarter of it, the record outlives the session's idle time here.
+    this.#recordTtl = ttl + Math.max(ttl / 2, 10_000)
+    this.#router = options.cluster === undefined ? undefined : new ClusterRouter(options.cluster, {
+      has: id => this.#sessions.has(id),
+      adopt: (id, record) => this.#adopt(id, record),
+      serve: exchange => this.#serveForwarded(exchange),
+      body: exchange => this.#body(exchange),
+    }, this.#recordTtl)
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
     const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
     const sweep = () => this.#sweep(keepAlive)
@@ -241,8 +264,11 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#isClosed = true
     clearInterval(this.#timer)
     this.#sweeping?.unsubscribe()
-    for (const session of [...this.#sessions.values()]) session.end()
+    // A shared session outlives this instance: another takes it over, with its record and events.
+    const handOver = this.#router !== undefined
+    for (const session of [...this.#sessions.values()]) session.end(handOver)
     this.#sessions.clear()
+    this.#router?.close()
     for (const exchange of [...this.#exchanges]) void exchange.close()
     this.#exchanges.clear()
     this.#connections.complete()
@@ -257,6 +283,7 @@ class HttpTransportServer implements StreamableHttpServer {
       if (now - session.lastSeen <= this.#idleTimeout) break
       // A request still running (a long tool call) is the client waiting, not gone: as on WebSocket.
       if (!session.hasRequestInFlight()) session.end()
+      else this.#share(session, now)
     }
     if (keepAlive > 0 && now - this.#lastKeepAlive >= keepAlive) {
       this.#lastKeepAlive = now
@@ -270,6 +297,53 @@ class HttpTransportServer implements StreamableHttpServer {
     session.lastSeen = this.#now()
     this.#sessions.delete(session.id)
     this.#sessions.set(session.id, session)
+    if (this.#router !== undefined) this.#share(session, session.lastSeen)
+  }
+
+  /** Keeps an active shared session's record alive (a write at most every quarter of its life). */
+  #share(session: AnySession, now: number): void {
+    if (this.#options.cluster === undefined || now - session.sharedAt < this.#recordTtl / 4) return
+    session.sharedAt = now
+    this.#options.cluster.touch(session.id, this.#recordTtl).catch(() => {})
+  }
+
+  /**
+   * Records a new session in the cluster before its first answer goes out (so the client's next
+   * request finds it on any instance). Without Redis the session still works through this instance.
+   */
+  async #claim(session: AnySession, kind: SessionRecord['kind']): Promise<void> {
+    const cluster = this.#options.cluster
+    if (cluster === undefined) return
+    session.sharedAt = this.#now()
+    session.shared = { id: session.id, save: state => { cluster.save(session.id, { state: JSON.stringify(state) }).catch(() => {}) } }
+    await cluster.claim(session.id, { owner: cluster.instanceId, principalKey: session.principalKey, kind }, this.#recordTtl).catch(() => {})
+  }
+
+  /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
+  #adopt(id: string, record: SessionRecord): boolean {
+    const cluster = this.#options.cluster
+    if (record.kind !== 'streamable-http' || cluster === undefined || this.#sessions.has(id) || this.#isClosed) {
+      // A legacy SSE session ended with its stream: it is forgotten everywhere.
+      if (record.kind === 'sse') cluster?.release(id).catch(() => {})
+      return false
+    }
+    const session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
+    session.principalKey = record.principalKey
+    session.protocolVersion = record.protocolVersion
+    session.sharedAt = this.#now()
+    let restored: JsonObject | undefined
+    try { restored = record.state === undefined ? undefined : JSON.parse(record.state) as JsonObject } catch { restored = undefined }
+    const save = (state: JsonObject) => { cluster.save(id, { state: JSON.stringify(state) }).catch(() => {}) }
+    session.shared = restored === undefined ? { id, save } : { id, restored, save }
+    this.#connections.next(session)
+    return true
+  }
+
+  /** An exchange another instance forwarded: served as if it came here (its front checked origin and credentials). */
+  async #serveForwarded(exchange: Exchange): Promise<void> {
+    if (exchange.pathname === this.#path) return this.#handleMcp(exchange)
+    if (exchange.pathname === (this.#options.legacyMessagesPath ?? STREAMABLE_HTTP_DEFAULTS.legacyMessagesPath) && exchange.method === 'POST') return this.#postLegacy(exchange)
+    exchange.reply(404, { 'content-type': 'text/plain' }, 'Not Found')
   }
 
   /**
@@ -337,6 +411,15 @@ class HttpTransportServer implements StreamableHttpServer {
     const path = exchange.pathname
     const isGuarded = path === this.#path || (legacySse !== undefined && (path === legacySse || path === legacyMessages))
     if (!(await this.#guard.admit(exchange, isGuarded))) return
+    if (this.#router !== undefined && isGuarded) {
+      // A session held by another instance: the request goes there.
+      const sessionId = path === this.#path ? exchange.header('mcp-session-id') : path === legacyMessages ? new URLSearchParams(exchange.search).get('sessionId') : null
+      if (sessionId !== null) {
+        const routed = await this.#router.route(exchange, sessionId)
+        if (routed === undefined) return
+        exchange = routed
+      }
+    }
     if (path === this.#path) return this.#handleMcp(exchange)
     if (legacySse !== undefined && path === legacySse && exchange.method === 'GET') return this.#openLegacy(exchange, legacyMessages)
     if (legacySse !== undefined && path === legacyMessages && exchange.method === 'POST') return this.#postLegacy(exchange)
@@ -454,6 +537,7 @@ class HttpTransportServer implements StreamableHttpServer {
       session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
       session.remoteAddress = exchange.remoteAddress
+      await this.#claim(session, 'streamable-http')
       this.#connections.next(session)
     } else {
       const found = this.#session(exchange, answers)
@@ -552,7 +636,7 @@ class HttpTransportServer implements StreamableHttpServer {
 
   // ---- legacy HTTP+SSE (2024-11-05) ----
 
-  #openLegacy(exchange: Exchange, messagesPath: string): void {
+  async #openLegacy(exchange: Exchange, messagesPath: string): Promise<void> {
     const accept = exchange.header('accept') ?? ''
     if (!accept.includes('text/event-stream') && !accept.includes('*/*') && accept !== '') return replyError(exchange, 406, -32000, 'Not Acceptable')
     if (!this.#admit(exchange)) return
@@ -560,6 +644,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (id === undefined) return
     const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
     session.principalKey = principalKey(exchange.principal)
+    await this.#claim(session, 'sse')
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
     session.remoteAddress = exchange.remoteAddress
     this.#connections.next(session)

@@ -1,9 +1,10 @@
 import { Observable, lastValueFrom, map } from '../../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type RequestOptions } from '../../lib/connection.ts'
-import type { Transport } from '../../lib/transport.ts'
+import type { SharedSession, Transport } from '../../lib/transport.ts'
 import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
+import { randomId } from '../../lib/base64url.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/lifecycle.ts'
 import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
@@ -82,6 +83,8 @@ function sessionBehaviour(session: Session) {
 }
 
 let sessionCount = 0
+/** Tells this process's session ids from another's. */
+const PROCESS_TAG = randomId(6)
 
 /**
  * One transport's connection to the server: a legacy session (initialize, then requests of the
@@ -109,7 +112,9 @@ export class Session implements ServerSession {
   readonly #isModernOnly: boolean
 
   constructor(server: Server, transport: Transport) {
-    this.id = `session-${++sessionCount}`
+    // A session shared between instances is named the same on each (its tasks are found by it).
+    // Otherwise unique across processes too: a task store shared between instances owns tasks by it.
+    this.id = transport.shared?.id ?? `session-${PROCESS_TAG}-${++sessionCount}`
     this.server = server
     this.#isStateless = transport.isStateless === true
     this.#isModernOnly = transport.era === 'modern'
@@ -138,6 +143,7 @@ export class Session implements ServerSession {
       reportUnhandledError: error => server.report(error),
     })
     this.#registerHandlers()
+    if (transport.shared !== undefined) this.#share(transport.shared)
     this.closed = this.connection.closed.then(() => {
       const actor = this.#actor
       if (actor === undefined) return
@@ -155,6 +161,28 @@ export class Session implements ServerSession {
       logLevel: server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
       subscriptions: new Map(),
     }, sessionBehaviour(this), { name: this.id, reportError: error => server.report(error) })
+  }
+
+  /**
+   * A session kept beyond this process: it starts from what another instance saved (the client
+   * initialized there), and every change of its negotiated state is saved for the next one.
+   */
+  #share(shared: SharedSession): void {
+    const restored = shared.restored === undefined ? undefined : restoreState(shared.restored, this)
+    if (restored !== undefined) {
+      this.#actor = createActor<SessionState, SessionMessage>(restored, sessionBehaviour(this), { name: this.id, reportError: error => this.server.report(error) })
+      // What was offered at initialize is not saved: the server offers what it offers now.
+      this.#capabilities = this.server.capabilities()
+    }
+    let saved = shared.restored === undefined ? '' : JSON.stringify(shared.restored)
+    this.actor.states.subscribe(state => {
+      if (state.status === 'awaiting-initialize' || state.status === 'closed') return
+      const snapshot = saveState(state)
+      const text = JSON.stringify(snapshot)
+      if (text === saved) return
+      saved = text
+      shared.save(snapshot)
+    })
   }
 
   get state(): SessionState { return this.actor.state }
@@ -383,6 +411,29 @@ export class Session implements ServerSession {
     const result: JsonObject = { protocolVersion, capabilities: this.#capabilities as JsonObject, serverInfo: server.info as unknown as JsonObject }
     if (server.options.instructions !== undefined) result.instructions = server.options.instructions
     return result
+  }
+}
+
+/** The part of a session's state another instance needs to go on serving it. */
+function saveState(state: SessionState): JsonObject {
+  const saved: JsonObject = {
+    status: state.status, protocolVersion: state.protocolVersion, clientCapabilities: state.clientCapabilities as JsonObject,
+    logLevel: state.logLevel, subscriptions: [...state.subscriptions.keys()],
+  }
+  if (state.clientInfo !== undefined) saved.clientInfo = state.clientInfo as unknown as JsonObject
+  return saved
+}
+
+/** A saved state read back (undefined when it is not one: the session then starts afresh). */
+function restoreState(saved: JsonObject, session: Session): SessionState | undefined {
+  const { status, protocolVersion, clientCapabilities, clientInfo, logLevel, subscriptions } = saved
+  if ((status !== 'initializing' && status !== 'operating') || typeof protocolVersion !== 'string' || !isJsonObject(clientCapabilities)) return undefined
+  const uris = Array.isArray(subscriptions) ? subscriptions.filter((uri): uri is string => typeof uri === 'string') : []
+  return {
+    status, protocolVersion, clientCapabilities: clientCapabilities as ClientCapabilities,
+    clientInfo: isJsonObject(clientInfo) ? clientInfo as unknown as Implementation : undefined,
+    logLevel: typeof logLevel === 'string' && LOGGING_LEVELS.includes(logLevel as LoggingLevel) ? logLevel as LoggingLevel : session.server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
+    subscriptions: new Map(uris.map(uri => [uri, subscriptionActor(uri, session)])),
   }
 }
 

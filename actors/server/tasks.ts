@@ -191,7 +191,23 @@ export class ServerTasks {
       const aborted = new Promise<never>((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))
       // Read again after listening: the task may have ended between the first read and now.
       const now = await this.#find(params, ctx)
-      task = isTerminalStatus(now.status) ? now : ((await Promise.race([ended, aborted])) as { task: TaskState<JsonObject> }).task
+      // The store is read again now and then too: a task whose instance is gone (a shared store)
+      // ends without an event, failed by the store when it is read.
+      let timeout: ReturnType<typeof setTimeout> | undefined
+      const delay = Math.max(1000, now.pollIntervalMs)
+      const reread = new Promise<{ task: TaskState<JsonObject> }>(resolve => {
+        const check = () => void this.#find(params, ctx).then(state => {
+          if (isTerminalStatus(state.status)) resolve({ task: state })
+          else if (timeout !== undefined) timeout = setTimeout(check, delay)
+        }, () => {})
+        timeout = setTimeout(check, delay)
+      })
+      try {
+        task = isTerminalStatus(now.status) ? now : ((await Promise.race([ended, aborted, reread])) as { task: TaskState<JsonObject> }).task
+      } finally {
+        clearTimeout(timeout)
+        timeout = undefined
+      }
     }
     return settledAnswer(task) as JsonObject
   }

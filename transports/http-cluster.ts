@@ -1,0 +1,356 @@
+/**
+ * Sessions shared between instances of one HTTP listener (the Redis scale-out): any instance takes
+ * any request. A request for a session another instance holds is forwarded to that instance, which
+ * serves it as its own and sends the answer back (a reply, or an SSE stream event by event); when
+ * that instance is gone, the session is taken over from its saved record. Knows HTTP exchanges and
+ * session records, nothing of MCP; the link itself (`SessionCluster`) is Redis in redis-cluster.ts.
+ */
+import type { Principal } from '../lib/auth.ts'
+import type { Observable, Subscription } from '../lib/rx.ts'
+import { base64url, bytesOfBase64url } from '../lib/base64url.ts'
+import { replyError, type BodyResult, type Exchange, type Sink } from './http-exchange.ts'
+import { requestsOf } from './http-ids.ts'
+
+/** What the cluster knows of a session: who holds it, for whom, and its state to take it over. */
+export interface SessionRecord {
+  /** The instance holding the session (its streams, its requests in flight). */
+  owner: string
+  /** `principalKey` of the principal that created it. */
+  principalKey: string
+  /** Streamable HTTP sessions can be taken over; a legacy SSE one ends with its stream. */
+  kind: 'streamable-http' | 'sse'
+  /** The negotiated protocol version. */
+  protocolVersion?: string
+  /** The server's saved session state (JSON text, opaque here). */
+  state?: string
+}
+
+/**
+ * The link between the instances of one listener: session records, and messages to one instance.
+ * Implemented on Redis by `redisSessionCluster` (rxmcp/transports/redis).
+ */
+export interface SessionCluster {
+  /** This instance's id (random per process). */
+  readonly instanceId: string
+  /** Messages sent to this instance. Subscribed once by the listener, from start to close. */
+  readonly messages: Observable<string>
+  /** Sends to one instance; resolves false when no instance listens under that id (it is gone). */
+  send(instanceId: string, message: string): Promise<boolean>
+  /** Whether an instance is running (listening for its messages). */
+  isAlive(instanceId: string): Promise<boolean>
+  /** Records a session this instance now holds; resolves once every instance can find it. */
+  claim(sessionId: string, record: SessionRecord, ttlMs: number): Promise<void>
+  lookup(sessionId: string): Promise<SessionRecord | undefined>
+  /** Moves a session from `from` (gone) to this instance unless another did first; the record after. */
+  takeOver(sessionId: string, from: string, ttlMs: number): Promise<SessionRecord | undefined>
+  /** Updates the record of a session this instance holds (nothing if it holds it no more). */
+  save(sessionId: string, patch: { protocolVersion?: string; state?: string }): Promise<void>
+  /** Keeps the record of an active session from expiring. */
+  touch(sessionId: string, ttlMs: number): Promise<void>
+  /** Forgets a session this instance held (ended: DELETE, idle, closed). */
+  release(sessionId: string): Promise<void>
+}
+
+/** What the listener does for the router: its sessions, taking one over, serving a forwarded exchange. */
+export interface ClusterHost {
+  has(sessionId: string): boolean
+  /** Makes the local session for a record whose owner is gone; false when it cannot continue (legacy SSE). */
+  adopt(sessionId: string, record: SessionRecord): boolean
+  /** Serves an exchange another instance forwarded (its origin, credentials and budget were checked there). */
+  serve(exchange: Exchange): Promise<void>
+  /** The body under the listener's limits; undefined once a refusal was answered. */
+  body(exchange: Exchange): Promise<Uint8Array | undefined>
+}
+
+/** The request headers a forwarded exchange carries (all the listener and its guard read). */
+const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'host', 'origin', 'authorization', 'dpop'] as const
+
+/** Owners remembered per session id, to skip the lookup on the next request. */
+const MAX_CACHED_OWNERS = 10_000
+
+/** How often instances with open forwarded exchanges are checked to be still running (ms). */
+const PEER_CHECK_MS = 1_000
+
+type Op = ['r' | 'f', number, Record<string, string>, string | undefined] | ['s', number, Record<string, string>, number] | ['w', string] | ['e']
+
+interface ForwardMessage {
+  t: 'x'; k: string; f: string; m: string; p: string; q: string; h: Record<string, string>
+  b?: string; b64?: string; a?: Principal; r?: string
+}
+
+/**
+ * Routes the requests of sessions held elsewhere, and serves the ones forwarded here. One per
+ * listener in cluster mode; the listener asks `route` before serving a request that names a session.
+ */
+export class ClusterRouter {
+  readonly #cluster: SessionCluster
+  readonly #host: ClusterHost
+  readonly #ttlMs: number
+  readonly #owners = new Map<string, string>()
+  /** Exchanges this instance forwarded, by key: the client waits here for the owner's answer. */
+  readonly #relayed = new Map<string, { exchange: Exchange; owner: string; sink?: Sink; body?: Uint8Array }>()
+  /** Exchanges forwarded to this instance, by key. */
+  readonly #served = new Map<string, ForwardedExchange>()
+  readonly #subscription: Subscription
+  #count = 0
+  #peerCheck: ReturnType<typeof setInterval> | undefined
+
+  constructor(cluster: SessionCluster, host: ClusterHost, ttlMs: number) {
+    this.#cluster = cluster
+    this.#host = host
+    this.#ttlMs = ttlMs
+    this.#subscription = cluster.messages.subscribe(text => this.#receive(text))
+  }
+
+  get instanceId(): string { return this.#cluster.instanceId }
+
+  close(): void {
+    this.#subscription.unsubscribe()
+    clearInterval(this.#peerCheck)
+    for (const relay of this.#relayed.values()) relay.sink?.end()
+    this.#relayed.clear()
+    for (const served of [...this.#served.values()]) served.close()
+  }
+
+  /**
+   * The exchange to serve here (the same, or one whose body was read already), or undefined once
+   * it went to the instance holding its session.
+   */
+  async route(exchange: Exchange, sessionId: string): Promise<Exchange | undefined> {
+    if (this.#host.has(sessionId)) return exchange
+    const me = this.#cluster.instanceId
+    let owner = this.#owners.get(sessionId)
+    if (owner === undefined) {
+      const record = await this.#cluster.lookup(sessionId)
+      if (record === undefined) return exchange
+      owner = record.owner
+      this.#remember(sessionId, owner)
+    }
+    if (owner === me) return exchange
+    let body: Uint8Array | undefined
+    if (exchange.method === 'POST') {
+      body = await this.#host.body(exchange)
+      if (body === undefined) return undefined
+      exchange = new ReadExchange(exchange, body)
+    }
+    // A few rounds at most: the owner may have changed, or be gone and taken over meanwhile.
+    for (let round = 0; round < 3; round++) {
+      if (await this.#forward(exchange, owner, body)) return undefined
+      this.#owners.delete(sessionId)
+      const record = await this.#cluster.lookup(sessionId)
+      if (record === undefined) return exchange
+      if (record.owner !== owner) { owner = record.owner; if (owner === me) return exchange; continue }
+      const taken = await this.#cluster.takeOver(sessionId, owner, this.#ttlMs)
+      if (taken === undefined) return exchange
+      if (taken.owner === me) { this.#host.adopt(sessionId, taken); return exchange }
+      owner = taken.owner
+    }
+    return exchange
+  }
+
+  #remember(sessionId: string, owner: string): void {
+    if (this.#owners.size >= MAX_CACHED_OWNERS) this.#owners.delete(this.#owners.keys().next().value!)
+    this.#owners.set(sessionId, owner)
+  }
+
+  /** Hands the exchange to `owner`; false when it is gone. */
+  async #forward(exchange: Exchange, owner: string, body: Uint8Array | undefined): Promise<boolean> {
+    const me = this.#cluster.instanceId
+    const key = `${me}.${(++this.#count).toString(36)}`
+    const headers: Record<string, string> = {}
+    for (const name of FORWARDED_HEADERS) {
+      const value = exchange.header(name)
+      if (value !== null) headers[name] = value
+    }
+    const message: ForwardMessage = { t: 'x', k: key, f: me, m: exchange.method, p: exchange.pathname, q: exchange.search, h: headers }
+    if (body !== undefined) {
+      const text = utf8(body)
+      if (text === undefined) message.b64 = base64url(body)
+      else message.b = text
+    }
+    if (exchange.principal !== undefined) message.a = exchange.principal
+    if (exchange.remoteAddress !== undefined) message.r = exchange.remoteAddress
+    const relay = body === undefined ? { exchange, owner } : { exchange, owner, body }
+    this.#relayed.set(key, relay)
+    exchange.onClose(() => {
+      if (this.#relayed.get(key) !== relay) return
+      this.#relayed.delete(key)
+      void this.#cluster.send(owner, JSON.stringify({ t: 'c', k: key })).catch(() => {})
+    })
+    const delivered = await this.#cluster.send(owner, JSON.stringify(message)).catch(() => false)
+    if (!delivered) { this.#relayed.delete(key); return false }
+    this.#watchPeers()
+    return true
+  }
+
+  #receive(text: string): void {
+    let message: { t?: unknown; k?: unknown; ops?: unknown }
+    try { message = JSON.parse(text) as typeof message } catch { return }
+    if (typeof message.k !== 'string') return
+    if (message.t === 'o' && Array.isArray(message.ops)) return this.#apply(message.k, message.ops as Op[])
+    if (message.t === 'c') return this.#served.get(message.k)?.close()
+    if (message.t === 'x') return this.#serve(message as ForwardMessage)
+  }
+
+  /** What the owner answered to an exchange forwarded from here, written to the client. */
+  #apply(key: string, ops: Op[]): void {
+    const relay = this.#relayed.get(key)
+    if (relay === undefined) return
+    for (const op of ops) {
+      switch (op[0]) {
+        case 'r': relay.exchange.reply(op[1], op[2], op[3]); this.#relayed.delete(key); return
+        case 'f': relay.exchange.refuse(op[1], op[2], op[3]); this.#relayed.delete(key); return
+        case 's': relay.sink = relay.exchange.stream(op[1], op[2], op[3]); break
+        case 'w': relay.sink?.write(op[1]); break
+        case 'e': relay.sink?.end(); this.#relayed.delete(key); return
+      }
+    }
+  }
+
+  #serve(message: ForwardMessage): void {
+    const key = message.k
+    const from = message.f
+    const exchange = new ForwardedExchange(message, ops => this.#cluster.send(from, JSON.stringify({ t: 'o', k: key, ops })).catch(() => false),
+      () => this.#served.delete(key))
+    this.#served.set(key, exchange)
+    this.#watchPeers()
+    this.#host.serve(exchange).catch(() => exchange.reply(500, {}))
+  }
+
+  /**
+   * While exchanges are forwarded between instances, each peer is checked to be still running: a
+   * client waiting on an instance that is gone gets its stream ended (it resumes elsewhere) or its
+   * POST answered 503, and an owner stops writing for a front that is gone.
+   */
+  #watchPeers(): void {
+    if (this.#peerCheck !== undefined) return
+    this.#peerCheck = setInterval(() => void this.#checkPeers(), PEER_CHECK_MS)
+    ;(this.#peerCheck as { unref?: () => void }).unref?.()
+  }
+
+  async #checkPeers(): Promise<void> {
+    if (this.#relayed.size === 0 && this.#served.size === 0) {
+      clearInterval(this.#peerCheck)
+      this.#peerCheck = undefined
+      return
+    }
+    const peers = new Set<string>()
+    for (const relay of this.#relayed.values()) peers.add(relay.owner)
+    for (const served of this.#served.values()) peers.add(served.from)
+    for (const peer of peers) {
+      if (await this.#cluster.isAlive(peer).catch(() => true)) continue
+      for (const [key, relay] of [...this.#relayed]) {
+        if (relay.owner !== peer) continue
+        this.#relayed.delete(key)
+        if (relay.sink !== undefined) { relay.sink.end(); continue }
+        const payload = relay.body === undefined ? undefined : parse(relay.body)
+        const ids = payload === undefined ? [] : requestsOf(payload).ids
+        replyError(relay.exchange, 503, -32000, 'Service Unavailable: the instance serving this session stopped; send the request again', { 'retry-after': '1' }, Array.isArray(payload) ? ids : (ids[0] ?? null))
+      }
+      for (const served of [...this.#served.values()]) if (served.from === peer) served.close()
+    }
+  }
+}
+
+/**
+ * An exchange forwarded by another instance, served here as a local one: what the listener
+ * answers is sent back in batches (one message per tick per exchange), and the front's client
+ * going away closes it.
+ */
+class ForwardedExchange implements Exchange {
+  readonly method: string
+  readonly pathname: string
+  readonly search: string
+  readonly remoteAddress: string | undefined
+  readonly from: string
+  principal: Principal | undefined
+  readonly #headers: Record<string, string>
+  readonly #body: Uint8Array
+  #ops: Op[] | undefined
+  #listeners: (() => void)[] = []
+  #isClosed = false
+
+  constructor(message: ForwardMessage, readonly post: (ops: Op[]) => Promise<boolean>, readonly onDone: () => void) {
+    this.method = message.m
+    this.pathname = message.p
+    this.search = message.q
+    this.remoteAddress = message.r
+    this.from = message.f
+    this.principal = message.a
+    this.#headers = message.h
+    this.#body = message.b64 !== undefined ? bytesOfBase64url(message.b64) ?? new Uint8Array(0) : new TextEncoder().encode(message.b ?? '')
+  }
+
+  header(name: string): string | null { return this.#headers[name] ?? null }
+  body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.#body }) }
+  onClose(listener: () => void): void {
+    if (this.#isClosed) queueMicrotask(listener)
+    else this.#listeners.push(listener)
+  }
+  reply(status: number, headers: Record<string, string>, body?: string): void { this.#op(['r', status, headers, body]); this.#finish() }
+  refuse(status: number, headers: Record<string, string>, body?: string): void { this.#op(['f', status, headers, body]); this.#finish() }
+  stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
+    // The front holds the client's connection: the mark applies there.
+    this.#op(['s', status, headers, highWaterMark])
+    return {
+      write: text => this.#op(['w', text]),
+      end: () => { if (this.#isClosed) return; this.#op(['e']); this.#finish() },
+    }
+  }
+
+  #op(op: Op): void {
+    if (this.#isClosed) return
+    if (this.#ops !== undefined) { this.#ops.push(op); return }
+    this.#ops = [op]
+    queueMicrotask(() => {
+      const ops = this.#ops!
+      this.#ops = undefined
+      void this.post(ops).then(delivered => { if (!delivered) this.close() })
+    })
+  }
+
+  /** Answered: nothing more goes to the front (a batch still queued is sent). */
+  #finish(): void {
+    if (this.#isClosed) return
+    const ops = this.#ops
+    this.#ops = undefined
+    if (ops !== undefined) void this.post(ops)
+    this.close()
+  }
+
+  /** The client (or the front it came through) went away, or the answer ended. */
+  close(): void {
+    if (this.#isClosed) return
+    this.#isClosed = true
+    this.onDone()
+    for (const listener of this.#listeners.splice(0)) listener()
+  }
+}
+
+/** An exchange whose body was read (to forward it) and is served here after all. */
+class ReadExchange implements Exchange {
+  constructor(readonly inner: Exchange, readonly bytes: Uint8Array) {}
+  get method(): string { return this.inner.method }
+  get pathname(): string { return this.inner.pathname }
+  get search(): string { return this.inner.search }
+  get remoteAddress(): string | undefined { return this.inner.remoteAddress }
+  get principal(): Principal | undefined { return this.inner.principal }
+  set principal(principal: Principal | undefined) { this.inner.principal = principal }
+  header(name: string): string | null { return this.inner.header(name) }
+  body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.bytes }) }
+  onClose(listener: () => void): void { this.inner.onClose(listener) }
+  reply(status: number, headers: Record<string, string>, body?: string): void { this.inner.reply(status, headers, body) }
+  refuse(status: number, headers: Record<string, string>, body?: string): void { this.inner.refuse(status, headers, body) }
+  stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink { return this.inner.stream(status, headers, highWaterMark) }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The body as text when it is valid UTF-8 (else it travels as base64url, byte for byte). */
+function utf8(bytes: Uint8Array): string | undefined {
+  try { return strictUtf8.decode(bytes) } catch { return undefined }
+}
+
+function parse(bytes: Uint8Array): unknown {
+  try { return JSON.parse(new TextDecoder().decode(bytes)) } catch { return undefined }
+}

@@ -1,0 +1,127 @@
+/**
+ * The {@link SessionCluster} of the Redis scale-out: each session's record is a Redis hash
+ * (`<prefix>session:<id>`: owner, principal, kind, protocol version, saved state) expiring when
+ * the session would; each instance listens on its own pub/sub channel (`<prefix>instance:<id>`)
+ * for the exchanges forwarded to it and the answers to the ones it forwarded. A PUBLISH that no
+ * one received means the instance is gone, which is what lets another take its sessions over.
+ */
+import { Observable } from '../lib/rx.ts'
+import { randomId } from '../lib/base64url.ts'
+import type { SessionCluster, SessionRecord } from './http-cluster.ts'
+import type { RedisLike } from './redis.ts'
+import type { RedisPubSubLike } from './redis-event-bus.ts'
+
+/** Options of {@link redisSessionCluster}. */
+export interface RedisSessionClusterOptions {
+  /** Key and channel prefix (default `rxmcp:`). */
+  prefix?: string
+  /** This instance's id (default: random per call). */
+  instanceId?: string
+  /** Told of a connection error of the subscriber (default: ignored; node-redis reconnects). */
+  onError?: (error: unknown) => void
+}
+
+/** What the cluster needs of the Redis client: the stores' commands, pub/sub, and PUBSUB NUMSUB. */
+export type RedisClusterLike = RedisLike & RedisPubSubLike & { pubSubNumSub(channels: string | string[]): Promise<Record<string, number>> }
+
+/** Sets the owner of KEYS[1] to ARGV[2] if it is still ARGV[1]; answers the record (HGETALL). */
+const TAKE_OVER = `
+if redis.call('HGET', KEYS[1], 'o') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'o', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+end
+return redis.call('HGETALL', KEYS[1])`
+
+/** Sets fields (ARGV[2..]) of KEYS[1] if its owner is ARGV[1]. */
+const SAVE = `
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1`
+
+/** Runs ARGV[2] (PEXPIRE with ARGV[3], or DEL) on KEYS[1] if its owner is ARGV[1]. */
+const IF_OWNER = `
+if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return 0 end
+if ARGV[2] == 'del' then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[3])`
+
+/**
+ * @example
+ * const redis = await connectRedis(url)
+ * streamableHttp({ eventStore: redisEventStore(redis), cluster: redisSessionCluster(redis) })
+ */
+export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessionClusterOptions = {}): SessionCluster {
+  const prefix = options.prefix ?? 'rxmcp:'
+  const instanceId = options.instanceId ?? randomId(9)
+  const onError = options.onError ?? (() => {})
+  const channel = (id: string) => `${prefix}instance:${id}`
+  const key = (sessionId: string) => `${prefix}session:${sessionId}`
+
+  const messages = new Observable<string>(subscriber => {
+    const connection = redis.duplicate()
+    connection.on?.('error', onError)
+    let isClosed = false
+    void connection.connect().then(() => connection.subscribe(channel(instanceId), text => subscriber.next(text))).catch(onError)
+    return () => {
+      if (isClosed) return
+      isClosed = true
+      void connection.unsubscribe(channel(instanceId)).catch(() => {}).then(() => (connection.close ?? connection.quit)?.call(connection)).catch(() => {})
+    }
+  })
+
+  return {
+    instanceId,
+    messages,
+    async send(to, message) {
+      return (await redis.publish(channel(to), message)) > 0
+    },
+    async isAlive(id) {
+      const counts = await redis.pubSubNumSub(channel(id))
+      return (counts[channel(id)] ?? 0) > 0
+    },
+    async claim(sessionId, record, ttlMs) {
+      await redis.eval(`redis.call('HSET', KEYS[1], unpack(ARGV, 2)) return redis.call('PEXPIRE', KEYS[1], ARGV[1])`,
+        { keys: [key(sessionId)], arguments: [String(ttlMs), ...fields(record)] })
+    },
+    async lookup(sessionId) {
+      return recordOf(await redis.eval(`return redis.call('HGETALL', KEYS[1])`, { keys: [key(sessionId)], arguments: [] }))
+    },
+    async takeOver(sessionId, from, ttlMs) {
+      return recordOf(await redis.eval(TAKE_OVER, { keys: [key(sessionId)], arguments: [from, instanceId, String(ttlMs)] }))
+    },
+    async save(sessionId, patch) {
+      const values: string[] = []
+      if (patch.protocolVersion !== undefined) values.push('v', patch.protocolVersion)
+      if (patch.state !== undefined) values.push('s', patch.state)
+      if (values.length > 0) await redis.eval(SAVE, { keys: [key(sessionId)], arguments: [instanceId, ...values] })
+    },
+    async touch(sessionId, ttlMs) {
+      await redis.eval(IF_OWNER, { keys: [key(sessionId)], arguments: [instanceId, 'expire', String(ttlMs)] })
+    },
+    async release(sessionId) {
+      await redis.eval(IF_OWNER, { keys: [key(sessionId)], arguments: [instanceId, 'del', ''] })
+    },
+  }
+}
+
+function fields(record: SessionRecord): string[] {
+  const values = ['o', record.owner, 'p', record.principalKey, 'k', record.kind]
+  if (record.protocolVersion !== undefined) values.push('v', record.protocolVersion)
+  if (record.state !== undefined) values.push('s', record.state)
+  return values
+}
+
+/** An HGETALL answer (a flat list of names and values) as a record; undefined when there is none. */
+function recordOf(reply: unknown): SessionRecord | undefined {
+  if (!Array.isArray(reply) || reply.length === 0) return undefined
+  const map = new Map<string, string>()
+  for (let i = 0; i + 1 < reply.length; i += 2) map.set(String(reply[i]), String(reply[i + 1]))
+  const owner = map.get('o')
+  const kind = map.get('k')
+  if (owner === undefined || (kind !== 'streamable-http' && kind !== 'sse')) return undefined
+  const record: SessionRecord = { owner, principalKey: map.get('p') ?? '', kind }
+  const version = map.get('v')
+  if (version !== undefined) record.protocolVersion = version
+  const state = map.get('s')
+  if (state !== undefined) record.state = state
+  return record
+}
