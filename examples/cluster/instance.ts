@@ -1,0 +1,31 @@
+// One instance of a scaled-out MCP server: the everything server on Streamable HTTP, sharing its
+// sessions, tasks, events and requestState key with every other instance through Redis.
+//   PORT=3001 REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/cluster/instance.ts
+// Prints `listening <url> instance <pid>` once it accepts requests (PORT unset or 0: any free port);
+// SIGTERM or SIGINT closes the listener, the server and the Redis connections, then exits 0.
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { redisScaleOut } from '../../transports/redis.ts'
+import { createEverythingServer } from '../everything/everything.ts'
+
+const scale = await redisScaleOut(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { prefix: process.env.REDIS_PREFIX })
+const server = createEverythingServer({ ...scale.server })
+const http = streamableHttp({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0), ...scale.http })
+await server.listen(http)
+// Health changes go to stderr: stdout carries only the ready line.
+const health = scale.health.subscribe(state => process.stderr.write(`instance ${process.pid}: redis ${state}\n`))
+process.stdout.write(`listening ${http.url} instance ${process.pid}\n`)
+
+// Set by the first signal: a repeat (Ctrl-C reaches the whole process group, and run.ts sends
+// SIGTERM too) is ignored instead of killing the process halfway through closing.
+let isClosing = false
+const stop = async () => {
+  if (isClosing) return
+  isClosing = true
+  health.unsubscribe()
+  await server.close()
+  await http.close()
+  await scale.close()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void stop())
+process.on('SIGINT', () => void stop())
