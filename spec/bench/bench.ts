@@ -86,7 +86,7 @@ const GROUPS: Record<string, readonly string[]> = {
   auth: ['auth'],
   // Host (host-bench.ts): tools/call through the gateway against direct, and the heap per supervised client.
   host: ['host'],
-  // Redis (redis-bench.ts): the Redis mode against the in-memory one, and what Redis holds per event and task.
+  // Redis (redis-bench.ts): the Redis mode against the in-memory one, three instances behind nginx, and what Redis holds per event and task.
   redis: ['redis'],
 }
 GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!]
@@ -601,10 +601,12 @@ async function main(): Promise<void> {
     for (const row of host.rows) addRatio(`host gateway/direct calls/s, ${row.inFlight} in flight`, row.ratio, row.inFlight === 64 ? { atLeast: 0.5 } : undefined)
   }
   if (isSelected('redis')) {
-    console.log('redis: tools/call over Streamable HTTP, one instance with in-memory stores against one on Redis (events, tasks, bus), one process')
+    console.log('redis: tools/call over Streamable HTTP, one instance with in-memory stores against one on Redis (events, tasks, bus), one process; then 3 instance processes on that Redis behind nginx, one session')
     const redis = await runRedisBench(SECONDS)
     report.redis = redis
+    report['redis-cluster'] = redis.cluster
     addRatio('redis/memory time per call, 64 in flight', redis.memoryPerSecond / redis.redisPerSecond, { atMost: 1.5 })
+    addRatio('redis 3 instances behind nginx/1 instance calls/s, 64 in flight', redis.cluster.perSecond / redis.redisPerSecond)
   }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })
