@@ -19,7 +19,7 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { connectRedis, redisEventBus, redisEventStore, redisTaskStore, type RedisPubSubLike } from '../../transports/redis.ts'
 import { startRedis } from '../helpers/redis-server.ts'
-import { startNginx } from '../helpers/nginx.ts'
+import { startNginx, type TestNginx } from '../helpers/nginx.ts'
 import { spawnInstance } from '../../examples/cluster/spawn-instance.ts'
 
 /** Call latency percentiles, in ms. */
@@ -158,10 +158,12 @@ export async function runRedisBench(seconds = 1): Promise<RedisBenchReport> {
  */
 async function runCluster(redisUrl: string, commandstats: () => Promise<string>, seconds: number): Promise<RedisClusterReport> {
   const instances = await Promise.all([0, 1, 2].map(() => spawnInstance({ redisUrl, prefix: 'cluster:', stderr: 'ignore' })))
-  const nginx = await startNginx({ upstreams: instances.map(instance => instance.address) })
+  let nginx: TestNginx | undefined
   try {
+    nginx = await startNginx({ upstreams: instances.map(instance => instance.address) })
     const client = await connect(streamableHttpClient(`${nginx.url}/mcp`), { name: 'bench', version: '1' }, { era: 'legacy' })
-    await rate(client, 64, 200)
+    // Fresh processes: a longer warm-up than the in-process modes get, so the JIT has run on all three.
+    await rate(client, 64, 1000)
     const logged = (await nginx.accessLog()).length
     const latencies: number[] = []
     const before = await commandCount(commandstats)
@@ -173,7 +175,7 @@ async function runCluster(redisUrl: string, commandstats: () => Promise<string>,
     const requestsPerInstance = instances.map(instance => log.filter(entry => entry.upstream === instance.address).length)
     return { instances: instances.length, perSecond: measured.perSecond, ...latencyOf(latencies), commandsPerCall, requestsPerInstance }
   } finally {
-    await nginx.stop()
+    await nginx?.stop()
     await Promise.all(instances.map(instance => instance.stop()))
   }
 }
