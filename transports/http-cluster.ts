@@ -23,6 +23,8 @@ export interface SessionRecord {
   protocolVersion?: string
   /** The server's saved session state (JSON text, opaque here). */
   state?: string
+  /** The session's newest standalone (GET) stream. */
+  standalone?: string
 }
 
 /**
@@ -44,7 +46,7 @@ export interface SessionCluster {
   /** Moves a session from `from` (gone) to this instance unless another did first; the record after. */
   takeOver(sessionId: string, from: string, ttlMs: number): Promise<SessionRecord | undefined>
   /** Updates the record of a session this instance holds (nothing if it holds it no more). */
-  save(sessionId: string, patch: { protocolVersion?: string; state?: string }): Promise<void>
+  save(sessionId: string, patch: { protocolVersion?: string; state?: string; standalone?: string }): Promise<void>
   /** Keeps the record of an active session from expiring. */
   touch(sessionId: string, ttlMs: number): Promise<void>
   /** Forgets a session this instance held (ended: DELETE, idle, closed). */

@@ -223,6 +223,8 @@ export class HttpSession implements Transport, ListenerSession {
   openStandalone(exchange: Exchange, protocolVersion: string | undefined): boolean {
     const stream = this.#newStream(undefined, protocolVersion)
     if (stream === undefined) return false
+    // Named in the session's record: an instance taking the session over keeps it for the client.
+    if (this.shared !== undefined) quietly(this.config.cluster?.save(this.id, { standalone: stream.id }))
     this.attach(stream, exchange)
     return true
   }
@@ -321,11 +323,28 @@ export class HttpSession implements Transport, ListenerSession {
     return ids.find(id => this.isInFlight(id)) ?? ids[0]
   }
 
-  /** The newest standalone stream with a client on it. */
+  /**
+   * Where a message unrelated to a request goes: the newest standalone stream with a client on it,
+   * else (with an event store) the newest one the client is away from, to be replayed when it resumes.
+   */
   #standalone(): HttpStream | undefined {
-    let found: HttpStream | undefined
-    if (this.#streams !== undefined) for (const stream of this.#streams.values()) if (stream.isStandalone && stream.sink !== undefined) found = stream
-    return found
+    let attached: HttpStream | undefined
+    let detached: HttpStream | undefined
+    if (this.#streams !== undefined) {
+      for (const stream of this.#streams.values()) {
+        if (!stream.isStandalone) continue
+        if (stream.sink !== undefined) attached = stream
+        else detached = stream
+      }
+    }
+    return attached ?? (this.config.eventStore === undefined ? undefined : detached)
+  }
+
+  /** A shared session taken over: its standalone stream (named in its record) keeps what is sent until the client resumes it. */
+  keepStandalone(streamId: string): void {
+    const stream = new HttpStream(streamId, undefined)
+    stream.buffer = undefined
+    ;(this.#streams ??= new Map()).set(streamId, stream)
   }
 
   send(payload: JsonRpcPayload, options?: SendOptions): void {

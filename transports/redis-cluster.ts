@@ -92,6 +92,7 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
       const values: string[] = []
       if (patch.protocolVersion !== undefined) values.push('v', patch.protocolVersion)
       if (patch.state !== undefined) values.push('s', patch.state)
+      if (patch.standalone !== undefined) values.push('g', patch.standalone)
       if (values.length > 0) await redis.eval(SAVE, { keys: [key(sessionId)], arguments: [instanceId, ...values] })
     },
     async touch(sessionId, ttlMs) {
@@ -123,5 +124,7 @@ function recordOf(reply: unknown): SessionRecord | undefined {
   if (version !== undefined) record.protocolVersion = version
   const state = map.get('s')
   if (state !== undefined) record.state = state
+  const standalone = map.get('g')
+  if (standalone !== undefined) record.standalone = standalone
   return record
 }

@@ -335,6 +335,7 @@ class HttpTransportServer implements StreamableHttpServer {
     try { restored = record.state === undefined ? undefined : JSON.parse(record.state) as JsonObject } catch { restored = undefined }
     const save = (state: JsonObject) => { cluster.save(id, { state: JSON.stringify(state) }).catch(() => {}) }
     session.shared = restored === undefined ? { id, save } : { id, restored, save }
+    if (record.standalone !== undefined) session.keepStandalone(record.standalone)
     this.#connections.next(session)
     return true
   }
