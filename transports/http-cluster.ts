@@ -51,6 +51,11 @@ export interface SessionCluster {
   touch(sessionId: string, ttlMs: number): Promise<void>
   /** Forgets a session this instance held (ended: DELETE, idle, closed). */
   release(sessionId: string): Promise<void>
+  /**
+   * Optional: emits when the link is back after an outage. The records may be gone (a Redis
+   * restarted without persistence): the listener writes those of its sessions again.
+   */
+  readonly recovered?: Observable<void>
 }
 
 /** What the listener does for the router: its sessions, taking one over, serving a forwarded exchange. */
@@ -62,6 +67,8 @@ export interface ClusterHost {
   serve(exchange: Exchange): Promise<void>
   /** The body under the listener's limits; undefined once a refusal was answered. */
   body(exchange: Exchange): Promise<Uint8Array | undefined>
+  /** Writes the records of every session held here again (after the cluster's store was away). */
+  reclaim(): void
 }
 
 /** The request headers a forwarded exchange carries (all the listener and its guard read). */
@@ -69,6 +76,12 @@ const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-prot
 
 /** Owners remembered per session id, to skip the lookup on the next request. */
 const MAX_CACHED_OWNERS = 10_000
+
+/** A running owner that did not hear a message is tried again this often, at most so many times. */
+const SEND_RETRY_MS = 100
+const MAX_SEND_RETRIES = 50
+/** Tried again this long whatever its heartbeat says. */
+const SEND_GRACE_MS = 3_000
 
 /** How often instances with open forwarded exchanges are checked to be still running (ms). */
 const PEER_CHECK_MS = 1_000
@@ -102,6 +115,7 @@ export class ClusterRouter {
     this.#host = host
     this.#ttlMs = ttlMs
     this.#subscription = cluster.messages.subscribe(text => this.#receive(text))
+    if (cluster.recovered !== undefined) this.#subscription.add(cluster.recovered.subscribe(() => { this.#owners.clear(); host.reclaim() }))
   }
 
   get instanceId(): string { return this.#cluster.instanceId }
@@ -116,10 +130,21 @@ export class ClusterRouter {
 
   /**
    * The exchange to serve here (the same, or one whose body was read already), or undefined once
-   * it went to the instance holding its session.
+   * it went to the instance holding its session (or was answered 503: the cluster cannot be asked).
    */
   async route(exchange: Exchange, sessionId: string): Promise<Exchange | undefined> {
     if (this.#host.has(sessionId)) return exchange
+    try {
+      return await this.#route(exchange, sessionId)
+    } catch {
+      // Redis is away: whether another instance holds the session cannot be told. The client may
+      // try again; the sessions this instance holds are served meanwhile.
+      replyError(exchange, 503, -32000, 'Service Unavailable: the session store cannot be reached; try again', { 'retry-after': '1' })
+      return undefined
+    }
+  }
+
+  async #route(exchange: Exchange, sessionId: string): Promise<Exchange | undefined> {
     const me = this.#cluster.instanceId
     let owner = this.#owners.get(sessionId)
     if (owner === undefined) {
@@ -136,8 +161,16 @@ export class ClusterRouter {
       exchange = new ReadExchange(exchange, body)
     }
     // A few rounds at most: the owner may have changed, or be gone and taken over meanwhile.
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0, retries = 0; round < 3; round++) {
       if (await this.#forward(exchange, owner, body)) return undefined
+      // Not heard, yet running: its subscription is coming back (Redis restarted). Again, shortly.
+      if (retries < MAX_SEND_RETRIES && await this.#cluster.isAlive(owner)) {
+        retries++
+        round--
+        await new Promise(resolve => setTimeout(resolve, SEND_RETRY_MS))
+        continue
+      }
+      if (retries >= MAX_SEND_RETRIES) throw new Error(`instance ${owner} does not answer`)
       this.#owners.delete(sessionId)
       const record = await this.#cluster.lookup(sessionId)
       if (record === undefined) return exchange
@@ -185,6 +218,20 @@ export class ClusterRouter {
     return true
   }
 
+  /**
+   * Sends to an instance; false when it is gone. One that runs but did not hear it (its
+   * subscription is coming back after Redis restarted) is tried again, shortly.
+   */
+  async #sendTo(to: string, message: string): Promise<boolean> {
+    for (let retries = 0; ; retries++) {
+      if (await this.#cluster.send(to, message).catch(() => false)) return true
+      if (retries >= MAX_SEND_RETRIES) return false
+      // Past a short grace (a heartbeat may lapse while Redis restarts), only while it still runs.
+      if (retries * SEND_RETRY_MS >= SEND_GRACE_MS && !(await this.#cluster.isAlive(to).catch(() => false))) return false
+      await new Promise(resolve => setTimeout(resolve, SEND_RETRY_MS))
+    }
+  }
+
   #receive(text: string): void {
     let message: { t?: unknown; k?: unknown; ops?: unknown }
     try { message = JSON.parse(text) as typeof message } catch { return }
@@ -212,7 +259,7 @@ export class ClusterRouter {
   #serve(message: ForwardMessage): void {
     const key = message.k
     const from = message.f
-    const exchange = new ForwardedExchange(message, ops => this.#cluster.send(from, JSON.stringify({ t: 'o', k: key, ops })).catch(() => false),
+    const exchange = new ForwardedExchange(message, ops => this.#sendTo(from, JSON.stringify({ t: 'o', k: key, ops })),
       () => this.#served.delete(key))
     this.#served.set(key, exchange)
     this.#watchPeers()
@@ -269,6 +316,8 @@ class ForwardedExchange implements Exchange {
   readonly #headers: Record<string, string>
   readonly #body: Uint8Array
   #ops: Op[] | undefined
+  /** The batches go one after the other (a retried one is not overtaken). */
+  #sending: Promise<boolean> = Promise.resolve(true)
   #listeners: (() => void)[] = []
   #isClosed = false
 
@@ -305,9 +354,9 @@ class ForwardedExchange implements Exchange {
     if (this.#ops !== undefined) { this.#ops.push(op); return }
     this.#ops = [op]
     queueMicrotask(() => {
-      const ops = this.#ops!
+      const ops = this.#ops
       this.#ops = undefined
-      void this.post(ops).then(delivered => { if (!delivered) this.close() })
+      if (ops !== undefined) this.#send(ops)
     })
   }
 
@@ -316,8 +365,12 @@ class ForwardedExchange implements Exchange {
     if (this.#isClosed) return
     const ops = this.#ops
     this.#ops = undefined
-    if (ops !== undefined) void this.post(ops)
+    if (ops !== undefined) this.#send(ops)
     this.close()
+  }
+
+  #send(ops: Op[]): void {
+    this.#sending = this.#sending.then(isOpen => isOpen && this.post(ops)).then(delivered => { if (!delivered) this.close(); return delivered })
   }
 
   /** The client (or the front it came through) went away, or the answer ended. */

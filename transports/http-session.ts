@@ -106,6 +106,8 @@ export class HttpSession implements Transport, ListenerSession {
   shared: SharedSession | undefined
   /** When its cluster record was last refreshed (listener clock). */
   sharedAt = 0
+  /** The server's state as last saved (JSON), to write the record again after an outage. */
+  sharedState: string | undefined
   #isEnded = false
 
   constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}

@@ -2,8 +2,11 @@
  * The {@link SessionCluster} of the Redis scale-out: each session's record is a Redis hash
  * (`<prefix>session:<id>`: owner, principal, kind, protocol version, saved state) expiring when
  * the session would; each instance listens on its own pub/sub channel (`<prefix>instance:<id>`)
- * for the exchanges forwarded to it and the answers to the ones it forwarded. A PUBLISH that no
- * one received means the instance is gone, which is what lets another take its sessions over.
+ * for the exchanges forwarded to it and the answers to the ones it forwarded, and says it runs
+ * with a heartbeat key (`<prefix>alive:<id>`, refreshed every second, expiring after three). An
+ * instance whose heartbeat expired is gone: its sessions are taken over and its tasks failed. A
+ * PUBLISH no one received while the heartbeat holds is a subscriber reconnecting (Redis restarted):
+ * the sender tries again instead.
  */
 import { Observable } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
@@ -19,10 +22,16 @@ export interface RedisSessionClusterOptions {
   instanceId?: string
   /** Told of a connection error of the subscriber (default: ignored; node-redis reconnects). */
   onError?: (error: unknown) => void
+  /** The connection's health (`connectRedis(...).health`): each return to `up` after `down` is a recovery. */
+  health?: Observable<'up' | 'down'>
 }
 
 /** What the cluster needs of the Redis client: the stores' commands, pub/sub, and PUBSUB NUMSUB. */
-export type RedisClusterLike = RedisLike & RedisPubSubLike & { pubSubNumSub(channels: string | string[]): Promise<Record<string, number>> }
+export type RedisClusterLike = RedisLike & RedisPubSubLike
+
+/** How often an instance says it runs, and how long that holds (a SIGKILLed instance is gone after at most this). */
+const HEARTBEAT_MS = 1_000
+const HEARTBEAT_TTL_MS = 3_000
 
 /** Sets the owner of KEYS[1] to ARGV[2] if it is still ARGV[1]; answers the record (HGETALL). */
 const TAKE_OVER = `
@@ -56,27 +65,46 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
   const channel = (id: string) => `${prefix}instance:${id}`
   const key = (sessionId: string) => `${prefix}session:${sessionId}`
 
+  const alive = (id: string) => `${prefix}alive:${id}`
+  const beat = () => { redis.set(alive(instanceId), '1', { PX: HEARTBEAT_TTL_MS }).catch(onError) }
   const messages = new Observable<string>(subscriber => {
     const connection = redis.duplicate()
     connection.on?.('error', onError)
     let isClosed = false
     void connection.connect().then(() => connection.subscribe(channel(instanceId), text => subscriber.next(text))).catch(onError)
+    // The heartbeat says this instance runs while it listens; it stops (and goes) with the listening.
+    beat()
+    const heartbeat = setInterval(beat, HEARTBEAT_MS)
+    ;(heartbeat as { unref?: () => void }).unref?.()
+    // Back after an outage: at once, not a second later.
+    const backUp = options.health?.subscribe(state => { if (state === 'up') beat() })
     return () => {
       if (isClosed) return
       isClosed = true
+      clearInterval(heartbeat)
+      backUp?.unsubscribe()
+      redis.del(alive(instanceId)).catch(() => {})
       void connection.unsubscribe(channel(instanceId)).catch(() => {}).then(() => (connection.close ?? connection.quit)?.call(connection)).catch(() => {})
     }
   })
 
+  const health = options.health
+  const recovered = health === undefined ? undefined : new Observable<void>(subscriber => {
+    let wasDown = false
+    return health.subscribe(state => {
+      if (state === 'down') wasDown = true
+      else if (wasDown) { wasDown = false; subscriber.next() }
+    })
+  })
   return {
     instanceId,
     messages,
+    ...(recovered === undefined ? {} : { recovered }),
     async send(to, message) {
       return (await redis.publish(channel(to), message)) > 0
     },
     async isAlive(id) {
-      const counts = await redis.pubSubNumSub(channel(id))
-      return (counts[channel(id)] ?? 0) > 0
+      return (await redis.get(alive(id))) !== null
     },
     async claim(sessionId, record, ttlMs) {
       await redis.eval(`redis.call('HSET', KEYS[1], unpack(ARGV, 2)) return redis.call('PEXPIRE', KEYS[1], ARGV[1])`,

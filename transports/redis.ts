@@ -144,7 +144,7 @@ export async function redisScaleOut(url: string | RedisConnection, options: Redi
   const prefix = options.prefix ?? 'rxmcp:'
   const onError = options.onError ?? (() => {})
   const clusterRedis = redis as unknown as RedisClusterLike
-  const cluster = redisSessionCluster(clusterRedis, { prefix, onError })
+  const cluster = redisSessionCluster(clusterRedis, { prefix, onError, health: redis.health })
   const requestStateKey = await sharedRequestStateKey(redis, `${prefix}request-state-key`)
   return {
     redis,

@@ -230,6 +230,7 @@ class HttpTransportServer implements StreamableHttpServer {
       adopt: (id, record) => this.#adopt(id, record),
       serve: exchange => this.#serveForwarded(exchange),
       body: exchange => this.#body(exchange),
+      reclaim: () => { for (const session of this.#sessions.values()) void this.#reclaim(session) },
     }, this.#recordTtl)
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
     const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
@@ -315,8 +316,31 @@ class HttpTransportServer implements StreamableHttpServer {
     const cluster = this.#options.cluster
     if (cluster === undefined) return
     session.sharedAt = this.#now()
-    session.shared = { id: session.id, save: state => { cluster.save(session.id, { state: JSON.stringify(state) }).catch(() => {}) } }
+    session.shared = kind === 'sse' ? { id: session.id, save: () => {} } : { id: session.id, save: state => this.#save(session as HttpSession, state) }
     await cluster.claim(session.id, { owner: cluster.instanceId, principalKey: session.principalKey, kind }, this.#recordTtl).catch(() => {})
+  }
+
+  /** Writes a session's record again, with what it last saved (after Redis came back empty). */
+  async #reclaim(session: AnySession): Promise<void> {
+    const cluster = this.#options.cluster
+    if (cluster === undefined || session.shared === undefined) return
+    // Taken over by another instance while this one could not be reached: that one holds it now.
+    const current = await cluster.lookup(session.id).catch(() => undefined)
+    if (current !== undefined && current.owner !== cluster.instanceId) return session.end(true)
+    const record: SessionRecord = { owner: cluster.instanceId, principalKey: session.principalKey, kind: session instanceof HttpSession ? 'streamable-http' : 'sse' }
+    if (session instanceof HttpSession) {
+      if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
+      if (session.sharedState !== undefined) record.state = session.sharedState
+    }
+    session.sharedAt = this.#now()
+    await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
+  }
+
+  /** Stores a shared session's state (kept here too, to write the record again after an outage). */
+  #save(session: HttpSession, state: JsonObject): void {
+    const text = JSON.stringify(state)
+    session.sharedState = text
+    this.#options.cluster?.save(session.id, { state: text }).catch(() => {})
   }
 
   /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
@@ -333,7 +357,8 @@ class HttpTransportServer implements StreamableHttpServer {
     session.sharedAt = this.#now()
     let restored: JsonObject | undefined
     try { restored = record.state === undefined ? undefined : JSON.parse(record.state) as JsonObject } catch { restored = undefined }
-    const save = (state: JsonObject) => { cluster.save(id, { state: JSON.stringify(state) }).catch(() => {}) }
+    session.sharedState = record.state
+    const save = (state: JsonObject) => this.#save(session, state)
     session.shared = restored === undefined ? { id, save } : { id, restored, save }
     if (record.standalone !== undefined) session.keepStandalone(record.standalone)
     this.#connections.next(session)

@@ -1,49 +1,42 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import { firstValueFrom, filter, take, toArray } from 'rxjs'
-import { createServer, type McpServer } from '../../actors/server.ts'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { type McpServer } from '../../actors/server.ts'
 import { connect, type ClientOptions } from '../../actors/client.ts'
 import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { redisScaleOut, type RedisScaleOut } from '../../transports/redis.ts'
+import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
 
 /**
  * Three rxmcp instances (in this process, each with its own listener, server and Redis
- * connections) on one real redis-server, behind a real nginx balancing round-robin without
- * stickiness: every request of a session may land on any instance.
+ * connections) of the everything server on one real redis-server, behind a real nginx balancing
+ * round-robin without stickiness: every request of a session may land on any instance.
  */
-interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer; served: string[] }
+interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer }
 
 let redis: TestRedis
 let nginx: TestNginx
 const instances: Instance[] = []
-let prefixCount = 0
 
-async function startInstance(prefix: string, index: number): Promise<Instance> {
-  const scale = await redisScaleOut(redis.url, { prefix })
-  const server = createServer({ name: 'cluster', version: '1' }, { ...scale.server, capabilities: { logging: {}, resources: { subscribe: true } } })
-  const served: string[] = []
-  server.use(next => (request, ctx) => { served.push(request.method); return next(request, ctx) })
-  server.tool('whoami', {}, () => ({ content: [{ type: 'text', text: String(index) }] }))
-  server.tool('ask', { inputSchema: z.object({ question: z.string() }) }, async ({ question }, ctx) => {
-    const answer = await ctx.elicit({ message: question, requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
-    return { content: [{ type: 'text', text: `${answer.action}:${String((answer.content as { name?: string } | undefined)?.name)}` }] }
-  })
-  server.tool('log', { inputSchema: z.object({ text: z.string() }) }, ({ text }, ctx) => {
-    ctx.log('info', text)
-    return { content: [{ type: 'text', text: 'logged' }] }
-  })
+async function startInstance(index: number): Promise<Instance> {
+  const scale = await redisScaleOut(redis.url, { prefix: 'matrix:' })
+  const server = createEverythingServer({ ...scale.server })
+  server.tool('whoami', { description: 'Which instance served this call', inputSchema: { type: 'object', properties: {} } },
+    () => ({ content: [{ type: 'text', text: String(index) }] }))
   const http = streamableHttp({ ...scale.http, retryMs: 10 })
   await server.listen(http)
-  return { scale, server, http, served }
+  return { scale, server, http }
 }
 
 beforeAll(async () => {
-  redis = await startRedis()
-  const prefix = `c${++prefixCount}:`
-  for (let i = 0; i < 3; i++) instances.push(await startInstance(prefix, i))
+  // Persisted (AOF, fsync always), so a restart keeps what was acknowledged.
+  redis = await startRedis({ appendOnly: true })
+  for (let i = 0; i < 3; i++) instances.push(await startInstance(i))
   nginx = await startNginx({ upstreams: instances.map(instance => new URL(instance.http.url!).host) })
 }, 60_000)
 
@@ -58,12 +51,30 @@ afterAll(async () => {
 })
 
 const url = () => `${nginx.url}/mcp`
+const textOf = (result: { content: unknown }) => (result.content as { text: string }[])[0]!.text
 
 /** Our client in the legacy era (sessions), through the balancer. */
 async function legacyClient(options: ClientOptions = {}) {
   const transport = streamableHttpClient(url())
   const client = await connect(transport, { name: 'c', version: '1' }, { era: 'legacy', protocolVersion: '2025-11-25', ...options })
   return { client, transport }
+}
+
+/** Polls `check` every 20 ms until it holds (bounded). */
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}
+
+/** The POSTs nginx logged for a session: consecutive ones went to different instances, and all three served some. */
+async function expectRoundRobin(sessionId: string): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, 50))
+  const posts = (await nginx.accessLog()).filter(entry => entry.sessionId === sessionId && entry.method === 'POST')
+  expect(posts.length).toBeGreaterThan(6)
+  expect(new Set(posts.map(entry => entry.upstream)).size).toBe(3)
 }
 
 describe('sessions shared through Redis behind a round-robin balancer', () => {
@@ -85,30 +96,110 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
     }
   })
 
-  it('carries a server-to-client request across instances: elicitation asked on one, answered through another', async () => {
-    const { client } = await legacyClient({ elicitation: { form: () => ({ action: 'accept' as const, content: { name: 'Ada' } }) } })
+  it('runs the full feature matrix with our client: every request may land on another instance', async () => {
+    const { client, transport } = await legacyClient({
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'test-model' }),
+      elicitation: { form: () => ({ action: 'accept' as const, content: { name: 'Ada' } }) },
+      roots: [{ uri: 'file:///tmp/project', name: 'project' }],
+    })
     try {
-      for (let i = 0; i < 3; i++) {
-        const result = await client.callTool('ask', { question: 'name?' })
-        expect(result.content).toEqual([{ type: 'text', text: 'accept:Ada' }])
-      }
+      const logs: unknown[] = []
+      const updates: unknown[] = []
+      client.notifications('notifications/message').subscribe(message => logs.push(message))
+      client.notifications('notifications/resources/updated').subscribe(update => updates.push(update))
+      // Pages of one listing come from different instances: the cursor is the server's, not an instance's.
+      const tools: string[] = []
+      let cursor: string | undefined
+      do { const page = await client.listTools(cursor); tools.push(...page.tools.map(tool => tool.name)); cursor = page.nextCursor } while (cursor !== undefined)
+      expect(tools).toEqual(expect.arrayContaining(['echo', 'long_running', 'sample', 'elicit', 'roots', 'log', 'whoami']))
+      expect(textOf(await client.callTool('echo', { text: 'hi' }))).toContain('hi')
+      const progress: number[] = []
+      await client.callTool('long_running', { steps: 4, ms: 5 }, { onProgress: event => progress.push(event.progress) })
+      expect(progress).toEqual([1, 2, 3, 4])
+      expect(textOf(await client.callTool('sample', { prompt: 'hello' }))).toBe('test-model: sampled')
+      expect(JSON.parse(textOf(await client.callTool('elicit', {})))).toMatchObject({ action: 'accept', content: { name: 'Ada' } })
+      expect(JSON.parse(textOf(await client.callTool('roots', {})))).toEqual([{ uri: 'file:///tmp/project', name: 'project' }])
+      await client.setLoggingLevel('debug')
+      await client.callTool('log', { level: 'info', message: 'hello logs' })
+      await until(() => logs.length > 0, 'a log message')
+      expect(logs[0]).toMatchObject({ level: 'info', data: 'hello logs' })
+      const prompts: string[] = []
+      cursor = undefined
+      do { const page = await client.listPrompts(cursor); prompts.push(...page.prompts.map(prompt => prompt.name)); cursor = page.nextCursor } while (cursor !== undefined)
+      expect(prompts).toEqual(expect.arrayContaining(['greeting', 'code_review', 'simple_1']))
+      expect((await client.getPrompt('greeting', { name: 'Ada' })).messages[0]!.content).toEqual({ type: 'text', text: 'Say hello to Ada' })
+      expect((await client.complete({ ref: { type: 'ref/prompt', name: 'greeting' }, argument: { name: 'name', value: 'A' } })).completion.values).toEqual(['Ada', 'Alan'])
+      expect((await client.listResourceTemplates()).resourceTemplates.map(template => template.uriTemplate)).toContain('everything://items/{id}')
+      expect((await client.readResource('everything://items/7')).contents[0]).toMatchObject({ text: JSON.stringify({ id: '7', name: 'Item 7' }) })
+      await client.subscribeResource('everything://readme')
+      await client.callTool('touch', { uri: 'everything://readme' })
+      await until(() => updates.length > 0, 'a resource update')
+      await client.ping()
+      await expectRoundRobin(transport.sessionId!)
     } finally {
       await client.close()
     }
   })
 
-  it('keeps the log level set through one instance for messages sent by the owner', async () => {
-    const { client } = await legacyClient()
+  it('runs the full feature matrix with the official SDK client (legacy era, with a session)', async () => {
+    const sdkTransport = new StreamableHTTPClientTransport(new URL(url()))
+    const sdk = new Client({ name: 'official', version: '1' }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } })
+    sdk.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'sdk-model' }))
+    sdk.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Grace' } }))
+    sdk.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///srv', name: 'srv' }] }))
+    const logs: unknown[] = []
+    const updates: unknown[] = []
+    sdk.setNotificationHandler(LoggingMessageNotificationSchema, notification => { logs.push(notification.params) })
+    sdk.setNotificationHandler(ResourceUpdatedNotificationSchema, notification => { updates.push(notification.params) })
+    await sdk.connect(sdkTransport)
     try {
-      await client.setLoggingLevel('warning')
-      const messages = client.notifications('notifications/message')
-      const got = firstValueFrom(messages.pipe(take(1), toArray()))
-      await client.setLoggingLevel('debug')
-      await client.callTool('log', { text: 'hello' })
-      const [message] = await got
-      expect(message).toMatchObject({ level: 'info', data: 'hello' })
+      const tools: string[] = []
+      let cursor: string | undefined
+      do { const page = await sdk.listTools(cursor === undefined ? {} : { cursor }); tools.push(...page.tools.map(tool => tool.name)); cursor = page.nextCursor } while (cursor !== undefined)
+      expect(tools).toEqual(expect.arrayContaining(['echo', 'long_running', 'sample', 'elicit', 'roots', 'log']))
+      expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'sdk' } }) as { content: unknown })).toContain('sdk')
+      const progress: number[] = []
+      await sdk.callTool({ name: 'long_running', arguments: { steps: 4, ms: 5 } }, undefined, { onprogress: event => { progress.push(event.progress) } })
+      expect(progress).toEqual([1, 2, 3, 4])
+      expect(textOf(await sdk.callTool({ name: 'sample', arguments: { prompt: 'x' } }) as { content: unknown })).toBe('sdk-model: sampled')
+      expect((await sdk.callTool({ name: 'elicit', arguments: {} })).structuredContent).toEqual({ action: 'accept', content: { name: 'Grace' } })
+      expect(JSON.parse(textOf(await sdk.callTool({ name: 'roots', arguments: {} }) as { content: unknown }))).toEqual([{ uri: 'file:///srv', name: 'srv' }])
+      await sdk.setLoggingLevel('debug')
+      await sdk.callTool({ name: 'log', arguments: { level: 'warning', message: 'sdk logs' } })
+      await until(() => logs.length > 0, 'a log message')
+      expect(logs[0]).toMatchObject({ level: 'warning', data: 'sdk logs' })
+      const prompts = await sdk.listPrompts()
+      expect(prompts.nextCursor).toBeDefined()
+      expect((await sdk.listPrompts({ cursor: prompts.nextCursor })).prompts.length).toBeGreaterThan(0)
+      expect((await sdk.getPrompt({ name: 'code_review', arguments: { language: 'go', code: 'x' } })).description).toBe('Review of go code')
+      expect((await sdk.complete({ ref: { type: 'ref/resource', uri: 'everything://items/{id}' }, argument: { name: 'id', value: '11' } })).completion.values).toContain('110')
+      const resources = await sdk.listResources()
+      expect(resources.resources.map(resource => resource.uri)).toContain('everything://readme')
+      expect((await sdk.readResource({ uri: 'everything://static/2' })).contents[0]).toMatchObject({ text: 'Static resource 2' })
+      await sdk.subscribeResource({ uri: 'everything://logo' })
+      await sdk.callTool({ name: 'touch', arguments: { uri: 'everything://logo' } })
+      await until(() => updates.length > 0, 'a resource update')
+      expect(updates[0]).toEqual({ uri: 'everything://logo' })
+      await sdk.ping()
+      await expectRoundRobin(sdkTransport.sessionId!)
+      await sdkTransport.terminateSession()
     } finally {
-      await client.close()
+      await sdk.close()
+    }
+  })
+
+  it('serves the 2024-11-05 HTTP+SSE transport: the stream on one instance, its POSTs through any', async () => {
+    const sseTransport = new SSEClientTransport(new URL(`${nginx.url}/sse`))
+    const sdk = new Client({ name: 'official-sse', version: '1' }, { capabilities: { elicitation: {} } })
+    sdk.setRequestHandler(ElicitRequestSchema, () => ({ action: 'decline' }))
+    await sdk.connect(sseTransport)
+    try {
+      for (let i = 0; i < 4; i++) expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: `sse ${i}` } }) as { content: unknown })).toContain(`sse ${i}`)
+      expect((await sdk.callTool({ name: 'elicit', arguments: {} })).structuredContent).toEqual({ action: 'decline' })
+      const posts = (await nginx.accessLog()).filter(entry => entry.method === 'POST' && entry.uri.startsWith('/messages?sessionId='))
+      expect(new Set(posts.map(entry => entry.upstream)).size).toBe(3)
+    } finally {
+      await sdk.close()
     }
   })
 
@@ -126,4 +217,48 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
       expect(response.status).toBe(404)
     }
   })
+
+  it('rides out Redis restarts: no crash, the session served through every instance again (recovery measured)', async () => {
+    const { client, transport } = await legacyClient()
+    const sessionId = transport.sessionId!
+    const health: string[] = []
+    const watching = instances[0]!.scale.health.subscribe(state => health.push(state))
+    const raw = (text: string) => fetch(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: text, method: 'tools/call', params: { name: 'echo', arguments: { text } } }),
+    }).then(async response => ({ status: response.status, body: await response.text() }))
+    /** Time from redis-server being back until three calls in a row (one per instance) succeed. */
+    const recovery = async () => {
+      const back = performance.now()
+      let inRow = 0
+      for (let attempt = 0; inRow < 3; attempt++) {
+        if (attempt > 500) throw new Error('the cluster did not recover')
+        const answer = await raw(`after ${attempt}`)
+        if (answer.status === 200 && answer.body.includes(`after ${attempt}`)) inRow++
+        else { inRow = 0; await new Promise(resolve => setTimeout(resolve, 20)) }
+      }
+      return Math.round(performance.now() - back)
+    }
+    try {
+      for (const wiped of [false, true]) {
+        await redis.kill()
+        await until(() => health.at(-1) === 'down', 'the instance to see Redis down')
+        // Meanwhile: the session's own instance serves it; the others cannot tell who holds it (503).
+        const during = await Promise.all([raw('d1'), raw('d2'), raw('d3')])
+        expect(during.map(answer => answer.status).sort()).toEqual([200, 503, 503])
+        if (wiped) await redis.wipe()
+        await redis.restart()
+        const ms = await recovery()
+        console.log(`redis restart (${wiped ? 'came back empty: records written again' : 'persisted'}): the session served through all three instances ${ms} ms after redis-server was back`)
+        expect(ms).toBeLessThan(30_000)
+      }
+      // Our client's session is the same one it had before both restarts.
+      expect(textOf(await client.callTool('echo', { text: 'same session' }))).toContain('same session')
+      expect(transport.sessionId).toBe(sessionId)
+    } finally {
+      watching.unsubscribe()
+      await client.close()
+    }
+  }, 90_000)
 })

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,16 +12,25 @@ export interface TestRedis {
   /** Stops it (SIGKILL: as a crash) and, with `restart`, starts it again on the same port. */
   kill(): Promise<void>
   restart(): Promise<void>
+  /** Deletes what it persisted (call while it is killed): the next start is empty, as after losing its disk. */
+  wipe(): Promise<void>
   stop(): Promise<void>
 }
 
+/** Options of {@link startRedis}. */
+export interface StartRedisOptions {
+  /** Persist every write (AOF, fsync always), so a restart keeps the data (default: no persistence). */
+  appendOnly?: boolean
+}
+
 /** Starts redis-server and waits until it answers PING (bounded: 10 s). */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: StartRedisOptions = {}): Promise<TestRedis> {
   const port = await freePort()
   const dir = await mkdtemp(join(tmpdir(), 'rxmcp-redis-'))
+  const persistence = options.appendOnly === true ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']
   let child: ChildProcess | undefined
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], { stdio: 'ignore' })
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--protected-mode', 'yes'], { stdio: 'ignore' })
     child.on('error', () => {})
     const end = Date.now() + 10_000
     while (!(await pings(port))) {
@@ -42,6 +51,10 @@ export async function startRedis(): Promise<TestRedis> {
     port,
     kill,
     restart: launch,
+    wipe: async () => {
+      await rm(dir, { recursive: true, force: true })
+      await mkdir(dir, { recursive: true })
+    },
     stop: async () => { await kill(); await rm(dir, { recursive: true, force: true }) },
   }
 }
