@@ -75,7 +75,7 @@ export interface ClusterHost {
 const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'host', 'origin', 'authorization', 'dpop'] as const
 
 /** Owners remembered per session id, to skip the lookup on the next request. */
-const MAX_CACHED_OWNERS = 10_000
+const MAX_CACHED_OWNERS = 1_000
 
 /** A running owner that did not hear a message is tried again this often, at most so many times. */
 const SEND_RETRY_MS = 100
