@@ -17,7 +17,7 @@ import { createServer } from '../../actors/server.ts'
 import { connect, type McpClient } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
-import { connectRedis, redisEventBus, redisEventStore, redisTaskStore, type RedisPubSubLike } from '../../transports/redis.ts'
+import { connectRedis, redisEventStore, redisScaleOut, redisTaskStore } from '../../transports/redis.ts'
 import { startRedis } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
 import { spawnInstance } from '../../examples/cluster/spawn-instance.ts'
@@ -92,12 +92,12 @@ export async function runRedisBench(seconds = 1): Promise<RedisBenchReport> {
   const raw = redis as unknown as { sendCommand(args: string[]): Promise<string> }
   const info = (section: string) => () => raw.sendCommand(['INFO', section])
   try {
+    // The Redis mode is the whole scale-out of one instance: sessions, events, tasks, bus, key.
+    const scale = await redisScaleOut(redis, { prefix: 'bench:' })
     const make = (mode: 'memory' | 'redis') => {
-      const mcp = createServer({ name: `bench-${mode}`, version: '1' }, mode === 'redis'
-        ? { tasks: { store: redisTaskStore(redis, { prefix: 'bench:' }) }, eventBus: redisEventBus(redis as unknown as RedisPubSubLike, { channel: 'bench:events' }) }
-        : {})
+      const mcp = createServer({ name: `bench-${mode}`, version: '1' }, mode === 'redis' ? { ...scale.server } : {})
       mcp.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => ({ content: [{ type: 'text', text: String(text) }] }))
-      const http = streamableHttp(mode === 'redis' ? { eventStore: redisEventStore(redis, { prefix: 'bench:' }) } : {})
+      const http = streamableHttp(mode === 'redis' ? { ...scale.http } : {})
       return { mcp, http }
     }
     const sides = [make('memory'), make('redis')]
