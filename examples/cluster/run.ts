@@ -3,12 +3,8 @@
 //   npm run cluster -- --instances 5 --port 8080
 //   REDIS_URL=redis://10.0.0.5:6379 npm run cluster   use that Redis instead of starting one
 // Prints the balancer's MCP URL and runs until Ctrl-C or SIGTERM, which stop everything it started.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createConnection } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { freeLoopbackPort, spawnNginx } from './spawn-nginx.ts'
+import { spawnNginx } from './spawn-nginx.ts'
+import { startRedis } from './spawn-redis.ts'
 import { spawnInstance } from './spawn-instance.ts'
 
 const flag = (name: string, fallback: number) => {
@@ -22,7 +18,7 @@ if (!Number.isInteger(count) || count < 1) throw new TypeError('--instances take
 // Set by the first signal: the exit notices below go quiet, and a repeat (Ctrl-C reaches npm, tsx and
 // this process, and tsx relays it once more) does not kill the process halfway through stopping.
 let isStopping = false
-const redis = process.env.REDIS_URL === undefined ? await startRedis() : { url: process.env.REDIS_URL, stop: () => {} }
+const redis = process.env.REDIS_URL === undefined ? await startRedis() : { url: process.env.REDIS_URL, stop: async () => {} }
 const instances = await Promise.all(Array.from({ length: count }, () => spawnInstance({ redisUrl: redis.url })))
 for (const instance of instances) {
   void instance.exited.then(code => { if (!isStopping) process.stderr.write(`rxmcp cluster: instance ${instance.pid} exited (${code}); nginx sends its requests to the others\n`) })
@@ -35,36 +31,8 @@ const stop = async () => {
   isStopping = true
   await nginx.stop()
   await Promise.all(instances.map(instance => instance.stop()))
-  redis.stop()
+  await redis.stop()
   process.exit(0)
 }
 process.on('SIGINT', () => void stop())
 process.on('SIGTERM', () => void stop())
-
-/** A redis-server on a free loopback port, in a temporary directory, without persistence. */
-async function startRedis(): Promise<{ url: string; stop(): void }> {
-  const redisPort = await freeLoopbackPort()
-  const dir = mkdtempSync(join(tmpdir(), 'rxmcp-cluster-redis-'))
-  const child = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  child.on('error', error => { process.stderr.write(`rxmcp cluster: redis-server: ${error.message} (apt-get install redis-server, or set REDIS_URL)\n`); process.exit(1) })
-  const stopRedis = () => { child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }) }
-  process.once('exit', stopRedis)
-  const deadline = Date.now() + 10_000
-  while (!(await pings(redisPort))) {
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on port ${redisPort}`)
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  return { url: `redis://127.0.0.1:${redisPort}`, stop: stopRedis }
-}
-
-/** True when something on the port answers PING with PONG. */
-function pings(redisPort: number): Promise<boolean> {
-  return new Promise(resolve => {
-    const socket = createConnection({ port: redisPort, host: '127.0.0.1' })
-    socket.setTimeout(500)
-    socket.once('connect', () => socket.write('PING\r\n'))
-    socket.once('data', data => { socket.destroy(); resolve(data.toString().startsWith('+PONG')) })
-    socket.once('error', () => resolve(false))
-    socket.once('timeout', () => { socket.destroy(); resolve(false) })
-  })
-}

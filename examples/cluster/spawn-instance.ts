@@ -13,6 +13,8 @@ export interface SpawnInstanceOptions {
   port?: number
   /** The Redis key prefix of the cluster (default: redisScaleOut's). */
   prefix?: string
+  /** Another instance script (a path), printing the same ready line (default: instance.ts beside this file). */
+  script?: string
   /** Where its stderr goes (default: this process's stderr). */
   stderr?: 'inherit' | 'ignore'
 }
@@ -28,6 +30,8 @@ export interface SpawnedInstance {
   readonly exited: Promise<number | string>
   /** SIGTERM (it closes cleanly), SIGKILL after 5 s; resolves once it has exited. */
   stop(): Promise<void>
+  /** SIGKILL at once (a crash); resolves once it has exited. */
+  kill(): Promise<void>
 }
 
 const INSTANCE = fileURLToPath(new URL('./instance.ts', import.meta.url))
@@ -48,7 +52,7 @@ const STOP_TIMEOUT_MS = 5_000
  */
 export async function spawnInstance(options: SpawnInstanceOptions): Promise<SpawnedInstance> {
   const env = { ...process.env, PORT: String(options.port ?? 0), REDIS_URL: options.redisUrl, ...(options.prefix === undefined ? {} : { REDIS_PREFIX: options.prefix }) }
-  const child = spawn(process.execPath, ['--import', TSX, INSTANCE], { env, stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'] })
+  const child = spawn(process.execPath, ['--import', TSX, options.script ?? INSTANCE], { env, stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'] })
   const exited = new Promise<number | string>(resolve => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')))
   const killOnExit = () => child.kill('SIGKILL')
   process.once('exit', killOnExit)
@@ -62,7 +66,12 @@ export async function spawnInstance(options: SpawnInstanceOptions): Promise<Spaw
   }
   try {
     const url = await readyUrl(child, exited)
-    return { url, address: new URL(url).host, pid: child.pid!, exited, stop }
+    const kill = async () => {
+      process.off('exit', killOnExit)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await exited
+    }
+    return { url, address: new URL(url).host, pid: child.pid!, exited, stop, kill }
   } catch (error) {
     await stop()
     throw error

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { firstValueFrom, filter } from 'rxjs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -10,45 +8,28 @@ import { streamableHttpClient } from '../../transports/http-client.ts'
 import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
+import { spawnInstance, type SpawnedInstance } from '../../examples/cluster/spawn-instance.ts'
 
 /**
  * Three instances as child processes on one redis-server behind nginx (round-robin): one is
  * SIGKILLed while clients hold sessions on it, open streams and running requests and tasks.
  */
-interface Child { url: string; pid: number; kill(): Promise<void> }
-
 const FIXTURE = fileURLToPath(new URL('./fixture-instance.ts', import.meta.url))
-const TSX = import.meta.resolve('tsx')
-const PREFIX = 'kill:'
 
 let redis: TestRedis
 let nginx: TestNginx
-const children: Child[] = []
-
-async function spawnInstance(): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', TSX, FIXTURE], { env: { ...process.env, REDIS_URL: redis.url, REDIS_PREFIX: PREFIX }, stdio: ['ignore', 'pipe', 'inherit'] })
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  process.once('exit', () => child.kill('SIGKILL'))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('instance not ready in 30 s')), 30_000)
-    createInterface({ input: child.stdout! }).on('line', line => {
-      const match = /^listening (\S+) instance/.exec(line)
-      if (match !== null) { clearTimeout(timer); resolve(match[1]!) }
-    })
-    child.once('exit', code => { clearTimeout(timer); reject(new Error(`instance exited (${code})`)) })
-  })
-  return { url, pid: child.pid!, kill: async () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGKILL'); await exited } } }
-}
+const children: SpawnedInstance[] = []
+const spawnFixture = () => spawnInstance({ redisUrl: redis.url, prefix: 'kill:', script: FIXTURE })
 
 beforeAll(async () => {
   redis = await startRedis()
-  children.push(...await Promise.all([spawnInstance(), spawnInstance(), spawnInstance()]))
+  children.push(...await Promise.all([spawnFixture(), spawnFixture(), spawnFixture()]))
   nginx = await startNginx({ upstreams: children.map(child => new URL(child.url).host) })
 }, 90_000)
 
 afterAll(async () => {
   await nginx?.stop()
-  for (const child of children) await child.kill()
+  for (const child of children) await child.stop()
   await redis?.stop()
 })
 
