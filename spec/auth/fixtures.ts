@@ -52,11 +52,4 @@ export function unsignedToken(claims: JWTPayload): string {
 }
 
 /** A loopback port free right now (the listener under test binds it next). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net')
-  const probe = createServer()
-  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise<void>(resolve => probe.close(() => resolve()))
-  return port
-}
+export { freeLoopbackPort as freePort } from '../../examples/cluster/spawn-nginx.ts'
