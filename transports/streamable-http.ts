@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
-import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
 import type { TokenBucketOptions } from '../lib/token-bucket.ts'
 import { HttpGuard } from './http-guard.ts'
@@ -18,7 +17,8 @@ import { JSON_HEADERS, NodeExchange, WebExchange, replyError, type Exchange, typ
 import { LegacySession } from './legacy-sse.ts'
 import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
-import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
+import type { SessionCluster } from './http-cluster.ts'
+import { SharedSessions, type AnySession } from './http-shared.ts'
 
 /** Options of {@link streamableHttp}; defaults in {@link STREAMABLE_HTTP_DEFAULTS}. */
 export interface StreamableHttpOptions {
@@ -166,7 +166,7 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
 }
 
 
-type AnySession = HttpSession | LegacySession
+
 
 class HttpTransportServer implements StreamableHttpServer {
   readonly #options: StreamableHttpOptions
@@ -193,10 +193,8 @@ class HttpTransportServer implements StreamableHttpServer {
   #sweeping: Subscription | undefined
   #lastKeepAlive: number
   #isClosed = false
-  /** Set in cluster mode: routes requests for sessions held elsewhere, serves forwarded ones. */
-  readonly #router: ClusterRouter | undefined
-  /** How long a session's cluster record lives without being touched (ms). */
-  readonly #recordTtl: number
+  /** Set in cluster mode: the sessions' records, and the routing of requests between instances. */
+  readonly #shared: SharedSessions | undefined
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
@@ -223,15 +221,16 @@ class HttpTransportServer implements StreamableHttpServer {
     this.nodeHandler = this.nodeHandler.bind(this)
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
     this.#idleTimeout = ttl
-    // Touched at most every quarter of it, the record outlives the session's idle time here.
-    this.#recordTtl = ttl + Math.max(ttl / 2, 10_000)
-    this.#router = options.cluster === undefined ? undefined : new ClusterRouter(options.cluster, {
-      has: id => this.#sessions.has(id),
-      adopt: (id, record) => this.#adopt(id, record),
+    this.#shared = options.cluster === undefined ? undefined : new SharedSessions(options.cluster, {
+      sessions: this.#sessions,
+      config: this.#config,
+      now: this.#now,
+      isClosed: () => this.#isClosed,
+      open: session => { this.#register(session); this.#connections.next(session) },
       serve: exchange => this.#serveForwarded(exchange),
       body: exchange => this.#body(exchange),
-      reclaim: () => { for (const session of this.#sessions.values()) void this.#reclaim(session) },
-    }, this.#recordTtl)
+      onEnd: this.#onEnd,
+    }, ttl)
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
     const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
     const sweep = () => this.#sweep(keepAlive)
@@ -266,10 +265,10 @@ class HttpTransportServer implements StreamableHttpServer {
     clearInterval(this.#timer)
     this.#sweeping?.unsubscribe()
     // A shared session outlives this instance: another takes it over, with its record and events.
-    const handOver = this.#router !== undefined
+    const handOver = this.#shared !== undefined
     for (const session of [...this.#sessions.values()]) session.end(handOver)
     this.#sessions.clear()
-    this.#router?.close()
+    this.#shared?.close()
     for (const exchange of [...this.#exchanges]) void exchange.close()
     this.#exchanges.clear()
     this.#connections.complete()
@@ -284,7 +283,7 @@ class HttpTransportServer implements StreamableHttpServer {
       if (now - session.lastSeen <= this.#idleTimeout) break
       // A request still running (a long tool call) is the client waiting, not gone: as on WebSocket.
       if (!session.hasRequestInFlight()) session.end()
-      else this.#share(session, now)
+      else this.#shared?.touch(session, now)
     }
     if (keepAlive > 0 && now - this.#lastKeepAlive >= keepAlive) {
       this.#lastKeepAlive = now
@@ -298,71 +297,7 @@ class HttpTransportServer implements StreamableHttpServer {
     session.lastSeen = this.#now()
     this.#sessions.delete(session.id)
     this.#sessions.set(session.id, session)
-    if (this.#router !== undefined) this.#share(session, session.lastSeen)
-  }
-
-  /** Keeps an active shared session's record alive (a write at most every quarter of its life). */
-  #share(session: AnySession, now: number): void {
-    if (this.#options.cluster === undefined || now - session.sharedAt < this.#recordTtl / 4) return
-    session.sharedAt = now
-    this.#options.cluster.touch(session.id, this.#recordTtl).catch(() => {})
-  }
-
-  /**
-   * Records a new session in the cluster before its first answer goes out (so the client's next
-   * request finds it on any instance). Without Redis the session still works through this instance.
-   */
-  async #claim(session: AnySession, kind: SessionRecord['kind']): Promise<void> {
-    const cluster = this.#options.cluster
-    if (cluster === undefined) return
-    session.sharedAt = this.#now()
-    session.shared = kind === 'sse' ? { id: session.id, save: () => {} } : { id: session.id, save: state => this.#save(session as HttpSession, state) }
-    await cluster.claim(session.id, { owner: cluster.instanceId, principalKey: session.principalKey, kind }, this.#recordTtl).catch(() => {})
-  }
-
-  /** Writes a session's record again, with what it last saved (after Redis came back empty). */
-  async #reclaim(session: AnySession): Promise<void> {
-    const cluster = this.#options.cluster
-    if (cluster === undefined || session.shared === undefined) return
-    // Taken over by another instance while this one could not be reached: that one holds it now.
-    const current = await cluster.lookup(session.id).catch(() => undefined)
-    if (current !== undefined && current.owner !== cluster.instanceId) return session.end(true)
-    const record: SessionRecord = { owner: cluster.instanceId, principalKey: session.principalKey, kind: session instanceof HttpSession ? 'streamable-http' : 'sse' }
-    if (session instanceof HttpSession) {
-      if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
-      if (session.sharedState !== undefined) record.state = session.sharedState
-    }
-    session.sharedAt = this.#now()
-    await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
-  }
-
-  /** Stores a shared session's state (kept here too, to write the record again after an outage). */
-  #save(session: HttpSession, state: JsonObject): void {
-    const text = JSON.stringify(state)
-    session.sharedState = text
-    this.#options.cluster?.save(session.id, { state: text }).catch(() => {})
-  }
-
-  /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
-  #adopt(id: string, record: SessionRecord): boolean {
-    const cluster = this.#options.cluster
-    if (record.kind !== 'streamable-http' || cluster === undefined || this.#sessions.has(id) || this.#isClosed) {
-      // A legacy SSE session ended with its stream: it is forgotten everywhere.
-      if (record.kind === 'sse') cluster?.release(id).catch(() => {})
-      return false
-    }
-    const session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
-    session.principalKey = record.principalKey
-    session.protocolVersion = record.protocolVersion
-    session.sharedAt = this.#now()
-    let restored: JsonObject | undefined
-    try { restored = record.state === undefined ? undefined : JSON.parse(record.state) as JsonObject } catch { restored = undefined }
-    session.sharedState = record.state
-    const save = (state: JsonObject) => this.#save(session, state)
-    session.shared = restored === undefined ? { id, save } : { id, restored, save }
-    if (record.standalone !== undefined) session.keepStandalone(record.standalone)
-    this.#connections.next(session)
-    return true
+    this.#shared?.touch(session, session.lastSeen)
   }
 
   /** An exchange another instance forwarded: served as if it came here (its front checked origin and credentials). */
@@ -396,7 +331,10 @@ class HttpTransportServer implements StreamableHttpServer {
    * Forgets a session that ended. One function for every session: a closure made in a request's
    * handler would keep that request's objects alive as long as the session.
    */
-  readonly #onEnd = (session: AnySession) => { if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id) }
+  readonly #onEnd = (session: AnySession) => {
+    if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id)
+    this.#shared?.ended(session)
+  }
 
   #register<S extends AnySession>(session: S): S {
     this.#sessions.set(session.id, session)
@@ -437,11 +375,11 @@ class HttpTransportServer implements StreamableHttpServer {
     const path = exchange.pathname
     const isGuarded = path === this.#path || (legacySse !== undefined && (path === legacySse || path === legacyMessages))
     if (!(await this.#guard.admit(exchange, isGuarded))) return
-    if (this.#router !== undefined && isGuarded) {
+    if (this.#shared !== undefined && isGuarded) {
       // A session held by another instance: the request goes there.
       const sessionId = path === this.#path ? exchange.header('mcp-session-id') : path === legacyMessages ? new URLSearchParams(exchange.search).get('sessionId') : null
       if (sessionId !== null) {
-        const routed = await this.#router.route(exchange, sessionId)
+        const routed = await this.#shared.route(exchange, sessionId)
         if (routed === undefined) return
         exchange = routed
       }
@@ -563,7 +501,7 @@ class HttpTransportServer implements StreamableHttpServer {
       session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
       session.remoteAddress = exchange.remoteAddress
-      await this.#claim(session, 'streamable-http')
+      await this.#shared?.claim(session, 'streamable-http')
       this.#connections.next(session)
     } else {
       const found = this.#session(exchange, answers)
@@ -670,7 +608,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (id === undefined) return
     const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
     session.principalKey = principalKey(exchange.principal)
-    await this.#claim(session, 'sse')
+    await this.#shared?.claim(session, 'sse')
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
     session.remoteAddress = exchange.remoteAddress
     this.#connections.next(session)

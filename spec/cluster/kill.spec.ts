@@ -92,6 +92,7 @@ describe('an instance SIGKILLed under live sessions', () => {
       await until(() => updates.length >= 2, 'a resource update after the kill')
       // The task that ran on the dead instance is failed, and its result does not hang.
       expect((await client.tasks.get(taskId)).status).toBe('failed')
+      expect(await client.tasks.result(taskId).then(() => 'a result', (error: Error) => error.message)).toMatch(/instance running this task stopped/)
       // The official client's session goes on too.
       const echoed = await sdk.callTool({ name: 'echo', arguments: { text: 'still here' } }) as { content: unknown }
       expect(textOf(echoed)).toContain('still here')

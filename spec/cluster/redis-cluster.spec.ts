@@ -201,6 +201,14 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
     } finally {
       await sdk.close()
     }
+    // Its stream closed, the session is forgotten in Redis too.
+    const sessionId = new URLSearchParams((await nginx.accessLog()).find(entry => entry.uri.startsWith('/messages?sessionId='))!.uri.split('?')[1]).get('sessionId')!
+    const redisClient = instances[0]!.scale.redis as unknown as { exists(key: string): Promise<number> }
+    const end = Date.now() + 10_000
+    while (await redisClient.exists(`matrix:session:${sessionId}`) === 1) {
+      if (Date.now() > end) throw new Error('the legacy session\'s record is still in Redis')
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
   })
 
   it('ends a session on every instance with DELETE through any of them', async () => {

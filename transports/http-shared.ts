@@ -1,0 +1,123 @@
+/**
+ * The HTTP listener's sessions in cluster mode: each one's record in the cluster (claimed when it
+ * starts, kept alive while it is used, written again after an outage, released when it ends), the
+ * state the server saves, and taking over a session whose instance is gone. Routing requests
+ * between instances is the ClusterRouter's (http-cluster.ts).
+ */
+import type { JsonObject } from '../lib/jsonrpc/message.ts'
+import type { Exchange } from './http-exchange.ts'
+import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
+import { HttpSession, type SessionConfig } from './http-session.ts'
+import { LegacySession } from './legacy-sse.ts'
+
+/** A session of the listener, Streamable HTTP or legacy SSE. */
+export type AnySession = HttpSession | LegacySession
+
+/** What the listener lends: its sessions, how it opens one, and how it serves an exchange. */
+export interface SharedSessionsHost {
+  readonly sessions: ReadonlyMap<string, AnySession>
+  readonly config: SessionConfig
+  now(): number
+  isClosed(): boolean
+  /** Registers a session and hands it to the server. */
+  open(session: HttpSession): void
+  serve(exchange: Exchange): Promise<void>
+  body(exchange: Exchange): Promise<Uint8Array | undefined>
+  onEnd(session: AnySession): void
+}
+
+export class SharedSessions {
+  readonly #cluster: SessionCluster
+  readonly #host: SharedSessionsHost
+  /** How long a record lives without being touched: past the session's idle time here. */
+  readonly #recordTtl: number
+  readonly #router: ClusterRouter
+
+  constructor(cluster: SessionCluster, host: SharedSessionsHost, idleTimeout: number) {
+    this.#cluster = cluster
+    this.#host = host
+    // Touched at most every quarter of it, the record outlives the session's idle time here.
+    this.#recordTtl = idleTimeout + Math.max(idleTimeout / 2, 10_000)
+    this.#router = new ClusterRouter(cluster, {
+      has: id => host.sessions.has(id),
+      adopt: (id, record) => this.#adopt(id, record),
+      serve: exchange => host.serve(exchange),
+      body: exchange => host.body(exchange),
+      reclaim: () => { for (const session of host.sessions.values()) void this.#reclaim(session) },
+    }, this.#recordTtl)
+  }
+
+  /** See ClusterRouter.route: undefined once the exchange went to (or was answered for) another instance. */
+  route(exchange: Exchange, sessionId: string): Promise<Exchange | undefined> {
+    return this.#router.route(exchange, sessionId)
+  }
+
+  close(): void { this.#router.close() }
+
+  /** Keeps an active session's record alive (a write at most every quarter of its life). */
+  touch(session: AnySession, now: number): void {
+    if (now - session.sharedAt < this.#recordTtl / 4) return
+    session.sharedAt = now
+    this.#cluster.touch(session.id, this.#recordTtl).catch(() => {})
+  }
+
+  /**
+   * Records a new session in the cluster before its first answer goes out (so the client's next
+   * request finds it on any instance). Without Redis the session still works through this instance.
+   */
+  async claim(session: AnySession, kind: SessionRecord['kind']): Promise<void> {
+    session.sharedAt = this.#host.now()
+    session.shared = session instanceof HttpSession ? { id: session.id, save: state => this.#save(session, state) } : { id: session.id, save: () => {} }
+    await this.#cluster.claim(session.id, { owner: this.#cluster.instanceId, principalKey: session.principalKey, kind }, this.#recordTtl).catch(() => {})
+  }
+
+  /** A legacy SSE session ended (its stream is gone): forgotten everywhere. A Streamable HTTP one releases itself. */
+  ended(session: AnySession): void {
+    if (session instanceof LegacySession && session.shared !== undefined) this.#cluster.release(session.id).catch(() => {})
+  }
+
+  /** Writes a session's record again, with what it last saved (after Redis came back empty). */
+  async #reclaim(session: AnySession): Promise<void> {
+    if (session.shared === undefined) return
+    const cluster = this.#cluster
+    // Taken over by another instance while this one could not be reached: that one holds it now.
+    const current = await cluster.lookup(session.id).catch(() => undefined)
+    if (current !== undefined && current.owner !== cluster.instanceId) return session.end(true)
+    const record: SessionRecord = { owner: cluster.instanceId, principalKey: session.principalKey, kind: session instanceof HttpSession ? 'streamable-http' : 'sse' }
+    if (session instanceof HttpSession) {
+      if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
+      if (session.sharedState !== undefined) record.state = session.sharedState
+    }
+    session.sharedAt = this.#host.now()
+    await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
+  }
+
+  /** Stores a session's state (kept here too, to write the record again after an outage). */
+  #save(session: HttpSession, state: JsonObject): void {
+    const text = JSON.stringify(state)
+    session.sharedState = text
+    this.#cluster.save(session.id, { state: text }).catch(() => {})
+  }
+
+  /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
+  #adopt(id: string, record: SessionRecord): boolean {
+    const host = this.#host
+    if (record.kind !== 'streamable-http' || host.sessions.has(id) || host.isClosed()) {
+      // A legacy SSE session ended with its stream: it is forgotten everywhere.
+      if (record.kind === 'sse') this.#cluster.release(id).catch(() => {})
+      return false
+    }
+    const session = new HttpSession(id, host.config, host.now(), host.onEnd)
+    session.principalKey = record.principalKey
+    session.protocolVersion = record.protocolVersion
+    session.sharedAt = host.now()
+    let restored: JsonObject | undefined
+    try { restored = record.state === undefined ? undefined : JSON.parse(record.state) as JsonObject } catch { restored = undefined }
+    session.sharedState = record.state
+    const save = (state: JsonObject) => this.#save(session, state)
+    session.shared = restored === undefined ? { id, save } : { id, restored, save }
+    if (record.standalone !== undefined) session.keepStandalone(record.standalone)
+    host.open(session)
+    return true
+  }
+}
