@@ -363,9 +363,10 @@ class HttpClient implements HttpClientTransport {
   }
 
   /** Reads an SSE answer; resumes it with Last-Event-ID if it drops before every request is answered. */
-  async #readSse(response: Response, pending: RequestId[], attempt = 0): Promise<void> {
+  async #readSse(response: Response, pending: RequestId[], attempt = 0, resumeFrom?: string): Promise<void> {
     const waiting = new Set(pending)
-    let lastEventId: string | undefined
+    // A resume that failed keeps the place it tried to resume from.
+    let lastEventId = resumeFrom
     let retry: number | undefined
     try {
       await this.#consume(response, event => {
@@ -385,8 +386,8 @@ class HttpClient implements HttpClientTransport {
     if (attempt >= maxRetries) return this.#fail(new ConnectionClosedError('The response stream dropped and could not be resumed'))
     await this.#sleep(this.#delay(attempt, retry))
     const resumed = await this.#getStream(lastEventId)
-    if (resumed !== undefined) return this.#readSse(resumed, [...waiting], attempt + 1)
-    return this.#readSse(new Response(null), [...waiting], attempt + 1)
+    if (resumed !== undefined) return this.#readSse(resumed, [...waiting], attempt + 1, lastEventId)
+    return this.#readSse(new Response(null), [...waiting], attempt + 1, lastEventId)
   }
 
   /** The GET stream for server-initiated messages, kept open across drops. */
@@ -394,7 +395,15 @@ class HttpClient implements HttpClientTransport {
     let retry: number | undefined
     let isAnyEvent = false
     const response = await this.#getStream(lastEventId)
-    if (response === undefined) return
+    if (this.#isClosed) return
+    if (response === undefined) {
+      // Refused or unreachable (a server restarting, a balancer between instances): tried again,
+      // waiting longer each time, from the same place.
+      const next = attempt + 1
+      if (next > (this.#options.reconnect?.maxRetries ?? HTTP_CLIENT_DEFAULTS.maxRetries)) return
+      await this.#sleep(this.#delay(next, undefined))
+      return this.#openStandalone(lastEventId, next)
+    }
     if (response.status === 405) return
     try {
       await this.#consume(response, event => {

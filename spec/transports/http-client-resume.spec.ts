@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import { firstValueFrom } from 'rxjs'
+import { createServer } from '../../actors/server.ts'
+import { connect } from '../../actors/client.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
+
+/**
+ * The client's SSE streams across failed reconnections (a server restarting, a balancer between
+ * instances answering 503 for a moment): it keeps trying, from the same place.
+ */
+
+/** A fetch that answers the first `count` GETs matching `when` with 503, as a busy instance would. */
+function refusingGets(count: number, when: (headers: Headers) => boolean = () => true) {
+  const refused: string[] = []
+  const fetcher: typeof fetch = async (input, init) => {
+    const headers = new Headers(init?.headers)
+    if ((init?.method ?? 'GET') === 'GET' && refused.length < count && when(headers)) {
+      refused.push(headers.get('last-event-id') ?? '')
+      return new Response('{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"busy"}}', { status: 503, headers: { 'content-type': 'application/json' } })
+    }
+    return fetch(input, init)
+  }
+  return { fetcher, refused }
+}
+
+describe('the Streamable HTTP client after a refused reconnection', () => {
+  it('keeps trying to open its standalone stream, and gets the notifications sent on it', async () => {
+    const server = createServer({ name: 's', version: '1' }, { capabilities: { tools: { listChanged: true } } })
+    server.tool('one', {}, () => ({ content: [] }))
+    const http = streamableHttp()
+    await server.listen(http)
+    const { fetcher, refused } = refusingGets(2)
+    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initialDelayMs: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
+    try {
+      const changed = firstValueFrom(client.notifications('notifications/tools/list_changed'))
+      // Refused twice, then open: a notification unrelated to any request reaches the client. One
+      // sent before the stream is open has nowhere to go, so the list changes until one arrives.
+      let arrived = false
+      void changed.then(() => { arrived = true })
+      const end = Date.now() + 10_000
+      for (let n = 0; !arrived; n++) {
+        if (Date.now() > end) throw new Error('no list_changed reached the client')
+        server.tool(`t${n}`, {}, () => ({ content: [] }))
+        await new Promise(resolve => setTimeout(resolve, 50))
+      }
+      expect(refused).toEqual(['', ''])
+    } finally {
+      await client.close()
+      await server.close()
+      await http.close()
+    }
+  })
+
+  it('resumes a response stream from the same Last-Event-ID after a refused resume', async () => {
+    const server = createServer({ name: 's', version: '1' })
+    server.tool('steps', {}, async (_args, ctx) => {
+      // Once the answer stream is open (it opens after the handler is handed the request).
+      await new Promise(resolve => setTimeout(resolve, 20))
+      ctx.progress(1, 3)
+      // The stream ends here; the client comes back with Last-Event-ID for the rest.
+      ctx.closeStream()
+      ctx.progress(2, 3)
+      ctx.progress(3, 3)
+      return { content: [{ type: 'text', text: 'done' }] }
+    })
+    const http = streamableHttp({ retryMs: 5 })
+    await server.listen(http)
+    const { fetcher, refused } = refusingGets(1, headers => headers.has('last-event-id'))
+    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initialDelayMs: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
+    try {
+      const progress: number[] = []
+      const result = await client.callTool('steps', {}, { onProgress: event => progress.push(event.progress) })
+      expect(result.content).toEqual([{ type: 'text', text: 'done' }])
+      expect(progress).toEqual([1, 2, 3])
+      // The refused resume and the one that worked asked for the same place.
+      expect(refused).toHaveLength(1)
+      expect(refused[0]).not.toBe('')
+    } finally {
+      await client.close()
+      await server.close()
+      await http.close()
+    }
+  })
+})
