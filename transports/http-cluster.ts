@@ -47,8 +47,11 @@ export interface SessionCluster {
   takeOver(sessionId: string, from: string, ttlMs: number): Promise<SessionRecord | undefined>
   /** Updates the record of a session this instance holds (nothing if it holds it no more). */
   save(sessionId: string, patch: { protocolVersion?: string; state?: string; standalone?: string }): Promise<void>
-  /** Keeps the record of an active session from expiring. */
-  touch(sessionId: string, ttlMs: number): Promise<void>
+  /**
+   * Keeps the record of an active session from expiring: `held` when this instance still holds it,
+   * `lost` when another took it over, `missing` when the record is gone.
+   */
+  touch(sessionId: string, ttlMs: number): Promise<'held' | 'lost' | 'missing'>
   /** Forgets a session this instance held (ended: DELETE, idle, closed). */
   release(sessionId: string): Promise<void>
   /**

@@ -54,11 +54,18 @@ export class SharedSessions {
 
   close(): void { this.#router.close() }
 
-  /** Keeps an active session's record alive (a write at most every quarter of its life). */
+  /**
+   * Keeps an active session's record alive (a write at most every quarter of its life). A record
+   * that went (Redis lost it) is written again; a session another instance took over meanwhile (this
+   * one could not be heard for a while) is left to it: the copy here ends, keeping what is shared.
+   */
   touch(session: AnySession, now: number): void {
     if (now - session.sharedAt < this.#recordTtl / 4) return
     session.sharedAt = now
-    this.#cluster.touch(session.id, this.#recordTtl).catch(() => {})
+    this.#cluster.touch(session.id, this.#recordTtl).then(outcome => {
+      if (outcome === 'missing') return this.#reclaim(session)
+      if (outcome === 'lost') session.end(true)
+    }).catch(() => {})
   }
 
   /**
@@ -78,7 +85,8 @@ export class SharedSessions {
 
   /** Writes a session's record again, with what it last saved (after Redis came back empty). */
   async #reclaim(session: AnySession): Promise<void> {
-    if (session.shared === undefined) return
+    // Only a session still held here (one that ended meanwhile stays forgotten).
+    if (session.shared === undefined || this.#host.sessions.get(session.id) !== session) return
     const cluster = this.#cluster
     // Taken over by another instance while this one could not be reached: that one holds it now.
     const current = await cluster.lookup(session.id).catch(() => undefined)
@@ -87,6 +95,7 @@ export class SharedSessions {
     if (session instanceof HttpSession) {
       if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
       if (session.sharedState !== undefined) record.state = session.sharedState
+      if (session.standaloneId !== undefined) record.standalone = session.standaloneId
     }
     session.sharedAt = this.#host.now()
     await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})

@@ -47,9 +47,11 @@ if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1`
 
-/** Runs ARGV[2] (PEXPIRE with ARGV[3], or DEL) on KEYS[1] if its owner is ARGV[1]. */
+/** Runs ARGV[2] (PEXPIRE with ARGV[3], or DEL) on KEYS[1] if its owner is ARGV[1]; -1 when there is no record, 0 when another owns it. */
 const IF_OWNER = `
-if redis.call('HGET', KEYS[1], 'o') ~= ARGV[1] then return 0 end
+local owner = redis.call('HGET', KEYS[1], 'o')
+if not owner then return -1 end
+if owner ~= ARGV[1] then return 0 end
 if ARGV[2] == 'del' then return redis.call('DEL', KEYS[1]) end
 return redis.call('PEXPIRE', KEYS[1], ARGV[3])`
 
@@ -124,7 +126,8 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
       if (values.length > 0) await redis.eval(SAVE, { keys: [key(sessionId)], arguments: [instanceId, ...values] })
     },
     async touch(sessionId, ttlMs) {
-      await redis.eval(IF_OWNER, { keys: [key(sessionId)], arguments: [instanceId, 'expire', String(ttlMs)] })
+      const outcome = await redis.eval(IF_OWNER, { keys: [key(sessionId)], arguments: [instanceId, 'expire', String(ttlMs)] })
+      return outcome === -1 ? 'missing' : outcome === 0 ? 'lost' : 'held'
     },
     async release(sessionId) {
       await redis.eval(IF_OWNER, { keys: [key(sessionId)], arguments: [instanceId, 'del', ''] })

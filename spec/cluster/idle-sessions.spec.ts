@@ -107,3 +107,40 @@ it(`${SESSIONS} sessions across three instances, all idle past their timeout: Re
   expect(afterRedisBytes - startRedisBytes).toBeLessThan((peakRedisBytes - startRedisBytes) / 10)
   expect(afterHeap - startHeap).toBeLessThan((peakHeap - startHeap) / 5)
 }, 180_000)
+
+it('an active session whose record went is written again; one another instance took over is dropped here', async () => {
+  const redisClient = instances[0]!.scale.redis as unknown as { del(key: string): Promise<number>; hGet(key: string, field: string): Promise<string | null>; hSet(key: string, field: string, value: string): Promise<number> }
+  const url = instances[0]!.http.url!
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }
+  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } }) })
+  const sessionId = init.headers.get('mcp-session-id')!
+  await init.text()
+  const record = `idle:session:${sessionId}`
+  const ping = async () => {
+    const response = await fetch(url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) })
+    await response.text()
+    return response.status
+  }
+  /** Waits (bounded) for `check` to hold. */
+  const until = async (check: () => Promise<boolean>, what: string) => {
+    const end = Date.now() + 10_000
+    while (!(await check())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+  }
+  expect(await redisClient.hGet(record, 'o')).toBe(instances[0]!.scale.instanceId)
+  // Redis lost the record without an outage being seen: the next touch (a quarter of its life on) writes it again.
+  await redisClient.del(record)
+  skew += 23_000
+  expect(await ping()).toBe(200)
+  await until(async () => (await redisClient.hGet(record, 'o')) === instances[0]!.scale.instanceId, 'the record written again')
+  // Another instance took the session over while this one was not heard: this one drops its copy.
+  await redisClient.hSet(record, 'o', instances[1]!.scale.instanceId)
+  const before = instances[0]!.http.sessionCount
+  skew += 23_000
+  expect(await ping()).toBe(200)
+  await until(async () => instances[0]!.http.sessionCount === before - 1, 'the copy dropped')
+  // What is shared stays for the instance holding it now.
+  expect(await redisClient.hGet(record, 'o')).toBe(instances[1]!.scale.instanceId)
+})
