@@ -106,8 +106,8 @@ export interface Transport {
 export interface SharedSession {
   /** The session's id across every instance (the listener's session id). */
   readonly id: string
-  /** What `save` last stored, when this instance continues a session another one started. */
-  readonly restored?: JsonObject
-  /** Stores the session's state (negotiated version, client capabilities and info, log level, subscriptions). */
-  save(state: JsonObject): void
+  /** What `save` last stored (JSON text), when this instance continues a session another one started. */
+  readonly restored?: string
+  /** Stores the session's state as JSON text (negotiated version, client capabilities and info, log level, subscriptions). */
+  save(state: string): void
 }

@@ -83,7 +83,7 @@ const MAX_CACHED_OWNERS = 1_000
 /** A running owner that did not hear a message is tried again this often, at most so many times. */
 const SEND_RETRY_MS = 100
 const MAX_SEND_RETRIES = 50
-/** Tried again this long whatever its heartbeat says. */
+/** An answer to a front is tried again this long whatever its heartbeat says. */
 const SEND_GRACE_MS = 3_000
 
 /** How often instances with open forwarded exchanges are checked to be still running (ms). */
@@ -120,8 +120,6 @@ export class ClusterRouter {
     this.#subscription = cluster.messages.subscribe(text => this.#receive(text))
     if (cluster.recovered !== undefined) this.#subscription.add(cluster.recovered.subscribe(() => { this.#owners.clear(); host.reclaim() }))
   }
-
-  get instanceId(): string { return this.#cluster.instanceId }
 
   close(): void {
     this.#subscription.unsubscribe()
@@ -164,16 +162,10 @@ export class ClusterRouter {
       exchange = new ReadExchange(exchange, body)
     }
     // A few rounds at most: the owner may have changed, or be gone and taken over meanwhile.
-    for (let round = 0, retries = 0; round < 3; round++) {
+    for (let round = 0; round < 3; round++) {
       if (await this.#forward(exchange, owner, body)) return undefined
-      // Not heard, yet running: its subscription is coming back (Redis restarted). Again, shortly.
-      if (retries < MAX_SEND_RETRIES && await this.#cluster.isAlive(owner)) {
-        retries++
-        round--
-        await new Promise(resolve => setTimeout(resolve, SEND_RETRY_MS))
-        continue
-      }
-      if (retries >= MAX_SEND_RETRIES) throw new Error(`instance ${owner} does not answer`)
+      // Running, yet not hearing it however often it was sent: answered 503 (see route).
+      if (await this.#cluster.isAlive(owner)) throw new Error(`instance ${owner} does not answer`)
       this.#owners.delete(sessionId)
       const record = await this.#cluster.lookup(sessionId)
       if (record === undefined) return exchange
@@ -191,7 +183,7 @@ export class ClusterRouter {
     this.#owners.set(sessionId, owner)
   }
 
-  /** Hands the exchange to `owner`; false when it is gone. */
+  /** Hands the exchange to `owner`; false when it did not hear it (gone, or not listening for too long). */
   async #forward(exchange: Exchange, owner: string, body: Uint8Array | undefined): Promise<boolean> {
     const me = this.#cluster.instanceId
     const key = `${me}.${(++this.#count).toString(36)}`
@@ -215,7 +207,8 @@ export class ClusterRouter {
       this.#relayed.delete(key)
       void this.#cluster.send(owner, JSON.stringify({ t: 'c', k: key })).catch(() => {})
     })
-    const delivered = await this.#cluster.send(owner, JSON.stringify(message)).catch(() => false)
+    // An owner whose heartbeat holds but that did not hear it is coming back (Redis restarted): again, shortly.
+    const delivered = await this.#sendTo(owner, JSON.stringify(message), 0)
     if (!delivered) { this.#relayed.delete(key); return false }
     this.#watchPeers()
     return true
@@ -223,14 +216,14 @@ export class ClusterRouter {
 
   /**
    * Sends to an instance; false when it is gone. One that runs but did not hear it (its
-   * subscription is coming back after Redis restarted) is tried again, shortly.
+   * subscription is coming back after Redis restarted) is tried again, shortly: whatever its
+   * heartbeat says for `graceMs` (it may lapse while Redis restarts), then while it still runs.
    */
-  async #sendTo(to: string, message: string): Promise<boolean> {
+  async #sendTo(to: string, message: string, graceMs: number): Promise<boolean> {
     for (let retries = 0; ; retries++) {
       if (await this.#cluster.send(to, message).catch(() => false)) return true
       if (retries >= MAX_SEND_RETRIES) return false
-      // Past a short grace (a heartbeat may lapse while Redis restarts), only while it still runs.
-      if (retries * SEND_RETRY_MS >= SEND_GRACE_MS && !(await this.#cluster.isAlive(to).catch(() => false))) return false
+      if (retries * SEND_RETRY_MS >= graceMs && !(await this.#cluster.isAlive(to).catch(() => false))) return false
       await new Promise(resolve => setTimeout(resolve, SEND_RETRY_MS))
     }
   }
@@ -262,7 +255,7 @@ export class ClusterRouter {
   #serve(message: ForwardMessage): void {
     const key = message.k
     const from = message.f
-    const exchange = new ForwardedExchange(message, ops => this.#sendTo(from, JSON.stringify({ t: 'o', k: key, ops })),
+    const exchange = new ForwardedExchange(message, ops => this.#sendTo(from, JSON.stringify({ t: 'o', k: key, ops }), SEND_GRACE_MS),
       () => this.#served.delete(key))
     this.#served.set(key, exchange)
     this.#watchPeers()

@@ -108,8 +108,6 @@ export class HttpSession implements Transport, ListenerSession {
   sharedAt = 0
   /** The server's state as last saved (JSON), to write the record again after an outage. */
   sharedState: string | undefined
-  /** A shared session's newest standalone stream (named in its record). */
-  standaloneId: string | undefined
   #isEnded = false
 
   constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}
@@ -228,10 +226,7 @@ export class HttpSession implements Transport, ListenerSession {
     const stream = this.#newStream(undefined, protocolVersion)
     if (stream === undefined) return false
     // Named in the session's record: an instance taking the session over keeps it for the client.
-    if (this.shared !== undefined) {
-      this.standaloneId = stream.id
-      quietly(this.config.cluster?.save(this.id, { standalone: stream.id }))
-    }
+    if (this.shared !== undefined) quietly(this.config.cluster?.save(this.id, { standalone: stream.id }))
     this.attach(stream, exchange)
     return true
   }
@@ -347,9 +342,15 @@ export class HttpSession implements Transport, ListenerSession {
     return attached ?? (this.config.eventStore === undefined ? undefined : detached)
   }
 
+  /** The newest standalone stream's id (what a shared session's record names). */
+  get standaloneId(): string | undefined {
+    let id: string | undefined
+    if (this.#streams !== undefined) for (const stream of this.#streams.values()) if (stream.isStandalone) id = stream.id
+    return id
+  }
+
   /** A shared session taken over: its standalone stream (named in its record) keeps what is sent until the client resumes it. */
   keepStandalone(streamId: string): void {
-    this.standaloneId = streamId
     const stream = new HttpStream(streamId, undefined)
     stream.buffer = undefined
     ;(this.#streams ??= new Map()).set(streamId, stream)

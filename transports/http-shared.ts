@@ -4,7 +4,6 @@
  * state the server saves, and taking over a session whose instance is gone. Routing requests
  * between instances is the ClusterRouter's (http-cluster.ts).
  */
-import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import type { Exchange } from './http-exchange.ts'
 import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
@@ -102,10 +101,9 @@ export class SharedSessions {
   }
 
   /** Stores a session's state (kept here too, to write the record again after an outage). */
-  #save(session: HttpSession, state: JsonObject): void {
-    const text = JSON.stringify(state)
-    session.sharedState = text
-    this.#cluster.save(session.id, { state: text }).catch(() => {})
+  #save(session: HttpSession, state: string): void {
+    session.sharedState = state
+    this.#cluster.save(session.id, { state }).catch(() => {})
   }
 
   /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
@@ -120,11 +118,9 @@ export class SharedSessions {
     session.principalKey = record.principalKey
     session.protocolVersion = record.protocolVersion
     session.sharedAt = host.now()
-    let restored: JsonObject | undefined
-    try { restored = record.state === undefined ? undefined : JSON.parse(record.state) as JsonObject } catch { restored = undefined }
     session.sharedState = record.state
-    const save = (state: JsonObject) => this.#save(session, state)
-    session.shared = restored === undefined ? { id, save } : { id, restored, save }
+    const save = (state: string) => this.#save(session, state)
+    session.shared = record.state === undefined ? { id, save } : { id, restored: record.state, save }
     if (record.standalone !== undefined) session.keepStandalone(record.standalone)
     host.open(session)
     return true

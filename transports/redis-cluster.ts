@@ -12,7 +12,7 @@ import { Observable } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
 import type { SessionCluster, SessionRecord } from './http-cluster.ts'
 import type { RedisLike } from './redis.ts'
-import type { RedisPubSubLike } from './redis-event-bus.ts'
+import { channelMessages, type RedisPubSubLike } from './redis-event-bus.ts'
 
 /** Options of {@link redisSessionCluster}. */
 export interface RedisSessionClusterOptions {
@@ -70,10 +70,7 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
   const alive = (id: string) => `${prefix}alive:${id}`
   const beat = () => { redis.set(alive(instanceId), '1', { PX: HEARTBEAT_TTL_MS }).catch(onError) }
   const messages = new Observable<string>(subscriber => {
-    const connection = redis.duplicate()
-    connection.on?.('error', onError)
-    let isClosed = false
-    void connection.connect().then(() => connection.subscribe(channel(instanceId), text => subscriber.next(text))).catch(onError)
+    const listening = channelMessages(redis, channel(instanceId), onError).subscribe(subscriber)
     // The heartbeat says this instance runs while it listens; it stops (and goes) with the listening.
     beat()
     const heartbeat = setInterval(beat, HEARTBEAT_MS)
@@ -81,12 +78,10 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
     // Back after an outage: at once, not a second later.
     const backUp = options.health?.subscribe(state => { if (state === 'up') beat() })
     return () => {
-      if (isClosed) return
-      isClosed = true
       clearInterval(heartbeat)
       backUp?.unsubscribe()
+      listening.unsubscribe()
       redis.del(alive(instanceId)).catch(() => {})
-      void connection.unsubscribe(channel(instanceId)).catch(() => {}).then(() => (connection.close ?? connection.quit)?.call(connection)).catch(() => {})
     }
   })
 

@@ -35,27 +35,33 @@ export function redisEventBus(redis: RedisPubSubLike, options: RedisEventBusOpti
   const channel = options.channel ?? 'rxmcp:events'
   const onError = options.onError ?? (() => {})
   const origin = randomId(9)
-  const remote = new Observable<ServerEvent>(subscriber => {
-    const subscription = redis.duplicate()
-    // A lost connection is reported, never thrown: node-redis reconnects by itself.
-    subscription.on?.('error', onError)
-    let isClosed = false
-    void subscription.connect().then(() => subscription.subscribe(channel, text => {
-      try {
-        const message = JSON.parse(text) as { origin: string; event: ServerEvent }
-        if (message.origin !== origin) subscriber.next(message.event)
-      } catch (error) { onError(error) }
-    })).catch(onError)
-    return () => {
-      if (isClosed) return
-      isClosed = true
-      void subscription.unsubscribe(channel).catch(() => {}).then(() => (subscription.close ?? subscription.quit)?.call(subscription)).catch(() => {})
-    }
-  })
+  const remote = new Observable<ServerEvent>(subscriber => channelMessages(redis, channel, onError).subscribe(text => {
+    try {
+      const message = JSON.parse(text) as { origin: string; event: ServerEvent }
+      if (message.origin !== origin) subscriber.next(message.event)
+    } catch (error) { onError(error) }
+  }))
   return {
     publish(event: ServerEvent): void {
       redis.publish(channel, JSON.stringify({ origin, event })).catch(onError)
     },
     remote,
   }
+}
+
+/**
+ * The messages of one pub/sub channel, on a connection of their own (a Redis connection in
+ * subscriber mode takes no other commands), opened per subscriber and closed with it. A lost
+ * connection is reported to `onError`, never thrown: node-redis reconnects and subscribes again.
+ */
+export function channelMessages(redis: RedisPubSubLike, channel: string, onError: (error: unknown) => void): Observable<string> {
+  return new Observable<string>(subscriber => {
+    const connection = redis.duplicate()
+    connection.on?.('error', onError)
+    void connection.connect().then(() => connection.subscribe(channel, text => subscriber.next(text))).catch(onError)
+    // Run once, when the subscriber goes.
+    return () => {
+      void connection.unsubscribe(channel).catch(() => {}).then(() => (connection.close ?? connection.quit)?.call(connection)).catch(() => {})
+    }
+  })
 }

@@ -29,6 +29,9 @@ export const REDIS_TASK_STORE_DEFAULTS = {
   pollIntervalMs: TASK_DEFAULTS.pollIntervalMs, pageSize: 50,
 } as const
 
+/** A task as stored: with the instance running it, in the scale-out (see `instance`). */
+type StoredTask<R> = TaskState<R> & { instance?: string }
+
 /** Sets the task's JSON if its stored status is still ARGV[2]; keeps the key's expiry. */
 const COMPARE_AND_SET = `
 local current = redis.call('GET', KEYS[1])
@@ -53,9 +56,9 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
   const seqKey = `${prefix}task-seq`
   const ttlFor = (requested: number | null | undefined): number | null => retentionFor(requested,
     options.defaultTtlMs === undefined ? defaults.defaultTtlMs : options.defaultTtlMs, options.maxTtlMs === undefined ? defaults.maxTtlMs : options.maxTtlMs)
-  const read = async <R>(taskId: string): Promise<TaskState<R> | undefined> => {
+  const read = async <R>(taskId: string): Promise<StoredTask<R> | undefined> => {
     const text = await redis.get(taskKey(taskId))
-    return text === null ? undefined : JSON.parse(text) as TaskState<R>
+    return text === null ? undefined : JSON.parse(text) as StoredTask<R>
   }
   const isPast = (state: TaskState<unknown>) => state.ttlMs !== null && now() >= state.createdAt + state.ttlMs
 
@@ -77,7 +80,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
       }
       if (init.statusMessage !== undefined) state.statusMessage = init.statusMessage
       const seq = await redis.incr(seqKey)
-      const record = options.instance === undefined ? state : { ...state, instance: options.instance.id }
+      const record: StoredTask<unknown> = options.instance === undefined ? state : { ...state, instance: options.instance.id }
       const stored = await redis.set(taskKey(state.taskId), JSON.stringify(record), { NX: true, ...(state.ttlMs === null ? {} : { PX: Math.max(1, state.ttlMs) }) })
       if (stored === null) throw new Error(`Task id generator returned an id in use: ${state.taskId}`)
       await Promise.all([
@@ -101,8 +104,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
         if (!canTransition(current.status, next.status)) throw new TaskTransitionError(next.taskId, current.status, next.status)
         const stored: TaskState<R> = { ...next, taskId: current.taskId, owner: current.owner, createdAt: current.createdAt, ttlMs: current.ttlMs }
         if (!isTerminalStatus(stored.status)) { delete stored.result; delete stored.error }
-        const instance = (current as { instance?: string }).instance
-        if (instance !== undefined) (stored as { instance?: string }).instance = instance
+        if (current.instance !== undefined) (stored as StoredTask<R>).instance = current.instance
         const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(next.taskId)], arguments: [JSON.stringify(stored), current.status] })
         if (outcome === 1) return stored
         if (outcome === 0) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
@@ -127,7 +129,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
         for (const [index, { value: taskId, score }] of entries.entries()) {
           last = score
           const text = texts[index]
-          const state = text === null || text === undefined ? undefined : JSON.parse(text) as TaskState<unknown>
+          const state = text === null || text === undefined ? undefined : JSON.parse(text) as StoredTask<unknown>
           if (state === undefined || isPast(state) || state.owner !== owner) { await redis.zRem(ownerKey(owner), taskId); continue }
           tasks.push(await orphaned(state))
           if (tasks.length === pageSize) break
@@ -149,8 +151,8 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
   }
 
   /** The task, failed first if the instance running it is gone (see `instance`). */
-  async function orphaned<R>(state: TaskState<R>): Promise<TaskState<R>> {
-    const instance = (state as { instance?: string }).instance
+  async function orphaned<R>(state: StoredTask<R>): Promise<TaskState<R>> {
+    const instance = state.instance
     const self = options.instance
     if (self === undefined || instance === undefined || instance === self.id || isTerminalStatus(state.status)) return state
     if (await self.isAlive(instance).catch(() => true)) return state

@@ -165,9 +165,6 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
   return new HttpTransportServer(options)
 }
 
-
-
-
 class HttpTransportServer implements StreamableHttpServer {
   readonly #options: StreamableHttpOptions
   readonly #connections = new Subject<Transport>()
@@ -501,7 +498,7 @@ class HttpTransportServer implements StreamableHttpServer {
       session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
       session.remoteAddress = exchange.remoteAddress
-      await this.#shared?.claim(session, 'streamable-http')
+      if (this.#shared !== undefined) await this.#shared.claim(session, 'streamable-http')
       this.#connections.next(session)
     } else {
       const found = this.#session(exchange, answers)
@@ -608,7 +605,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (id === undefined) return
     const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
     session.principalKey = principalKey(exchange.principal)
-    await this.#shared?.claim(session, 'sse')
+    if (this.#shared !== undefined) await this.#shared.claim(session, 'sse')
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
     session.remoteAddress = exchange.remoteAddress
     this.#connections.next(session)

@@ -174,14 +174,13 @@ export class Session implements ServerSession {
       // What was offered at initialize is not saved: the server offers what it offers now.
       this.#capabilities = this.server.capabilities()
     }
-    let saved = shared.restored === undefined ? '' : JSON.stringify(shared.restored)
+    let saved = shared.restored ?? ''
     this.actor.states.subscribe(state => {
       if (state.status === 'awaiting-initialize' || state.status === 'closed') return
-      const snapshot = saveState(state)
-      const text = JSON.stringify(snapshot)
+      const text = JSON.stringify(saveState(state))
       if (text === saved) return
       saved = text
-      shared.save(snapshot)
+      shared.save(text)
     })
   }
 
@@ -425,7 +424,10 @@ function saveState(state: SessionState): JsonObject {
 }
 
 /** A saved state read back (undefined when it is not one: the session then starts afresh). */
-function restoreState(saved: JsonObject, session: Session): SessionState | undefined {
+function restoreState(text: string, session: Session): SessionState | undefined {
+  let saved: unknown
+  try { saved = JSON.parse(text) } catch { return undefined }
+  if (!isJsonObject(saved)) return undefined
   const { status, protocolVersion, clientCapabilities, clientInfo, logLevel, subscriptions } = saved
   if ((status !== 'initializing' && status !== 'operating') || typeof protocolVersion !== 'string' || !isJsonObject(clientCapabilities)) return undefined
   const uris = Array.isArray(subscriptions) ? subscriptions.filter((uri): uri is string => typeof uri === 'string') : []
