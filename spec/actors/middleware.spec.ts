@@ -53,6 +53,18 @@ async function overHttp(server: McpServer, options: Parameters<typeof streamable
   return { http, call }
 }
 
+/**
+ * The result of an answer that must have been served: it fails on a JSON-RPC error and on an
+ * `isError` tool result, so an "allowed" case cannot pass on a refusal or a failed call.
+ */
+function served(answer: { status: number; body: { result?: Record<string, unknown>; error?: unknown } }): Record<string, unknown> {
+  expect(answer.status).toBe(200)
+  expect(answer.body.error).toBeUndefined()
+  expect(answer.body.result).toBeTypeOf('object')
+  expect(answer.body.result!.isError).toBeUndefined()
+  return answer.body.result!
+}
+
 describe('server.use', () => {
   it('runs middleware in order around the handler, for router, custom and session methods (not initialize or ping), and takes it out on remove()', async () => {
     const server = demoServer()
@@ -114,7 +126,7 @@ describe('requireScopes', () => {
     expect(refused.body.error).toMatchObject({ code: -32003, data: { requiredScopes: ['admin'] } })
     expect((await call('admin', 'tools/call', { name: 'delete_all', arguments: {} })).body.result?.content).toEqual([{ type: 'text', text: 'deleted' }])
     expect((await call('viewer', 'resources/read', { uri: 'file:///public/readme' })).body.error?.code).toBe(-32003)
-    expect((await call('user', 'tools/call', { name: 'echo', arguments: { text: 'ok' } })).body.result).toBeDefined()
+    expect(served(await call('user', 'tools/call', { name: 'echo', arguments: { text: 'ok' } })).content).toEqual([{ type: 'text', text: 'ok' }])
   })
 })
 
@@ -139,15 +151,15 @@ describe('permissions', () => {
     // Hidden targets look like missing ones.
     expect((await call('user', 'tools/call', { name: 'delete_all', arguments: {} })).body.error).toMatchObject({ code: -32602, message: 'Invalid params: unknown tool "delete_all"' })
     expect((await call('user', 'resources/read', { uri: 'file:///secret/keys' })).body.error?.code).toBe(-32002)
-    expect((await call('user', 'resources/read', { uri: 'file:///public/readme' })).body.result).toBeDefined()
+    expect(served(await call('user', 'resources/read', { uri: 'file:///public/readme' })).contents).toEqual([{ uri: 'file:///public/readme', text: 'hi' }])
     // A method a role has nothing of: -32003.
     expect((await call('viewer', 'tools/list')).body.error?.code).toBe(-32003)
     expect((await call('viewer', 'prompts/get', { name: 'review' })).body.error?.code).toBe(-32602)
-    expect((await call('user', 'prompts/get', { name: 'review' })).body.result).toBeDefined()
+    expect(served(await call('user', 'prompts/get', { name: 'review' })).messages).toEqual([])
     expect((await call('user', 'acme/stats')).body.error?.code).toBe(-32003)
     expect((await call('admin', 'acme/stats')).body.result).toMatchObject({ calls: 1 })
     // Open methods pass whatever the roles.
-    expect((await call('viewer', 'server/discover')).status).toBe(200)
+    expect(served(await call('viewer', 'server/discover'))).toMatchObject({ supportedVersions: expect.arrayContaining(['2026-07-28']), _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mw' } } })
   })
 })
 
@@ -158,29 +170,31 @@ describe('rateLimit', () => {
     server.use(rateLimit({ capacity: 2, refillPerSecond: 1, now: () => now }))
     const { call } = await overHttp(server)
     const echo = (key: string) => call(key, 'tools/call', { name: 'echo', arguments: { text: 'x' } })
-    expect((await echo('user')).body.result).toBeDefined()
-    expect((await echo('user')).body.result).toBeDefined()
+    const echoed = [{ type: 'text', text: 'x' }]
+    expect(served(await echo('user')).content).toEqual(echoed)
+    expect(served(await echo('user')).content).toEqual(echoed)
     expect((await echo('user')).body.error).toMatchObject({ code: -32029, data: { retryAfterMs: 1000 } })
     // Another principal has its own bucket.
-    expect((await echo('admin')).body.result).toBeDefined()
+    expect(served(await echo('admin')).content).toEqual(echoed)
     now += 500
     expect((await echo('user')).body.error).toMatchObject({ code: -32029, data: { retryAfterMs: 500 } })
     now += 500
-    expect((await echo('user')).body.result).toBeDefined()
+    expect(served(await echo('user')).content).toEqual(echoed)
   })
 
   it('on the HTTP listener: answers 429 with Retry-After and a -32029 error per request', async () => {
     let now = 0
     const server = demoServer()
     const { call } = await overHttp(server, { rateLimit: { capacity: 1, refillPerSecond: 0.5, now: () => now } })
-    expect((await call('user', 'tools/list')).status).toBe(200)
+    const toolNames = (answer: Parameters<typeof served>[0]) => (served(answer).tools as { name: string }[]).map(tool => tool.name)
+    expect(toolNames(await call('user', 'tools/list'))).toEqual(['echo', 'delete_all', 'broken'])
     const refused = await call('user', 'tools/list')
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe('2')
     expect(refused.body.error).toMatchObject({ code: -32029 })
-    expect((await call('admin', 'tools/list')).status).toBe(200)
+    expect(toolNames(await call('admin', 'tools/list'))).toEqual(['echo', 'delete_all', 'broken'])
     now += 2000
-    expect((await call('user', 'tools/list')).status).toBe(200)
+    expect(toolNames(await call('user', 'tools/list'))).toEqual(['echo', 'delete_all', 'broken'])
   })
 })
 

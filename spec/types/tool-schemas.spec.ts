@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from 'vitest'
 import * as z from 'zod'
-import { createServer, type Registration, type ServerContext, type ToolDefinition } from '../../actors/server.ts'
+import { createServer, type Registration, type ServerContext, type StructuredToolResult, type ToolDefinition, type ToolHandler, type ToolResultFor } from '../../actors/server.ts'
+import type { CallToolResult } from '../../lib/schema/types.ts'
 import type { InferInput, InferOutput, StandardSchemaV1 } from '../../lib/standard-schema.ts'
 import type { InferJsonSchema } from '../../lib/schema/types.ts'
 
@@ -65,7 +66,9 @@ describe('McpServer.tool', () => {
       // @ts-expect-error inputJsonSchema must be a JSON Schema of an object
       server.tool('wire', { inputSchema: z.object({}), inputJsonSchema: { type: 'string' } }, () => done)
     }
-    expectTypeOf(refused).toBeFunction()
+    void refused
+    // The arguments a handler is given: the schema's output type, so the first mistake above is one.
+    expectTypeOf<Parameters<ToolHandler<InferOutput<z.ZodObject<{ a: z.ZodNumber }>>>>[0]>().toEqualTypeOf<{ a: number }>()
   })
 
   it('keeps the JSON Schema path as it was: a record, or the type the caller names', () => {
@@ -86,25 +89,44 @@ describe('McpServer.tool', () => {
 
 describe('McpServer.tool with a Standard Schema outputSchema', () => {
   it('types structuredContent by the schema input, and lets failures go without it', () => {
+    const output = z.object({ mean: z.number(), unit: z.string().default('none') })
     server.tool('stats', {
       inputSchema: z.object({ values: z.array(z.number()) }),
-      outputSchema: z.object({ mean: z.number(), unit: z.string().default('none') }),
+      outputSchema: output,
     }, ({ values }) => values.length === 0
       ? { content: [], isError: true }
       : { content: [], structuredContent: { mean: values[0]! } })
     server.tool('json-in', { inputSchema: { type: 'object' }, outputSchema: z.object({ ok: z.boolean() }) }, async () => ({ content: [], structuredContent: { ok: true } }))
+    // What such a handler may return: the schema's input type (a default may be left out), or a failure.
+    type Stats = ToolResultFor<typeof output>
+    expectTypeOf<Stats>().toEqualTypeOf<StructuredToolResult<{ mean: number; unit?: string | undefined }>>()
+    expectTypeOf<{ content: []; structuredContent: { mean: number } }>().toExtend<Stats>()
+    expectTypeOf<{ content: []; isError: true }>().toExtend<Stats>()
+    expectTypeOf<{ content: []; structuredContent: { mean: string } }>().not.toExtend<Stats>()
+    expectTypeOf<{ content: [] }>().not.toExtend<Stats>()
+    // The same two mistakes at registration. Never called (tsc checks it: `npm test` runs
+    // `tsc --noEmit -p .` over spec/, and an unused @ts-expect-error is an error there).
     const refused = () => {
       // @ts-expect-error `mean` must be a number
       server.tool('bad-mean', { outputSchema: z.object({ mean: z.number() }) }, () => ({ content: [], structuredContent: { mean: 'high' } }))
       // @ts-expect-error a successful result needs structuredContent
       server.tool('no-structure', { inputSchema: z.object({}), outputSchema: z.object({ mean: z.number() }) }, () => ({ content: [] }))
     }
-    expectTypeOf(refused).toBeFunction()
+    void refused
   })
 
   it('leaves results untyped with a JSON Schema outputSchema or none', () => {
-    server.tool('plain', { outputSchema: { type: 'object', properties: { n: { type: 'number' } } } }, () => ({ content: [] }))
-    server.tool('wait', {}, () => new Promise(resolve => setTimeout(() => resolve({ content: [] }), 1)))
+    const jsonOutput = { type: 'object', properties: { n: { type: 'number' } } } as const
+    expectTypeOf<ToolResultFor<typeof jsonOutput>>().toEqualTypeOf<CallToolResult>()
+    // `never` is what TypeScript infers for a definition without outputSchema.
+    expectTypeOf<ToolResultFor<never>>().toEqualTypeOf<CallToolResult>()
+    expectTypeOf<{ content: [] }>().toExtend<ToolResultFor<typeof jsonOutput>>()
+    const plain = server.tool('plain', { outputSchema: jsonOutput }, () => ({ content: [] }))
+    expectTypeOf(plain).toEqualTypeOf<Registration<ToolDefinition>>()
+    // A handler may answer with a Promise of any result.
+    expectTypeOf<() => Promise<CallToolResult>>().toExtend<ToolHandler>()
+    const wait = server.tool('wait', {}, () => Promise.resolve({ content: [] }))
+    expectTypeOf(wait).toEqualTypeOf<Registration<ToolDefinition>>()
   })
 })
 
