@@ -111,6 +111,13 @@ describe('the npm package', () => {
     expect(JSON.parse(result.stdout)).toEqual({ content: [{ type: 'text', text: 'echo: hi' }] })
   })
 
+  it('issue 20: leaves dist/bin/rxmcp.js executable after the build, so the command runs in the repository', async () => {
+    // `npm pack` above ran the build script in this checkout.
+    const result = await run(join(root, 'dist', 'bin', 'rxmcp.js'), ['--help'], root)
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toContain('Usage:')
+  })
+
   it('answers initialize from the installed package without loading ajv, ws, msgpackr or node:http; ajv loads on the first tools/call', async () => {
     // A module hook records every module the server resolves (the hook runs in its own thread and appends to a file).
     const log = join(scratch, 'modules.log')
