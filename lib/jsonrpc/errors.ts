@@ -168,6 +168,7 @@ export const LocalErrorCode = {
   Version: 'RXMCP_ERR_UNSUPPORTED_VERSION',
   TaskCancelled: 'RXMCP_ERR_TASK_CANCELLED',
   SkillVerification: 'RXMCP_ERR_SKILL_VERIFICATION',
+  Unauthorized: 'RXMCP_ERR_UNAUTHORIZED',
 } as const
 
 /** One of the local error codes. */
@@ -211,7 +212,8 @@ export class ConnectionClosedError extends LocalError {
 /** The transport failed (process died, socket error, write after close). */
 export class TransportError extends LocalError {
   override name = 'TransportError'
-  readonly code = LocalErrorCode.Transport
+  // Widened for UnauthorizedError (lib/unauthorized-error.ts), a TransportError with a code of its own.
+  readonly code: typeof LocalErrorCode.Transport | typeof LocalErrorCode.Unauthorized = LocalErrorCode.Transport
   constructor(message = 'Transport error', options?: { cause?: unknown }) { super(message, options) }
 }
 
