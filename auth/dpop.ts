@@ -6,43 +6,72 @@
  */
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose'
 import { base64url } from '../lib/base64url.ts'
+import { memoryReplayCache, type ReplayCache } from '../lib/replay-cache.ts'
 
 /** Options of DPoP checking (bearerAuth's `dpop`). */
 export interface DpopOptions {
   /** Proof signature algorithms accepted (default ES256, ES384, EdDSA, RS256, PS256). */
   algorithms?: readonly string[]
-  /** How far a proof's `iat` may be from now, in seconds (default 300). */
+  /**
+   * How far a proof's `iat` may be from now, in seconds (default 300). A proof is remembered
+   * against replay until its `iat` plus this, the last moment it could be accepted.
+   */
   maxAgeSec?: number
-  /** Proof ids remembered against replay (default 10,000). */
+  /**
+   * Proof ids the default (in-memory) replay cache holds at once (default 100,000). Past it a new
+   * proof is refused with 503 and Retry-After, never by forgetting one that could still replay.
+   * Ignored with `replayCache`.
+   */
   maxReplayEntries?: number
+  /**
+   * Where proof ids are remembered (default: this process's memory, `maxReplayEntries` of them).
+   * Several instances behind one endpoint must share one, or a proof used on one is accepted by
+   * the next: `redisReplayCache(redis)` from `rxmcp/transports/redis` (or `redisScaleOut`'s
+   * `dpopReplayCache`).
+   */
+  replayCache?: ReplayCache
 }
 
-export const DPOP_DEFAULTS = { algorithms: ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'], maxAgeSec: 300, maxReplayEntries: 10_000 } as const
+/** Defaults of {@link DpopOptions}. */
+export const DPOP_DEFAULTS = { algorithms: ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'], maxAgeSec: 300, maxReplayEntries: 100_000 } as const
 
 /** Why a proof was refused (never sent to the client in detail). */
 export class DpopProofError extends Error {
   override readonly name = 'DpopProofError'
 }
 
-/** Checks DPoP proofs, remembering their ids for `maxAgeSec` so none is used twice. */
+/** A valid proof that cannot be accepted now: the replay cache is full (answered 503 with Retry-After). */
+export class DpopReplayCacheFullError extends Error {
+  override readonly name = 'DpopReplayCacheFullError'
+  constructor(readonly retryAfterMs: number) {
+    super('The DPoP replay cache is full')
+  }
+}
+
+/**
+ * Checks DPoP proofs, remembering each (by its key and `jti`) in a replay cache until its `iat`
+ * plus `maxAgeSec`, so none is used twice.
+ */
 export class DpopVerifier {
   readonly algorithms: readonly string[]
   readonly #maxAgeSec: number
-  readonly #maxEntries: number
-  /** jti -> when it may be forgotten (ms), oldest first. */
-  readonly #seen = new Map<string, number>()
+  readonly #replays: ReplayCache
 
-  constructor(options: DpopOptions = {}) {
+  /** @param now the clock of the default replay cache (bearerAuth's) */
+  constructor(options: DpopOptions = {}, now: () => number = Date.now) {
     this.algorithms = options.algorithms ?? DPOP_DEFAULTS.algorithms
     this.#maxAgeSec = options.maxAgeSec ?? DPOP_DEFAULTS.maxAgeSec
-    this.#maxEntries = options.maxReplayEntries ?? DPOP_DEFAULTS.maxReplayEntries
+    this.#replays = options.replayCache ?? memoryReplayCache({ maxEntries: options.maxReplayEntries ?? DPOP_DEFAULTS.maxReplayEntries, now })
   }
 
   /**
-   * Verifies `proof` for a request (`method`, `url` without query) carrying `accessToken`, and
-   * returns the thumbprint of the key that signed it, to compare with the token's `cnf.jkt`.
+   * Verifies `proof` for a request (`method`, `url` without query) carrying `accessToken` bound to
+   * the key of thumbprint `boundTo` (the token's `cnf.jkt`), and only then remembers it, so a
+   * proof that fails any check takes no room in the replay cache. Throws {@link DpopProofError}
+   * for a bad or replayed proof, {@link DpopReplayCacheFullError} when it cannot be remembered, and
+   * the replay cache's own error when it cannot be asked.
    */
-  async verify(proof: string, method: string, url: string, accessToken: string, now: number): Promise<string> {
+  async verify(proof: string, method: string, url: string, accessToken: string, boundTo: unknown, now: number): Promise<void> {
     let header: ReturnType<typeof decodeProtectedHeader>
     try { header = decodeProtectedHeader(proof) } catch { throw new DpopProofError('malformed proof') }
     if (header.typ !== 'dpop+jwt' || typeof header.alg !== 'string' || !this.algorithms.includes(header.alg)) throw new DpopProofError('proof type or algorithm')
@@ -55,20 +84,17 @@ export class DpopVerifier {
     } catch { throw new DpopProofError('proof signature') }
     if (payload.htm !== method) throw new DpopProofError('htm')
     if (typeof payload.htu !== 'string' || stripQuery(payload.htu) !== url) throw new DpopProofError('htu')
-    if (typeof payload.iat !== 'number' || Math.abs(payload.iat - now / 1000) > this.#maxAgeSec) throw new DpopProofError('iat')
+    if (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat) || Math.abs(payload.iat - now / 1000) > this.#maxAgeSec) throw new DpopProofError('iat')
     if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) throw new DpopProofError('jti')
     if (payload.ath !== await sha256Base64Url(accessToken)) throw new DpopProofError('ath')
-    this.#remember(payload.jti, now)
-    return calculateJwkThumbprint(jwk, 'sha256')
-  }
-
-  #remember(jti: string, now: number): void {
-    for (const [id, until] of this.#seen) {
-      if (until > now && this.#seen.size < this.#maxEntries) break
-      this.#seen.delete(id)
-    }
-    if (this.#seen.has(jti)) throw new DpopProofError('replayed proof')
-    this.#seen.set(jti, now + this.#maxAgeSec * 1000)
+    const thumbprint = await calculateJwkThumbprint(jwk, 'sha256')
+    if (thumbprint !== boundTo) throw new DpopProofError('cnf.jkt')
+    // RFC 9449 §11.1: a proof is accepted until |iat - now| passes maxAgeSec, so that is how long
+    // it is remembered (a proof dated ahead is remembered longer). Keyed by the key and the jti, in
+    // a fixed size: one client's choice of jti cannot collide with another's proofs.
+    const verdict = await this.#replays.remember(await sha256Base64Url(`${thumbprint}.${payload.jti}`), (payload.iat + this.#maxAgeSec) * 1000 + 1)
+    if (verdict.type === 'replayed') throw new DpopProofError('replayed proof')
+    if (verdict.type === 'full') throw new DpopReplayCacheFullError(verdict.retryAfterMs)
   }
 }
 

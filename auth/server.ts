@@ -12,8 +12,9 @@
  * })
  * await server.listen(streamableHttp({ port: 3000, auth }))
  */
-import { DpopProofError, DpopVerifier, type DpopOptions } from './dpop.ts'
-import { missingScopes, operationScopes, type AuthAnswer, type AuthOutcome, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
+import { DpopProofError, DpopReplayCacheFullError, DpopVerifier, type DpopOptions } from './dpop.ts'
+import { missingScopes, operationScopes, type AuthAnswer, type AuthOutcome, type AuthRefusal, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
+import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 
 /** A token that is not (or no longer) valid: answered 401 `invalid_token`. Its message never reaches the client. */
 export class InvalidTokenError extends Error {
@@ -66,7 +67,9 @@ export interface BearerAuthOptions {
   /**
    * DPoP-bound tokens (RFC 9449): accepted as `Authorization: DPoP <token>` with a valid proof,
    * and a token bound to a key (`cnf.jkt`) is accepted only so (default on; `false` accepts only
-   * Bearer and refuses bound tokens). The metadata lists the proof algorithms.
+   * Bearer and refuses bound tokens). The metadata lists the proof algorithms. Each proof is
+   * remembered until it could no longer be accepted (`replayCache`: this process's memory by
+   * default; share a Redis one between instances); one that cannot be remembered gets 503.
    */
   dpop?: boolean | DpopOptions
   /** The clock, in ms (default Date.now). */
@@ -101,7 +104,7 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
   if (options.scopesSupported !== undefined) metadata.scopes_supported = [...options.scopesSupported]
   if (options.resourceName !== undefined) metadata.resource_name = options.resourceName
   if (options.resourceDocumentation !== undefined) metadata.resource_documentation = options.resourceDocumentation
-  const dpop = options.dpop === false ? undefined : new DpopVerifier(options.dpop === true ? {} : options.dpop)
+  const dpop = options.dpop === false ? undefined : new DpopVerifier(options.dpop === true || options.dpop === undefined ? {} : options.dpop, options.now ?? Date.now)
   if (dpop !== undefined) metadata.dpop_signing_alg_values_supported = [...dpop.algorithms]
   const document: AuthAnswer = {
     status: 200,
@@ -144,7 +147,7 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
             const description = error.reason === 'expired' ? 'The access token expired' : 'The access token is invalid'
             return { type: 'refuse', answer: challenge(401, 'invalid_token', description, required) }
           }
-          return { type: 'refuse', answer: { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '5' }, body: JSON.stringify({ error: 'temporarily_unavailable', error_description: 'The access token could not be verified now' }) } }
+          return { type: 'refuse', answer: unavailable('The access token could not be verified now', 5) }
         }
         if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= at) {
           return { type: 'refuse', answer: challenge(401, 'invalid_token', 'The access token expired', required) }
@@ -158,11 +161,13 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
         const proof = request.header('dpop')
         if (!isDpop || dpop === undefined || proof === null || proof.includes(',')) return { type: 'refuse', answer: challenge(401, 'invalid_token', 'The access token is invalid', required) }
         try {
-          const thumbprint = await dpop.verify(proof, request.method, `${resource.origin}${request.pathname}`, token, at)
-          if (thumbprint !== boundTo) throw new DpopProofError('cnf.jkt')
+          await dpop.verify(proof, request.method, `${resource.origin}${request.pathname}`, token, boundTo, at)
         } catch (error) {
-          if (!(error instanceof DpopProofError)) throw error
-          return { type: 'refuse', answer: challenge(401, 'invalid_dpop_proof', 'The DPoP proof is invalid', required) }
+          if (error instanceof DpopProofError) return { type: 'refuse', answer: challenge(401, 'invalid_dpop_proof', 'The DPoP proof is invalid', required) }
+          // A proof that cannot be remembered (the replay cache is full, or its Redis is down) is
+          // refused for now: letting it through would let a replay through.
+          const seconds = error instanceof DpopReplayCacheFullError ? Math.max(1, Math.ceil(error.retryAfterMs / 1000)) : 5
+          return { type: 'refuse', answer: unavailable('The DPoP proof could not be checked for replay now', seconds) }
         }
       }
       const missing = missingScopes(principal, required)
@@ -170,18 +175,29 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
       return { type: 'allow', principal }
     },
 
-    authorize(principal: Principal, payload: unknown): AuthAnswer | undefined {
+    authorize(principal: Principal, payload: unknown): AuthRefusal | undefined {
       const rules = options.scopes
       if (rules === undefined) return undefined
       const needed = new Set<string>()
       for (const message of Array.isArray(payload) ? payload : [payload]) {
         for (const scope of operationScopes(rules, message)) needed.add(scope)
       }
-      if (needed.size === 0 || missingScopes(principal, [...needed]).length === 0) return undefined
-      // Step-up: the challenge names every scope the operation needs, with those of every request.
-      return challenge(403, 'insufficient_scope', 'The access token lacks a scope this operation needs', [...new Set([...required, ...needed])])
+      const missing = missingScopes(principal, [...needed])
+      if (missing.length === 0) return undefined
+      // Step-up: the challenge names every scope the operation needs, with those of every request;
+      // on a message transport the same names travel in the JSON-RPC error's data.
+      const requiredScopes = [...new Set([...required, ...needed])]
+      return {
+        ...challenge(403, 'insufficient_scope', 'The access token lacks a scope this operation needs', requiredScopes),
+        error: { code: ErrorCode.Forbidden, message: `Forbidden: the access token lacks scope ${missing.join(' ')}`, data: { error: 'insufficient_scope', requiredScopes, missingScopes: missing } },
+      }
     },
   }
+}
+
+/** A 503 answer: the request could not be decided now; try again in `seconds`. */
+function unavailable(description: string, seconds: number): AuthAnswer {
+  return { status: 503, headers: { 'content-type': 'application/json', 'retry-after': String(seconds) }, body: JSON.stringify({ error: 'temporarily_unavailable', error_description: description }) }
 }
 
 /** The token of `Authorization: Bearer <token>` (or of another scheme, `DPoP`): undefined without one, null when malformed. */

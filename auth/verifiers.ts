@@ -3,7 +3,7 @@
  * key set with `jose`, and opaque tokens asked about at an RFC 7662 introspection endpoint.
  */
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose'
-import type { Principal } from '../lib/auth.ts'
+import type { Principal, PrincipalKind } from '../lib/auth.ts'
 import { InvalidTokenError, type TokenVerifier } from './server.ts'
 
 /** Options of {@link jwtVerifier}. */
@@ -111,14 +111,23 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
   }
 }
 
-/** The principal a token's claims (or an introspection answer) describe. */
+/**
+ * The principal a token's claims (or an introspection answer) describe. A token with a `sub` is a
+ * `user` principal of that subject; one without is a `client` principal whose subject is its
+ * client (`client_id`, else `azp`), as a client-credentials token: the two never share a
+ * {@link principalKey}, so a client named like a user cannot take over the user's session, tasks
+ * or request states. (RFC 9068 §5 leaves it to the issuer to keep the `sub` it gives a client
+ * apart from its users'.)
+ */
 export function principalFromClaims(claims: Record<string, unknown>): Principal {
   const clientId = typeof claims.client_id === 'string' ? claims.client_id : typeof claims.azp === 'string' ? claims.azp : undefined
-  const subject = typeof claims.sub === 'string' && claims.sub !== '' ? claims.sub : clientId
-  if (subject === undefined) throw new InvalidTokenError('no subject')
+  const hasSub = typeof claims.sub === 'string' && claims.sub !== ''
+  const subject = hasSub ? claims.sub as string : clientId
+  if (subject === undefined || subject === '') throw new InvalidTokenError('no subject')
   const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(scope => scope !== '')
     : Array.isArray(claims.scp) ? claims.scp.filter((scope): scope is string => typeof scope === 'string') : []
-  const principal: { -readonly [K in keyof Principal]: Principal[K] } = { subject, scopes, claims }
+  const kind: PrincipalKind = hasSub ? 'user' : 'client'
+  const principal: { -readonly [K in keyof Principal]: Principal[K] } = { subject, kind, scopes, claims }
   if (clientId !== undefined) principal.clientId = clientId
   if (typeof claims.iss === 'string') principal.issuer = claims.iss
   if (typeof claims.exp === 'number') principal.expiresAt = claims.exp

@@ -1,8 +1,11 @@
 /**
  * Who is calling, as the transports learn it and handlers see it: the types of authorization that
- * every layer shares. No I/O and no crypto here; token verification and the OAuth flows live in
- * `auth/` (the `rxmcp/auth` subpath), loaded only by servers and clients that use them.
+ * every layer shares, and the one rule every transport applies to every inbound message
+ * ({@link authorizeMessage}). No I/O and no crypto here; token verification and the OAuth flows
+ * live in `auth/` (the `rxmcp/auth` subpath), loaded only by servers and clients that use them.
  */
+import { ErrorCode } from './jsonrpc/errors.ts'
+import type { JsonRpcErrorObject } from './jsonrpc/message.ts'
 
 /**
  * The authenticated caller of a request: what a verified access token (or a WebSocket upgrade's
@@ -11,6 +14,14 @@
 export interface Principal {
   /** The subject the token was issued for (the `sub` claim): a user, or a client acting for itself. */
   readonly subject: string
+  /**
+   * What kind of subject `subject` names, since a user and an OAuth client may carry the same name:
+   * `user` for a token with a `sub` claim (the resource owner, or whatever the issuer names in
+   * `sub`), `client` for a token without one whose subject is its client (`client_id` / `azp`, a
+   * client-credentials token). The built-in verifiers always set it; a principal without it (a
+   * custom verifier that did not say) is a kind of its own, equal to neither.
+   */
+  readonly kind?: PrincipalKind
   /** The scopes the token grants. */
   readonly scopes: readonly string[]
   /** The OAuth client the token was issued to (`client_id` / `azp`), when known. */
@@ -23,14 +34,22 @@ export interface Principal {
   readonly claims?: Readonly<Record<string, unknown>>
 }
 
+/** The kinds of subject a {@link Principal} names. */
+export const PrincipalKind = { User: 'user', Client: 'client' } as const
+
+/** `user` or `client`; see {@link Principal.kind}. */
+export type PrincipalKind = (typeof PrincipalKind)[keyof typeof PrincipalKind]
+
 /**
  * A stable key naming a principal, to bind state (a session, a task, a listen stream, an MRTR
- * request state) to it: issuer and subject; '' without a principal. A refreshed token of the same
- * subject keeps the key; its scopes may differ.
+ * request state, a rate budget) to it: its issuer, its kind and its subject; '' without a
+ * principal. A refreshed token of the same subject keeps the key; its scopes may differ. The parts
+ * are encoded as a JSON array, so no issuer or subject, whatever characters it holds, can make the
+ * key of another (user `alice` and the client `alice` of the same issuer have different keys).
  */
 export function principalKey(principal: Principal | undefined): string {
   if (principal === undefined) return ''
-  return `${principal.issuer ?? ''}\u0000${principal.subject}`
+  return JSON.stringify([principal.issuer ?? null, principal.kind ?? null, principal.subject])
 }
 
 /** The scopes of `required` that `principal` lacks (all of them without a principal). */
@@ -83,6 +102,16 @@ export interface AuthAnswer {
   readonly body: string
 }
 
+/**
+ * An authenticator's refusal of an inbound message: the HTTP answer (403 `insufficient_scope`
+ * with its challenge, say), and optionally the JSON-RPC error a message transport answers each
+ * refused request with instead. Without `error`, {@link authorizeMessage} makes one from the answer.
+ */
+export interface AuthRefusal extends AuthAnswer {
+  /** The JSON-RPC error object of the refusal, sent with each refused request's id on a message transport (WebSocket). */
+  readonly error?: JsonRpcErrorObject
+}
+
 /** What an authenticator decides about a request: who made it, or how to refuse it. */
 export type AuthOutcome =
   | { readonly type: 'allow'; readonly principal: Principal }
@@ -102,9 +131,72 @@ export interface Authenticator {
   /** Verifies the request's credentials: the principal, or the refusal (401 with a challenge). */
   authenticate(request: AuthRequest): Promise<AuthOutcome>
   /**
-   * The refusal of a request whose principal lacks scopes it needs for a JSON-RPC `payload` (403
-   * insufficient_scope, naming them for step-up), or undefined to let it through. Asked for every
-   * POST once the body is read.
+   * The refusal of a JSON-RPC `payload` (one message or a batch) whose principal lacks scopes it
+   * needs (403 insufficient_scope, naming them for step-up), or undefined to let it through. Asked
+   * for every inbound message on every transport, by the rule of {@link authorizeMessage}: each
+   * POST once its body is read, each WebSocket message (`request` is then the upgrade request).
    */
-  authorize?(principal: Principal, payload: unknown, request: AuthRequest): AuthAnswer | undefined
+  authorize?(principal: Principal, payload: unknown, request: AuthRequest): AuthRefusal | undefined
+}
+
+/** What {@link authorizeMessage} decides: let the payload through, or refuse it. */
+export type MessageAuthorization =
+  | { readonly type: 'allow' }
+  /**
+   * `answer` is what HTTP answers (its status: 401 or 403); `error` is what a message transport
+   * answers each request of the payload with (its id kept), while the connection lives on.
+   */
+  | { readonly type: 'refuse'; readonly answer: AuthAnswer; readonly error: JsonRpcErrorObject }
+
+/**
+ * The one authorization rule of an inbound JSON-RPC payload, the same on every transport that
+ * carries a principal (Streamable HTTP and legacy SSE POSTs, each WebSocket message):
+ * - without an authenticator or a principal, it is allowed (nothing to check against);
+ * - a principal whose token has expired (`expiresAt` at or before `now`) is refused: 401
+ *   `invalid_token`, or -32003 with `data.error: 'invalid_token'` on a message transport. HTTP
+ *   authenticates every request, so it meets this on a WebSocket, whose token was checked at the
+ *   upgrade and may expire while it is open;
+ * - otherwise the authenticator's `authorize` decides (scopes per operation): its refusal is
+ *   403 `insufficient_scope`, or -32003 with `data: { error: 'insufficient_scope',
+ *   requiredScopes, missingScopes }` so the client can step up.
+ *
+ * @param now the transport's clock, in ms since the epoch
+ * @param request the HTTP request the payload came in (a WebSocket's: its upgrade request)
+ */
+export function authorizeMessage(auth: Authenticator | undefined, principal: Principal | undefined, payload: unknown, now: number, request: AuthRequest): MessageAuthorization {
+  if (auth === undefined || principal === undefined) return ALLOW
+  if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= now) return EXPIRED
+  const refusal = auth.authorize?.(principal, payload, request)
+  if (refusal === undefined) return ALLOW
+  return { type: 'refuse', answer: refusal, error: refusal.error ?? refusalError(refusal, principal) }
+}
+
+const ALLOW: MessageAuthorization = { type: 'allow' }
+
+const EXPIRED: MessageAuthorization = {
+  type: 'refuse',
+  answer: {
+    status: 401,
+    headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token", error_description="The access token expired"' },
+    body: JSON.stringify({ error: 'invalid_token', error_description: 'The access token expired' }),
+  },
+  error: { code: ErrorCode.Forbidden, message: 'Forbidden: the access token expired', data: { error: 'invalid_token' } },
+}
+
+/**
+ * The JSON-RPC error of an authenticator's refusal that did not give one: -32003 with the OAuth
+ * error of its body (RFC 6750 §3.1), and the scopes its challenge names (`requiredScopes`) with
+ * those the principal lacks (`missingScopes`).
+ */
+function refusalError(answer: AuthAnswer, principal: Principal): JsonRpcErrorObject {
+  let error = answer.status === 401 ? 'invalid_token' : 'insufficient_scope'
+  try {
+    const body = JSON.parse(answer.body) as { error?: unknown }
+    if (typeof body.error === 'string') error = body.error
+  } catch { /* not JSON: the status decides */ }
+  const challenge = Object.entries(answer.headers).find(([name]) => name.toLowerCase() === 'www-authenticate')?.[1] ?? ''
+  const scope = /\bscope="([^"]*)"/.exec(challenge)?.[1]
+  const requiredScopes = scope === undefined ? [] : scope.split(' ').filter(name => name !== '')
+  const data = requiredScopes.length === 0 ? { error } : { error, requiredScopes, missingScopes: missingScopes(principal, requiredScopes) }
+  return { code: ErrorCode.Forbidden, message: `Forbidden: ${error}`, data }
 }

@@ -1,10 +1,10 @@
-import type { AuthAnswer, AuthRequest, Authenticator, Principal } from '../lib/auth.ts'
+import { authorizeMessage, type AuthAnswer, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
 import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
 import type { WebSocket, WebSocketServer, RawData } from 'ws'
 import type { Inbound, Transport, TransportServer } from '../lib/transport.ts'
-import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -33,9 +33,15 @@ export interface WebSocketServerOptions {
   /** Decides on the upgrade request (a bearer token, a cookie); false answers 401. */
   authenticate?: (request: IncomingMessage) => boolean | Promise<boolean>
   /**
-   * Authorization of the upgrade (default none), as on the HTTP listener: refused upgrades get the
-   * authenticator's answer (401 with its challenge); the principal it returns is every request's
-   * `ctx.principal` on that socket. `bearerAuth` from `rxmcp/auth` makes one.
+   * Authorization (default none), as on the HTTP listener. The upgrade is authenticated: a refused
+   * one gets the authenticator's answer (401 with its challenge); the principal it returns is every
+   * request's `ctx.principal` on that socket. Then every message is authorized by the rule of the
+   * HTTP listener (`authorizeMessage`: scopes per operation, and the token's expiry): a refused
+   * request is answered with a JSON-RPC error carrying its id (-32003, `data.error`
+   * `insufficient_scope` with `requiredScopes` and `missingScopes`, or `invalid_token`), and the
+   * socket lives on. When the token expires (`principal.expiresAt`, on the `scheduler`'s clock)
+   * the socket is closed with 1008 (policy violation) and reason `token expired`; the client
+   * reconnects with a fresh token. `bearerAuth` from `rxmcp/auth` makes one.
    */
   auth?: Authenticator
   /** Ping interval in ms; a peer that has not answered the previous ping by the next one is closed (default 30,000; 0 off). */
@@ -198,18 +204,19 @@ class WsTransportServer implements McpWebSocketServer {
     // DNS rebinding: a loopback server answers only to the loopback names.
     if (!isAllowedHost(request.headers.host, this.#options.allowedHosts, this.#options.host ?? WEBSOCKET_DEFAULTS.host)) return refuse(socket, 403, 'Forbidden')
     if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
-    let principal: Principal | undefined
+    let authorization: SocketAuthorization | undefined
     if (this.#options.auth !== undefined) {
-      const outcome = await this.#options.auth.authenticate(upgradeRequest(request, path))
+      const authRequest = upgradeRequest(request, path)
+      const outcome = await this.#options.auth.authenticate(authRequest)
       if (outcome.type === 'refuse') return refuseWith(socket, outcome.answer)
-      principal = outcome.principal
+      authorization = { auth: this.#options.auth, principal: outcome.principal, request: authRequest }
     }
     const wss = await this.#server()
     // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.
     const room = this.#makeRoom()
     if (room !== true) return refuse(socket, 503, 'Service Unavailable', `Retry-After: ${room}\r\n`)
     wss.handleUpgrade(request, socket, head, ws => {
-      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress, principal)
+      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress, authorization)
       this.#sockets.add(transport)
       ws.once('close', () => this.#sockets.delete(transport))
       this.#connections.next(transport)
@@ -240,16 +247,47 @@ function refuseWith(socket: Duplex, answer: AuthAnswer): void {
 /** Reason phrases of the refusals an authenticator gives (node:http's STATUS_CODES would load node:http with this module). */
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' }
 
-/** The upgrade request as an authenticator reads it. */
+/**
+ * The upgrade request as an authenticator reads it, at the upgrade and for each message after:
+ * its method, path and headers only (a socket keeps these, not the request).
+ */
 function upgradeRequest(request: IncomingMessage, pathname: string): AuthRequest {
+  const method = request.method ?? 'GET'
+  const headers = request.headers
   return {
-    method: request.method ?? 'GET',
+    method,
     pathname,
     header: name => {
-      const value = request.headers[name.toLowerCase()]
+      const value = headers[name.toLowerCase()]
       return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
     },
   }
+}
+
+/** Who a socket's messages come from, and what authorizes each of them. */
+interface SocketAuthorization {
+  readonly auth: Authenticator
+  readonly principal: Principal
+  /** The upgrade request, handed to the authenticator with each message. */
+  readonly request: AuthRequest
+}
+
+/** How a socket is closed when its token expires: 1008 policy violation (RFC 6455 §7.4.1). */
+const TOKEN_EXPIRED = { code: 1008, reason: 'token expired' } as const
+
+/** Longest wait one timer can take (Node fires a longer one at once); a later deadline is reached in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Runs `work` at `dueMs` on the scheduler's clock (at once if past), in steps no timer overflows. */
+function at(scheduler: SchedulerLike, dueMs: number, work: () => void): Subscription {
+  const subscription = new Subscription()
+  const arm = (): void => {
+    const wait = dueMs - scheduler.now()
+    if (wait <= 0) work()
+    else subscription.add(scheduler.schedule(arm, Math.min(wait, MAX_TIMER_MS)))
+  }
+  subscription.add(scheduler.schedule(arm, 0))
+  return subscription
 }
 
 /**
@@ -275,9 +313,13 @@ class WsTransport implements Transport {
   /** The client's requests that have no answer yet. */
   readonly #inFlight = new Set<RequestId>()
 
-  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number, readonly scheduler: SchedulerLike, readonly remoteAddress: string | undefined, principal: Principal | undefined) {
+  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number, readonly scheduler: SchedulerLike, readonly remoteAddress: string | undefined, authorization: SocketAuthorization | undefined) {
     this.lastSeen = scheduler.now()
     ws.on('pong', () => { this.#isAlive = true })
+    const principal = authorization?.principal
+    // A token checked at the upgrade does not stay valid: at its expiry the socket ends, as HTTP
+    // would answer 401 from then on (messages that arrive before the close are refused below).
+    const expiry = principal?.expiresAt === undefined ? undefined : at(scheduler, principal.expiresAt * 1000, () => this.closeWith(TOKEN_EXPIRED.code, TOKEN_EXPIRED.reason))
     const incoming = new Subject<Inbound>()
     // Messages can arrive before the connection subscribes; a Subject fed now would lose them.
     const early: Inbound[] = []
@@ -285,15 +327,21 @@ class WsTransport implements Transport {
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data
       const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
-      // The decoded item is this frame's own: the sender goes on it, no copy per message.
-      if (principal !== undefined && item.type === 'message') item.principal = principal
       this.lastSeen = scheduler.now()
+      if (authorization !== undefined && item.type === 'message') {
+        // Every message passes the rule every HTTP POST passes; a refused one never reaches the server.
+        const verdict = authorizeMessage(authorization.auth, authorization.principal, item.message, this.lastSeen, authorization.request)
+        if (verdict.type === 'refuse') return this.#refuse(item.message, verdict.error)
+        // The decoded item is this frame's own: the sender goes on it, no copy per message.
+        item.principal = authorization.principal
+      }
       if (item.type === 'message') this.#track(item.message)
       if (subscriber === undefined) early.push(item)
       else subscriber.next(item)
     })
     let closeInfo: { code: number; reason: string } | undefined
     ws.on('close', (code, reason) => {
+      expiry?.unsubscribe()
       closeInfo = { code, reason: reason.toString() }
       if (subscriber === undefined) return
       if (this.#isClosing || code === 1000) subscriber.complete()
@@ -322,6 +370,23 @@ class WsTransport implements Transport {
       if (typeof id === 'string' || typeof id === 'number') this.#inFlight.add(id)
       else if (method === 'notifications/cancelled' && (typeof params?.requestId === 'string' || typeof params?.requestId === 'number')) this.#inFlight.delete(params.requestId)
     }
+  }
+
+  /**
+   * Answers each request of a refused payload with `error` and its id (a batch with a batch), and
+   * drops its notifications and responses; the socket stays open.
+   */
+  #refuse(payload: unknown, error: JsonRpcErrorObject): void {
+    const answers: JsonRpcErrorResponse[] = []
+    for (const message of Array.isArray(payload) ? payload : [payload]) {
+      if (typeof message !== 'object' || message === null) continue
+      const { id, method } = message as { id?: unknown; method?: unknown }
+      if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) answers.push({ jsonrpc: '2.0', id, error })
+    }
+    if (answers.length === 0) return
+    try {
+      void Promise.resolve(this.send(Array.isArray(payload) ? answers : answers[0]!)).catch(() => { /* closed meanwhile */ })
+    } catch { /* closed meanwhile */ }
   }
 
   hasRequestInFlight(): boolean {
