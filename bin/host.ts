@@ -2,10 +2,13 @@
  * The host's commands of the `rxmcp` CLI, each on an `mcpServers` config file:
  *
  *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]   the aggregated view as one server
+ *                 [--allowed-host NAME]... [--auth-token-file FILE | --auth-issuer ... | --allow-unauthenticated]
  *   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]         every server's state and the view
  *
  * The gateway speaks stdio without --port, else Streamable HTTP (/mcp), legacy SSE (/sse) and
- * WebSocket (/mcp) on one port. The config file is watched: a change is applied as a reload.
+ * WebSocket (/mcp) on one port, under the listening rule of exposure.ts (beyond loopback: refused
+ * without authentication or --allow-unauthenticated, a warning, the Host allow-list). The config
+ * file is watched: a change is applied as a reload.
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
@@ -18,12 +21,14 @@ import { stdio } from '../transports/stdio.ts'
 import { streamableHttp } from '../transports/streamable-http.ts'
 import { websocket } from '../transports/websocket.ts'
 import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
+import { exposure, refuseCrossSite, type ExposureFlags } from './exposure.ts'
 
 /** Flags of the host commands. */
 export interface HostFlags {
   config: string
   port?: number
-  host?: string
+  /** gateway with --port: who may reach the listener. */
+  exposure: ExposureFlags
   isJson: boolean
   waitMs: number
   /** chat: the model (`provider:model`), a base URL, a system prompt. */
@@ -88,7 +93,11 @@ export async function inspectHost(flags: HostFlags): Promise<number> {
 
 /** `rxmcp gateway --config`: serves the aggregated view until stdin ends (stdio) or a signal. */
 export async function serveGateway(flags: HostFlags): Promise<number> {
-  const host = createHost(loadConfig(flags.config))
+  const config = loadConfig(flags.config)
+  // Decided before any server starts: a gateway that may not listen starts nothing.
+  const risk = `anyone who can reach it can call every tool of the servers in ${flags.config} with your rights`
+  const listening = flags.port === undefined ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'))
+  const host = createHost(config)
   const gateway = hostServer(host)
   let watcher: FSWatcher | undefined
   try {
@@ -108,18 +117,18 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
     process.once('SIGTERM', resolve)
   })
   let close = async () => {}
-  if (flags.port === undefined) {
+  if (listening === undefined) {
     const session = await gateway.server.listen(stdio())
     await Promise.race([session.closed, stopped])
   } else {
-    const bind = flags.host ?? '127.0.0.1'
-    const http = streamableHttp({ host: bind })
-    const ws = websocket({ host: bind })
-    const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, http.nodeHandler)
+    const { host: bind, allowedHosts, allowedOrigins, auth } = listening
+    const http = streamableHttp({ host: bind, allowedHosts, allowedOrigins, auth })
+    const ws = websocket({ host: bind, allowedHosts, allowedOrigins, auth })
+    const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(http.nodeHandler))
     ws.attach(node)
     await gateway.server.listen(http)
     await gateway.server.listen(ws)
-    const url = `http://${urlHost(bind)}:${await listenOn(node, flags.port, bind)}/mcp`
+    const url = `http://${urlHost(bind)}:${await listenOn(node, flags.port!, bind)}/mcp`
     process.stderr.write(`rxmcp gateway: serving ${url} (Streamable HTTP), ${url.replace(/\/mcp$/, '/sse')} (SSE), ${url.replace(/^http/, 'ws')} (WebSocket)\n`)
     close = () => closeServer(node)
     await stopped

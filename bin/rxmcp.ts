@@ -13,25 +13,35 @@ import { stdioClient, type StdioClientTransport } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
 import { streamableHttp } from '../transports/streamable-http.ts'
-import { bridge, bridgeChild, isLoopbackHost, shareUpstream, BRIDGE_DEFAULTS } from '../transports/bridge.ts'
-import { LOOPBACK_HOSTS, isCrossSiteWithoutOrigin } from '../transports/origin.ts'
+import { bridge, bridgeChild, shareUpstream, BRIDGE_DEFAULTS } from '../transports/bridge.ts'
 import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
 import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
 import { authorizingFetch, type AuthFlags } from './auth.ts'
 import { inspectHost, serveGateway, type HostFlags } from './host.ts'
+import { exposure, exposureFlags, parseExposureFlag, refuseCrossSite, ExposureError, type ExposureFlags } from './exposure.ts'
 import { chat } from './chat.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
-  rxmcp bridge [--port 3000] [--host 127.0.0.1] [--shared] [--max-children 8] [--max-children-per-client 4]
-               [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... [--allowed-host HOST]...
-               [--allowed-origin ORIGIN]... -- COMMAND [ARGS...]
-  rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]
+  rxmcp bridge [--port 3000] [LISTEN OPTIONS] [--shared] [--max-children 8] [--max-children-per-client 4]
+               [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... -- COMMAND [ARGS...]
+  rxmcp gateway --config mcp.json [--port 3000] [LISTEN OPTIONS]
   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]
   rxmcp chat --config mcp.json --model anthropic:MODEL|openai:MODEL [--base-url URL] [--system TEXT]
   rxmcp --help
+
+Listen options (bridge, and gateway with --port):
+  --host ADDRESS            the interface to bind (default 127.0.0.1)
+  --allowed-host NAME       a Host header accepted beside the loopback names and --host (repeatable)
+  --allowed-origin ORIGIN   a browser Origin accepted beside the loopback ones (repeatable)
+  --auth-token-file FILE    every request needs this bearer token (the file's text, mode 0600, 32+ characters)
+  --auth-issuer URL --auth-jwks-url URL --auth-resource URL [--auth-scope SCOPE]...
+                            every request needs an OAuth JWT access token of that issuer for that resource
+  --allow-unauthenticated   beyond loopback without authentication: accept that anyone who can reach it uses it
+  Beyond loopback (--host 0.0.0.0) a command refuses to start without authentication or
+  --allow-unauthenticated, prints a warning, and refuses Host headers outside the allow-list.
 
 Auth options (inspect and call, for a server at an http(s) URL):
   --token-store PATH   where tokens are kept, mode 0600 (default ~/.config/rxmcp/tokens.json)
@@ -55,7 +65,6 @@ class UsageError extends Error {}
 interface Parsed {
   command: 'inspect' | 'call' | 'bridge' | 'help'
   port?: number
-  host?: string
   isShared?: boolean
   bridge?: BridgeFlags
   isJson: boolean
@@ -81,9 +90,8 @@ function parse(argv: string[]): Parsed {
   let isJson = false
   let timeout: number | undefined
   let port: number | undefined
-  let host: string | undefined
   let isShared = false
-  const flags: BridgeFlags = { env: {}, isInheritEnv: false, allowedHosts: [], allowedOrigins: [] }
+  const flags: BridgeFlags = { env: {}, isInheritEnv: false, exposure: exposureFlags() }
   const count = (name: string, value: string | undefined, min: number) => {
     const number = Number(value)
     if (!Number.isInteger(number) || number < min) throw new UsageError(`${name} needs a whole number of at least ${min}`)
@@ -97,7 +105,9 @@ function parse(argv: string[]): Parsed {
   }
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
-    if (arg === '--json') isJson = true
+    const last = command === 'bridge' ? parseExposureFlag(rest, i, flags.exposure, message => new UsageError(message)) : undefined
+    if (last !== undefined) i = last
+    else if (arg === '--json') isJson = true
     else if (arg === '--token-store' && command !== 'bridge') auth.tokenStore = text(arg, rest[++i])
     else if (arg === '--client-id' && command !== 'bridge') auth.clientId = text(arg, rest[++i])
     else if (arg === '--client-secret' && command !== 'bridge') auth.clientSecret = text(arg, rest[++i])
@@ -112,9 +122,6 @@ function parse(argv: string[]): Parsed {
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port needs a port number')
     } else if (arg === '--shared' && command === 'bridge') {
       isShared = true
-    } else if (arg === '--host' && command === 'bridge') {
-      host = rest[++i]
-      if (host === undefined) throw new UsageError('--host needs an interface')
     } else if (arg === '--max-children' && command === 'bridge') {
       flags.maxChildren = count(arg, rest[++i], 1)
     } else if (arg === '--max-children-per-client' && command === 'bridge') {
@@ -130,14 +137,6 @@ function parse(argv: string[]): Parsed {
       // NAME alone passes this process's value through.
       if (equals < 0) { if (process.env[entry] !== undefined) flags.env[entry] = process.env[entry]! }
       else flags.env[entry.slice(0, equals)] = entry.slice(equals + 1)
-    } else if (arg === '--allowed-host' && command === 'bridge') {
-      const value = rest[++i]
-      if (value === undefined) throw new UsageError('--allowed-host needs a host name')
-      flags.allowedHosts.push(value)
-    } else if (arg === '--allowed-origin' && command === 'bridge') {
-      const value = rest[++i]
-      if (value === undefined) throw new UsageError('--allowed-origin needs an origin')
-      flags.allowedOrigins.push(value)
     } else if (arg.startsWith('--')) throw new UsageError(`Unknown option: ${arg}`)
     else positional.push(arg)
   }
@@ -145,7 +144,7 @@ function parse(argv: string[]): Parsed {
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
   if (command !== 'call' && positional.length > 0) throw new UsageError(`${command} takes no arguments before --`)
   if (command === 'bridge' && /^(https?|wss?):\/\//.test(server[0]!)) throw new UsageError('bridge needs a command to spawn, not a URL')
-  return { command, isJson, timeout, positional, server, port, host, isShared, bridge: flags, auth }
+  return { command, isJson, timeout, positional, server, port, isShared, bridge: flags, auth }
 }
 
 /** The bridge command's own options. */
@@ -155,8 +154,8 @@ interface BridgeFlags {
   childIdleTimeout?: number
   env: Record<string, string>
   isInheritEnv: boolean
-  allowedHosts: string[]
-  allowedOrigins: string[]
+  /** Who may reach the listener (see exposure.ts). */
+  exposure: ExposureFlags
 }
 
 /** Closes what authorization opened (the loopback listener), once the command is done. */
@@ -244,18 +243,11 @@ async function call(parsed: Parsed): Promise<number> {
 async function serveBridge(parsed: Parsed): Promise<number> {
   const [command, ...args] = parsed.server
   const flags = parsed.bridge!
-  const host = parsed.host ?? '127.0.0.1'
-  // Off loopback the listeners would drop their Host checks; keep them, naming what may be asked for.
-  const allowedHosts = isLoopbackHost(host) && flags.allowedHosts.length === 0 ? undefined : [...LOOPBACK_HOSTS, host, ...flags.allowedHosts]
-  const allowedOrigins = flags.allowedOrigins.length === 0 ? undefined : flags.allowedOrigins
-  if (!isLoopbackHost(host)) {
-    process.stderr.write(`rxmcp bridge: WARNING: listening on ${host}, not loopback. Anyone who can reach it can start ${command} processes `
-      + `(up to ${flags.maxChildren ?? BRIDGE_DEFAULTS.maxChildren}) and use them with your rights; there is no authentication. `
-      + `Host headers other than ${allowedHosts!.join(', ')} are refused (add names with --allowed-host).\n`)
-  }
+  const risk = `anyone who can reach it can start ${command} processes (up to ${flags.maxChildren ?? BRIDGE_DEFAULTS.maxChildren}) and use them with your rights`
+  const { host, allowedHosts, allowedOrigins, auth } = await exposure('bridge', flags.exposure, risk, line => process.stderr.write(line + '\n'))
   const limit = BRIDGE_DEFAULTS.maxMessageSize
-  const http = streamableHttp({ host, maxBodyBytes: limit, allowedHosts, allowedOrigins })
-  const ws = websocket({ host, maxFrameBytes: limit, allowedHosts, allowedOrigins })
+  const http = streamableHttp({ host, maxBodyBytes: limit, allowedHosts, allowedOrigins, auth })
+  const ws = websocket({ host, maxFrameBytes: limit, allowedHosts, allowedOrigins, auth })
   // Children alive now, so that however this process ends, their process groups end with it.
   const children = new Set<StdioClientTransport>()
   const spawnChild = () => {
@@ -276,12 +268,8 @@ async function serveBridge(parsed: Parsed): Promise<number> {
     childIdleTimeout: flags.childIdleTimeout,
     onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
   })
-  // One port for all three. A page on another site that hides its origin (`<img src=".../sse">`)
-  // gets nothing: the listeners' Origin checks only see requests that carry one.
-  const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, (req, res) => {
-    if (isCrossSiteWithoutOrigin(req.headers)) { res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden: cross-site request without Origin'); return }
-    http.nodeHandler(req, res)
-  })
+  // One port for all three.
+  const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(http.nodeHandler))
   // The WebSocket listener shares the HTTP port: upgrades on /mcp.
   ws.attach(node)
   const url = `http://${urlHost(host)}:${await listenOn(node, parsed.port ?? 3000, host)}/mcp`
@@ -305,16 +293,17 @@ async function serveBridge(parsed: Parsed): Promise<number> {
 function parseHostFlags(argv: string[]): HostFlags | undefined {
   const [command, ...rest] = argv
   if ((command !== 'gateway' && command !== 'inspect' && command !== 'chat') || !rest.includes('--config')) return undefined
-  const flags: HostFlags = { config: '', isJson: false, waitMs: 15_000 }
+  const flags: HostFlags = { config: '', isJson: false, waitMs: 15_000, exposure: exposureFlags() }
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!
     const value = () => { const next = rest[++i]; if (next === undefined) throw new UsageError(`${arg} needs a value`); return next }
-    if (arg === '--config') flags.config = value()
+    const last = command === 'gateway' ? parseExposureFlag(rest, i, flags.exposure, message => new UsageError(message)) : undefined
+    if (last !== undefined) i = last
+    else if (arg === '--config') flags.config = value()
     else if (arg === '--port' && command === 'gateway') {
       flags.port = Number(value())
       if (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535) throw new UsageError('--port needs a port number')
-    } else if (arg === '--host' && command === 'gateway') flags.host = value()
-    else if (arg === '--json' && command === 'inspect') flags.isJson = true
+    } else if (arg === '--json' && command === 'inspect') flags.isJson = true
     else if (arg === '--model' && command === 'chat') flags.model = value()
     else if (arg === '--base-url' && command === 'chat') flags.baseUrl = value()
     else if (arg === '--system' && command === 'chat') flags.system = value()
@@ -324,6 +313,7 @@ function parseHostFlags(argv: string[]): HostFlags | undefined {
     } else throw new UsageError(`Unknown option for ${command}: ${arg}`)
   }
   if (command === 'chat' && flags.model === undefined) throw new UsageError('chat needs --model provider:model')
+  if (command === 'gateway' && flags.port === undefined && JSON.stringify(flags.exposure) !== JSON.stringify(exposureFlags())) throw new UsageError('--host and the other listen options need --port (without it the gateway speaks stdio)')
   return flags
 }
 
@@ -340,6 +330,7 @@ async function main(argv: string[]): Promise<number> {
       if (argv[0] === 'chat') return await chat({ config: hostFlags.config, model: hostFlags.model!, baseUrl: hostFlags.baseUrl, system: hostFlags.system })
       return argv[0] === 'gateway' ? await serveGateway(hostFlags) : await inspectHost(hostFlags)
     } catch (error) {
+      if (error instanceof ExposureError) { process.stderr.write(`rxmcp: ${error.message}\n`); return 2 }
       process.stderr.write(`rxmcp: ${(error as Error).message}\n`)
       return 1
     }
@@ -356,6 +347,7 @@ async function main(argv: string[]): Promise<number> {
     if (parsed.command === 'bridge') return await serveBridge(parsed)
     return parsed.command === 'inspect' ? await inspect(parsed) : await call(parsed)
   } catch (error) {
+    if (error instanceof ExposureError) { process.stderr.write(`rxmcp: ${error.message}\n`); return 2 }
     if (error instanceof UsageError) { process.stderr.write(`rxmcp: ${error.message}\n\n${USAGE}\n`); return 2 }
     const code = (error as { code?: unknown }).code
     process.stderr.write(`rxmcp: ${(error as Error).message}${code !== undefined ? ` (${code})` : ''}\n`)

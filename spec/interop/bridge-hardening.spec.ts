@@ -405,7 +405,7 @@ describe('rxmcp bridge', () => {
   }, 60_000)
 
   it('warns when bound beyond the loopback address and keeps refusing foreign Host headers', async () => {
-    const { base, log } = await cli(['--host', '127.0.0.2', '--', process.execPath, fixture])
+    const { base, log } = await cli(['--host', '127.0.0.2', '--allow-unauthenticated', '--', process.execPath, fixture])
     expect(log()).toMatch(/WARNING: listening on 127\.0\.0\.2/)
     const status = (host: string) => new Promise<number>((resolve, reject) => {
       const req = request(`${base}/mcp`, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, res => { res.resume(); resolve(res.statusCode!) })
