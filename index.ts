@@ -67,6 +67,8 @@ export {
   ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from './lib/jsonrpc/errors.ts'
 export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'
+export { UnauthorizedError } from './lib/unauthorized-error.ts'
+export type { Challenge } from './lib/www-authenticate.ts'
 export type {
   RequestId, ProgressToken, Meta, JsonObject, JsonRpcRequest, JsonRpcNotification, JsonRpcResponse, JsonRpcResultResponse,
   JsonRpcErrorResponse, JsonRpcErrorObject, JsonRpcMessage, JsonRpcPayload,

@@ -8,8 +8,9 @@
  */
 import * as oauth from 'oauth4webapi'
 import { importPKCS8 } from 'jose'
-import { authChallenge } from './client/challenge.ts'
+import { authChallenge } from '../lib/www-authenticate.ts'
 import { canonicalResource, discover, type Discovery } from './client/discovery.ts'
+import { checkEndpoint, guardedFetch, systemLookup, type EndpointPolicy, type HostLookup } from './client/endpoint-guard.ts'
 import { AuthorizationError, AuthorizationErrorCode } from './client/errors.ts'
 import { authorizationCodeGrant, clientCredentialsGrant, extensionGrant, refreshGrant, type GrantContext, type HttpOptions, type RedirectHook } from './client/grants.ts'
 import { registerClient, type RegisteredClient, type TokenEndpointAuthMethod } from './client/registration.ts'
@@ -17,9 +18,9 @@ import { enterpriseGrant, JWT_BEARER_GRANT_TYPE, type EnterpriseGrantOptions, ty
 import { fileTokenStore, memoryTokenStore, type TokenSet, type TokenStore } from './client/token-store.ts'
 
 export { AuthorizationError, AuthorizationErrorCode, enterpriseGrant, fileTokenStore, JWT_BEARER_GRANT_TYPE, memoryTokenStore }
-export { loopbackRedirect } from './loopback.ts'
+export { loopbackRedirect, LOOPBACK_REDIRECT_DEFAULTS } from './loopback.ts'
 export type { LoopbackRedirect, LoopbackRedirectOptions } from './loopback.ts'
-export type { Discovery, EnterpriseGrantOptions, ExtensionGrant, RedirectHook, RegisteredClient, TokenEndpointAuthMethod, TokenSet, TokenStore }
+export type { Discovery, EnterpriseGrantOptions, ExtensionGrant, HostLookup, RedirectHook, RegisteredClient, TokenEndpointAuthMethod, TokenSet, TokenStore }
 export type { AuthorizationServerMetadata, ProtectedResourceMetadata } from './client/discovery.ts'
 
 /** Options of {@link oauthFetch}. */
@@ -32,10 +33,19 @@ export interface OAuthFetchOptions {
   redirect?: RedirectHook
   /** The redirect URI registered for the client (authorization code grant). */
   redirectUri?: string
-  /** A pre-registered client id (used as is, before metadata documents and DCR). */
+  /** A pre-registered client id (used as is, before metadata documents and DCR), at the authorization server `issuer`. */
   clientId?: string
-  /** The pre-registered client's secret. */
+  /** The pre-registered client's secret: needs `issuer`, and is sent to that authorization server only. */
   clientSecret?: string
+  /**
+   * The issuer identifier of the one authorization server this client trusts (the one that issued
+   * `clientId`, `clientSecret` or the key for `privateKey`): required with a `clientSecret` or with
+   * `clientId` and `privateKey`. With it the client authorizes only there: it picks that server from
+   * the Protected Resource Metadata's list (or, without PRM, the MCP server's origin must be it), its
+   * metadata must name exactly this issuer, and any other server fails with AuthorizationError
+   * UntrustedIssuer before a request reaches it.
+   */
+  issuer?: string
   /** The token endpoint auth method; default: from registration, else what the server supports (basic before post). */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod
   /** A private key for private_key_jwt: a CryptoKey, or PKCS#8 PEM imported with `signingAlgorithm`. */
@@ -58,18 +68,45 @@ export interface OAuthFetchOptions {
   refreshSkewMs?: number
   /** Authorizations allowed for one request, step-ups included (default 3). */
   maxAuthorizationAttempts?: number
-  /** Allow http:// for the authorization server (default: only when the MCP server is http on a loopback host). */
+  /** Allow http:// to metadata, registration, token and authorization endpoints on any host (default false: https, or http to a loopback host). */
   allowInsecureRequests?: boolean
+  /**
+   * Addresses the OAuth client may reach beyond public ones: `true` for any, or a list of hosts
+   * (names or IP literals, as in the URL) allowed whatever they resolve to. By default the client
+   * refuses (AuthorizationError EndpointRefused) metadata, registration, token and authorization
+   * URLs on private (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local (169.254/16,
+   * fe80::/10, cloud metadata services) and other special addresses (0.0.0.0, multicast, …), and
+   * loopback ones unless the MCP server is itself on loopback.
+   */
+  allowPrivateNetwork?: boolean | readonly string[]
+  /**
+   * Resolves host names so that their addresses are checked too (default: the system resolver in
+   * Node, none in browsers; false: check the URL's literal only). A name is checked when the request
+   * starts, and the connection resolves it again: a server that changes its DNS answer in between
+   * is only stopped by a `fetch` that checks the address it connects to.
+   */
+  lookup?: HostLookup | false
+  /** Bytes read at most from one metadata, registration, token or IdP answer (default 1 MiB). */
+  maxResponseBytes?: number
+  /** Ms for one such request, its whole answer and redirects included (default 10 s). */
+  requestTimeoutMs?: number
 }
 
 /** DEFAULTS of {@link OAuthFetchOptions}. */
-export const OAUTH_FETCH_DEFAULTS = { refreshSkewMs: 60_000, maxAuthorizationAttempts: 3, signingAlgorithm: 'ES256', dpopAlgorithm: 'ES256' } as const
+export const OAUTH_FETCH_DEFAULTS = {
+  refreshSkewMs: 60_000, maxAuthorizationAttempts: 3, signingAlgorithm: 'ES256', dpopAlgorithm: 'ES256',
+  maxResponseBytes: 1_048_576, requestTimeoutMs: 10_000,
+  /** Redirects followed for one metadata GET (each hop checked like the first URL); POSTs follow none. */
+  maxRedirects: 5,
+} as const
 
 /** What one MCP server (one canonical URL) needs between requests. */
 interface Session {
   /** The canonical server URL: the token store key. */
   key: string
   url: URL
+  /** The guarded fetch for this server's OAuth requests (see auth/client/endpoint-guard.ts). */
+  fetch: typeof fetch
   /** The last discovery, reused for refreshes. */
   discovery: Discovery | undefined
   /** The scope last asked for, the base of a step-up. */
@@ -105,6 +142,11 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   if (options.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(options.clientMetadataUrl)) {
     throw new TypeError('clientMetadataUrl must be an https URL with a path')
   }
+  // Credentials go to the server that issued them, never to one an MCP server names.
+  if (options.issuer === undefined && (options.clientSecret !== undefined || (options.clientId !== undefined && options.privateKey !== undefined))) {
+    throw new TypeError('a clientSecret, or a clientId with a privateKey, needs the issuer option: the authorization server they are for')
+  }
+  if (options.issuer !== undefined && !URL.canParse(options.issuer)) throw new TypeError('issuer must be a URL')
   // Called as a plain function: a browser's fetch throws "Illegal invocation" as a method of another object.
   const baseFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const store = options.tokenStore ?? memoryTokenStore()
@@ -112,6 +154,14 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   const refreshSkewMs = options.refreshSkewMs ?? OAUTH_FETCH_DEFAULTS.refreshSkewMs
   const maxAttempts = options.maxAuthorizationAttempts ?? OAUTH_FETCH_DEFAULTS.maxAuthorizationAttempts
   const grant = options.grant ?? 'authorization_code'
+  const policy: EndpointPolicy = {
+    allowInsecureRequests: options.allowInsecureRequests ?? false,
+    allowPrivateNetwork: options.allowPrivateNetwork ?? false,
+    lookup: options.lookup === false ? undefined : options.lookup ?? systemLookup(),
+    maxResponseBytes: options.maxResponseBytes ?? OAUTH_FETCH_DEFAULTS.maxResponseBytes,
+    timeoutMs: options.requestTimeoutMs ?? OAUTH_FETCH_DEFAULTS.requestTimeoutMs,
+    maxRedirects: OAUTH_FETCH_DEFAULTS.maxRedirects,
+  }
   /** Sessions by canonical server URL. */
   const sessions = new Map<string, Session>()
   /** Registered clients by issuer: a new authorization server gets a registration of its own. */
@@ -124,7 +174,10 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   const sessionFor = (url: URL): Session => {
     const key = canonicalResource(new URL(url.origin + url.pathname))
     let session = sessions.get(key)
-    if (session === undefined) sessions.set(key, session = { key, url: new URL(key), discovery: undefined, scope: undefined, lock: Promise.resolve() })
+    if (session === undefined) {
+      const serverUrl = new URL(key)
+      sessions.set(key, session = { key, url: serverUrl, fetch: guardedFetch(baseFetch, serverUrl, policy), discovery: undefined, scope: undefined, lock: Promise.resolve() })
+    }
     return session
   }
   const locked = <T>(session: Session, work: () => Promise<T>): Promise<T> => {
@@ -133,8 +186,10 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     return run
   }
   const http = (session: Session): HttpOptions => ({
-    [oauth.customFetch]: (url, init) => baseFetch(url, init as RequestInit),
-    [oauth.allowInsecureRequests]: options.allowInsecureRequests ?? (session.url.protocol === 'http:' && isLoopback(session.url)),
+    // Every token and registration request goes through the guard: checked, bounded, timed.
+    [oauth.customFetch]: (url, init) => session.fetch(url, init as RequestInit),
+    // The guard's rule (https, or http to loopback) stands in for oauth4webapi's https-only one.
+    [oauth.allowInsecureRequests]: true,
   })
   const dpopFor = (discovery: Discovery): Promise<oauth.DPoPHandle> | undefined => {
     const advertised = discovery.server.dpop_signing_alg_values_supported
@@ -175,6 +230,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     return {
       server: discovery.server, hasMetadata: discovery.hasMetadata, client: await client, privateKey: await keyFor(),
       dpop: await dpopFor(discovery), resource: discovery.resource, http: http(session), now,
+      checkEndpoint: url => checkEndpoint(url, session.url, policy, AbortSignal.timeout(policy.timeoutMs)),
     }
   }
 
@@ -189,7 +245,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   /** Gets new tokens: refresh when allowed and the issuer is unchanged, else register and run the grant. */
   const authorize = async (session: Session, failed: TokenSet | undefined, resourceMetadataUrl: string | undefined, scope: (discovery: Discovery) => string | undefined, canRefresh: boolean): Promise<'refreshed' | 'authorized'> => {
     // Always discover again: the resource may have moved to another authorization server (SEP-2352).
-    const discovery = session.discovery = await discover(session.url, resourceMetadataUrl, baseFetch)
+    const discovery = session.discovery = await discover(session.url, resourceMetadataUrl, session.fetch, options.issuer)
     if (canRefresh && failed?.refreshToken !== undefined && failed.issuer === discovery.server.issuer) {
       const context = await contextFor(session, discovery, failed.scope)
       const refreshed = await refreshGrant(context, failed).catch(() => undefined)
@@ -200,7 +256,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     session.scope = wanted
     let tokens: TokenSet
     if (grant === 'client_credentials') tokens = await clientCredentialsGrant(context, wanted)
-    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery, baseFetch), wanted)
+    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery, session.fetch), wanted)
     else {
       if (options.redirect === undefined || options.redirectUri === undefined) throw new AuthorizationError(AuthorizationErrorCode.InteractionRequired, 'authorization needs the redirect and redirectUri options')
       tokens = await authorizationCodeGrant(context, wanted, options.redirect, options.redirectUri)
@@ -218,7 +274,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
       // Another request refreshed while this one waited.
       if (latest !== undefined && latest.accessToken !== tokens.accessToken) return latest
       try {
-        const discovery = session.discovery ??= await discover(session.url, undefined, baseFetch)
+        const discovery = session.discovery ??= await discover(session.url, undefined, session.fetch, options.issuer)
         if (discovery.server.issuer !== tokens.issuer) return tokens
         const refreshed = await refreshGrant(await contextFor(session, discovery, tokens.scope), tokens)
         await store.set(session.key, refreshed)
@@ -364,6 +420,3 @@ function union(base: string | undefined, added: string | undefined): string | un
   return scopes.size === 0 ? undefined : [...scopes].join(' ')
 }
 
-function isLoopback(url: URL): boolean {
-  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
-}

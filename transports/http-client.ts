@@ -5,6 +5,7 @@ import { ConnectionClosedError, FrameTooLargeError, ResponseLostError, Transport
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
+import { UnauthorizedError } from '../lib/unauthorized-error.ts'
 import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
 
 /** Options of the HTTP client transports. */
@@ -68,6 +69,10 @@ export interface HttpClientTransport extends Transport {
  * base64-sentinel encoded when not plain ASCII); the {@link HeaderSource} adds `Mcp-Param-*`.
  * A `notifications/cancelled` for a modern request in flight is not POSTed: closing that
  * request's response stream is the cancellation on HTTP.
+ *
+ * A 401, or a 403 `insufficient_scope`, fails the request with {@link UnauthorizedError} (a
+ * TransportError carrying the status, the parsed `WWW-Authenticate` challenge and the resource
+ * metadata URL it names); pass `oauthFetch` of `rxmcp/auth/client` as `fetch` to authorize instead.
  *
  * @example
  * const client = await connect(streamableHttpClient('http://127.0.0.1:3000/mcp'), { name: 'me', version: '1' })
@@ -227,11 +232,15 @@ class HttpClient implements HttpClientTransport {
   }
 
   /**
-   * A POST answered with an error status: a JSON-RPC error body answers the request (a modern
-   * server's -32022, -32020, -32601; a legacy one's session errors), handed on so the caller sees
-   * the server's error; anything else fails the send with a TransportError naming the status.
+   * A POST answered with an error status. A 401 (or 403 `insufficient_scope`) fails the send with
+   * an UnauthorizedError carrying the challenge, whatever the body; a JSON-RPC error body answers
+   * the request (a modern server's -32022, -32020, -32601; a legacy one's session errors), handed
+   * on so the caller sees the server's error; anything else fails the send with a TransportError
+   * naming the status.
    */
   async #refused(response: Response, payload: JsonRpcPayload): Promise<void> {
+    const unauthorized = UnauthorizedError.fromResponse(response, this.#url)
+    if (unauthorized !== undefined) { void response.body?.cancel(); throw unauthorized }
     const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
     if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
     throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
@@ -535,7 +544,11 @@ class HttpClient implements HttpClientTransport {
           reject(new TransportError(`GET ${url} failed: ${messageOf(error)}`, { cause: error }))
           return
         }
-        if (!response.ok) { reject(new TransportError(`GET ${url} answered ${response.status}`)); return }
+        if (!response.ok) {
+          void response.body?.cancel()
+          reject(UnauthorizedError.fromResponse(response, url, 'GET') ?? new TransportError(`GET ${url} answered ${response.status}`))
+          return
+        }
         let hasEndpoint = false
         // Set when the stream carried an event over the size limit: the transport ends with it.
         let failure: unknown
@@ -567,7 +580,7 @@ class HttpClient implements HttpClientTransport {
       method: 'POST', headers: this.#headers({ 'content-type': 'application/json' }), body: JSON.stringify(payload), signal: this.#abort.signal,
     }).catch(error => { throw new TransportError(`POST ${endpoint} failed: ${messageOf(error)}`, { cause: error }) })
     void response.body?.cancel()
-    if (!response.ok) throw new TransportError(`POST ${endpoint} answered ${response.status}`)
+    if (!response.ok) throw UnauthorizedError.fromResponse(response, endpoint) ?? new TransportError(`POST ${endpoint} answered ${response.status}`)
   }
 
   async close(): Promise<void> {

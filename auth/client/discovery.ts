@@ -48,26 +48,53 @@ export interface Discovery {
  *         issuer without: /.well-known/oauth-authorization-server, /.well-known/openid-configuration
  *         (none: MCP 2025-03-26 defaults /authorize, /token, /register at the issuer's origin)
  *
- * Refuses (AuthorizationError) a PRM `resource` that is not the server (ResourceMismatch) and AS
- * metadata whose `issuer` is not the one it was looked up for (IssuerMismatch).
+ * `fetchFn` is the OAuth client's guarded fetch (auth/client/endpoint-guard.ts): a URL it refuses
+ * fails discovery (no fallback to another URL). Refuses (AuthorizationError) a PRM `resource` that
+ * is not the server (ResourceMismatch) and AS metadata whose `issuer` is not the one it was looked
+ * up for (IssuerMismatch). With `trustedIssuer` (the issuer the application configured), only that
+ * authorization server is used: picked from the PRM's list, or the server's origin without PRM,
+ * and its metadata must name it exactly; anything else is refused (UntrustedIssuer) before any
+ * request to another authorization server, so the token endpoint is always one the trusted
+ * issuer's own metadata names.
  */
-export async function discover(serverUrl: URL, resourceMetadataUrl: string | undefined, fetchFn: typeof fetch): Promise<Discovery> {
+export async function discover(serverUrl: URL, resourceMetadataUrl: string | undefined, fetchFn: typeof fetch, trustedIssuer?: string): Promise<Discovery> {
   const resourceMetadata = await fetchResourceMetadata(serverUrl, resourceMetadataUrl, fetchFn)
   if (resourceMetadata !== undefined && !isSameResource(resourceMetadata.resource, serverUrl)) {
     // RFC 9728 §3.3 and MCP: a PRM naming another resource must not be used.
     throw new AuthorizationError(AuthorizationErrorCode.ResourceMismatch, `Protected Resource Metadata names resource ${resourceMetadata.resource}, not the MCP server ${canonicalResource(serverUrl)}`)
   }
-  const issuer = resourceMetadata?.authorization_servers?.[0] ?? serverUrl.origin
+  const issuer = chooseIssuer(serverUrl, resourceMetadata, trustedIssuer)
   // MCP 2025-03-26 (no PRM): the metadata at the server's origin names the issuer, nothing to compare it with.
   const metadata = await fetchServerMetadata(issuer, fetchFn, resourceMetadata !== undefined)
+  if (trustedIssuer !== undefined && metadata !== undefined && metadata.issuer !== trustedIssuer) {
+    throw new AuthorizationError(AuthorizationErrorCode.UntrustedIssuer, `the authorization server metadata names issuer ${metadata.issuer}, not the trusted issuer ${trustedIssuer}`)
+  }
   const server = metadata ?? {
     // MCP 2025-03-26 §2.3.3: default endpoints at the authorization base URL.
-    issuer,
+    issuer: trustedIssuer ?? issuer,
     authorization_endpoint: new URL('/authorize', issuer).href,
     token_endpoint: new URL('/token', issuer).href,
     registration_endpoint: new URL('/register', issuer).href,
   }
   return { resourceMetadata, resource: resourceMetadata?.resource, server, hasMetadata: metadata !== undefined }
+}
+
+/**
+ * The authorization server to use: the trusted issuer where the PRM lists it (or, without PRM, where
+ * it is the server's origin), else the PRM's first one, else (MCP 2025-03-26) the server's origin.
+ */
+function chooseIssuer(serverUrl: URL, resourceMetadata: ProtectedResourceMetadata | undefined, trustedIssuer: string | undefined): string {
+  const listed = resourceMetadata === undefined ? undefined : (resourceMetadata.authorization_servers ?? []).filter(entry => typeof entry === 'string')
+  if (trustedIssuer === undefined) return listed?.[0] ?? serverUrl.origin
+  if (listed === undefined) {
+    // MCP 2025-03-26: the server's origin is the authorization server (its metadata must then name the trusted issuer).
+    if (new URL(trustedIssuer).href === new URL(serverUrl.origin).href) return serverUrl.origin
+  } else if (listed.includes(trustedIssuer)) {
+    // RFC 9728 lets the client choose among the listed servers: the one its credentials are from.
+    return trustedIssuer
+  }
+  const named = listed === undefined ? `${serverUrl.origin} (no Protected Resource Metadata)` : listed.length === 0 ? 'no authorization server' : listed.join(', ')
+  throw new AuthorizationError(AuthorizationErrorCode.UntrustedIssuer, `${canonicalResource(serverUrl)} names ${named} as its authorization server, not the trusted issuer ${trustedIssuer}`)
 }
 
 /** The canonical URI of an MCP server (RFC 8707 / MCP): no fragment, and no trailing slash after an empty path. */
@@ -140,6 +167,8 @@ async function fetchJson(url: URL, fetchFn: typeof fetch): Promise<Record<string
   try {
     response = await fetchFn(url, { headers: { accept: 'application/json' } })
   } catch (cause) {
+    // A refused endpoint is a refusal, not a failed request.
+    if (cause instanceof AuthorizationError) throw cause
     throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `cannot fetch ${url.href}`, { cause })
   }
   if (response.status >= 400 && response.status < 500) { void response.body?.cancel(); return undefined }

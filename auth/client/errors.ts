@@ -20,8 +20,16 @@ export const AuthorizationErrorCode = {
   Denied: 'RXMCP_ERR_AUTH_DENIED',
   /** No way to get a client id: no pre-registration, no metadata document, no registration endpoint. */
   RegistrationUnavailable: 'RXMCP_ERR_AUTH_REGISTRATION_UNAVAILABLE',
-  /** A discovery, registration or token request failed (its cause says how). */
+  /** A discovery, registration or token request failed (its cause says how: a TimeoutError or FrameTooLargeError for an answer too slow or too big). */
   RequestFailed: 'RXMCP_ERR_AUTH_REQUEST_FAILED',
+  /** The MCP server names an authorization server other than the `issuer` the client was given: nothing (no credentials) is sent to it. */
+  UntrustedIssuer: 'RXMCP_ERR_AUTH_UNTRUSTED_ISSUER',
+  /**
+   * A metadata, registration, token or authorization URL was refused before any request: not
+   * https outside loopback, or a host on a private, link-local or special address (or loopback
+   * while the MCP server is not), unless `allowPrivateNetwork` / `allowInsecureRequests` allow it.
+   */
+  EndpointRefused: 'RXMCP_ERR_AUTH_ENDPOINT_REFUSED',
 } as const
 
 /** One of the {@link AuthorizationErrorCode} values. */

@@ -18,10 +18,17 @@ export interface GrantContext {
   resource?: string
   /** customFetch and allowInsecureRequests for oauth4webapi. */
   http: HttpOptions
+  /** Refuses a URL the client must not send the user to (the endpoint guard's rules): the authorization endpoint. */
+  checkEndpoint: (url: URL) => Promise<void>
   now: () => number
 }
 
-/** The oauth4webapi request options the client sets: which fetch, and whether http:// is allowed. */
+/**
+ * The oauth4webapi request options the client sets: the guarded fetch (auth/client/endpoint-guard.ts),
+ * which checks the scheme and address of every URL and bounds every answer; oauth4webapi's own
+ * https-only check is then off (`allowInsecureRequests`), as the guard's rule (https, or http to a
+ * loopback host) replaces it.
+ */
 export interface HttpOptions {
   [oauth.customFetch]: (url: string, options: oauth.CustomFetchOptions<string, unknown>) => Promise<Response>
   [oauth.allowInsecureRequests]: boolean
@@ -49,6 +56,8 @@ export async function authorizationCodeGrant(context: GrantContext, scope: strin
     throw new AuthorizationError(AuthorizationErrorCode.PkceUnsupported, `${server.issuer} does not advertise PKCE S256`)
   }
   if (server.authorization_endpoint === undefined) throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `${server.issuer} has no authorization_endpoint`)
+  // The browser goes where the metadata says: the same rules as for the client's own requests.
+  await context.checkEndpoint(new URL(server.authorization_endpoint))
   const verifier = oauth.generateRandomCodeVerifier()
   const state = oauth.generateRandomState()
   const url = new URL(server.authorization_endpoint)

@@ -67,6 +67,7 @@ export async function registerClient(server: AuthorizationServerMetadata, input:
     const response = await oauth.dynamicClientRegistrationRequest(server as oauth.AuthorizationServer, metadata, options)
     registered = await processRegistration(response)
   } catch (cause) {
+    if (cause instanceof AuthorizationError) throw cause
     throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `dynamic client registration at ${server.issuer} failed`, { cause: safeCause(cause) })
   }
   const returned = typeof registered.token_endpoint_auth_method === 'string' ? registered.token_endpoint_auth_method as TokenEndpointAuthMethod : undefined

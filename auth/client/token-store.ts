@@ -52,10 +52,13 @@ export function memoryTokenStore(): TokenStore {
 /**
  * A {@link TokenStore} in one JSON file (`{ [key]: TokenSet }`), readable only by its owner.
  *
- * The file is created with mode 0600 and chmod-ed to 0600 after every write (a file that existed
- * with wider rights is narrowed). Writes go to a temporary file beside it, then rename, so a crash
- * leaves the old or the new content; writes from one store are serialized. A missing file reads
- * as empty. node:fs is loaded on first use, so importing this module costs nothing in a browser.
+ * Every write goes to a new temporary file beside it, created exclusively (O_CREAT | O_EXCL, so a
+ * file or symlink planted at that name fails the write instead of being written through) under a
+ * random name with mode 0600, then renamed over the store (rename replaces a symlink at the
+ * store's path, never its target). So a crash leaves the old or the new content, and the store is
+ * always a fresh file readable only by its owner (an older file with wider rights is replaced).
+ * Writes from one store are serialized. A missing file reads as empty. node:fs is loaded on first
+ * use, so importing this module costs nothing in a browser.
  * @example
  * oauthFetch({ tokenStore: fileTokenStore(join(homedir(), '.config/me/tokens.json')), … })
  * @see memoryTokenStore
@@ -78,15 +81,26 @@ export function fileTokenStore(path: string): TokenStore {
   }
   const update = (change: (entries: Record<string, TokenSet>) => void): Promise<void> => {
     const next = queue.then(async () => {
-      const [{ chmod, mkdir, rename, writeFile }, { dirname }] = await node()
+      const [{ mkdir, open, rename, unlink }, { dirname }] = await node()
       const entries = await read()
       change(entries)
       await mkdir(dirname(path), { recursive: true, mode: 0o700 })
-      const temporary = `${path}.${process.pid}.tmp`
-      await writeFile(temporary, JSON.stringify(entries, null, 2), { mode: 0o600 })
-      await chmod(temporary, 0o600)
-      await rename(temporary, path)
-      await chmod(path, 0o600)
+      // A name nobody can guess, opened with 'wx' (O_EXCL): never a file or symlink someone planted.
+      const temporary = `${path}.${randomSuffix()}.tmp`
+      const file = await open(temporary, 'wx', 0o600)
+      try {
+        try {
+          // Exactly 0600 whatever the umask, set on the descriptor rather than through the name.
+          await file.chmod(0o600)
+          await file.writeFile(JSON.stringify(entries, null, 2))
+        } finally {
+          await file.close()
+        }
+        await rename(temporary, path)
+      } catch (error) {
+        await unlink(temporary).catch(() => undefined)
+        throw error
+      }
     })
     queue = next.catch(() => undefined)
     return next
@@ -96,4 +110,10 @@ export function fileTokenStore(path: string): TokenStore {
     set: (key, value) => update(entries => { entries[key] = value }),
     delete: key => update(entries => { delete entries[key] }),
   }
+}
+
+/** 16 random bytes as hex: the temporary file's name part (Web Crypto, in Node and browsers alike). */
+function randomSuffix(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  return Array.from(bytes, byte => byte.toString(16).padStart(2, '0')).join('')
 }

@@ -7,7 +7,7 @@ import { connect } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { AuthorizationError, AuthorizationErrorCode, fileTokenStore, headlessRedirect, memoryTokenStore, oauthFetch, type OAuthFetchOptions, type TokenSet } from '../../auth/client.ts'
-import { parseChallenges } from '../../auth/client/challenge.ts'
+import { parseChallenges } from '../../lib/www-authenticate.ts'
 import { s256, startHarness, type Harness, type HarnessOptions } from './client-harness.ts'
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback'
@@ -18,10 +18,13 @@ afterEach(async () => {
   harness = undefined
 })
 
-/** Starts the fake servers and an oauthFetch for them (the auth code grant, redirects followed at once). */
-async function setup(serverOptions: HarnessOptions = {}, clientOptions: OAuthFetchOptions = {}) {
+/**
+ * Starts the fake servers and an oauthFetch for them (the auth code grant, redirects followed at
+ * once); client options may depend on the servers (pre-registered credentials name their issuer).
+ */
+async function setup(serverOptions: HarnessOptions = {}, clientOptions: OAuthFetchOptions | ((harness: Harness) => OAuthFetchOptions) = {}) {
   harness = await startHarness(serverOptions)
-  const authorized = oauthFetch({ redirect: headlessRedirect(), redirectUri: REDIRECT_URI, ...clientOptions })
+  const authorized = oauthFetch({ redirect: headlessRedirect(), redirectUri: REDIRECT_URI, ...(typeof clientOptions === 'function' ? clientOptions(harness) : clientOptions) })
   const call = (body = '{"n":1}') => authorized(harness!.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   return { harness, authorized, call }
 }
@@ -121,7 +124,7 @@ describe('oauthFetch', () => {
       ['client_secret_basic' as const, true],
       ['client_secret_post' as const, false],
     ])('authenticates a pre-registered client with %s', async (method, isBasic) => {
-      const { harness, call } = await setup({ registration: false }, { clientId: 'pre-registered-client', clientSecret: 's3cret', tokenEndpointAuthMethod: method })
+      const { harness, call } = await setup({ registration: false }, ({ issuer }) => ({ clientId: 'pre-registered-client', clientSecret: 's3cret', issuer, tokenEndpointAuthMethod: method }))
       expect((await call()).status).toBe(200)
       const token = harness.requestsTo('/token')[0]!
       expect(harness.requestsTo('/register')).toHaveLength(0)
@@ -136,7 +139,7 @@ describe('oauthFetch', () => {
     })
 
     it('picks client_secret_post for a secret when the server does not take basic', async () => {
-      const { harness, call } = await setup({ registration: false, metadata: { token_endpoint_auth_methods_supported: ['client_secret_post'] } }, { clientId: 'c', clientSecret: 's' })
+      const { harness, call } = await setup({ registration: false, metadata: { token_endpoint_auth_methods_supported: ['client_secret_post'] } }, ({ issuer }) => ({ clientId: 'c', clientSecret: 's', issuer }))
       expect((await call()).status).toBe(200)
       expect(harness.requestsTo('/token')[0]!.form.get('client_secret')).toBe('s')
     })
@@ -223,7 +226,7 @@ describe('oauthFetch', () => {
 
   describe('client credentials', () => {
     it('gets a token with the client credentials grant and the resource', async () => {
-      const { harness, call } = await setup({ registration: false, challengeScope: 'mcp:machine' }, { grant: 'client_credentials', clientId: 'machine', clientSecret: 'pw' })
+      const { harness, call } = await setup({ registration: false, challengeScope: 'mcp:machine' }, ({ issuer }) => ({ grant: 'client_credentials', clientId: 'machine', clientSecret: 'pw', issuer }))
       expect((await call()).status).toBe(200)
       const token = harness.requestsTo('/token')[0]!
       expect(token.form.get('grant_type')).toBe('client_credentials')
@@ -342,7 +345,7 @@ describe('oauthFetch', () => {
 
   describe('errors', () => {
     it('never puts tokens or secrets in messages', async () => {
-      const { harness, call } = await setup({ isAlwaysForbidden: true, registration: false }, { clientId: 'c', clientSecret: 'very-secret-value' })
+      const { harness, call } = await setup({ isAlwaysForbidden: true, registration: false }, ({ issuer }) => ({ clientId: 'c', clientSecret: 'very-secret-value', issuer }))
       const error = await refusal(call())
       const token = /^Bearer (.+)$/.exec(harness.requestsTo('/mcp').at(-1)!.headers.authorization!)![1]!
       expect(error.message).not.toContain(token)
