@@ -17,6 +17,8 @@ import { redisSessionCluster, type RedisClusterLike } from './redis-cluster.ts'
 import { redisEventBus } from './redis-event-bus.ts'
 import { redisEventStore, type RedisEventStoreOptions } from './redis-event-store.ts'
 import { redisTaskStore, type RedisTaskStoreOptions } from './redis-task-store.ts'
+import { redisReplayCache } from './redis-replay-cache.ts'
+import type { ReplayCache } from '../lib/replay-cache.ts'
 
 /** The commands the Redis stores send (node-redis v5 signatures, a subset). */
 export interface RedisLike {
@@ -84,6 +86,9 @@ export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
 export { redisEventBus } from './redis-event-bus.ts'
 export type { RedisEventBusOptions, RedisPubSubLike } from './redis-event-bus.ts'
+export { redisReplayCache, REDIS_REPLAY_CACHE_DEFAULTS } from './redis-replay-cache.ts'
+export type { RedisReplayCacheOptions } from './redis-replay-cache.ts'
+export type { ReplayCache, ReplayVerdict } from '../lib/replay-cache.ts'
 
 /**
  * The HMAC key of MRTR `requestState` (ServerOptions.requestStateKey) shared by every instance
@@ -124,6 +129,11 @@ export interface RedisScaleOut {
   readonly server: { tasks: { store: TaskStore }; eventBus: EventBus; requestStateKey: string }
   /** For streamableHttp: the event store and the session cluster. */
   readonly http: { eventStore: EventStore; cluster: SessionCluster }
+  /**
+   * For bearerAuth's `dpop: { replayCache }` (the authenticator is yours, so it is not wired for
+   * you): DPoP proof ids shared by every instance, so a proof used on one is refused on all.
+   */
+  readonly dpopReplayCache: ReplayCache
   /** The Redis connection's health (`up` / `down`), to report. */
   readonly health: Observable<RedisHealth>
   /** Closes the Redis connection (after the listener and the server). */
@@ -156,6 +166,7 @@ export async function redisScaleOut(url: string | RedisConnection, options: Redi
       requestStateKey,
     },
     http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster },
+    dpopReplayCache: redisReplayCache(redis, { prefix }),
     health: redis.health,
     close: async () => { if (typeof url === 'string') await redis.close().catch(() => {}) },
   }
