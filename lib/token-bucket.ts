@@ -2,6 +2,10 @@
  * Token buckets by key, for rate limits: each key holds up to `capacity` tokens, refilled
  * continuously at `refillPerSecond`; a request takes one. Pure state and arithmetic on a clock the
  * caller gives, so it runs the same in the server's middleware, the HTTP listener and tests.
+ *
+ * The contract a listener spends its budgets through is {@link RateLimiter}, made by a
+ * {@link RateLimiterStore}: in this process ({@link memoryRateLimiterStore}, the default), or shared
+ * by every instance of a scale-out (`redisRateLimiterStore` of `rxmcp/transports/redis`).
  */
 
 /** Options of {@link TokenBuckets}. */
@@ -16,7 +20,29 @@ export interface TokenBucketOptions {
   now?: () => number
 }
 
-export class TokenBuckets {
+/**
+ * One budget: a token bucket per key. `take` answers 0 when `cost` tokens were taken, else the ms
+ * until they would be there (nothing is taken then). A limiter kept in this process answers
+ * synchronously, so the caller awaits nothing on its hot path; a shared one (Redis) answers with a
+ * Promise. A shared limiter that cannot reach its backend answers from a local bucket instead of
+ * failing the request.
+ */
+export interface RateLimiter {
+  take(key: string, cost?: number): number | Promise<number>
+}
+
+/**
+ * Where a listener's budgets live: `limiter(name, options)` makes the budget `name` (the listener
+ * uses `requests` for `rateLimit` and `auth-failures` for failed authentication), whose keys are
+ * apart from every other name's. Every listener given the same shared store spends the same
+ * buckets, so a budget is one budget across instances, not one per process.
+ */
+export interface RateLimiterStore {
+  limiter(name: string, options: TokenBucketOptions): RateLimiter
+}
+
+/** A {@link RateLimiter} kept in this process's memory (the default of every listener). */
+export class TokenBuckets implements RateLimiter {
   readonly #capacity: number
   readonly #perMs: number
   readonly #maxKeys: number
@@ -25,7 +51,7 @@ export class TokenBuckets {
   readonly #buckets = new Map<string, { tokens: number; at: number }>()
 
   constructor(options: TokenBucketOptions) {
-    if (!(options.capacity >= 1) || !(options.refillPerSecond > 0)) throw new RangeError('A rate limit needs capacity >= 1 and refillPerSecond > 0')
+    assertTokenBucketOptions(options)
     this.#capacity = options.capacity
     this.#perMs = options.refillPerSecond / 1000
     this.#maxKeys = options.maxKeys ?? 10_000
@@ -54,4 +80,14 @@ export class TokenBuckets {
 
   /** Keys tracked now. */
   get size(): number { return this.#buckets.size }
+}
+
+/** The default {@link RateLimiterStore}: each budget is a {@link TokenBuckets} of this process. */
+export const memoryRateLimiterStore: RateLimiterStore = {
+  limiter: (_name, options) => new TokenBuckets(options),
+}
+
+/** Throws a RangeError for a bucket that could never admit anything (bad arguments are thrown synchronously). */
+export function assertTokenBucketOptions(options: TokenBucketOptions): void {
+  if (!(options.capacity >= 1) || !(options.refillPerSecond > 0)) throw new RangeError('A rate limit needs capacity >= 1 and refillPerSecond > 0')
 }

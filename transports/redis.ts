@@ -12,6 +12,8 @@ import { BehaviorSubject, distinctUntilChanged, type Observable } from '../lib/r
 import type { EventBus } from '../actors/server.ts'
 import type { TaskStore } from '../actors/tasks/store.ts'
 import type { EventStore } from './event-store.ts'
+import type { RateLimiterStore } from '../lib/token-bucket.ts'
+import { redisRateLimiterStore } from './redis-rate-limiter.ts'
 import type { SessionCluster } from './http-cluster.ts'
 import { redisSessionCluster, type RedisClusterLike } from './redis-cluster.ts'
 import { redisEventBus } from './redis-event-bus.ts'
@@ -85,6 +87,9 @@ export type { RedisEventStoreOptions } from './redis-event-store.ts'
 export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts'
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
 export { redisEventBus } from './redis-event-bus.ts'
+export { redisRateLimiterStore } from './redis-rate-limiter.ts'
+export type { RedisRateLimiterOptions } from './redis-rate-limiter.ts'
+export type { RateLimiter, RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 export type { RedisEventBusOptions, RedisPubSubLike } from './redis-event-bus.ts'
 export { redisReplayCache, REDIS_REPLAY_CACHE_DEFAULTS } from './redis-replay-cache.ts'
 export type { RedisReplayCacheOptions } from './redis-replay-cache.ts'
@@ -127,8 +132,11 @@ export interface RedisScaleOut {
   readonly instanceId: string
   /** For createServer: the task store, the event bus and the shared requestState key. */
   readonly server: { tasks: { store: TaskStore }; eventBus: EventBus; requestStateKey: string }
-  /** For streamableHttp: the event store and the session cluster. */
-  readonly http: { eventStore: EventStore; cluster: SessionCluster }
+  /**
+   * For streamableHttp: the event store, the session cluster, and the store of the rate limits
+   * (`rateLimit`, `failedAuthLimit`), so every instance spends the same budgets.
+   */
+  readonly http: { eventStore: EventStore; cluster: SessionCluster; rateLimiterStore: RateLimiterStore }
   /**
    * For bearerAuth's `dpop: { replayCache }` (the authenticator is yours, so it is not wired for
    * you): DPoP proof ids shared by every instance, so a proof used on one is refused on all.
@@ -143,7 +151,7 @@ export interface RedisScaleOut {
 /**
  * The Redis scale-out in one call: connects to Redis (node-redis, loaded here) and makes the
  * stores an instance shares with the others (sessions, SSE events, tasks, server events, the
- * requestState key). Any instance then serves any request, behind a balancer without stickiness.
+ * requestState key, the rate limits' buckets). Any instance then serves any request, behind a balancer without stickiness.
  * @example
  * const scale = await redisScaleOut(process.env.REDIS_URL!)
  * const server = createServer(info, { ...scale.server })
@@ -165,7 +173,7 @@ export async function redisScaleOut(url: string | RedisConnection, options: Redi
       eventBus: redisEventBus(clusterRedis, { channel: `${prefix}events`, onError }),
       requestStateKey,
     },
-    http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster },
+    http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster, rateLimiterStore: redisRateLimiterStore(redis, { prefix, onError }) },
     dpopReplayCache: redisReplayCache(redis, { prefix }),
     health: redis.health,
     close: async () => { if (typeof url === 'string') await redis.close().catch(() => {}) },

@@ -2,8 +2,10 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
-import type { TokenBucketOptions } from '../lib/token-bucket.ts'
-import { HttpGuard } from './http-guard.ts'
+import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
+import { ErrorCode } from '../lib/jsonrpc/errors.ts'
+import { DEFAULT_FAILED_AUTH_LIMIT, HttpGuard, retryAfterSeconds, type ClientRequest } from './http-guard.ts'
+import { ClientGroups, ConcurrencyBudget } from './http-budgets.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -19,6 +21,10 @@ import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import type { SessionCluster } from './http-cluster.ts'
 import { SharedSessions, type AnySession } from './http-shared.ts'
+
+export { memoryRateLimiterStore } from '../lib/token-bucket.ts'
+export type { RateLimiter, RateLimiterStore } from '../lib/token-bucket.ts'
+export type { ClientRequest } from './http-guard.ts'
 
 /** Options of {@link streamableHttp}; defaults in {@link STREAMABLE_HTTP_DEFAULTS}. */
 export interface StreamableHttpOptions {
@@ -61,6 +67,26 @@ export interface StreamableHttpOptions {
    * otherwise the new session is refused with 503 and Retry-After (default 10,000).
    */
   maxSessions?: number
+  /**
+   * Most sessions one client holds at once, Streamable HTTP and legacy SSE together; a client is its
+   * principal when authenticated, else its address (see `clientAddress`). At it, the client's own
+   * least recently active session with no request in flight is evicted if it has been idle
+   * `sessionEvictionMinIdle`, otherwise its new session is refused with 429 and Retry-After, while
+   * other clients are still served (default 100).
+   */
+  maxSessionsPerClient?: number
+  /**
+   * Most sessionless requests held open at once, over every client: modern-era (2026-07-28)
+   * requests and their streams, `subscriptions/listen` included, and `stateless` POSTs. Past it a
+   * new one is refused with 503 and Retry-After (default 10,000).
+   */
+  maxExchanges?: number
+  /**
+   * Most sessionless requests one client holds open at once (the same ones as `maxExchanges`).
+   * Past it the client's new one is refused with 429, Retry-After and a -32029 error carrying the
+   * request's id, while other clients are still served (default 100).
+   */
+  maxExchangesPerClient?: number
   /** Ms a session must have been idle before a new one may evict it at `maxSessions` (default 60 s). */
   sessionEvictionMinIdle?: number
   /** Largest request body in bytes; reading stops as soon as it is passed and 413 answers (default 4 MiB). */
@@ -110,6 +136,27 @@ export interface StreamableHttpOptions {
    */
   rateLimit?: TokenBucketOptions
   /**
+   * The budget of failed authentications per client address, when `auth` is set (default 60 at
+   * once, refilled at 1 a second; `false` turns it off): every request `auth` refuses (401, a missing
+   * token included) spends a token; past the budget the address is answered 429 with Retry-After,
+   * and its requests are not verified at all until a token is back, valid credentials included
+   * (they come from the same address as the flood).
+   */
+  failedAuthLimit?: TokenBucketOptions | false
+  /**
+   * Where the `rateLimit` and `failedAuthLimit` buckets live (default: this process's memory, so
+   * each instance has its own). `redisScaleOut(url).http` from `rxmcp/transports/redis` gives one
+   * in Redis, so every instance spends the same budget.
+   */
+  rateLimiterStore?: RateLimiterStore
+  /**
+   * The client address of a request, for the budgets kept per address (default: the socket's
+   * remote address). Behind a reverse proxy every socket is the proxy's: return the address the
+   * proxy wrote (`request => request.header('x-real-ip') ?? undefined`), and only for a header
+   * that proxy always sets, since a client can send any header. Undefined falls back to the socket's.
+   */
+  clientAddress?: (request: ClientRequest) => string | undefined
+  /**
    * Sessions shared between instances of this listener (default none): every session is recorded
    * in the cluster, a request for a session another instance holds is forwarded to it, and the
    * session of an instance that is gone is taken over (with its saved state; its streams resume
@@ -125,7 +172,10 @@ export const STREAMABLE_HTTP_DEFAULTS = {
   sessionIdleTimeout: 30 * 60_000,
   /** @deprecated The former name of `sessionIdleTimeout`. */
   sessionTtlMs: 30 * 60_000,
-  maxSessions: 10_000, sessionEvictionMinIdle: 60_000,
+  maxSessions: 10_000, maxSessionsPerClient: 100, sessionEvictionMinIdle: 60_000,
+  maxExchanges: 10_000, maxExchangesPerClient: 100,
+  /** When `auth` is set: failed authentications per client address. */
+  failedAuthLimit: DEFAULT_FAILED_AUTH_LIMIT,
   maxBodyBytes: DEFAULT_MAX_MESSAGE_SIZE, bodyTimeoutMs: 30_000,
   streamHighWaterMark: 1024 * 1024, maxStreamsPerSession: 100,
   retryMs: 1000, keepAliveMs: 15_000, strictProtocolVersion: false,
@@ -173,6 +223,10 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly #sessions = new Map<string, AnySession>()
   /** Modern-era requests being answered (for keep-alives on their streams and for close). */
   readonly #exchanges = new Set<ModernExchange>()
+  /** Sessionless requests held open (modern-era, stateless), per client and in total. */
+  readonly #held: ConcurrencyBudget
+  /** The sessions each client made (not those taken over from another instance: their client is not known here). */
+  readonly #clientSessions = new ClientGroups<AnySession>()
   readonly #config: SessionConfig
   readonly #path: string
   readonly #versions: readonly string[]
@@ -197,7 +251,14 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#options = options
     const scheduler = options.scheduler
     this.#now = scheduler === undefined ? Date.now : () => scheduler.now()
-    this.#guard = new HttpGuard(options.auth, options.rateLimit, this.#now)
+    this.#guard = new HttpGuard({
+      auth: options.auth, rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit,
+      rateLimiterStore: options.rateLimiterStore, clientAddress: options.clientAddress, now: this.#now,
+    })
+    this.#held = new ConcurrencyBudget(
+      options.maxExchangesPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxExchangesPerClient,
+      options.maxExchanges ?? STREAMABLE_HTTP_DEFAULTS.maxExchanges,
+    )
     this.#lastKeepAlive = this.#now()
     const eventStore = options.eventStore === false ? undefined : options.eventStore ?? createMemoryEventStore()
     // Stream ids: a random prefix per listener and a counter, so no id says which session it is of.
@@ -294,6 +355,7 @@ class HttpTransportServer implements StreamableHttpServer {
     session.lastSeen = this.#now()
     this.#sessions.delete(session.id)
     this.#sessions.set(session.id, session)
+    this.#clientSessions.touch(session)
     this.#shared?.touch(session, session.lastSeen)
   }
 
@@ -305,22 +367,51 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   /**
-   * Room for one more session: below `maxSessions` there is; at it, the least recently active
-   * session with no request in flight is evicted once idle `sessionEvictionMinIdle`. Otherwise
-   * answers 503 with Retry-After (when that session becomes evictable), to `answers`, and returns false.
+   * Room for one more session of the exchange's client, whose key it returns. First the client's
+   * own share (`maxSessionsPerClient`): at it, the client's least recently active session with no
+   * request in flight is evicted once idle `sessionEvictionMinIdle` (a client may give up its own
+   * stale session, never another's), else 429. Then the listener's (`maxSessions`): at it, the least
+   * recently active session with no request in flight is evicted once idle `sessionEvictionMinIdle`,
+   * else 503. A refusal carries Retry-After (when that session becomes evictable), answers
+   * `answers`, and returns undefined.
    */
-  #admit(exchange: Exchange, answers: RefusedIds = null): boolean {
-    if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return true
+  #admit(exchange: Exchange, answers: RefusedIds = null): string | undefined {
+    const client = this.#guard.clientKey(exchange)
     const minIdle = this.#options.sessionEvictionMinIdle ?? STREAMABLE_HTTP_DEFAULTS.sessionEvictionMinIdle
     const now = this.#now()
-    let candidate: AnySession | undefined
-    for (const session of this.#sessions.values()) if (!session.hasRequestInFlight()) { candidate = session; break }
+    if (this.#clientSessions.count(client) >= (this.#options.maxSessionsPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxSessionsPerClient)) {
+      const own = evictable(this.#clientSessions.of(client))
+      if (own === undefined || now - own.lastSeen < minIdle) {
+        const wait = own === undefined ? minIdle : minIdle - (now - own.lastSeen)
+        const seconds = String(retryAfterSeconds(wait))
+        replyError(exchange, 429, ErrorCode.RateLimited, 'Too Many Requests: too many sessions of this client', { 'retry-after': seconds }, answers)
+        return undefined
+      }
+      own.end()
+    }
+    if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return client
+    const candidate = evictable(this.#sessions.values())
     if (candidate !== undefined && now - candidate.lastSeen >= minIdle) {
       candidate.end()
-      return true
+      return client
     }
     const wait = candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)
-    replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) }, answers)
+    replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(retryAfterSeconds(wait)) }, answers)
+    return undefined
+  }
+
+  /**
+   * Holds one sessionless request of `client` open (modern-era, stateless): true, or false once
+   * refused, 429 past the client's `maxExchangesPerClient`, 503 past the listener's `maxExchanges`,
+   * with Retry-After and an error per request of `answers`. Give it back with `#held.release(client)`.
+   */
+  #hold(exchange: Exchange, client: string, answers: RefusedIds): boolean {
+    const refusal = this.#held.acquire(client)
+    if (refusal === undefined) return true
+    // One of the client's own requests (or anyone's) ending makes room: that is no time we can know.
+    const retry = { 'retry-after': '1' }
+    if (refusal === 'client') replyError(exchange, 429, ErrorCode.RateLimited, 'Too Many Requests: too many requests of this client in progress', retry, answers)
+    else replyError(exchange, 503, -32000, 'Service Unavailable: too many requests in progress', retry, answers)
     return false
   }
 
@@ -330,11 +421,14 @@ class HttpTransportServer implements StreamableHttpServer {
    */
   readonly #onEnd = (session: AnySession) => {
     if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id)
+    this.#clientSessions.delete(session)
     this.#shared?.ended(session)
   }
 
-  #register<S extends AnySession>(session: S): S {
+  /** Adds a session to the table, and to its client's (`client`; none for a session taken over from another instance). */
+  #register<S extends AnySession>(session: S, client?: string): S {
     this.#sessions.set(session.id, session)
+    if (client !== undefined) this.#clientSessions.add(client, session)
     return session
   }
 
@@ -471,8 +565,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return replyError(exchange, 406, -32000, 'Not Acceptable: the client must accept both application/json and text/event-stream')
     }
-    const contentType = exchange.header('content-type') ?? ''
-    if (!contentType.includes('application/json')) return replyError(exchange, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
+    if (!isJsonContentType(exchange)) return replyError(exchange, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
     const body = await this.#body(exchange)
     if (body === undefined) return
     const decoded = decodeJsonFrame(body, Infinity)
@@ -484,17 +577,21 @@ class HttpTransportServer implements StreamableHttpServer {
     // JSON-RPC 2.0 §5: an error about a request carries its id whenever the request had one; a
     // refused batch is answered with one error per request it held (null when it held none).
     const answers: RefusedIds = Array.isArray(payload) ? ids : (ids[0] ?? null)
-    if (!this.#guard.authorize(exchange, payload) || !this.#guard.withinBudget(exchange, ids.length, answers)) return
+    if (!this.#guard.authorize(exchange, payload)) return
+    // Answered synchronously unless the budget is shared (Redis): no await per request without one.
+    const isWithin = this.#guard.withinBudget(exchange, ids.length, answers)
+    if (isWithin === false || (isWithin !== true && !(await isWithin))) return
     if (isModernPost(exchange, payload)) return this.#postModern(exchange, payload)
     if (!this.#isVersionSupported(exchange)) return this.#refuseVersion(exchange, answers)
-    if (this.#options.stateless) return this.#postStateless(exchange, payload, ids)
+    if (this.#options.stateless) return this.#postStateless(exchange, payload, ids, answers)
     let session: HttpSession
     if (isInitialize) {
       if (Array.isArray(payload) && payload.length > 1) return replyError(exchange, 400, -32600, 'Invalid Request: initialize must be sent alone', undefined, answers)
-      if (!this.#admit(exchange, answers)) return
+      const client = this.#admit(exchange, answers)
+      if (client === undefined) return
       const id = this.#newSessionId(exchange, answers)
       if (id === undefined) return
-      session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd))
+      session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd), client)
       session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
       session.remoteAddress = exchange.remoteAddress
@@ -542,16 +639,25 @@ class HttpTransportServer implements StreamableHttpServer {
    * refuseModernPost) and handed to the server as a one-exchange transport.
    */
   #postModern(exchange: Exchange, payload: unknown): void {
-    if (refuseModernPost(exchange, payload as Record<string, unknown>, this.#modernVersions, this.#versions)) return
+    const message = payload as Record<string, unknown>
+    if (refuseModernPost(exchange, message, this.#modernVersions, this.#versions)) return
+    // Held open until answered, for as long as a listen stream lasts: each counts against its client.
+    const client = this.#guard.clientKey(exchange)
+    if (!this.#hold(exchange, client, message.id as string | number)) return
     const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark, this.#options.jsonResponse === true)
     this.#exchanges.add(transport)
-    void transport.closed.then(() => this.#exchanges.delete(transport))
+    void transport.closed.then(() => { this.#exchanges.delete(transport); this.#held.release(client) })
     this.#connections.next(transport)
   }
 
-  async #postStateless(exchange: Exchange, payload: unknown, requestIds: RequestId[]): Promise<void> {
+  async #postStateless(exchange: Exchange, payload: unknown, requestIds: RequestId[], answers: RefusedIds): Promise<void> {
+    // Requests are held open until answered: each POST of them counts against its client.
+    const client = requestIds.length === 0 ? undefined : this.#guard.clientKey(exchange)
+    if (client !== undefined && !this.#hold(exchange, client, answers)) return
     const session = new HttpSession('', STATELESS_CONFIG, 0, () => {})
     session.isStateless = true
+    // Per-client limits (the task quotas) count a stateless exchange by its address.
+    session.remoteAddress = exchange.remoteAddress
     this.#connections.next(session)
     if (requestIds.length === 0) {
       const error = session.receive(payload, exchange.principal)
@@ -568,6 +674,7 @@ class HttpTransportServer implements StreamableHttpServer {
       else exchange.reply(200, JSON_HEADERS, JSON.stringify(result))
     } finally {
       session.end()
+      this.#held.release(client!)
     }
   }
 
@@ -600,10 +707,11 @@ class HttpTransportServer implements StreamableHttpServer {
   async #openLegacy(exchange: Exchange, messagesPath: string): Promise<void> {
     const accept = exchange.header('accept') ?? ''
     if (!accept.includes('text/event-stream') && !accept.includes('*/*') && accept !== '') return replyError(exchange, 406, -32000, 'Not Acceptable')
-    if (!this.#admit(exchange)) return
+    const client = this.#admit(exchange)
+    if (client === undefined) return
     const id = this.#newSessionId(exchange)
     if (id === undefined) return
-    const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd))
+    const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd), client)
     session.principalKey = principalKey(exchange.principal)
     if (this.#shared !== undefined) await this.#shared.claim(session, 'sse')
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
@@ -617,6 +725,8 @@ class HttpTransportServer implements StreamableHttpServer {
     if (!(session instanceof LegacySession) || !this.#guard.owns(session.principalKey, exchange)) {
       return exchange.reply(404, { 'content-type': 'text/plain' }, 'Session not found')
     }
+    // A text/plain (or form) POST is a CORS simple request, sent cross-origin without a preflight.
+    if (!isJsonContentType(exchange)) return replyError(exchange, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
     this.#touch(session)
     const body = await this.#body(exchange)
     if (body === undefined) return
@@ -626,7 +736,9 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     const decoded = decodeJsonFrame(body, Infinity)
     if (decoded.type === 'message') {
-      if (!this.#guard.authorize(exchange, decoded.message) || !this.#guard.withinBudget(exchange, requestsOf(decoded.message).ids.length, null)) return
+      if (!this.#guard.authorize(exchange, decoded.message)) return
+      const isWithin = this.#guard.withinBudget(exchange, requestsOf(decoded.message).ids.length, null)
+      if (isWithin === false || (isWithin !== true && !(await isWithin))) return
     }
     session.receiveDecoded(decoded, exchange.principal)
     exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
@@ -638,6 +750,24 @@ const ALL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...SUPPORT
 
 /** Imported only by start(); see there. */
 const NODE_HTTP = 'node:http'
+
+/**
+ * True when the request's Content-Type is JSON: its media type (before any parameter) is exactly
+ * application/json. A check for the substring would pass `text/plain; x=application/json`, which a
+ * browser sends cross-origin without a CORS preflight, as it does text/plain and form bodies.
+ */
+function isJsonContentType(exchange: Exchange): boolean {
+  const type = exchange.header('content-type')
+  if (type === null) return false
+  const semicolon = type.indexOf(';')
+  return (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase() === 'application/json'
+}
+
+/** The first of `sessions` with no request in flight: the one that may give way to a new session. */
+function evictable(sessions: Iterable<AnySession>): AnySession | undefined {
+  for (const session of sessions) if (!session.hasRequestInFlight()) return session
+  return undefined
+}
 
 function defaultSessionId(): string {
   // 256 bits from the platform's CSPRNG: unguessable, and URL- and header-safe.

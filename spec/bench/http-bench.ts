@@ -29,11 +29,11 @@ export async function startHttpServer(name: keyof typeof HTTP_SERVERS): Promise<
 const agent = new Agent({ keepAlive: true, maxSockets: 256 })
 
 /** One POST; resolves with the response text and the session id header. */
-export function post(url: URL, body: string, sessionId?: string): Promise<{ text: string; sessionId: string | undefined; status: number }> {
+export function post(url: URL, body: string, sessionId?: string, localAddress?: string): Promise<{ text: string; sessionId: string | undefined; status: number }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }
     if (sessionId !== undefined) headers['mcp-session-id'] = sessionId
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent }, res => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent, ...(localAddress === undefined ? {} : { localAddress }) }, res => {
       let text = ''
       res.setEncoding('utf8')
       res.on('data', chunk => { text += chunk })
@@ -45,11 +45,14 @@ export function post(url: URL, body: string, sessionId?: string): Promise<{ text
   })
 }
 
-/** Opens an initialized session; returns its id. */
-export async function openSession(url: URL): Promise<string> {
-  const init = await post(url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }))
+/**
+ * Opens an initialized session; returns its id. `localAddress` (a loopback address, 127.0.0.0/8)
+ * makes the session another client's: a listener keeps at most `maxSessionsPerClient` per client.
+ */
+export async function openSession(url: URL, localAddress?: string): Promise<string> {
+  const init = await post(url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }), undefined, localAddress)
   if (init.sessionId === undefined) throw new Error(`no session id (${init.status}): ${init.text.slice(0, 200)}`)
-  await post(url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', init.sessionId)
+  await post(url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', init.sessionId, localAddress)
   return init.sessionId
 }
 
@@ -74,7 +77,8 @@ export async function idleSessionHeap(count = 2000): Promise<{ full: number; lis
     return (heap() - before) / count
   }
   const server = createEverythingServer()
-  const http = streamableHttp()
+  // Every session of the measure comes from 127.0.0.1: one client, allowed them all.
+  const http = streamableHttp({ maxSessionsPerClient: Infinity })
   await server.listen(http)
   const full = await measure(new URL(http.url!))
   await server.close()
@@ -90,7 +94,8 @@ export async function idleSessionHeap(count = 2000): Promise<{ full: number; lis
  */
 export async function startBareListener() {
   const { streamableHttp } = await import('../../transports/streamable-http.ts')
-  const http = streamableHttp()
+  // The measures open every session from 127.0.0.1: one client, allowed them all.
+  const http = streamableHttp({ maxSessionsPerClient: Infinity })
   const subscription = http.connections.subscribe(transport => {
     transport.inbound.subscribe(item => {
       const message = item.type === 'message' ? item.message as { id?: number; method?: string } : undefined
@@ -109,7 +114,8 @@ export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 10
     await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
     await new Promise(resolve => setTimeout(resolve, 500))
     const before = rss(child.pid!)
-    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    // Each batch from another loopback address: another client, within the server's per-client session limit.
+    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url, `127.0.0.${2 + batch}`)))
     await new Promise(resolve => setTimeout(resolve, 1000))
     return (rss(child.pid!) - before) / count
   } finally {

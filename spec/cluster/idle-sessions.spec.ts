@@ -32,8 +32,9 @@ beforeAll(async () => {
     const scale = await redisScaleOut(redis.url, { prefix: 'idle:' })
     const server = createServer({ name: 'idle', version: '1' }, { ...scale.server })
     server.tool('echo', {}, () => ({ content: [{ type: 'text', text: 'ok' }] }))
-    // Swept every second (keepAliveMs sets the tick), on the clock above.
-    const http = streamableHttp({ ...scale.http, sessionIdleTimeout: IDLE_MS, maxSessions: SESSIONS, keepAliveMs: 1_000, scheduler: clock })
+    // Swept every second (keepAliveMs sets the tick), on the clock above. Every session comes
+    // through 127.0.0.1: one client, allowed them all.
+    const http = streamableHttp({ ...scale.http, sessionIdleTimeout: IDLE_MS, maxSessions: SESSIONS, maxSessionsPerClient: SESSIONS, keepAliveMs: 1_000, scheduler: clock })
     await server.listen(http)
     instances.push({ scale, server, http })
   }

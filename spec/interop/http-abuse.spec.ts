@@ -18,7 +18,8 @@ describe('the Streamable HTTP server under abuse', () => {
     const server = createEverythingServer()
     // A virtual clock: no session expires while 1,000 are opened on a loaded machine.
     const clock = new VirtualTimeScheduler(undefined, 0)
-    const http = streamableHttp({ sessionIdleTimeout: 3000, scheduler: clock })
+    // Every session comes from 127.0.0.1: one client, allowed them all.
+    const http = streamableHttp({ sessionIdleTimeout: 3000, scheduler: clock, maxSessionsPerClient: Infinity })
     await server.listen(http)
     try {
       const before = heap()
