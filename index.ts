@@ -12,8 +12,8 @@ export { requireScopes, permissions, permissionOf, grants, OPEN_METHODS, rateLim
 export type { PermissionPolicy, RateLimitOptions, AuditEntry } from './actors/server/middleware.ts'
 export { principalKey, missingScopes, operationScopes, targetOf } from './lib/auth.ts'
 export type { Principal, ScopeRules, Authenticator, AuthRequest, AuthAnswer, AuthOutcome } from './lib/auth.ts'
-export { TokenBuckets } from './lib/token-bucket.ts'
-export type { TokenBucketOptions } from './lib/token-bucket.ts'
+export { TokenBuckets, memoryRateLimiterStore } from './lib/token-bucket.ts'
+export type { TokenBucketOptions, RateLimiter, RateLimiterStore } from './lib/token-bucket.ts'
 export { TASKS_EXTENSION } from './actors/server/tasks.ts'
 export {
   RELATED_TASK_META, withRelatedTask, settledAnswer, createTask, stepTask, canTransition, isTerminalStatus, taskToWire, taskToModernWire, TaskTransitionError, TaskExpiredError,
