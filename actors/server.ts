@@ -328,19 +328,33 @@ export interface EventBus {
 export interface ServerTaskOptions {
   /** Where tasks live (default: a memory store with the limits below). */
   store?: TaskStore
-  /** Retention of a task from its creation when the client asks for none (default 1 hour). */
+  /** Retention of a task from its creation when the client asks for none (default 15 minutes). */
   defaultTtlMs?: number
-  /** The longest retention a client may ask for (default 24 hours). */
+  /** The longest retention a client may ask for (default 1 hour); a task's work stops when it ends. */
   maxTtlMs?: number
   /** The poll interval tasks suggest (default 1 s). */
   pollIntervalMs?: number
+  /** Tasks the default memory store holds at once, in all (default 10,000). */
+  maxTasks?: number
+  /** Tasks the default memory store holds at once per owner (default 1,000). */
+  maxTasksPerOwner?: number
+  /** Tasks the default memory store holds at once per client address, for anonymous callers (default 1,000). */
+  maxTasksPerAddress?: number
+  /** Tasks running at once in this process (default 1,000): each is a handler at work. */
+  maxRunningTasks?: number
+  /** Tasks running at once in this process for one owner (default 100). */
+  maxRunningTasksPerOwner?: number
+  /** Tasks running at once in this process for one client address, for anonymous callers (default 100). */
+  maxRunningTasksPerAddress?: number
   /**
-   * Who owns a task the request creates: only that owner may read, wait for or cancel it. Default:
-   * the session in the legacy era (a new session does not see the old one's tasks), and nobody in
-   * particular in the modern era, where the task id, 128 random bits, is the capability. Give your
-   * own (an authenticated user, an API key's id) to let one user reach a task from any connection.
+   * Who owns a task the request creates: only that owner may read, wait for or cancel it, and
+   * `tasks/list` shows the owner's tasks. Return undefined to fall back to the default: an
+   * authenticated caller's principal (from any connection); else the legacy session (its tasks
+   * end with it); else, for an anonymous caller without a session (stateless HTTP, the modern
+   * era), the task itself: its id, 128 random bits, is the capability, and nothing is listed.
+   * Give your own (an API key's id) to let one user reach a task from any connection.
    */
-  owner?: (ctx: ServerContext) => string
+  owner?: (ctx: ServerContext) => string | undefined
   /** Declare tasks even when no tool supports them (`tasks/list` then answers an empty list). */
   enabled?: boolean
   /** The clock and timers of tasks (TTL) and of the default store; default `asyncScheduler`. */

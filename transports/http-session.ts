@@ -96,6 +96,8 @@ export class HttpSession implements Transport, ListenerSession {
   #frameErrors: JsonRpcPayload[] | undefined
   /** One exchange, no session (stateless mode). */
   isStateless = false
+  /** Set when the session ended here only, handed over to another instance (see Transport.isHandedOver). */
+  isHandedOver = false
   /** The principal that created the session (`principalKey`): only its requests may use it. */
   principalKey = ''
   /** The id of the initialize request, to read the negotiated version off its answer. */
@@ -411,6 +413,8 @@ export class HttpSession implements Transport, ListenerSession {
   end(handOver = false): void {
     if (this.#isEnded) return
     this.#isEnded = true
+    // Read by the server when the connection closes: a session that goes on elsewhere keeps its tasks.
+    if (handOver && this.shared !== undefined) this.isHandedOver = true
     const store = handOver && this.shared !== undefined ? undefined : this.config.eventStore
     if (this.#streams !== undefined) {
       for (const stream of this.#streams.values()) {

@@ -24,13 +24,58 @@ export interface RedisTaskStoreOptions extends TaskStoreLimits {
   instance?: { id: string; isAlive(id: string): Promise<boolean> }
 }
 
+/** Defaults of {@link redisTaskStore}: the memory store's, with more tasks in all (a shared store serves every instance). */
 export const REDIS_TASK_STORE_DEFAULTS = {
-  prefix: 'rxmcp:', maxTasks: 100_000, maxTasksPerOwner: 1_000, defaultTtlMs: TASK_DEFAULTS.ttlMs, maxTtlMs: 24 * 3_600_000,
+  prefix: 'rxmcp:', maxTasks: 100_000, maxTasksPerOwner: 1_000, maxTasksPerAddress: 1_000, defaultTtlMs: TASK_DEFAULTS.ttlMs, maxTtlMs: 3_600_000,
   pollIntervalMs: TASK_DEFAULTS.pollIntervalMs, pageSize: 50,
 } as const
 
-/** A task as stored: with the instance running it, in the scale-out (see `instance`). */
-type StoredTask<R> = TaskState<R> & { instance?: string }
+/** A task as stored: with the instance running it, in the scale-out (see `instance`), and the address it counts against. */
+type StoredTask<R> = TaskState<R> & { instance?: string; address?: string }
+
+/**
+ * Creates a task atomically, so instances racing for the last places cannot pass a bound together.
+ * KEYS: all tasks (by expiry), the owner's (by creation order), the address's (by expiry; '' for
+ * none), the sequence, the task. ARGV: now, maxTasks, maxTasksPerOwner, maxTasksPerAddress, the
+ * task's expiry score, its JSON, its ttl in ms ('' for none), its id, the task key prefix.
+ * Answers the creation sequence number, 0 for an id in use, -1/-2/-3 for the store/owner/address
+ * bound. Each index expires with the last task it holds, so an owner or address that never comes
+ * back leaves nothing behind.
+ */
+const CREATE = `
+local now = tonumber(ARGV[1])
+local function extend(key, px)
+  if px == '' then redis.call('PERSIST', key) return end
+  local pttl = redis.call('PTTL', key)
+  -- No expiry on a key holding more than the new task: it holds a task that never expires.
+  if pttl == -1 and redis.call('ZCARD', key) > 1 then return end
+  if pttl < tonumber(px) then redis.call('PEXPIRE', key, px) end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
+  -- The owner's index keeps creation order, not expiry: drop the tasks that are gone.
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    if redis.call('EXISTS', ARGV[9] .. id) == 0 then redis.call('ZREM', KEYS[2], id) end
+  end
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return -2 end
+end
+if KEYS[3] ~= '' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then return -3 end
+end
+local stored
+if ARGV[7] == '' then stored = redis.call('SET', KEYS[5], ARGV[6], 'NX') else stored = redis.call('SET', KEYS[5], ARGV[6], 'NX', 'PX', ARGV[7]) end
+if not stored then return 0 end
+local seq = redis.call('INCR', KEYS[4])
+redis.call('ZADD', KEYS[2], seq, ARGV[8])
+extend(KEYS[2], ARGV[7])
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[8])
+if KEYS[3] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[8])
+  extend(KEYS[3], ARGV[7])
+end
+return seq`
 
 /** Sets the task's JSON if its stored status is still ARGV[2]; keeps the key's expiry. */
 const COMPARE_AND_SET = `
@@ -52,6 +97,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
   const pageSize = options.pageSize ?? defaults.pageSize
   const taskKey = (taskId: string) => `${prefix}task:${taskId}`
   const ownerKey = (owner: string) => `${prefix}owner-tasks:${owner}`
+  const addressKey = (address: string) => `${prefix}address-tasks:${address}`
   const allKey = `${prefix}tasks`
   const seqKey = `${prefix}task-seq`
   const ttlFor = (requested: number | null | undefined): number | null => retentionFor(requested,
@@ -65,28 +111,29 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
   return {
     async create<R>(init: TaskCreate): Promise<TaskState<R>> {
       const at = now()
-      // Forget what expired (the keys went by themselves; the indexes are swept here).
-      await redis.zRemRangeByScore(allKey, '-inf', at)
-      const maxTasks = options.maxTasks ?? defaults.maxTasks
-      if (await redis.zCard(allKey) >= maxTasks) throw new TaskStoreFullError(maxTasks, 'store')
-      const maxPerOwner = options.maxTasksPerOwner ?? defaults.maxTasksPerOwner
-      if (await redis.zCard(ownerKey(init.owner)) >= maxPerOwner) {
-        await sweepOwner(init.owner)
-        if (await redis.zCard(ownerKey(init.owner)) >= maxPerOwner) throw new TaskStoreFullError(maxPerOwner, 'owner')
-      }
       const state: TaskState<unknown> = {
-        taskId: randomTaskId(), owner: init.owner, status: 'working', createdAt: at, lastUpdatedAt: at,
+        taskId: init.taskId ?? randomTaskId(), owner: init.owner, status: 'working', createdAt: at, lastUpdatedAt: at,
         ttlMs: ttlFor(init.ttlMs), pollIntervalMs: init.pollIntervalMs ?? options.pollIntervalMs ?? defaults.pollIntervalMs,
       }
       if (init.statusMessage !== undefined) state.statusMessage = init.statusMessage
-      const seq = await redis.incr(seqKey)
-      const record: StoredTask<unknown> = options.instance === undefined ? state : { ...state, instance: options.instance.id }
-      const stored = await redis.set(taskKey(state.taskId), JSON.stringify(record), { NX: true, ...(state.ttlMs === null ? {} : { PX: Math.max(1, state.ttlMs) }) })
-      if (stored === null) throw new Error(`Task id generator returned an id in use: ${state.taskId}`)
-      await Promise.all([
-        redis.zAdd(ownerKey(init.owner), { score: seq, value: state.taskId }),
-        redis.zAdd(allKey, { score: state.ttlMs === null ? Number.MAX_SAFE_INTEGER : at + state.ttlMs, value: state.taskId }),
-      ])
+      const record: StoredTask<unknown> = { ...state }
+      if (options.instance !== undefined) record.instance = options.instance.id
+      if (init.address !== undefined) record.address = init.address
+      const maxTasks = options.maxTasks ?? defaults.maxTasks
+      const maxPerOwner = options.maxTasksPerOwner ?? defaults.maxTasksPerOwner
+      const maxPerAddress = options.maxTasksPerAddress ?? defaults.maxTasksPerAddress
+      const outcome = Number(await redis.eval(CREATE, {
+        keys: [allKey, ownerKey(init.owner), init.address === undefined ? '' : addressKey(init.address), seqKey, taskKey(state.taskId)],
+        arguments: [
+          String(at), String(maxTasks), String(maxPerOwner), String(maxPerAddress),
+          String(state.ttlMs === null ? Number.MAX_SAFE_INTEGER : at + state.ttlMs), JSON.stringify(record),
+          state.ttlMs === null ? '' : String(Math.max(1, state.ttlMs)), state.taskId, taskKey(''),
+        ],
+      }))
+      if (outcome === -1) throw new TaskStoreFullError(maxTasks, 'store')
+      if (outcome === -2) throw new TaskStoreFullError(maxPerOwner, 'owner')
+      if (outcome === -3) throw new TaskStoreFullError(maxPerAddress, 'address')
+      if (outcome === 0) throw new Error(`Task id already in use: ${state.taskId}`)
       return state as TaskState<R>
     },
 
@@ -105,6 +152,8 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
         const stored: TaskState<R> = { ...next, taskId: current.taskId, owner: current.owner, createdAt: current.createdAt, ttlMs: current.ttlMs }
         if (!isTerminalStatus(stored.status)) { delete stored.result; delete stored.error }
         if (current.instance !== undefined) (stored as StoredTask<R>).instance = current.instance
+        // The address it counts against stays, so deleting it frees the address's place.
+        if (current.address !== undefined) (stored as StoredTask<R>).address = current.address
         const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(next.taskId)], arguments: [JSON.stringify(stored), current.status] })
         if (outcome === 1) return stored
         if (outcome === 0) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
@@ -142,7 +191,10 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
     async delete(taskId: string, owner: string): Promise<boolean> {
       const state = await read(taskId)
       if (state === undefined || state.owner !== owner) return false
-      await Promise.all([redis.del(taskKey(taskId)), redis.zRem(ownerKey(owner), taskId), redis.zRem(allKey, taskId)])
+      await Promise.all([
+        redis.del(taskKey(taskId)), redis.zRem(ownerKey(owner), taskId), redis.zRem(allKey, taskId),
+        ...(state.address === undefined ? [] : [redis.zRem(addressKey(state.address), taskId)]),
+      ])
       return true
     },
 
@@ -165,11 +217,5 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
     const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(state.taskId)], arguments: [JSON.stringify(failed), state.status] })
     // Another instance moved it meanwhile: what it stored is the truth.
     return outcome === 1 ? failed : (await read<R>(state.taskId)) ?? failed
-  }
-
-  async function sweepOwner(owner: string): Promise<void> {
-    for (const taskId of await redis.zRangeByScore(ownerKey(owner), '-inf', '+inf')) {
-      if (await redis.get(taskKey(taskId)) === null) await redis.zRem(ownerKey(owner), taskId)
-    }
   }
 }

@@ -306,7 +306,8 @@ export function listen(session: Session, params: JsonObject | undefined, request
         accepted.taskIds = [...taskIds]
       }
     }
-    const owner = taskIds.size > 0 ? server.tasks.ownerOf(new ModernContext(session, request, request.modernMeta!, new Round({}, undefined))) : ''
+    // Who the requestor is, to hear only of tasks it owns (an anonymous one owns a task by its id).
+    const ownerCtx = taskIds.size > 0 ? new ModernContext(session, request, request.modernMeta!, new Round({}, undefined)) : undefined
     const tag = { [MetaKey.subscriptionId]: request.id }
     const send = (method: string, extra: JsonObject = {}) => {
       if (request.isDone) return
@@ -319,7 +320,7 @@ export function listen(session: Session, params: JsonObject | undefined, request
         if (accepted[LIST_FILTERS[event.kind]] === true) send(`notifications/${event.kind}/list_changed`)
       } else if (event.type === 'resource_updated') {
         if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
-      } else if (taskIds.has(event.task.taskId) && event.task.owner === owner) {
+      } else if (ownerCtx !== undefined && taskIds.has(event.task.taskId) && event.task.owner === server.tasks.ownerOf(ownerCtx, event.task.taskId)) {
         send('notifications/tasks', taskToModernWire(event.task, true) as JsonObject)
       }
     })

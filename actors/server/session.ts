@@ -145,6 +145,8 @@ export class Session implements ServerSession {
     this.#registerHandlers()
     if (transport.shared !== undefined) this.#share(transport.shared)
     this.closed = this.connection.closed.then(() => {
+      // The session's own tasks end with it (see ServerTasks.sessionEnded).
+      if (!this.#isStateless) void server.tasks.sessionEnded(this).catch(error => server.report(error))
       const actor = this.#actor
       if (actor === undefined) return
       actor.send({ type: 'closed' })

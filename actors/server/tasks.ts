@@ -13,7 +13,8 @@ import { InternalError, InvalidParamsError, McpError, MethodNotFoundError, Missi
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import type { ServerContext, ServerEvent } from '../server.ts'
 import { isPromiseLike, outcomePromise, type HandlerOutcome } from '../request.ts'
-import { TaskStoreFullError, createMemoryTaskStore, type TaskStore } from '../tasks/store.ts'
+import { TaskStoreFullError, createMemoryTaskStore, randomTaskId, type TaskStore } from '../tasks/store.ts'
+import { clientAddressKey } from '../tasks/client-address.ts'
 import { TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { TaskContext } from './task-context.ts'
 import { withCursor } from '../../lib/cursor.ts'
@@ -26,13 +27,46 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
 /** What the legacy era declares (MCP 2025-11-25 `ServerCapabilities.tasks`): tools/call as tasks, list and cancel. */
 export const LEGACY_TASKS_CAPABILITY = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
 
+/** Defaults of the running-task bounds of {@link ServerTaskOptions}. */
+export const SERVER_TASKS_DEFAULTS = {
+  /**
+   * Tasks running at once in this process, all callers together: each is a handler at work, so
+   * this bounds the CPU and memory tasks can take whatever the store holds.
+   */
+  maxRunningTasks: 1_000,
+  /** Tasks running at once for one owner (a principal, a session). */
+  maxRunningTasksPerOwner: 100,
+  /** Tasks running at once for one client address (anonymous callers; see `clientAddressKey`). */
+  maxRunningTasksPerAddress: 100,
+} as const
+
+/** String code of {@link TooManyRunningTasksError}. */
+export const TOO_MANY_RUNNING_TASKS_ERROR_CODE = 'RXMCP_ERR_TOO_MANY_RUNNING_TASKS'
+
+/** As many tasks run in this process as may (in all, for this owner, or for this client address); no task was created. */
+export class TooManyRunningTasksError extends Error {
+  override name = 'TooManyRunningTasksError'
+  readonly code = TOO_MANY_RUNNING_TASKS_ERROR_CODE
+  constructor(readonly limit: number, readonly scope: 'process' | 'owner' | 'address', options?: { cause?: unknown }) {
+    super(`Too many running tasks ${scope === 'process' ? 'on this server' : `for this ${scope === 'owner' ? 'requestor' : 'client address'}`} (${limit})`, options)
+  }
+}
+
 /** A task running in this process. */
 interface LiveTask {
   ref: TaskRef<JsonObject>
   context: TaskContext
   /** The store writes of its changes, in order. */
   written: Promise<unknown>
+  owner: string
+  /** The address key it counts against (anonymous callers), if any. */
+  address: string | undefined
+  /** Set once it stopped counting (ended, expired, or dropped with its session): writes stop too. */
+  isGone: boolean
 }
+
+/** The owner prefix of tasks a legacy session owns (no principal, no `owner` option). */
+const SESSION_OWNER = 'session:'
 
 /** Whether a request may become a task, must, or may not. */
 export type TaskSupport = 'forbidden' | 'optional' | 'required'
@@ -40,6 +74,11 @@ export type TaskSupport = 'forbidden' | 'optional' | 'required'
 export class ServerTasks {
   readonly #server: Server
   readonly #live = new Map<string, LiveTask>()
+  /** Running tasks here per owner, and per address key (only keys with some). */
+  readonly #runningByOwner = new Map<string, number>()
+  readonly #runningByAddress = new Map<string, number>()
+  /** Slots taken by starts still waiting for the store (counted before the await, so a burst cannot pass the bound). */
+  #starting = 0
   #store: TaskStore | undefined
   readonly #scheduler: SchedulerLike | undefined
 
@@ -53,6 +92,7 @@ export class ServerTasks {
     const options = this.#server.options.tasks ?? {}
     return this.#store ??= options.store ?? createMemoryTaskStore({
       defaultTtlMs: options.defaultTtlMs, maxTtlMs: options.maxTtlMs, pollIntervalMs: options.pollIntervalMs, scheduler: this.#scheduler,
+      maxTasks: options.maxTasks, maxTasksPerOwner: options.maxTasksPerOwner, maxTasksPerAddress: options.maxTasksPerAddress,
     })
   }
 
@@ -71,14 +111,31 @@ export class ServerTasks {
   /** The registries changed: whether tasks are on is read again when next asked. */
   changed(): void { this.#isEnabled = undefined }
 
-  /** Who owns the tasks `ctx`'s request creates or reads. */
-  ownerOf(ctx: ServerContext): string {
-    const own = this.#server.options.tasks?.owner
-    if (own !== undefined) return own(ctx)
+  /**
+   * Who owns the task `taskId` when `ctx`'s request creates or reads it. No request reads a task it
+   * cannot prove it owns (MCP 2025-11-25 "Task Isolation and Access Control"; 2026-07-28 tasks
+   * extension "Auth binding"):
+   *
+   * - the `owner` option, when it names one;
+   * - an authenticated caller: its principal (`principal:<kind>:<id>`), from any session or exchange;
+   * - a legacy session: the session (`session:<id>`), and its tasks end with it;
+   * - an anonymous caller without a session (stateless legacy HTTP, the modern era): nothing but the
+   *   task id, 128 random bits, proves anything, so each task is its own owner (`anonymous:<taskId>`)
+   *   and whoever holds the id may read, update or cancel it; no list can be proved to be theirs.
+   */
+  ownerOf(ctx: ServerContext, taskId: string): string {
+    return this.#requestor(ctx) ?? `anonymous:${taskId}`
+  }
+
+  /** The owner a requestor proves by who it is, or undefined when only a task's id can prove anything. */
+  #requestor(ctx: ServerContext): string | undefined {
+    const own = this.#server.options.tasks?.owner?.(ctx)
+    if (own !== undefined) return own
     // An authenticated caller owns its tasks whatever session or exchange it uses next.
     if (ctx.principal !== undefined) return `principal:${principalKey(ctx.principal)}`
     // A stateless exchange (modern, or legacy HTTP without sessions) has no session to bind to.
-    return ctx.era === 'legacy' && (ctx.session as Session).connection.transport.isStateless !== true ? ctx.session.id : ''
+    if (ctx.era === 'legacy' && (ctx.session as Session).connection.transport.isStateless !== true) return `${SESSION_OWNER}${ctx.session.id}`
+    return undefined
   }
 
   /**
@@ -117,13 +174,39 @@ export class ServerTasks {
    * once the task is stored (legacy `{ task }`, modern the task itself with `resultType: 'task'`).
    */
   async start(ctx: ServerContext, params: JsonObject | undefined, work: (ctx: ServerContext) => HandlerOutcome<JsonObject>): Promise<JsonObject> {
-    const owner = this.ownerOf(ctx)
+    const requestor = this.#requestor(ctx)
+    // An anonymous caller without a session owns the task by its id: the id is made here, so the owner can name it.
+    const taskId = requestor === undefined ? randomTaskId() : undefined
+    const owner = requestor ?? `anonymous:${taskId}`
+    // Anonymous callers have no identity a quota could hold on to but where they come from.
+    const address = ctx.principal === undefined ? clientAddressKey((ctx.session as Session).connection.transport.remoteAddress) : undefined
+    this.#reserve(owner, address)
+    this.#starting++
     const requested = isJsonObject(params?.task) ? params!.task.ttl : undefined
-    const stored = await this.store.create({ owner, ttlMs: typeof requested === 'number' && requested >= 0 ? Math.floor(requested) : undefined }).catch((error: unknown) => {
-      // The store is full (for everyone, or for this owner): the call is refused, nothing runs.
-      if (error instanceof TaskStoreFullError) throw new InternalError(`Internal error: ${error.message}; wait for tasks to finish or expire`, { limit: error.limit, scope: error.scope })
+    let stored: TaskState<JsonObject>
+    try {
+      stored = await this.store.create<JsonObject>({ owner, ttlMs: typeof requested === 'number' && requested >= 0 ? Math.floor(requested) : undefined, ...(taskId === undefined ? {} : { taskId }), ...(address === undefined ? {} : { address }) })
+        .catch((error: unknown) => {
+          // The store is full (for everyone, this owner, or this address): the call is refused, nothing runs.
+          if (error instanceof TaskStoreFullError) throw new InternalError(`Internal error: ${error.message}; wait for tasks to finish or expire`, { limit: error.limit, scope: error.scope })
+          throw error
+        })
+      if (taskId !== undefined && stored.taskId !== taskId) {
+        // A store that chose its own id: the task would belong to no one who could reach it.
+        await this.store.delete(stored.taskId, owner).catch(() => false)
+        throw new Error('The task store ignored TaskCreate.taskId; it must use the id it is given')
+      }
+      if (owner === `${SESSION_OWNER}${ctx.session.id}` && (ctx.session as Session).connection.isClosed) {
+        // The session ended while the task was being stored: its tasks went with it, so does this one.
+        await this.store.delete(stored.taskId, owner).catch(() => false)
+        throw new InternalError('Internal error: the session ended')
+      }
+    } catch (error) {
+      this.#unreserve(owner, address)
       throw error
-    })
+    } finally {
+      this.#starting--
+    }
     const sessionId = ctx.era === 'legacy' ? ctx.session.id : undefined
     const ref = createTask<JsonObject>({
       taskId: stored.taskId, owner, createdAt: stored.createdAt, ttlMs: stored.ttlMs, pollIntervalMs: stored.pollIntervalMs,
@@ -132,25 +215,27 @@ export class ServerTasks {
       isFailedResult: ctx.era === 'legacy' ? result => result.isError === true : undefined,
       // A late message (the work ending after a cancel) is refused by design, not an error to report.
       reportError: error => { if (!(error instanceof TaskTransitionError)) this.#server.report(error) },
-      onExpire: () => { this.#live.delete(stored.taskId) },
+      onExpire: () => this.#forget(live),
     })
     const context = new TaskContext(ctx, ref)
-    const live: LiveTask = { ref, context, written: Promise.resolve() }
+    const live: LiveTask = { ref, context, written: Promise.resolve(), owner, address, isGone: false }
     this.#live.set(ref.taskId, live)
     let isFirst = true
     ref.states.subscribe({
       next: state => {
         // The first is the state the store was created with.
         if (isFirst) { isFirst = false; return }
+        // Dropped with its session (or expired): the store no longer has it, and nobody may hear of it.
+        if (live.isGone) return
         const wire = state.error instanceof Error ? { ...state, error: errorObject(state.error) } : state
         live.written = live.written
           .then(() => this.store.update(wire))
-          .then(saved => this.emit({ type: 'task', task: saved, sessionId }), error => this.#server.report(error))
+          .then(saved => this.emit({ type: 'task', task: saved, sessionId }), error => { if (!live.isGone) this.#server.report(error) })
         if (isTerminalStatus(state.status)) {
           context.abort()
           // Once its end is stored the actor has nothing left to do: the store keeps the task until its TTL.
           void live.written.then(() => {
-            if (this.#live.get(ref.taskId) === live) this.#live.delete(ref.taskId)
+            this.#forget(live)
             return ref[Symbol.asyncDispose]()
           })
         }
@@ -159,6 +244,40 @@ export class ServerTasks {
     })
     ref.send({ type: 'run', work: runWork(work, context) })
     return ctx.era === 'legacy' ? { task: taskToWire(stored) as unknown as JsonObject } : { ...taskToModernWire(stored, false), resultType: 'task' } as JsonObject
+  }
+
+  /**
+   * Takes a running slot for a task of `owner` (and `address`), or throws -32603 naming the bound
+   * it hit. The slot counts as starting (so a burst of starts cannot all pass the bound while the
+   * store is asked) until the task is live; {@link #forget} or `unreserve` gives it back.
+   */
+  #reserve(owner: string, address: string | undefined): void {
+    const options = this.#server.options.tasks ?? {}
+    const defaults = SERVER_TASKS_DEFAULTS
+    const maxRunning = options.maxRunningTasks ?? defaults.maxRunningTasks
+    const maxPerOwner = options.maxRunningTasksPerOwner ?? defaults.maxRunningTasksPerOwner
+    const maxPerAddress = options.maxRunningTasksPerAddress ?? defaults.maxRunningTasksPerAddress
+    let refusal: TooManyRunningTasksError | undefined
+    if (this.#live.size + this.#starting >= maxRunning) refusal = new TooManyRunningTasksError(maxRunning, 'process')
+    else if ((this.#runningByOwner.get(owner) ?? 0) >= maxPerOwner) refusal = new TooManyRunningTasksError(maxPerOwner, 'owner')
+    else if (address !== undefined && (this.#runningByAddress.get(address) ?? 0) >= maxPerAddress) refusal = new TooManyRunningTasksError(maxPerAddress, 'address')
+    if (refusal !== undefined) throw new InternalError(`Internal error: ${refusal.message}; wait for tasks to finish`, { limit: refusal.limit, scope: `running-${refusal.scope}` })
+    count(this.#runningByOwner, owner, 1)
+    if (address !== undefined) count(this.#runningByAddress, address, 1)
+  }
+
+  /** Gives back the running slot of a task that did not start, or stopped running. */
+  #unreserve(owner: string, address: string | undefined): void {
+    count(this.#runningByOwner, owner, -1)
+    if (address !== undefined) count(this.#runningByAddress, address, -1)
+  }
+
+  /** The task stopped running here (ended, expired, dropped): its slot is free; once only. */
+  #forget(live: LiveTask): void {
+    if (live.isGone) return
+    live.isGone = true
+    if (this.#live.get(live.ref.taskId) === live) this.#live.delete(live.ref.taskId)
+    this.#unreserve(live.owner, live.address)
   }
 
   // ---- the task methods ----
@@ -172,7 +291,7 @@ export class ServerTasks {
     }
     const taskId = params?.taskId
     if (typeof taskId !== 'string') throw new InvalidParamsError('Invalid params: taskId must be a string')
-    const task = await this.store.get<JsonObject>(taskId, this.ownerOf(ctx))
+    const task = await this.store.get<JsonObject>(taskId, this.ownerOf(ctx, taskId))
     if (task === undefined) throw new InvalidParamsError(`Invalid params: no task ${JSON.stringify(taskId)}`, { taskId })
     return task
   }
@@ -212,11 +331,21 @@ export class ServerTasks {
     return settledAnswer(task) as JsonObject
   }
 
+  /**
+   * Legacy `tasks/list`: the requestor's tasks. An anonymous caller without a session can prove it
+   * owns no task but by its id, so its list is empty (MCP 2025-11-25: a receiver without a way to
+   * bind tasks to a requestor must not list them; the 2026-07-28 extension drops the method).
+   */
   async list(params: JsonObject | undefined, ctx: ServerContext): Promise<JsonObject> {
     if (!this.isEnabled) throw new MethodNotFoundError('Method not found: tasks/list (this server runs no tasks)')
     const cursor = params?.cursor
     if (cursor !== undefined && typeof cursor !== 'string') throw new InvalidParamsError('Invalid params: cursor must be a string')
-    const page = await this.store.list(this.ownerOf(ctx), cursor)
+    const owner = this.#requestor(ctx)
+    if (owner === undefined) {
+      if (cursor !== undefined) throw new InvalidParamsError('Invalid params: unknown cursor')
+      return { tasks: [] }
+    }
+    const page = await this.store.list(owner, cursor)
     return withCursor({ tasks: page.tasks.map(task => taskToWire(task) as unknown as JsonObject) }, page.nextCursor)
   }
 
@@ -254,13 +383,51 @@ export class ServerTasks {
     return {}
   }
 
+  /**
+   * A legacy session ended (DELETE, idle expiry, eviction, the connection closed): the tasks it
+   * owns (`session:<id>`, the default for an anonymous session) are stopped here and deleted from
+   * the store, since nobody can reach them any more. Tasks of an authenticated principal, or of the
+   * `owner` option's owner, outlive the session by design. A session handed over to another
+   * instance (the Redis scale-out) has not ended: its tasks stay.
+   */
+  async sessionEnded(session: Session): Promise<void> {
+    const transport = session.connection.transport
+    if (transport.isStateless === true || transport.era === 'modern' || transport.isHandedOver === true) return
+    const owner = `${SESSION_OWNER}${session.id}`
+    // Bounded scan: at most maxRunningTasks run here.
+    const stopped: PromiseLike<void>[] = []
+    for (const live of [...this.#live.values()]) {
+      if (live.owner !== owner) continue
+      this.#forget(live)
+      stopped.push(live.ref[Symbol.asyncDispose]())
+    }
+    await Promise.all(stopped)
+    // Nothing can be stored for it when the server runs no tasks, or its memory store was never made.
+    if (!this.isEnabled || (this.#store === undefined && this.#server.options.tasks?.store === undefined)) return
+    // What else the store holds for it: finished tasks, and tasks of the session an instance that
+    // is gone ran. Each round deletes what the first page shows, so the rounds end.
+    for (let round = 0; round < 10_000; round++) {
+      const page = await this.store.list(owner)
+      if (page.tasks.length === 0) return
+      const deleted = await Promise.all(page.tasks.map(task => this.store.delete(task.taskId, owner)))
+      if (!deleted.some(Boolean)) return
+    }
+  }
+
   /** Ends every task running here (the server closes). */
   async close(): Promise<void> {
     const live = [...this.#live.values()]
-    this.#live.clear()
+    for (const task of live) this.#forget(task)
     await Promise.all(live.map(task => task.ref[Symbol.asyncDispose]()))
     await this.#store?.close()
   }
+}
+
+/** Adds `delta` to `key`'s count, dropping keys that reach 0 (the maps hold only keys with some). */
+function count(counts: Map<string, number>, key: string, delta: number): void {
+  const next = (counts.get(key) ?? 0) + delta
+  if (next <= 0) counts.delete(key)
+  else counts.set(key, next)
 }
 
 /** The handler's work as the Observable a task actor subscribes: cancel and expiry unsubscribe it and abort the signal. */

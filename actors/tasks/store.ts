@@ -3,9 +3,21 @@ import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from './task.ts'
 import { randomId } from '../../lib/base64url.ts'
 
-/** What a task is created with; the store sets its id, status (`working`) and times. */
+/** What a task is created with; the store sets its status (`working`) and times, and its id unless given. */
 export interface TaskCreate {
+  /** Who may read, wait for and cancel the task: every read and write names it, and another owner finds nothing. */
   owner: string
+  /**
+   * The id the task is to have, made by the caller (unguessable: {@link randomTaskId}) when the
+   * owner is derived from it (an anonymous caller without a session owns `anonymous:<taskId>`:
+   * holding the id is its only proof). A store MUST use it when given; one already in use rejects.
+   */
+  taskId?: string
+  /**
+   * The client's address key ({@link clientAddressKey}), when the task is to count against its
+   * address's quota too (anonymous callers: they have no identity a quota could hold on to).
+   */
+  address?: string
   /** The requested retention from creation (MCP 2025-11-25 `params.task.ttl`); the store may lower it. */
   ttlMs?: number | null
   pollIntervalMs?: number
@@ -54,10 +66,15 @@ export const MEMORY_TASK_STORE_DEFAULTS = {
   maxTasks: 10_000,
   /** The most tasks held at once per owner (MCP 2025-11-25: receivers SHOULD limit tasks per requestor). */
   maxTasksPerOwner: 1_000,
-  /** The retention when none is asked for. */
+  /** The most tasks held at once per client address (tasks created with an `address`: anonymous callers). */
+  maxTasksPerAddress: 1_000,
+  /** The retention when none is asked for: 15 minutes (from creation, running time included). */
   defaultTtlMs: TASK_DEFAULTS.ttlMs,
-  /** The longest retention granted (MCP 2025-11-25: receivers MAY override the requested ttl). */
-  maxTtlMs: 24 * 3_600_000,
+  /**
+   * The longest retention granted: one hour (MCP 2025-11-25: receivers MAY override the requested
+   * ttl). A task's work is stopped when its ttl ends, so this also bounds how long a handler runs.
+   */
+  maxTtlMs: 3_600_000,
   pollIntervalMs: TASK_DEFAULTS.pollIntervalMs,
   /** Tasks per page of `list`. */
   pageSize: 50,
@@ -67,6 +84,8 @@ export const MEMORY_TASK_STORE_DEFAULTS = {
 export interface TaskStoreLimits {
   maxTasks?: number
   maxTasksPerOwner?: number
+  /** The most tasks held at once per client address (counted for tasks created with `address`). */
+  maxTasksPerAddress?: number
   /** `null` grants unlimited retention when none is asked for (only if `maxTtlMs` is null too). */
   defaultTtlMs?: number | null
   /** `null` allows unlimited retention. */
@@ -93,12 +112,12 @@ export interface MemoryTaskStoreOptions extends TaskStoreLimits {
 /** String code of {@link TaskStoreFullError}. */
 export const TASK_STORE_FULL_ERROR_CODE = 'RXMCP_ERR_TASK_STORE_FULL'
 
-/** The store holds as many tasks as it may (in all, or for this owner); no task was created. */
+/** The store holds as many tasks as it may (in all, for this owner, or for this client address); no task was created. */
 export class TaskStoreFullError extends Error {
   override name = 'TaskStoreFullError'
   readonly code = TASK_STORE_FULL_ERROR_CODE
-  constructor(readonly limit: number, readonly scope: 'store' | 'owner', options?: { cause?: unknown }) {
-    super(scope === 'store' ? `Task store is full (${limit} tasks)` : `Too many tasks for this requestor (${limit})`, options)
+  constructor(readonly limit: number, readonly scope: 'store' | 'owner' | 'address', options?: { cause?: unknown }) {
+    super(scope === 'store' ? `Task store is full (${limit} tasks)` : scope === 'owner' ? `Too many tasks for this requestor (${limit})` : `Too many tasks for this client address (${limit})`, options)
   }
 }
 
@@ -123,6 +142,8 @@ export function createMemoryTaskStore(options: MemoryTaskStoreOptions = {}): Tas
 
 interface Entry {
   state: TaskState<unknown>
+  /** The address key it counts against, if any. */
+  address?: string
   /** Creation order, for pagination cursors that survive deletions. */
   seq: number
   expiry?: Subscription
@@ -134,6 +155,8 @@ class MemoryTaskStore implements TaskStore {
   readonly #byId = new Map<string, Entry>()
   /** Each owner's tasks by id, in creation order. */
   readonly #byOwner = new Map<string, Map<string, Entry>>()
+  /** How many tasks each client address holds (only addresses holding some). */
+  readonly #byAddress = new Map<string, number>()
   /** The sequence number of the next task created. */
   #nextSeq = 1
 
@@ -142,6 +165,7 @@ class MemoryTaskStore implements TaskStore {
     this.#options = {
       maxTasks: options.maxTasks ?? defaults.maxTasks,
       maxTasksPerOwner: options.maxTasksPerOwner ?? defaults.maxTasksPerOwner,
+      maxTasksPerAddress: options.maxTasksPerAddress ?? defaults.maxTasksPerAddress,
       defaultTtlMs: options.defaultTtlMs === undefined ? defaults.defaultTtlMs : options.defaultTtlMs,
       maxTtlMs: options.maxTtlMs === undefined ? defaults.maxTtlMs : options.maxTtlMs,
       pollIntervalMs: options.pollIntervalMs ?? defaults.pollIntervalMs,
@@ -156,13 +180,15 @@ class MemoryTaskStore implements TaskStore {
   }
 
   async create<R>(init: TaskCreate): Promise<TaskState<R>> {
-    const { maxTasks, maxTasksPerOwner, scheduler } = this.#options
+    const { maxTasks, maxTasksPerOwner, maxTasksPerAddress, scheduler } = this.#options
     if (this.#byId.size >= maxTasks) throw new TaskStoreFullError(maxTasks, 'store')
     const owned = this.#byOwner.get(init.owner)
     if (owned !== undefined && owned.size >= maxTasksPerOwner) throw new TaskStoreFullError(maxTasksPerOwner, 'owner')
-    const taskId = this.#options.idGenerator()
+    const address = init.address
+    if (address !== undefined && (this.#byAddress.get(address) ?? 0) >= maxTasksPerAddress) throw new TaskStoreFullError(maxTasksPerAddress, 'address')
+    const taskId = init.taskId ?? this.#options.idGenerator()
     // Ids MUST be unique among the receiver's tasks; with 128 random bits a clash means a bad generator.
-    if (this.#byId.has(taskId)) throw new Error(`Task id generator returned an id in use: ${taskId}`)
+    if (this.#byId.has(taskId)) throw new Error(`Task id already in use: ${taskId}`)
     const now = scheduler.now()
     const state: TaskState<unknown> = {
       taskId,
@@ -175,6 +201,10 @@ class MemoryTaskStore implements TaskStore {
     }
     if (init.statusMessage !== undefined) state.statusMessage = init.statusMessage
     const entry: Entry = { state, seq: this.#nextSeq++ }
+    if (address !== undefined) {
+      entry.address = address
+      this.#byAddress.set(address, (this.#byAddress.get(address) ?? 0) + 1)
+    }
     if (state.ttlMs !== null) entry.expiry = scheduler.schedule(() => this.#remove(taskId), state.ttlMs)
     this.#byId.set(taskId, entry)
     if (owned === undefined) this.#byOwner.set(init.owner, new Map([[taskId, entry]]))
@@ -206,6 +236,11 @@ class MemoryTaskStore implements TaskStore {
     const owned = this.#byOwner.get(entry.state.owner)
     owned?.delete(taskId)
     if (owned?.size === 0) this.#byOwner.delete(entry.state.owner)
+    if (entry.address !== undefined) {
+      const held = (this.#byAddress.get(entry.address) ?? 1) - 1
+      if (held === 0) this.#byAddress.delete(entry.address)
+      else this.#byAddress.set(entry.address, held)
+    }
     return true
   }
 
@@ -252,6 +287,7 @@ class MemoryTaskStore implements TaskStore {
     for (const entry of this.#byId.values()) entry.expiry?.unsubscribe()
     this.#byId.clear()
     this.#byOwner.clear()
+    this.#byAddress.clear()
   }
 }
 

@@ -212,8 +212,12 @@ export function settledAnswer(state: TaskState<Record<string, unknown>>): Record
 
 /** Defaults of {@link createTask}. */
 export const TASK_DEFAULTS = {
-  /** Retention from creation: one hour. */
-  ttlMs: 3_600_000,
+  /**
+   * Retention from creation: 15 minutes. It counts from creation, running time included: enough
+   * for a long tool call and a client that polls, reconnects or comes back, and short enough that
+   * tasks nobody asks about again do not hold the store for long.
+   */
+  ttlMs: 15 * 60_000,
   /** Suggested poll interval: one second. */
   pollIntervalMs: 1_000,
 } as const

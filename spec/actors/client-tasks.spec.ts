@@ -62,7 +62,7 @@ for (const era of ['legacy', 'modern'] as const) {
       await run.done
       expect(run.failure).toBeUndefined()
       const tasks = run.seen.filter(event => event.type === 'task').map(event => event.type === 'task' ? event.task : undefined)
-      expect(tasks[0]).toMatchObject({ status: 'working', ttlMs: 3_600_000, pollIntervalMs: 10 })
+      expect(tasks[0]).toMatchObject({ status: 'working', ttlMs: 900_000, pollIntervalMs: 10 })
       expect(tasks.at(-1)?.status).toBe('completed')
       expect(run.seen.at(-1)).toMatchObject({ type: 'result', result: text('slow done') })
     })

@@ -110,8 +110,8 @@ describe('task expiry (virtual time)', () => {
 
   it('10,000 completed tasks expire and the heap comes back', async () => {
     const scheduler = new VirtualTimeScheduler()
-    // One session makes them all: the store takes 10,000 for one owner (the default is 1,000).
-    const store = createMemoryTaskStore({ scheduler, defaultTtlMs: 60_000, maxTasksPerOwner: 10_000 })
+    // One session makes them all: the store takes 10,000 for one owner and address (the defaults are 1,000).
+    const store = createMemoryTaskStore({ scheduler, defaultTtlMs: 60_000, maxTasksPerOwner: 10_000, maxTasksPerAddress: 10_000 })
     const { server, tasks } = makeServer({ tasks: { scheduler, store } })
     const { call } = await raw(server)
     await call('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })

@@ -269,7 +269,7 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
     const { server, slowGate } = makeServer()
     const { call } = await open(server)
     const created = await call('tools/call', { name: 'slow', arguments: {}, _meta: modernMeta() })
-    expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 3_600_000, pollIntervalMs: 1000 })
+    expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 900_000, pollIntervalMs: 1000 })
     expect(created).not.toHaveProperty('ttl')
     expect(created).not.toHaveProperty('requestState')
     const taskId = created.taskId as string
