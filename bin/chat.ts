@@ -14,6 +14,7 @@ import { anthropicModel, openaiModel, type ModelAdapter } from '../actors/host/m
 import { converse } from '../actors/host/conversation.ts'
 import type { ModelMessage } from '../lib/llm/messages.ts'
 import { loadConfig } from './host.ts'
+import { redactExpansions } from '../lib/host-config.ts'
 import { progressBar } from './progress-bar.ts'
 
 /** Flags of `rxmcp chat`. */
@@ -53,7 +54,8 @@ export async function chat(flags: ChatFlags): Promise<number> {
     if (answer.startsWith('a')) { always.add(key); return 'allow-always' }
     return answer.startsWith('y') ? 'allow-once' : 'deny'
   }
-  const host = createHost(loadConfig(flags.config), {
+  const config = loadConfig(flags.config)
+  const host = createHost(config, {
     model,
     // Tool calls are asked about by the conversation (below); sampling and elicitation here.
     consent: (request: ConsentRequest) => request.kind === 'tool' ? 'allow-once'
@@ -62,7 +64,8 @@ export async function chat(flags: ChatFlags): Promise<number> {
   const out = (text: string) => process.stdout.write(text)
   try {
     const states = await firstValueFrom(host.states.pipe(filter(states => [...states.values()].every(state => state.status === 'ready' || state.status === 'failed'))))
-    for (const [name, state] of states) out(`${name}: ${state.status}${state.status === 'failed' ? ` (${state.reason})` : ''}\n`)
+    // A failure's reason may repeat a `${VAR}` value (a command line, a URL): shown as `${VAR}`.
+    for (const [name, state] of states) out(`${name}: ${state.status}${state.status === 'failed' ? ` (${redactExpansions(state.reason, config)})` : ''}\n`)
     out(`${host.currentTools().length} tools. Type a message, /tools, or /exit.\n`)
     let history: ModelMessage[] = []
     for (;;) {

@@ -13,7 +13,7 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { filter, firstValueFrom, race, timer, map } from '../lib/rx.ts'
-import { parseHostConfig, type HostConfig } from '../lib/host-config.ts'
+import { parseHostConfig, redactExpansions, type HostConfig } from '../lib/host-config.ts'
 import { createHost, type Host } from '../actors/host/host.ts'
 import { hostServer } from '../actors/host/gateway.ts'
 import type { ServerState } from '../actors/host/supervisor.ts'
@@ -56,9 +56,22 @@ function settled(host: Host, ms: number): Promise<ReadonlyMap<string, ServerStat
   return firstValueFrom(race(host.states.pipe(filter(isSettled)), timer(ms).pipe(map(() => host.currentStates()))))
 }
 
-/** `rxmcp inspect --config`: starts the host, waits for the servers to settle, prints, stops. */
+/** Every string of a JSON value (keys too) with `${VAR}` values written back as `${VAR}`. */
+function redactDeep(value: unknown, config: HostConfig): unknown {
+  if (typeof value === 'string') return redactExpansions(value, config)
+  if (Array.isArray(value)) return value.map(item => redactDeep(item, config))
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [redactExpansions(key, config), redactDeep(item, config)]))
+  return value
+}
+
+/**
+ * `rxmcp inspect --config`: starts the host, waits for the servers to settle, prints, stops. What
+ * it prints (states, reasons, children's stderr, tools) shows `${VAR}` values as `${VAR}`: a
+ * secret in a command line, an argument, a URL or a header that a child or an error repeats.
+ */
 export async function inspectHost(flags: HostFlags): Promise<number> {
-  const host = createHost(loadConfig(flags.config), { restart: { maxRestarts: 0 } })
+  const config = loadConfig(flags.config)
+  const host = createHost(config, { restart: { maxRestarts: 0 } })
   try {
     // A ready server's tools, resources and prompts are listed by then.
     const states = await settled(host, flags.waitMs)
@@ -69,9 +82,9 @@ export async function inspectHost(flags: HostFlags): Promise<number> {
       prompts: (await firstValueFrom(host.prompts)).map(entry => ({ name: entry.name, server: entry.server })),
     }
     if (flags.isJson) {
-      process.stdout.write(JSON.stringify(report, null, 2) + '\n')
+      process.stdout.write(JSON.stringify(redactDeep(report, config), null, 2) + '\n')
     } else {
-      const out = (line = '') => process.stdout.write(line + '\n')
+      const out = (line = '') => process.stdout.write(redactExpansions(line, config) + '\n')
       out(`Servers (${states.size})`)
       for (const [name, state] of states) {
         const detail = state.status === 'ready' ? `${state.serverInfo.name} ${state.serverInfo.version}` : state.status === 'failed' ? state.reason : ''
@@ -99,18 +112,23 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
   const listening = flags.port === undefined ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'))
   const host = createHost(config)
   const gateway = hostServer(host)
+  // Every `${VAR}` value of every configuration applied so far: no line this prints shows one.
+  let seen: HostConfig = config
+  const log = (line: string) => process.stderr.write(`rxmcp gateway: ${redactExpansions(line, seen)}\n`)
   let watcher: FSWatcher | undefined
   try {
     watcher = watch(flags.config, () => {
       try {
-        void host.reload(loadConfig(flags.config)).catch(error => process.stderr.write(`rxmcp gateway: reload failed: ${(error as Error).message}\n`))
+        const next = loadConfig(flags.config)
+        seen = { servers: next.servers, expansions: new Map([...next.expansions ?? [], ...seen.expansions ?? []]) }
+        void host.reload(next).catch(error => log(`reload failed: ${(error as Error).message}`))
       } catch (error) {
-        process.stderr.write(`rxmcp gateway: config not applied: ${(error as Error).message}\n`)
+        log(`config not applied: ${(error as Error).message}`)
       }
     })
   } catch { /* a file that cannot be watched is read once */ }
   host.states.subscribe(states => {
-    for (const [name, state] of states) if (state.status === 'failed') process.stderr.write(`rxmcp gateway: ${name} failed: ${state.reason}\n`)
+    for (const [name, state] of states) if (state.status === 'failed') log(`${name} failed: ${state.reason}`)
   })
   const stopped = new Promise<void>(resolve => {
     process.once('SIGINT', resolve)

@@ -40,7 +40,19 @@ export interface HostServerConfig {
 /** The checked configuration: servers by name, in the order given. */
 export interface HostConfig {
   readonly servers: ReadonlyMap<string, HostServerConfig>
+  /**
+   * Every value a `${VAR}` expanded to, and the variable it came from, so that what is printed
+   * about the configuration (a command line, a URL, a child's stderr) can hide it: see
+   * {@link redactExpansions}. Filled by {@link parseHostConfig}.
+   */
+  readonly expansions?: ReadonlyMap<string, string>
 }
+
+/**
+ * Expanded values shorter than this are not redacted: replacing every `1` or `on` in a report would
+ * garble it and hide nothing worth hiding.
+ */
+export const MIN_REDACTED_LENGTH = 4
 
 /** A configuration with errors: each names the server and the field. */
 export class HostConfigError extends Error {
@@ -62,6 +74,9 @@ const KNOWN_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd', 'url', 'h
 export function parseHostConfig(document: unknown, env: Readonly<Record<string, string | undefined>> = {}): HostConfig {
   const problems: string[] = []
   const servers = new Map<string, HostServerConfig>()
+  // value -> variable, for redaction; the first variable that gave a value names it.
+  const expansions = new Map<string, string>()
+  const found = (variable: string, value: string) => { if (!expansions.has(value)) expansions.set(value, variable) }
   if (!isObject(document) || !isObject(document.mcpServers)) throw new HostConfigError(['the document needs an "mcpServers" object'])
   for (const [name, raw] of Object.entries(document.mcpServers)) {
     const at = (field: string) => `mcpServers.${name}${field === '' ? '' : `.${field}`}`
@@ -70,7 +85,7 @@ export function parseHostConfig(document: unknown, env: Readonly<Record<string, 
     for (const field of Object.keys(raw)) if (!KNOWN_FIELDS.has(field)) problems.push(`${at(field)}: unknown field`)
     const expand = (value: unknown, field: string): string | undefined => {
       if (typeof value !== 'string') { problems.push(`${at(field)}: must be a string`); return undefined }
-      return expandVariables(value, env, variable => problems.push(`${at(field)}: \${${variable}} is not set`))
+      return expandVariables(value, env, variable => problems.push(`${at(field)}: \${${variable}} is not set`), found)
     }
     const strings = (value: unknown, field: string): string[] => {
       if (value === undefined) return []
@@ -117,8 +132,35 @@ export function parseHostConfig(document: unknown, env: Readonly<Record<string, 
     })
   }
   if (problems.length > 0) throw new HostConfigError(problems)
-  return { servers }
+  return { servers, expansions }
 }
+
+/**
+ * `text` with every value a `${VAR}` of `config` expanded to written back as `${VAR}` (also in its
+ * URL-encoded form), longest first, so that a report, a log line or a child's stderr shows where a
+ * secret goes without showing the secret. Values shorter than {@link MIN_REDACTED_LENGTH} stay.
+ */
+export function redactExpansions(text: string, config: HostConfig): string {
+  let redacted = text
+  for (const [value, variable] of redactions(config)) if (redacted.includes(value)) redacted = redacted.split(value).join(variable)
+  return redacted
+}
+
+/** The (value, `${VAR}`) pairs to replace, longest value first; cached per configuration. */
+function redactions(config: HostConfig): readonly (readonly [string, string])[] {
+  let pairs = REDACTIONS.get(config)
+  if (pairs !== undefined) return pairs
+  const all = new Map<string, string>()
+  for (const [value, variable] of config.expansions ?? []) {
+    if (value.length < MIN_REDACTED_LENGTH) continue
+    for (const form of new Set([value, encodeURIComponent(value), encodeURI(value)])) if (!all.has(form)) all.set(form, `\${${variable}}`)
+  }
+  pairs = [...all].sort((a, b) => b[0].length - a[0].length)
+  REDACTIONS.set(config, pairs)
+  return pairs
+}
+
+const REDACTIONS = new WeakMap<HostConfig, readonly (readonly [string, string])[]>()
 
 /** What changed between two configurations: servers to start, to stop, to restart; the rest keep running. */
 export interface HostConfigChange {
@@ -139,12 +181,16 @@ export function diffHostConfig(before: HostConfig, after: HostConfig): HostConfi
   }
 }
 
-/** `${VAR}` replaced from `env`; `$${` is a literal `${`; `missing` hears of each unset variable. */
-export function expandVariables(text: string, env: Readonly<Record<string, string | undefined>>, missing: (variable: string) => void): string {
+/**
+ * `${VAR}` replaced from `env`; `$${` is a literal `${`; `missing` hears of each unset variable and
+ * `found` of each variable expanded, with its value.
+ */
+export function expandVariables(text: string, env: Readonly<Record<string, string | undefined>>, missing: (variable: string) => void, found?: (variable: string, value: string) => void): string {
   return text.replace(/\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (match, variable: string) => {
     if (match.startsWith('$$')) return match.slice(1)
     const value = env[variable]
     if (value === undefined) { missing(variable); return '' }
+    found?.(variable, value)
     return value
   })
 }

@@ -16,6 +16,6 @@ export type { ModelAdapter, AnthropicModelOptions, OpenAiModelOptions, SamplingV
 export { converse, CONVERSATION_DEFAULTS } from './conversation.ts'
 export type { ConverseOptions, ConversationEvent, ConversationStopReason, ToolCallRequest, ToolCallDecision } from './conversation.ts'
 export type { ModelMessage, ModelRequest, ModelEvent, ModelContent, StopReason, ModelUsage } from '../../lib/llm/messages.ts'
-export { parseHostConfig, diffHostConfig, expandVariables, HostConfigError } from '../../lib/host-config.ts'
+export { parseHostConfig, diffHostConfig, expandVariables, redactExpansions, HostConfigError, MIN_REDACTED_LENGTH } from '../../lib/host-config.ts'
 export type { HostConfig, HostServerConfig, HostConfigChange, ServerTransportKind } from '../../lib/host-config.ts'
 export { namespacedNames, MAX_TOOL_NAME } from '../../lib/tool-names.ts'
