@@ -179,20 +179,24 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
   })
 
   it('budgets stateless POSTs the same way', async () => {
-    // A tool that answers when released: its POSTs stay open meanwhile.
     const url = await start({ stateless: true, maxExchangesPerClient: 1 })
+    // A tool that answers when released: its POST stays open meanwhile.
+    let begin!: () => void
+    const begun = new Promise<void>(resolve => { begin = resolve })
     let release!: () => void
     const released = new Promise<void>(resolve => { release = resolve })
-    mcp!.tool('hold', {}, async () => { await released; return { content: [{ type: 'text', text: 'done' }] } })
-    const call = (from: string) => send(url, 'POST', from, { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2025-11-25' },
-      JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'hold', arguments: {} } }))
-    const first = call(A)
-    // The first POST is held once its handler runs; until then a second may still be first.
-    let second: Answer | undefined
-    await eventually(async () => { second = await call(A); return second.status === 429 })
-    expect(JSON.parse(await text(second!))).toMatchObject({ id: 7, error: { code: -32029 } })
+    mcp!.tool('hold', {}, async () => { begin(); await released; return { content: [{ type: 'text', text: 'done' }] } })
+    const call = (from: string, id: number) => send(url, 'POST', from, { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2025-11-25' },
+      JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'hold', arguments: {} } }))
+    const first = call(A, 7)
+    await begun
+    const second = await call(A, 8)
+    expect(second.status).toBe(429)
+    expect(JSON.parse(await text(second))).toMatchObject({ id: 8, error: { code: -32029 } })
     release()
     expect((await first).status).toBe(200)
+    // The answered POST gave its place back.
+    expect((await call(A, 9)).status).toBe(200)
   })
 
   it('answers a flood of invalid tokens 429 once the address spent its failed-authentication budget, without verifying them', async () => {
