@@ -89,7 +89,7 @@ describe('issue 20: Principal confusion', () => {
     const of = (issuer: string | undefined, kind: Principal['kind'], subject: string): Principal => ({ subject, scopes: [], ...(issuer === undefined ? {} : { issuer }), ...(kind === undefined ? {} : { kind }) })
     const keys = [
       of(ISSUER, 'user', 'alice'), of(ISSUER, 'client', 'alice'), of(ISSUER, undefined, 'alice'), of(undefined, 'user', 'alice'), of('', 'user', 'alice'),
-      of('a\u0000b', 'user', 'c'), of('a', 'user', 'b\u0000c'), of('a","user', 'c'), of('a', 'user', '","user","c'),
+      of('a\u0000b', 'user', 'c'), of('a', 'user', 'b\u0000c'), of('a","user', 'user', 'c'), of('a', 'user', '","user","c'),
     ].map(principalKey)
     expect(new Set(keys).size).toBe(keys.length)
     expect(principalKey(undefined)).toBe('')

@@ -3,9 +3,10 @@ import { WebSocket } from 'ws'
 import { VirtualTimeScheduler } from 'rxjs'
 import { createServer } from '../../actors/server.ts'
 import { websocket, WS_SUBPROTOCOL } from '../../transports/websocket.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
 import { bearerAuth } from '../../auth/server.ts'
 import { jwtVerifier } from '../../auth/verifiers.ts'
-import { testIssuer } from '../auth/fixtures.ts'
+import { freePort, testIssuer } from '../auth/fixtures.ts'
 
 const ISSUER = 'https://issuer.test'
 const RESOURCE = 'http://127.0.0.1/mcp'
@@ -116,5 +117,30 @@ describe('issue 20: WebSocket skips per-operation scopes', { timeout: 20_000 }, 
     // The timer runs: the socket is closed as a policy violation.
     flush(expiresAtMs)
     expect(await closed).toEqual({ code: 1008, reason: 'token expired' })
+  })
+})
+
+describe('authorization on every transport', () => {
+  it('refuses the same scoped call on a legacy HTTP+SSE POST with 403 insufficient_scope', async () => {
+    const port = await freePort()
+    const resource = `http://127.0.0.1:${port}/mcp`
+    const issuer = await testIssuer(ISSUER, resource)
+    const mcp = createServer({ name: 'sse-protected', version: '1' })
+    mcp.tool('write_file', {}, () => ({ content: [{ type: 'text', text: 'written' }] }))
+    const auth = bearerAuth({ resource, authorizationServers: [ISSUER], verify: jwtVerifier({ issuer: ISSUER, jwks: issuer.jwks }), scopes: { 'tools/call:write_file': ['files:write'] } })
+    await mcp.listen(streamableHttp({ port, auth }))
+    cleanup.push(() => mcp.close())
+    const controller = new AbortController()
+    cleanup.push(() => controller.abort())
+    const authorization = `Bearer ${await issuer.token({ scope: 'mcp' })}`
+    const stream = await fetch(`http://127.0.0.1:${port}/sse`, { headers: { accept: 'text/event-stream', authorization }, signal: controller.signal })
+    const first = new TextDecoder().decode((await stream.body!.getReader().read()).value)
+    const endpoint = /data: (\S+)/.exec(first)![1]!
+    const refused = await fetch(`http://127.0.0.1:${port}${endpoint}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write_file', arguments: {} } }),
+    })
+    expect(refused.status).toBe(403)
+    expect(refused.headers.get('www-authenticate')).toContain('scope="files:write"')
   })
 })
