@@ -4,9 +4,10 @@
  * IdP) or hands to the browser (the authorization endpoint) comes from the MCP server or from
  * documents it points to, so none of them is trusted:
  *
- *   url ──> scheme: https, or http to a loopback literal ──────────────── else EndpointRefused
+ *   url ──> scheme: http(s) ──────────────────────────────────────────── else EndpointRefused
  *       ──> host: the literal's kind, else (with a lookup) every address ─ public, allowed host,
  *           or loopback while the MCP server is on loopback ────────────── else EndpointRefused
+ *       ──> http only to a loopback literal (or allowInsecureRequests) ─── else EndpointRefused
  *       ──> fetch (redirect: manual; GET redirects followed, each hop checked again)
  *       ──> body read whole, at most maxResponseBytes ─────────────────── else FrameTooLargeError
  *       (all of it within timeoutMs) ──────────────────────────────────── else TimeoutError
@@ -39,11 +40,17 @@ export interface EndpointPolicy {
  * MCP server at `serverUrl`: see the module comment. Resolves when it may be requested.
  */
 export async function checkEndpoint(url: URL, serverUrl: URL, policy: EndpointPolicy, signal?: AbortSignal): Promise<void> {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refusal(url, `the scheme ${url.protocol} is not http(s)`)
   const literal = hostKind(url.hostname)
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && (literal === 'loopback' || policy.allowInsecureRequests))) {
+  await checkAddress(url, literal, serverUrl, policy, signal)
+  if (url.protocol === 'http:' && literal !== 'loopback' && !policy.allowInsecureRequests) {
     // OAuth 2.1 §1.5: TLS for every endpoint; RFC 8252 §8.3: loopback is the one exception.
-    throw refusal(url, url.protocol === 'http:' ? 'http:// is allowed for loopback hosts only (allowInsecureRequests allows it)' : `the scheme ${url.protocol} is not http(s)`)
+    throw refusal(url, 'http:// is allowed for loopback hosts only (allowInsecureRequests allows it)')
   }
+}
+
+/** Refuses a host whose literal, or (with a lookup) any of whose addresses, the policy does not allow. */
+async function checkAddress(url: URL, literal: AddressKind | undefined, serverUrl: URL, policy: EndpointPolicy, signal: AbortSignal | undefined): Promise<void> {
   const host = normalizeHost(url.hostname)
   const allowed = policy.allowPrivateNetwork
   if (allowed === true || (allowed !== false && allowed.some(entry => normalizeHost(entry) === host))) return
@@ -55,7 +62,7 @@ export async function checkEndpoint(url: URL, serverUrl: URL, policy: EndpointPo
   }
   if (policy.lookup === undefined) return
   // A name is judged by what it resolves to now. The connection resolves it again, so a name that
-  // changes its answer in between (DNS rebinding) is beyond this check: see allowPrivateNetwork.
+  // changes its answer in between (DNS rebinding) is beyond this check: see the lookup option.
   let addresses: readonly string[]
   try {
     addresses = await abortable(policy.lookup(host), signal)

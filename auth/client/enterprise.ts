@@ -1,4 +1,4 @@
-import { AuthorizationError, AuthorizationErrorCode } from './errors.ts'
+import { AuthorizationError, AuthorizationErrorCode, safeCause } from './errors.ts'
 import type { Discovery } from './discovery.ts'
 
 /** The JWT bearer grant type (RFC 7523), which takes the ID-JAG as its assertion. */
@@ -33,9 +33,12 @@ export interface EnterpriseGrantOptions {
  *   client ── token-exchange (id_token → id-jag, audience = issuer, resource) ──> IdP
  *   client ── jwt-bearer (assertion = id-jag) + client auth ─────────────────────> MCP AS
  *
- * Errors with AuthorizationError RequestFailed when the IdP refuses the exchange.
+ * Errors with AuthorizationError RequestFailed when the IdP refuses the exchange or its answer
+ * fails (too big, too slow: see oauthFetch's maxResponseBytes and requestTimeoutMs), and
+ * EndpointRefused when `idpTokenEndpoint` breaks oauthFetch's endpoint rules (allowPrivateNetwork
+ * for an IdP on an internal address).
  * @example
- * oauthFetch({ grant: enterpriseGrant({ idpTokenEndpoint, idpClientId, idToken: () => session.idToken }), clientId, clientSecret })
+ * oauthFetch({ grant: enterpriseGrant({ idpTokenEndpoint, idpClientId, idToken: () => session.idToken }), clientId, clientSecret, issuer })
  */
 export function enterpriseGrant(options: EnterpriseGrantOptions): ExtensionGrant {
   return {
@@ -51,7 +54,14 @@ export function enterpriseGrant(options: EnterpriseGrantOptions): ExtensionGrant
       })
       if (discovery.resource !== undefined) body.set('resource', discovery.resource)
       if (options.idpClientSecret !== undefined) body.set('client_secret', options.idpClientSecret)
-      const response = await fetchFn(options.idpTokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body })
+      let response: Response
+      try {
+        // oauthFetch hands its guarded fetch: the IdP's answer is checked, capped and timed like the others.
+        response = await fetchFn(options.idpTokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body })
+      } catch (cause) {
+        if (cause instanceof AuthorizationError) throw cause
+        throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, 'the token exchange at the identity provider failed', { cause: safeCause(cause) })
+      }
       const answer = await response.json().catch(() => undefined) as { access_token?: unknown; error?: unknown } | undefined
       if (!response.ok || typeof answer?.access_token !== 'string') {
         throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `the identity provider refused the token exchange (${response.status}${typeof answer?.error === 'string' ? ` ${answer.error}` : ''})`)

@@ -13,6 +13,10 @@ export interface HarnessOptions {
   prm?: 'header' | 'path' | 'root' | 'none'
   /** A resource_metadata URL path for the challenge to name instead (one that may not exist). */
   headerPrmPath?: string
+  /** An absolute resource_metadata URL for the challenge to name (on another host, say). */
+  headerPrmUrl?: string
+  /** Authorization servers the PRM lists before this one. */
+  otherAuthorizationServers?: string[]
   /** The PRM `resource` (default the MCP endpoint URL). */
   prmResource?: (base: string) => string
   /** PRM scopes_supported. */
@@ -136,7 +140,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     if (options.prm !== 'none' && `${origin}${path}` === prmUrl) {
       return json(response, 200, {
         resource: options.prmResource?.(mcpUrl) ?? mcpUrl,
-        authorization_servers: [issuer],
+        authorization_servers: [...(options.otherAuthorizationServers ?? []), issuer],
         ...(options.prmScopes === undefined ? {} : { scopes_supported: options.prmScopes }),
       })
     }
@@ -202,7 +206,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 
   async function protectedEndpoint(entry: Seen, response: ServerResponse): Promise<void> {
     const challenge = (extra: string) => `Bearer ${[
-      ...(options.headerPrmPath !== undefined ? [`resource_metadata="${origin}${options.headerPrmPath}"`] : options.prm === 'header' ? [`resource_metadata="${prmUrl}"`] : []),
+      ...(options.headerPrmUrl !== undefined ? [`resource_metadata="${options.headerPrmUrl}"`] : options.headerPrmPath !== undefined ? [`resource_metadata="${origin}${options.headerPrmPath}"`] : options.prm === 'header' ? [`resource_metadata="${prmUrl}"`] : []),
       ...(extra === '' ? [] : [extra]),
     ].join(', ')}`
     const [, scheme, token] = /^(Bearer|DPoP) (.+)$/.exec(entry.headers.authorization ?? '') ?? []
