@@ -15,6 +15,8 @@ export interface AuthFlags {
   clientId?: string
   /** The client secret (else RXMCP_CLIENT_SECRET). */
   clientSecret?: string
+  /** The issuer of the client id and secret (else RXMCP_ISSUER): the one authorization server they are sent to. */
+  issuer?: string
   scope?: string
   /** The loopback redirect port (default any free one). */
   redirectPort?: number
@@ -43,6 +45,7 @@ export function authorizingFetch(flags: AuthFlags): { fetch: typeof fetch; close
       redirectUri: loopback.redirectUri,
       clientId: flags.clientId,
       clientSecret: flags.clientSecret ?? process.env.RXMCP_CLIENT_SECRET,
+      issuer: flags.issuer ?? process.env.RXMCP_ISSUER,
       scope: flags.scope,
       clientMetadata: { client_name: 'rxmcp CLI' },
       tokenStore: fileTokenStore(path),

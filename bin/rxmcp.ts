@@ -46,7 +46,8 @@ Listen options (bridge, and gateway with --port):
 Auth options (inspect and call, for a server at an http(s) URL):
   --token-store PATH   where tokens are kept, mode 0600 (default ~/.config/rxmcp/tokens.json)
   --client-id ID       a pre-registered client (else Dynamic Client Registration)
-  --client-secret S    its secret (or RXMCP_CLIENT_SECRET)
+  --client-secret S    its secret (or RXMCP_CLIENT_SECRET); needs --issuer
+  --issuer URL         the authorization server the client id is from (or RXMCP_ISSUER): the only one used
   --scope SCOPES       the scopes to ask for (default: what the server says it needs)
   --redirect-port N    the loopback port the browser comes back to (default any free one)
   --no-auth            never authorize: a 401 is an error
@@ -111,6 +112,7 @@ function parse(argv: string[]): Parsed {
     else if (arg === '--token-store' && command !== 'bridge') auth.tokenStore = text(arg, rest[++i])
     else if (arg === '--client-id' && command !== 'bridge') auth.clientId = text(arg, rest[++i])
     else if (arg === '--client-secret' && command !== 'bridge') auth.clientSecret = text(arg, rest[++i])
+    else if (arg === '--issuer' && command !== 'bridge') auth.issuer = text(arg, rest[++i])
     else if (arg === '--scope' && command !== 'bridge') auth.scope = text(arg, rest[++i])
     else if (arg === '--redirect-port' && command !== 'bridge') auth.redirectPort = count(arg, rest[++i], 0)
     else if (arg === '--no-auth' && command !== 'bridge') auth.isDisabled = true
