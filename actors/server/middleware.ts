@@ -153,8 +153,8 @@ export interface AuditEntry {
   readonly target?: string
   readonly era: 'legacy' | 'modern'
   readonly requestId: string | number
-  /** The caller, when authenticated. */
-  readonly principal?: Pick<Principal, 'subject' | 'clientId'>
+  /** The caller, when authenticated (`kind` tells user alice from a client named alice). */
+  readonly principal?: Pick<Principal, 'subject' | 'kind' | 'clientId'>
   /** `result` (a tool result with isError counts as `tool-error`), `error` (a JSON-RPC error), `cancelled`. */
   readonly outcome: 'result' | 'tool-error' | 'error' | 'cancelled'
   /** The JSON-RPC error code, for `error`. */
@@ -180,7 +180,7 @@ export function audit(sink: (entry: AuditEntry) => void, options: { now?: () => 
       const entry: AuditEntry = {
         at, method: request.method, era: ctx.era, requestId: ctx.requestId, outcome, durationMs: now() - at,
         ...(target === undefined ? {} : { target }),
-        ...(principal === undefined ? {} : { principal: principal.clientId === undefined ? { subject: principal.subject } : { subject: principal.subject, clientId: principal.clientId } }),
+        ...(principal === undefined ? {} : { principal: { subject: principal.subject, ...(principal.kind === undefined ? {} : { kind: principal.kind }), ...(principal.clientId === undefined ? {} : { clientId: principal.clientId }) } }),
         ...(errorCode === undefined ? {} : { errorCode }),
       }
       try { sink(entry) } catch (error) { (options.onError ?? console.error)(error) }

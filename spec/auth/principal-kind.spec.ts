@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createServer } from '../../actors/server.ts'
+import { audit, type AuditEntry } from '../../actors/server/middleware.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { bearerAuth } from '../../auth/server.ts'
 import { jwtVerifier, principalFromClaims } from '../../auth/verifiers.ts'
@@ -32,11 +33,13 @@ async function protectedServer() {
   const resource = `http://127.0.0.1:${port}/mcp`
   const { jwks, token } = await issuer(resource)
   const mcp = createServer({ name: 'kinds', version: '1' })
+  const audited: AuditEntry[] = []
+  mcp.use(audit(entry => audited.push(entry)))
   mcp.tool('whoami', {}, (_args, ctx) => ({ content: [{ type: 'text', text: JSON.stringify({ subject: ctx.principal?.subject, kind: ctx.principal?.kind }) }] }))
   const http = streamableHttp({ port, auth: bearerAuth({ resource, authorizationServers: [ISSUER], verify: jwtVerifier({ issuer: ISSUER, jwks }) }) })
   await mcp.listen(http)
   cleanup.push(() => mcp.close())
-  return { url: http.url!, token }
+  return { url: http.url!, token, audited }
 }
 
 function post(url: string, body: unknown, token: string, sessionId?: string) {
@@ -56,7 +59,7 @@ async function openSession(url: string, token: string): Promise<string> {
 
 describe('issue 20: Principal confusion', () => {
   it('refuses on user alice\'s session a client-credentials token whose client_id is alice, and the reverse', async () => {
-    const { url, token } = await protectedServer()
+    const { url, token, audited } = await protectedServer()
     const user = await token({ sub: 'alice', client_id: 'web-app' })
     const client = await token({ client_id: 'alice' })
 
@@ -76,6 +79,11 @@ describe('issue 20: Principal confusion', () => {
     expect(asClientOnClients.status).toBe(200)
     const [answer] = messages(await events(asClientOnClients)) as { result: { content: { text: string }[] } }[]
     expect(JSON.parse(answer!.result.content[0]!.text)).toEqual({ subject: 'alice', kind: 'client' })
+    // The audit trail tells them apart too.
+    expect(audited.filter(entry => entry.method !== 'initialize').map(entry => entry.principal)).toEqual([
+      { subject: 'alice', kind: 'user', clientId: 'web-app' },
+      { subject: 'alice', kind: 'client', clientId: 'alice' },
+    ])
   })
 
   it('makes a user principal of a token with sub and a client principal of one without', () => {
