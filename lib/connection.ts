@@ -4,7 +4,7 @@ import type {
 } from './jsonrpc/message.ts'
 import {
   CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, LocalError, McpError,
-  MethodNotFoundError, TimeoutError, TransportError,
+  MethodNotFoundError, StructureLimitError, TimeoutError, TransportError,
 } from './jsonrpc/errors.ts'
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
@@ -401,7 +401,7 @@ class JsonRpcConnection implements Connection {
   #receive(item: Inbound): void {
     if (item.type === 'invalid') {
       const error = item.error
-      if (error instanceof FrameTooLargeError && error.id !== undefined) return this.#receiveTooLarge(error, error.id)
+      if ((error instanceof FrameTooLargeError || error instanceof StructureLimitError) && error.id !== undefined) return this.#receiveTooLarge(error, error.id)
       // Not JSON or not UTF-8 arrives as ParseError (-32700); an oversized frame is an invalid request.
       this.#sendError(null, error instanceof McpError ? error : new InvalidRequestError(`Invalid Request: ${error.message}`))
       return
@@ -415,17 +415,19 @@ class JsonRpcConnection implements Connection {
   }
 
   /**
-   * An oversized frame whose id the codec read from its ends. A response too big to take fails the
-   * request waiting for it at once (its caller would otherwise wait for the timeout); a request
-   * too big is answered with an error carrying its id, so the peer's caller fails at once too.
+   * An oversized frame, or one past the structure limits, whose id the codec read. A response
+   * refused so fails the request waiting for it at once (its caller would otherwise wait for the
+   * timeout); a refused request is answered with an error carrying its id (-32600 for its size,
+   * -32700 for its structure), so the peer's caller fails at once too.
    */
-  #receiveTooLarge(error: FrameTooLargeError, id: RequestId): void {
+  #receiveTooLarge(error: FrameTooLargeError | StructureLimitError, id: RequestId): void {
     if (error.kind === 'response') {
       const pending = this.#pending.get(id)
       if (pending === undefined) return this.#inspect?.({ type: 'rxmcp.response.unknown', id })
       this.#pending.delete(id)
       return pending.subscriber.error(error)
     }
+    if (error instanceof StructureLimitError) return this.#answerError(id, error, undefined)
     this.#answerError(id, new InvalidRequestError(`Invalid Request: ${error.message}`, { size: error.size, limit: error.limit }), undefined)
   }
 

@@ -5,6 +5,7 @@ import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { jsonLines } from '../lib/codec/json-lines.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
 
 /**
  * DEFAULTS of {@link StdioOptions} and {@link StdioClientOptions}. stdio carries whole files in one
@@ -26,6 +27,11 @@ export interface StdioOptions {
   output?: Writable
   /** Largest incoming message in bytes (default 64 MiB); a longer line is answered with -32600 and its id. */
   maxMessageSize?: number
+  /**
+   * Bounds on each incoming message's nesting and members (default `STRUCTURE_DEFAULTS`: 128
+   * levels, 100,000 members); a line past them is answered with -32700 and its id, unparsed.
+   */
+  structureLimits?: StructureLimits
 }
 
 /**
@@ -53,7 +59,7 @@ export function stdio(options: StdioOptions = {}): Transport {
   const closing = new Subject<void>()
   let isClosed = false
   const inbound = new Observable<Inbound>(subscriber => {
-    const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
+    const decoder = jsonLines.createDecoder(item => subscriber.next(item), { ...options.structureLimits, maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
     const onData = (chunk: Uint8Array | string) => decoder.write(chunk)
     const onEnd = () => { decoder.end(); subscriber.complete() }
     const onError = (error: Error) => subscriber.error(new TransportError('stdin failed', { cause: error }))
@@ -108,6 +114,11 @@ export interface StdioClientOptions {
    * with `FrameTooLargeError` (naming the size and the limit) instead of leaving it to time out.
    */
   maxMessageSize?: number
+  /**
+   * Bounds on each incoming message's nesting and members (default `STRUCTURE_DEFAULTS`: 128
+   * levels, 100,000 members); an answer past them fails its request at once (-32700).
+   */
+  structureLimits?: StructureLimits
   /** Milliseconds to wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL (default 2000). */
   shutdownGraceMs?: number
   /**
@@ -181,7 +192,7 @@ class ChildTransport implements StdioClientTransport {
       }
       this.#child = child
       this.#writer = new CoalescingWriter(child.stdin!)
-      const decoder = jsonLines.createDecoder(item => subscriber.next(item), { maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
+      const decoder = jsonLines.createDecoder(item => subscriber.next(item), { ...options.structureLimits, maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
       // A child that dies takes its pipes with it; write errors (EPIPE) surface as the exit.
       child.stdin!.on('error', () => {})
       child.stdout!.on('data', (chunk: Uint8Array) => decoder.write(chunk))

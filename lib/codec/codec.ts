@@ -1,5 +1,6 @@
 import type { Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
+import type { StructureLimits } from './structure.ts'
 
 /**
  * Default maximum size of one incoming message, in bytes (4 MiB), for the network transports. stdio
@@ -19,9 +20,17 @@ export interface Decoder {
 /** Turns one payload into the bytes (or text) of one frame. */
 export type Encode = (payload: JsonRpcPayload) => string | Uint8Array
 
+/**
+ * Options of a {@link Decoder}: the largest message in bytes (default {@link DEFAULT_MAX_MESSAGE_SIZE}),
+ * and the bounds on its nesting and members (default `STRUCTURE_DEFAULTS`: 128 levels, 100,000 members).
+ */
+export interface DecoderOptions extends StructureLimits {
+  maxMessageSize?: number
+}
+
 /** A codec: how one transport frames messages. */
 export interface Codec {
   readonly name: string
-  createDecoder(emit: (item: Inbound) => void, options?: { maxMessageSize?: number }): Decoder
+  createDecoder(emit: (item: Inbound) => void, options?: DecoderOptions): Decoder
   encode: Encode
 }

@@ -2,8 +2,9 @@ import type { Codec, Decoder } from './codec.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
 import type { Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
-import { FrameTooLargeError, ParseError } from '../jsonrpc/errors.ts'
+import { FrameTooLargeError, ParseError, StructureLimitError } from '../jsonrpc/errors.ts'
 import { FRAME_HEAD_BYTES, FRAME_TAIL_BYTES, readFrameHead } from './frame-head.ts'
+import { STRUCTURE_DEFAULTS, exceededBound, limitsOf, type StructureLimits } from './structure.ts'
 
 const NEWLINE = 0x0a
 const CARRIAGE_RETURN = 0x0d
@@ -16,7 +17,8 @@ const CARRIAGE_RETURN = 0x0d
  * once when the line ends. A line longer than `maxMessageSize` is skipped to its end without being
  * kept, and then yields one `FrameTooLargeError` naming its size, with the id and kind read from
  * its first and last bytes when they show them (see `readFrameHead`); invalid UTF-8 and invalid
- * JSON yield a `ParseError`.
+ * JSON yield a `ParseError`, and a line nested deeper than `maxDepth` or holding more than
+ * `maxMembers` members (see `StructureLimits`) a `StructureLimitError`, with its id when readable.
  * Blank lines are ignored; a trailing `\r` is dropped.
  *
  * @example
@@ -25,7 +27,7 @@ const CARRIAGE_RETURN = 0x0d
  */
 export const jsonLines: Codec = {
   name: 'json-lines',
-  createDecoder: (emit, options) => new JsonLinesDecoder(emit, options?.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE),
+  createDecoder: (emit, options) => new JsonLinesDecoder(emit, options?.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE, limitsOf(options)),
   encode: encodeLine,
 }
 
@@ -34,13 +36,28 @@ export function encodeLine(payload: JsonRpcPayload): string {
   return JSON.stringify(payload) + '\n'
 }
 
-/** Decodes one frame's worth of UTF-8 JSON text into an {@link Inbound}. */
-export function decodeJsonText(bytes: Uint8Array, decoder: TextDecoder): Inbound {
+/** Decodes one frame's worth of UTF-8 JSON text into an {@link Inbound}, within `limits` (see {@link parseJsonText}). */
+export function decodeJsonText(bytes: Uint8Array, decoder: TextDecoder, limits: Required<StructureLimits> = STRUCTURE_DEFAULTS): Inbound {
   let text: string
   try {
     text = decoder.decode(bytes)
   } catch {
     return { type: 'invalid', error: new ParseError('Parse error: invalid UTF-8') }
+  }
+  return parseJsonText(text, limits)
+}
+
+/**
+ * Parses one message's JSON text into an {@link Inbound}: invalid JSON is a `ParseError`, and a text
+ * that breaks `limits` is refused before it is parsed (`exceededBound`) with a `StructureLimitError`
+ * carrying the id and kind read from its first and last bytes (`readFrameHead`).
+ */
+export function parseJsonText(text: string, limits: Required<StructureLimits> = STRUCTURE_DEFAULTS): Inbound {
+  const bound = exceededBound(text, limits.maxDepth, limits.maxMembers)
+  if (bound !== undefined) {
+    const encoder = new TextEncoder()
+    const { id, kind } = readFrameHead(encoder.encode(text.slice(0, FRAME_HEAD_BYTES)), encoder.encode(text.slice(-FRAME_TAIL_BYTES).trimEnd()))
+    return { type: 'invalid', error: new StructureLimitError(bound, limits[bound], { id, kind }) }
   }
   try {
     return { type: 'message', message: JSON.parse(text) }
@@ -52,6 +69,8 @@ export function decodeJsonText(bytes: Uint8Array, decoder: TextDecoder): Inbound
 class JsonLinesDecoder implements Decoder {
   readonly #emit: (item: Inbound) => void
   readonly #limit: number
+  /** Bounds on each line's nesting and members. */
+  readonly #structure: Required<StructureLimits>
   readonly #text = new TextDecoder('utf-8', { fatal: true })
   /** Pieces of the line not yet ended, in order. */
   #pieces: Uint8Array[] = []
@@ -66,9 +85,10 @@ class JsonLinesDecoder implements Decoder {
   /** While skipping: the size of the oversized line so far. */
   #skipped = 0
 
-  constructor(emit: (item: Inbound) => void, limit: number) {
+  constructor(emit: (item: Inbound) => void, limit: number, structure: Required<StructureLimits>) {
     this.#emit = emit
     this.#limit = limit
+    this.#structure = structure
   }
 
   write(chunk: Uint8Array | string): void {
@@ -164,7 +184,7 @@ class JsonLinesDecoder implements Decoder {
     // Blank (whitespace-only) lines carry nothing.
     while (start < end && isSpace(line[start]!)) start++
     if (start === end) return
-    this.#emit(decodeJsonText(start === 0 && end === line.length ? line : line.subarray(start, end), this.#text))
+    this.#emit(decodeJsonText(start === 0 && end === line.length ? line : line.subarray(start, end), this.#text, this.#structure))
   }
 }
 

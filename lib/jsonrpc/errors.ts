@@ -141,6 +141,37 @@ export class RateLimitedError extends McpError {
   constructor(message = 'Too many requests', data?: unknown) { super(ErrorCode.RateLimited, message, data) }
 }
 
+/** Which bound of {@link StructureLimitError} a message broke. */
+export type StructureBound = 'maxDepth' | 'maxMembers'
+
+/** What a codec read of a message it refused for its structure. */
+export interface StructureLimitDetails {
+  /** The top-level `"id"`, when the codec found one before giving up on the message. */
+  id?: RequestId
+  /** `'request'` after a top-level `method` or `params`, `'response'` after `result` or `error`. */
+  kind?: 'request' | 'response'
+}
+
+/**
+ * -32700: a message nested deeper than `maxDepth` levels, or holding more than `maxMembers` object
+ * entries and array elements, refused by the codec before it was parsed (see `STRUCTURE_DEFAULTS`).
+ * `data` is `{ bound, limit }`. Like {@link FrameTooLargeError}, it carries the message's `id` and
+ * `kind` when they could be read, so a refused request is answered with its id and a refused
+ * response fails the request waiting for it, and the connection goes on.
+ */
+export class StructureLimitError extends ParseError {
+  override name = 'StructureLimitError'
+  readonly id?: RequestId
+  readonly kind?: 'request' | 'response'
+  constructor(readonly bound: StructureBound, readonly limit: number, details: StructureLimitDetails = {}) {
+    super(bound === 'maxDepth'
+      ? `Parse error: the message nests deeper than ${limit} levels (maxDepth)`
+      : `Parse error: the message holds more than ${limit} object members and array elements (maxMembers)`, { bound, limit })
+    if (details.id !== undefined) this.id = details.id
+    if (details.kind !== undefined) this.kind = details.kind
+  }
+}
+
 const subclassByCode = new Map<number, (message: string, data: unknown) => McpError>([
   [ErrorCode.ParseError, (m, d) => new ParseError(m, d)],
   [ErrorCode.InvalidRequest, (m, d) => new InvalidRequestError(m, d)],

@@ -59,10 +59,12 @@ describe('jsonLines', () => {
     expect((out[0] as { error: ParseError }).error.code).toBe(-32700)
   })
 
-  it('does not overflow the stack on deep nesting', () => {
+  it('does not overflow the stack on deep nesting: refuses it before parsing', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000)
     expect(() => decodeChunks([deep + '\n'], 1 << 20)).not.toThrow()
-    expect(messages(decodeChunks(['['.repeat(100_000) + '\n'], 1 << 20))).toEqual(['ParseError'])
+    expect(messages(decodeChunks([deep + '\n'], 1 << 20))).toEqual(['StructureLimitError'])
+    expect(messages(decodeChunks(['['.repeat(100_000) + '\n'], 1 << 20))).toEqual(['StructureLimitError'])
+    expect(messages(decodeChunks(['"' + '['.repeat(100_000) + '\n'], 1 << 20))).toEqual(['ParseError'])
   })
 
   it('encodes one payload as one line', () => {

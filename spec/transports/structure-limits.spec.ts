@@ -1,0 +1,141 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { once } from 'node:events'
+import { Packr } from 'msgpackr'
+import { WebSocket } from 'ws'
+import { createServer, type McpServer } from '../../actors/server.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { websocket, WS_SUBPROTOCOL } from '../../transports/websocket.ts'
+import { loadMsgpack } from '../../lib/codec/msgpack.ts'
+import { ErrorCode } from '../../lib/jsonrpc/errors.ts'
+import { MetaKey } from '../../lib/schema/modern.ts'
+import { events, messages } from '../helpers/sse-events.ts'
+
+const MODERN = '2026-07-28'
+const ACCEPT = 'application/json, text/event-stream'
+const META = { [MetaKey.protocolVersion]: MODERN, [MetaKey.clientCapabilities]: {}, [MetaKey.clientInfo]: { name: 'attacker', version: '1' } }
+const tinyServer = fileURLToPath(new URL('../fixtures/tiny-server.ts', import.meta.url))
+
+/** A tools/call of `echo` whose `text` argument is 1.9 million arrays deep: 3.8 MB, under the 4 MiB body limit. */
+const DEEP = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":${JSON.stringify(META)},"arguments":{"text":${'['.repeat(1_900_000)}${']'.repeat(1_900_000)}}}}`
+/** A tools/call of `echo` with 200,000 keys in its arguments: 2.6 MB. */
+const WIDE = `{"jsonrpc":"2.0","id":"wide","method":"tools/call","params":{"name":"echo","_meta":${JSON.stringify(META)},"arguments":{${Array.from({ length: 200_000 }, (_, i) => `"k${i}":0`).join(',')}}}}`
+const echo = (id: number, text: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text }, _meta: META } })
+
+const DEPTH_ERROR = { code: ErrorCode.ParseError, message: 'Parse error: the message nests deeper than 128 levels (maxDepth)', data: { bound: 'maxDepth', limit: 128 } }
+const MEMBERS_ERROR = { code: ErrorCode.ParseError, message: 'Parse error: the message holds more than 100000 object members and array elements (maxMembers)', data: { bound: 'maxMembers', limit: 100_000 } }
+
+let mcp: McpServer | undefined
+const cleanups: Array<() => void> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) cleanup()
+  await mcp?.close()
+  mcp = undefined
+})
+
+/** A server with one tool, `echo`, counting its calls. */
+function echoServer() {
+  const server = createServer({ name: 'bounded', version: '1' })
+  const calls = { count: 0 }
+  server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => {
+    calls.count++
+    return { content: [{ type: 'text', text: String(text) }] }
+  })
+  mcp = server
+  return { server, calls }
+}
+
+describe('issue 20: one 4 MiB JSON body costs 1.6 s (nesting 1.9 million deep) or +380 MiB (200k keys)', () => {
+  beforeAll(() => loadMsgpack())
+
+  it('refuses both bodies over real HTTP with -32700 and their ids, unparsed, and keeps serving', async () => {
+    const { server, calls } = echoServer()
+    const http = streamableHttp({ port: 0 })
+    await server.listen(http)
+    const post = (body: string, name = 'echo') => fetch(http.url!, {
+      method: 'POST', body,
+      headers: { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name },
+    })
+    const deep = await post(DEEP)
+    expect(deep.status).toBe(400)
+    expect(await deep.json()).toEqual({ jsonrpc: '2.0', id: 7, error: { code: DEPTH_ERROR.code, message: DEPTH_ERROR.message } })
+    const wide = await post(WIDE)
+    expect(wide.status).toBe(400)
+    expect(await wide.json()).toEqual({ jsonrpc: '2.0', id: 'wide', error: { code: MEMBERS_ERROR.code, message: MEMBERS_ERROR.message } })
+    expect(calls.count).toBe(0)
+    const after = await post(JSON.stringify(echo(8, 'still serving')))
+    expect(after.status).toBe(200)
+    const answer = after.headers.get('content-type')?.includes('text/event-stream') ? messages(await events(after)).at(-1) : await after.json()
+    expect(answer).toMatchObject({ id: 8, result: { content: [{ type: 'text', text: 'still serving' }] } })
+  }, 60_000)
+
+  it('refuses both over a real WebSocket (JSON text frames and msgpack binary frames), and the socket serves on', async () => {
+    const { server, calls } = echoServer()
+    const listener = websocket({ port: 0, heartbeatMs: 0 })
+    await server.listen(listener)
+    const exchange = async (subprotocol: string, frames: Array<string | Uint8Array>, count: number) => {
+      const socket = new WebSocket(listener.url!, [subprotocol])
+      cleanups.push(() => socket.terminate())
+      await once(socket, 'open')
+      const packr = new Packr({ useRecords: false })
+      const answers: unknown[] = []
+      const all = new Promise<void>(resolve => socket.on('message', (data: Buffer, isBinary: boolean) => {
+        answers.push(isBinary ? packr.unpack(data) : JSON.parse(data.toString('utf8')))
+        if (answers.length === count) resolve()
+      }))
+      for (const frame of frames) socket.send(frame)
+      await all
+      return answers
+    }
+    expect(await exchange(WS_SUBPROTOCOL.json, [DEEP, WIDE, JSON.stringify(echo(9, 'json'))], 3)).toEqual([
+      { jsonrpc: '2.0', id: 7, error: DEPTH_ERROR },
+      { jsonrpc: '2.0', id: 'wide', error: MEMBERS_ERROR },
+      { jsonrpc: '2.0', id: 9, result: expect.objectContaining({ content: [{ type: 'text', text: 'json' }] }) },
+    ])
+    // msgpack: the same shapes, built by hand (msgpackr's own encoder would recurse 1.9 million deep).
+    const packr = new Packr({ useRecords: false, variableMapSize: true })
+    const envelope = (id: number, args: Uint8Array) => concat(
+      [0x84], packr.pack('jsonrpc'), packr.pack('2.0'), packr.pack('id'), packr.pack(id), packr.pack('method'), packr.pack('tools/call'),
+      packr.pack('params'), [0x83], packr.pack('name'), packr.pack('echo'), packr.pack('_meta'), packr.pack(META), packr.pack('arguments'), args)
+    const deepArgs = concat([0x81], packr.pack('text'), new Uint8Array(1_900_000).fill(0x91), [0x90])
+    const wideArgs = packr.pack(Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 0])))
+    expect(await exchange(WS_SUBPROTOCOL.msgpack, [envelope(10, deepArgs), envelope(11, wideArgs), packr.pack(echo(12, 'msgpack'))], 3)).toEqual([
+      { jsonrpc: '2.0', id: 10, error: DEPTH_ERROR },
+      { jsonrpc: '2.0', id: 11, error: MEMBERS_ERROR },
+      { jsonrpc: '2.0', id: 12, result: expect.objectContaining({ content: [{ type: 'text', text: 'msgpack' }] }) },
+    ])
+    expect(calls.count).toBe(2)
+  }, 60_000)
+
+  it('refuses both as lines on the stdin of a real stdio server process, which answers the next line', async () => {
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', tinyServer], { stdio: ['pipe', 'pipe', 'ignore'] })
+    cleanups.push(() => child.kill('SIGKILL'))
+    const answers: unknown[] = []
+    let pending = ''
+    const all = new Promise<void>(resolve => child.stdout!.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8')
+      let end: number
+      while ((end = pending.indexOf('\n')) >= 0) {
+        answers.push(JSON.parse(pending.slice(0, end)))
+        pending = pending.slice(end + 1)
+      }
+      if (answers.length >= 3) resolve()
+    }))
+    child.stdin!.write(`${DEEP}\n${WIDE}\n${JSON.stringify(echo(13, 'stdio'))}\n`)
+    await all
+    expect(answers).toEqual([
+      { jsonrpc: '2.0', id: 7, error: DEPTH_ERROR },
+      { jsonrpc: '2.0', id: 'wide', error: MEMBERS_ERROR },
+      { jsonrpc: '2.0', id: 13, result: expect.objectContaining({ content: [{ type: 'text', text: 'stdio' }] }) },
+    ])
+    child.stdin!.end()
+  }, 60_000)
+})
+
+function concat(...parts: Array<Uint8Array | number[]>): Uint8Array {
+  const out = new Uint8Array(parts.reduce((size, part) => size + part.length, 0))
+  let offset = 0
+  for (const part of parts) { out.set(part, offset); offset += part.length }
+  return out
+}
