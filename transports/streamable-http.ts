@@ -3,7 +3,7 @@ import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Sub
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
 import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
-import { ErrorCode } from '../lib/jsonrpc/errors.ts'
+import { ErrorCode, StructureLimitError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_FAILED_AUTH_LIMIT, HttpGuard, retryAfterSeconds, type ClientRequest } from './http-guard.ts'
 import { ClientGroups, ConcurrencyBudget } from './http-budgets.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
@@ -569,7 +569,8 @@ class HttpTransportServer implements StreamableHttpServer {
     const body = await this.#body(exchange)
     if (body === undefined) return
     const decoded = decodeJsonFrame(body, Infinity)
-    if (decoded.type === 'invalid') return replyError(exchange, 400, -32700, decoded.error.message)
+    // A body refused for its depth or members is answered with the id the codec read, when it read one.
+    if (decoded.type === 'invalid') return replyError(exchange, 400, -32700, decoded.error.message, undefined, decoded.error instanceof StructureLimitError ? decoded.error.id ?? null : null)
     const payload = decoded.message
     const { ids, isInitialize, cancelled, hasBadId } = requestsOf(payload)
     // 1e400 parses to Infinity, which no answer could carry back (JSON writes it as null).
