@@ -6,7 +6,7 @@
 import { realpathSync } from 'node:fs'
 import { resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { BehaviorSubject, Subject, asyncScheduler, lastValueFrom, toArray, type Observable, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
+import { BehaviorSubject, Subject, asyncScheduler, lastValueFrom, take, toArray, type Observable, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
 import { diffHostConfig, type HostConfig, type HostServerConfig } from '../../lib/host-config.ts'
 import { namespacedNames } from '../../lib/tool-names.ts'
 import { InvalidParamsError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
@@ -19,6 +19,7 @@ import { SupervisedServer, type RestartPolicy, type ServerState, type StartedCli
 import type { HostCallOptions, HostTool, HostView } from './view.ts'
 import { samplingViaModel, type ModelAdapter } from './model.ts'
 import { outcomePromise, type HandlerOutcome } from '../request.ts'
+import { HOST_LIMITS, boundList, coalescedRefresh, maxItems, type HostLimits, type OfferKind } from './bounds.ts'
 
 /** What the consent hook is asked about. */
 export type ConsentRequest =
@@ -47,7 +48,14 @@ export interface HostOptions {
   allowedRoots?: readonly string[]
   /** The level asked of every server that logs (default info); its messages come out on `host.logs`. */
   logLevel?: LoggingLevel
-  /** Where restart backoff waits (default: the real clock). */
+  /**
+   * Bounds of what one server may put into the aggregated view, and how often its list_changed
+   * notifications make the host list again (defaults in {@link HOST_LIMITS}).
+   */
+  limits?: Partial<HostLimits>
+  /** Told when a server's offer was cut to fit `limits` (default: a line on stderr through console.warn). */
+  onTrimmed?: (server: string, warning: string) => void
+  /** Where restart backoff and list_changed coalescing wait (default: the real clock). */
   scheduler?: SchedulerLike
   /** How a server's client is started (default: by its configuration; tests may inject). */
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
@@ -81,8 +89,8 @@ export interface Host extends HostView {
   close(): Promise<void>
 }
 
-/** One ready server's offer, as last listed. */
-interface Offer { tools: Tool[]; resources: Resource[]; prompts: Prompt[]; subscriptions: Subscription[] }
+/** One ready server's offer, as last listed (and cut to the limits), and the last warning of each kind. */
+interface Offer { tools: Tool[]; resources: Resource[]; prompts: Prompt[]; subscriptions: Subscription[]; warnings: Partial<Record<OfferKind, string>> }
 
 /**
  * Starts a host: one supervised client per enabled server of `config`.
@@ -109,6 +117,7 @@ class HostActor implements Host {
   readonly #stateWatch = new Map<string, Subscription>()
   #config: HostConfig
   #isClosed = false
+  readonly #limits: HostLimits
   readonly states = this.#states.asObservable()
   readonly tools = this.#tools.asObservable()
   readonly resources = this.#resources.asObservable()
@@ -116,6 +125,7 @@ class HostActor implements Host {
 
   constructor(config: HostConfig, readonly options: HostOptions) {
     this.#config = config
+    this.#limits = { ...HOST_LIMITS, ...options.limits }
     for (const server of config.servers.values()) if (!server.disabled) this.#add(server)
   }
 
@@ -185,22 +195,35 @@ class HostActor implements Host {
 
   async #offer(name: string, client: McpClient): Promise<void> {
     this.#withdraw(name, false)
-    const offer: Offer = { tools: [], resources: [], prompts: [], subscriptions: [] }
+    const offer: Offer = { tools: [], resources: [], prompts: [], subscriptions: [], warnings: {} }
     this.#offers.set(name, offer)
     const capabilities = client.serverCapabilities
-    const relist = async (kind: 'tools' | 'resources' | 'prompts') => {
+    const limits = this.#limits
+    const trimmed = this.options.onTrimmed ?? ((server: string, warning: string) => console.warn(`rxmcp host: ${server}: ${warning}`))
+    // One past the count bound is listed, to know there were more; pagination stops there.
+    const list = <T extends { readonly description?: string }>(kind: OfferKind, items: Observable<T>): Promise<T[]> => lastValueFrom(items.pipe(take(maxItems(kind, limits) + 1), toArray())).then(listed => {
+      const { items: kept, warning } = boundList(kind, listed, limits)
+      // Said once, not again on every listing that finds the same.
+      if (warning !== undefined && warning !== offer.warnings[kind] && this.#offers.get(name) === offer) trimmed(name, warning)
+      offer.warnings[kind] = warning
+      return kept
+    })
+    const relist = async (kind: OfferKind) => {
       try {
-        if (kind === 'tools' && capabilities.tools !== undefined) offer.tools = await lastValueFrom(client.tools().pipe(toArray()))
-        if (kind === 'resources' && capabilities.resources !== undefined) offer.resources = await lastValueFrom(client.resources().pipe(toArray()))
-        if (kind === 'prompts' && capabilities.prompts !== undefined) offer.prompts = await lastValueFrom(client.prompts().pipe(toArray()))
+        if (kind === 'tools' && capabilities.tools !== undefined) offer.tools = await list(kind, client.tools())
+        if (kind === 'resources' && capabilities.resources !== undefined) offer.resources = await list(kind, client.resources())
+        if (kind === 'prompts' && capabilities.prompts !== undefined) offer.prompts = await list(kind, client.prompts())
       } catch {
         // The server went away while listing: its withdrawal follows.
       }
       if (this.#offers.get(name) === offer) this.#publish()
     }
-    for (const kind of ['tools', 'resources', 'prompts'] as const) {
-      offer.subscriptions.push(client.notifications(`notifications/${kind}/list_changed` as 'notifications/tools/list_changed').subscribe(() => void relist(kind)))
-    }
+    // The first listing of each kind now; then list_changed, coalesced: a storm of them is one
+    // listing at once and one per interval while it lasts, never two of a kind at once.
+    const listed = (['tools', 'resources', 'prompts'] as const).map(kind => new Promise<void>(resolve => {
+      const changes = client.notifications(`notifications/${kind}/list_changed` as 'notifications/tools/list_changed')
+      offer.subscriptions.push(coalescedRefresh(changes, () => relist(kind), limits.listChangedIntervalMs, this.options.scheduler ?? asyncScheduler, resolve))
+    }))
     if (capabilities.logging !== undefined) {
       offer.subscriptions.push(client.notifications('notifications/message').subscribe(params => {
         const { level, logger, data } = params as { level: LoggingLevel; logger?: string; data: unknown }
@@ -208,7 +231,7 @@ class HostActor implements Host {
       }))
       client.setLoggingLevel(this.options.logLevel ?? 'info').catch(() => {})
     }
-    await Promise.all([relist('tools'), relist('resources'), relist('prompts')])
+    await Promise.all(listed)
   }
 
   #withdraw(name: string, publish = true): void {

@@ -1,0 +1,129 @@
+/**
+ * Issue 20: the gateway passed a 10 MiB description and 100k tools through, and a list_changed
+ * storm cost 150 MiB. A raw in-memory server (no rxmcp server in between to tidy what it sends)
+ * offers oversized lists and sends storms; the host's view, and the gateway that serves it, stay
+ * within HOST_LIMITS, and a storm is coalesced on the host's scheduler (virtual time here).
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { createMemoryPair, type MemoryTransport } from '../../transports/memory.ts'
+import { connect } from '../../actors/client.ts'
+import { createHost, type Host, type HostOptions } from '../../actors/host/host.ts'
+import { hostServer } from '../../actors/host/gateway.ts'
+import { HOST_LIMITS } from '../../actors/host/bounds.ts'
+import { parseHostConfig } from '../../lib/host-config.ts'
+
+const cleanup: (() => Promise<unknown>)[] = []
+afterEach(async () => { for (const step of cleanup.splice(0).reverse()) await step() })
+
+type Item = Record<string, unknown>
+
+/**
+ * A server as raw JSON-RPC on a memory transport: lists what `offer` holds, in pages of `pageSize`,
+ * and counts the listings it is asked for (first pages only: one per listing).
+ */
+function rawServer(end: MemoryTransport, offer: { tools: Item[]; resources: Item[]; prompts: Item[] }, pageSize = 500) {
+  const listings = { tools: 0, resources: 0, prompts: 0 }
+  end.inbound.subscribe(item => {
+    if (item.type !== 'message') return
+    const message = item.message as { id?: number | string; method?: string; params?: { cursor?: string } }
+    if (message.id === undefined || message.method === undefined) return
+    const reply = (result: unknown) => end.send({ jsonrpc: '2.0', id: message.id!, result: result as never })
+    if (message.method === 'initialize') {
+      return reply({
+        protocolVersion: '2025-11-25', serverInfo: { name: 'raw', version: '1' },
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      })
+    }
+    const kind = message.method.replace(/\/list$/, '') as keyof typeof offer
+    if (!(kind in offer) || !message.method.endsWith('/list')) return end.send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } })
+    const start = Number(message.params?.cursor ?? 0)
+    if (start === 0) listings[kind]++
+    const page = offer[kind].slice(start, start + pageSize)
+    const next = start + pageSize < offer[kind].length ? String(start + pageSize) : undefined
+    reply({ [kind]: page, ...(next === undefined ? {} : { nextCursor: next }) })
+  })
+  const changed = (kind: keyof typeof offer) => end.send({ jsonrpc: '2.0', method: `notifications/${kind}/list_changed` })
+  return { listings, changed }
+}
+
+/** A host of one server, `raw`, whose client runs over a memory pair to the raw server. */
+function hostOf(offer: { tools: Item[]; resources: Item[]; prompts: Item[] }, options: HostOptions = {}) {
+  const [clientEnd, serverEnd] = createMemoryPair()
+  const server = rawServer(serverEnd, offer)
+  const warnings: string[] = []
+  const host = createHost(parseHostConfig({ mcpServers: { raw: { command: 'unused' } } }), {
+    start: async (_config, clientOptions) => ({ client: await connect(clientEnd, { name: 'host', version: '1' }, clientOptions) }),
+    onTrimmed: (_server, warning) => warnings.push(warning),
+    ...options,
+  })
+  cleanup.push(() => host.close())
+  return { host, server, warnings }
+}
+
+const ready = (host: Host) => firstValueFrom(host.states.pipe(filter(states => states.get('raw')?.status === 'ready')))
+const tool = (name: string, extra: Item = {}) => ({ name, inputSchema: { type: 'object' }, ...extra })
+
+describe('issue 20: the gateway passes a 10 MiB description and 100k tools through; a list_changed storm costs 150 MiB', () => {
+  it('keeps at most maxToolsPerServer tools, cuts long descriptions, leaves out oversized definitions, and says so', async () => {
+    const tools = Array.from({ length: 1500 }, (_, index) => tool(`t${index}`))
+    tools[0] = tool('huge_description', { description: 'd'.repeat(10 * 1024 * 1024) })
+    tools[1] = tool('huge_schema', { inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`p${index}`, { type: 'string' }])) } })
+    const resources = Array.from({ length: 1200 }, (_, index) => ({ uri: `memo://r${index}`, name: `r${index}`, description: index === 0 ? 'x'.repeat(100_000) : 'small' }))
+    const { host, server, warnings } = hostOf({ tools, resources, prompts: [] })
+    await ready(host)
+    const listed = host.currentTools()
+    // 1,000 kept of the first 1,001 listed; the oversized schema is one of them, left out.
+    expect(listed).toHaveLength(HOST_LIMITS.maxToolsPerServer - 1)
+    expect(listed.some(entry => entry.tool.name === 'huge_schema')).toBe(false)
+    expect(listed.some(entry => entry.tool.name === 't1500')).toBe(false)
+    const described = listed.find(entry => entry.tool.name === 'huge_description')!
+    expect(described.tool.description).toHaveLength(HOST_LIMITS.maxDescriptionLength)
+    expect(described.tool.description!.endsWith('…')).toBe(true)
+    const kept = await firstValueFrom(host.resources)
+    expect(kept).toHaveLength(HOST_LIMITS.maxResourcesPerServer)
+    expect(kept[0]!.resource.description).toHaveLength(HOST_LIMITS.maxDescriptionLength)
+    // Pagination stopped past the bound: 3 pages of 500 for tools, not more.
+    expect(server.listings.tools).toBe(1)
+    expect(warnings.sort()).toEqual([
+      expect.stringMatching(/^resources cut to fit the host's limits: "memo:\/\/r0": description of 100000 characters cut to 8192; more than 1000 offered/),
+      expect.stringMatching(/^tools cut to fit the host's limits: "huge_description": description of 10485760 characters cut to 8192; "huge_schema": left out, its definition is \d+ bytes \(limit 65536\); more than 1000 offered/),
+    ])
+
+    // The gateway serves the bounded view.
+    const gateway = hostServer(host, { onSkipped: () => {} })
+    cleanup.push(() => gateway.close())
+    const [a, b] = createMemoryPair()
+    await gateway.server.listen(b)
+    const client = await connect(a, { name: 'c', version: '1' })
+    cleanup.push(() => client.close())
+    const viaGateway = await lastValueFrom(client.tools().pipe(toArray()))
+    expect(viaGateway.length).toBe(HOST_LIMITS.maxToolsPerServer - 1)
+    expect(Math.max(...viaGateway.map(entry => JSON.stringify(entry).length))).toBeLessThanOrEqual(HOST_LIMITS.maxDefinitionBytes)
+  }, 60_000)
+
+  it('coalesces a storm of list_changed into one listing now and one at the end of the interval, on the host\'s scheduler', async () => {
+    const scheduler = new VirtualTimeScheduler()
+    const offer = { tools: [tool('first')], resources: [], prompts: [] }
+    const { host, server } = hostOf(offer, { scheduler })
+    await ready(host)
+    expect(server.listings.tools).toBe(1)
+    // The interval after the first listing passes with nothing to do.
+    scheduler.flush()
+    offer.tools = [tool('first'), tool('second')]
+    for (let storm = 0; storm < 1000; storm++) server.changed('tools')
+    // The first notification lists at once; the other 999 wait for the interval.
+    await firstValueFrom(host.tools.pipe(filter(tools => tools.length === 2)))
+    expect(server.listings.tools).toBe(2)
+    offer.tools = [tool('first'), tool('second'), tool('third')]
+    for (let storm = 0; storm < 1000; storm++) server.changed('tools')
+    await new Promise(resolve => setImmediate(resolve))
+    expect(server.listings.tools).toBe(2)
+    // At the interval's end, one listing for everything that came meanwhile.
+    scheduler.flush()
+    await firstValueFrom(host.tools.pipe(filter(tools => tools.length === 3)))
+    expect(server.listings.tools).toBe(3)
+    scheduler.flush()
+    expect(server.listings.tools).toBe(3)
+  }, 30_000)
+})
