@@ -1,48 +1,232 @@
 /**
- * An {@link EventStore} on Redis Streams: every SSE stream is a Redis stream (`XADD`, trimmed to
- * `maxEventsPerStream`, expiring `ttlSeconds` after its last event), so `Last-Event-ID` resumption
- * works against any instance that shares the Redis, and events outlive the instance that sent them.
+ * An {@link EventStore} on Redis Streams: every SSE stream is a Redis stream, so `Last-Event-ID`
+ * resumption works against any instance that shares the Redis, and events outlive the instance
+ * that sent them. Bounded like the memory store, atomically across instances: every write is one
+ * Lua script that keeps byte and stream counters per stream, per session and in total, and drops
+ * what is over a bound before it returns.
+ *
+ * Keys (prefix `rxmcp:`), a session's kept together under one hash tag:
+ *
+ *   events:<stream>                    the stream's events (XADD), each { data }
+ *   event-meta:<stream>                hash { s: session, p: pending request ids (JSON) }
+ *   event-session:{<session>}          hash { bytes, b:<stream>: the stream's bytes }
+ *   event-session-streams:{<session>}  zset stream -> last write (ms): recency, and expiry
+ *   event-totals                       hash { bytes, streams }
+ *   event-sessions-by-bytes/-streams   zsets session -> its bytes / streams: who pays first
+ *   event-sessions-by-time             zset session -> last write (ms): abandoned sessions
+ *
+ * Each key of a stream or session expires `ttlSeconds` after its last write, so abandoned streams
+ * (a POST whose client went away, an instance that died) free themselves; the counters of what
+ * expired are settled by the next write of any session (a bounded number each time).
  */
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
-import type { EventStore, StoredEventContext } from './event-store.ts'
+import { MEMORY_EVENT_STORE_DEFAULTS, type EventStore, type MemoryEventStoreOptions, type StoredEventContext } from './event-store.ts'
 import type { RedisLike } from './redis.ts'
 
-/** Options of {@link redisEventStore}. */
-export interface RedisEventStoreOptions {
+/** Options of {@link redisEventStore}; defaults in {@link REDIS_EVENT_STORE_DEFAULTS}. */
+export interface RedisEventStoreOptions extends MemoryEventStoreOptions {
   /** Key prefix (default `rxmcp:`). */
   prefix?: string
-  /** Events kept per stream, trimmed approximately (default 1,000). */
-  maxEventsPerStream?: number
-  /** Seconds a stream is kept after its last event (default 3,600). */
+  /** Seconds a stream (and a session's bookkeeping) is kept after its last event (default 3,600). */
   ttlSeconds?: number
+  /** The clock in epoch ms, for settling what expired (default Date.now; instances' clocks should agree). */
+  now?: () => number
 }
 
-export const REDIS_EVENT_STORE_DEFAULTS = { prefix: 'rxmcp:', maxEventsPerStream: 1000, ttlSeconds: 3600 } as const
+/**
+ * Defaults of {@link redisEventStore}: the memory store's bounds (per stream 1,000 events and
+ * 8 MiB; per session 100 streams and 16 MiB; in all 10,000 streams and 128 MiB), kept in a Redis
+ * every instance shares, and streams kept an hour after their last event.
+ */
+export const REDIS_EVENT_STORE_DEFAULTS = { prefix: 'rxmcp:', ...MEMORY_EVENT_STORE_DEFAULTS, ttlSeconds: 3600 } as const
+
+/** What a Redis event store holds now (from its counters), for monitoring and tests. */
+export interface RedisEventStoreStats {
+  streams: number
+  /** JSON text kept, plus 64 bytes per event. */
+  bytes: number
+  sessions: number
+}
+
+/** The Redis {@link EventStore}, with its counters. */
+export interface RedisEventStore extends EventStore {
+  stats(): Promise<RedisEventStoreStats>
+  /** The bytes one session's streams hold now. */
+  sessionBytes(sessionId: string): Promise<number>
+}
+
+/** The helpers every script shares. ARGV[1] is the prefix, ARGV[2] the clock (ms), ARGV[3] the ttl (s). */
+const COMMON = `
+local P = ARGV[1]
+local NOW = tonumber(ARGV[2])
+local TTL = tonumber(ARGV[3])
+local OVERHEAD = 64
+local T, B, N, X = P .. 'event-totals', P .. 'event-sessions-by-bytes', P .. 'event-sessions-by-streams', P .. 'event-sessions-by-time'
+local function skey(x) return P .. 'event-session:{' .. x .. '}' end
+local function zkey(x) return P .. 'event-session-streams:{' .. x .. '}' end
+local function ekey(s) return P .. 'events:' .. s end
+local function mkey(s) return P .. 'event-meta:' .. s end
+local function count(key, field) return tonumber(redis.call('HGET', key, field) or '0') end
+local function spend(x, s, size)
+  redis.call('HINCRBY', skey(x), 'b:' .. s, size)
+  redis.call('HINCRBY', skey(x), 'bytes', size)
+  redis.call('HINCRBY', T, 'bytes', size)
+  redis.call('ZINCRBY', B, size, x)
+end
+-- Forgets a stream: its events, its meta, and what the counters held for it.
+local function dropStream(x, s)
+  local bytes = count(skey(x), 'b:' .. s)
+  redis.call('HDEL', skey(x), 'b:' .. s)
+  if redis.call('ZREM', zkey(x), s) == 1 then
+    redis.call('HINCRBY', T, 'streams', -1)
+    redis.call('ZINCRBY', N, -1, x)
+  end
+  if bytes ~= 0 then
+    redis.call('HINCRBY', skey(x), 'bytes', -bytes)
+    redis.call('HINCRBY', T, 'bytes', -bytes)
+    redis.call('ZINCRBY', B, -bytes, x)
+  end
+  redis.call('DEL', ekey(s), mkey(s))
+end
+-- Forgets a session: its streams, then whatever the totals still hold for it (keys that expired).
+local function dropSession(x)
+  for _, s in ipairs(redis.call('ZRANGE', zkey(x), 0, -1)) do dropStream(x, s) end
+  local bytes = tonumber(redis.call('ZSCORE', B, x) or '0')
+  local streams = tonumber(redis.call('ZSCORE', N, x) or '0')
+  if bytes ~= 0 then redis.call('HINCRBY', T, 'bytes', -bytes) end
+  if streams ~= 0 then redis.call('HINCRBY', T, 'streams', -streams) end
+  redis.call('ZREM', B, x)
+  redis.call('ZREM', N, x)
+  redis.call('ZREM', X, x)
+  redis.call('DEL', skey(x), zkey(x))
+end
+-- Drops the oldest event of a stream (a replay from before it is refused: its anchor is gone).
+local function dropOldest(x, s)
+  local first = redis.call('XRANGE', ekey(s), '-', '+', 'COUNT', 1)[1]
+  if not first then return false end
+  local size = OVERHEAD
+  local fields = first[2]
+  for i = 2, #fields, 2 do size = size + #fields[i] end
+  redis.call('XDEL', ekey(s), first[1])
+  spend(x, s, -size)
+  return true
+end
+-- Frees room in session x: its least recently written stream other than keep, else keep's oldest event.
+local function shrink(x, keep)
+  for _, s in ipairs(redis.call('ZRANGE', zkey(x), 0, 1)) do
+    if s ~= keep then dropStream(x, s) return true end
+  end
+  if keep then return dropOldest(x, keep) end
+  -- Nothing left of it but counters (its keys expired): settle them.
+  if redis.call('ZSCORE', B, x) or redis.call('ZSCORE', N, x) then dropSession(x) return true end
+  return false
+end
+`
+
+/**
+ * Stores one event. ARGV: prefix, now, ttl, stream, session, data, pending ('' for none),
+ * maxEventsPerStream, maxBytesPerStream, maxStreamsPerSession, maxBytesPerSession, maxStreams,
+ * maxBytes. Answers the entry id.
+ */
+const STORE = `${COMMON}
+local s, x, data, pending = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local maxEvents, maxStreamBytes = tonumber(ARGV[8]), tonumber(ARGV[9])
+local maxSessionStreams, maxSessionBytes = tonumber(ARGV[10]), tonumber(ARGV[11])
+local maxStreams, maxBytes = tonumber(ARGV[12]), tonumber(ARGV[13])
+local horizon = NOW - TTL * 1000
+-- Settle what expired since (bounded per write): abandoned sessions, then this session's old streams.
+for _, old in ipairs(redis.call('ZRANGEBYSCORE', X, '-inf', '(' .. horizon, 'LIMIT', 0, 100)) do dropSession(old) end
+for _, old in ipairs(redis.call('ZRANGEBYSCORE', zkey(x), '-inf', '(' .. horizon, 'LIMIT', 0, 100)) do dropStream(x, old) end
+local owner = redis.call('HGET', mkey(s), 's')
+if owner and owner ~= x then return redis.error_reply('ERR stream ' .. s .. ' belongs to another session') end
+if not redis.call('ZSCORE', zkey(x), s) then
+  redis.call('HINCRBY', T, 'streams', 1)
+  redis.call('ZINCRBY', N, 1, x)
+  redis.call('HSET', mkey(s), 's', x)
+  if pending ~= '' then redis.call('HSET', mkey(s), 'p', pending) end
+end
+redis.call('ZADD', zkey(x), NOW, s)
+redis.call('ZADD', X, NOW, x)
+local id = redis.call('XADD', ekey(s), '*', 'data', data)
+spend(x, s, #data + OVERHEAD)
+-- Per stream: its own oldest events go first (an event larger than the budget is not kept).
+while redis.call('XLEN', ekey(s)) > 0 and (redis.call('XLEN', ekey(s)) > maxEvents or count(skey(x), 'b:' .. s) > maxStreamBytes) do dropOldest(x, s) end
+-- Per session: only the session's own streams pay.
+while redis.call('ZCARD', zkey(x)) > maxSessionStreams or count(skey(x), 'bytes') > maxSessionBytes do
+  if not shrink(x, s) then break end
+end
+-- In all: the session holding the most pays first.
+while count(T, 'streams') > maxStreams do
+  local payer = redis.call('ZREVRANGE', N, 0, 0)[1]
+  if not payer then break end
+  local other
+  for _, o in ipairs(redis.call('ZRANGE', zkey(payer), 0, 1)) do if o ~= s then other = o break end end
+  if other then dropStream(payer, other)
+  elseif payer ~= x then dropSession(payer)
+  else break end
+end
+while count(T, 'bytes') > maxBytes do
+  local payer = redis.call('ZREVRANGE', B, 0, 0)[1]
+  if not payer then break end
+  local keep
+  if payer == x then keep = s end
+  if not shrink(payer, keep) then break end
+end
+for _, key in ipairs({ ekey(s), mkey(s), skey(x), zkey(x) }) do redis.call('EXPIRE', key, TTL) end
+return id`
+
+/** Forgets a stream (ARGV[4]); its session too once it has none left. */
+const DELETE_STREAM = `${COMMON}
+local s = ARGV[4]
+local x = redis.call('HGET', mkey(s), 's')
+if not x then redis.call('DEL', ekey(s), mkey(s)) return 0 end
+dropStream(x, s)
+if redis.call('ZCARD', zkey(x)) == 0 then dropSession(x) end
+return 1`
+
+/** Forgets a session (ARGV[4]) and every stream of it. */
+const DELETE_SESSION = `${COMMON}
+dropSession(ARGV[4])
+return 1`
+
+/** Whether stream ARGV[5] is one of session ARGV[4]'s. */
+const HAS_STREAM = `${COMMON}
+if redis.call('ZSCORE', zkey(ARGV[4]), ARGV[5]) then return 1 end
+return 0`
+
+/** The counters: { bytes, streams, sessions, the session ARGV[4]'s bytes }. */
+const STATS = `${COMMON}
+return { count(T, 'bytes'), count(T, 'streams'), redis.call('ZCARD', X), count(skey(ARGV[4]), 'bytes') }`
 
 /**
  * Event ids are `<streamId>_<Redis entry id>`; a replay after an id reads the entries after it,
- * and is refused (undefined) when that entry is gone: trimmed or expired, a replay would have a gap.
+ * and is refused (undefined) when that entry is gone: dropped for room or expired, a replay would
+ * have a gap. Each session spends only its own quota; past the totals, the session holding the
+ * most pays first, so one client cannot evict another's streams by opening many of its own.
  * @example
  * const redis = await connectRedis('redis://127.0.0.1:6379')
- * streamableHttp({ eventStore: redisEventStore(redis) })
+ * streamableHttp({ eventStore: redisEventStore(redis, { maxBytesPerSession: 4 * 1024 * 1024 }) })
  */
-export function redisEventStore(redis: RedisLike, options: RedisEventStoreOptions = {}): EventStore {
-  const prefix = options.prefix ?? REDIS_EVENT_STORE_DEFAULTS.prefix
-  const maxEvents = options.maxEventsPerStream ?? REDIS_EVENT_STORE_DEFAULTS.maxEventsPerStream
-  const ttl = options.ttlSeconds ?? REDIS_EVENT_STORE_DEFAULTS.ttlSeconds
+export function redisEventStore(redis: RedisLike, options: RedisEventStoreOptions = {}): RedisEventStore {
+  const limits = { ...REDIS_EVENT_STORE_DEFAULTS, ...options }
+  const prefix = limits.prefix
+  const now = options.now ?? Date.now
   const streamKey = (streamId: string) => `${prefix}events:${streamId}`
-  const sessionKey = (sessionId: string) => `${prefix}session-streams:${sessionId}`
+  const metaKey = (streamId: string) => `${prefix}event-meta:${streamId}`
+  /** The arguments every script starts with. */
+  const common = () => [prefix, String(now()), String(limits.ttlSeconds)]
+  // The scripts name their keys from the prefix (ARGV), as every key of a session and its streams
+  // is only known inside the script (the payer is chosen there). Redis Cluster would need the
+  // totals split per slot; a session's own keys already share one hash tag.
+  const run = (script: string, ...args: string[]) => redis.eval(script, { keys: [], arguments: [...common(), ...args] })
 
   return {
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {
-      const key = streamKey(streamId)
-      const fields: Record<string, string> = { data: context?.data ?? JSON.stringify(message) }
-      if (context?.pending !== undefined) fields.pending = JSON.stringify(context.pending)
-      const id = await redis.xAdd(key, '*', fields, { TRIM: { strategy: 'MAXLEN', strategyModifier: '~', threshold: maxEvents } })
-      const writes: Promise<unknown>[] = [redis.expire(key, ttl)]
-      if (context?.sessionId) writes.push(redis.sAdd(sessionKey(context.sessionId), streamId), redis.expire(sessionKey(context.sessionId), ttl))
-      await Promise.all(writes)
-      return `${streamId}_${id}`
+      const data = context?.data ?? JSON.stringify(message)
+      const id = await run(STORE, streamId, context?.sessionId ?? '', data, context?.pending === undefined ? '' : JSON.stringify(context.pending),
+        String(limits.maxEventsPerStream), String(limits.maxBytesPerStream), String(limits.maxStreamsPerSession), String(limits.maxBytesPerSession),
+        String(limits.maxStreams), String(limits.maxBytes))
+      return `${streamId}_${String(id)}`
     },
 
     async replayEventsAfter(lastEventId: string, send: (eventId: string, message: JsonRpcPayload) => void | Promise<void>): Promise<string | undefined> {
@@ -52,7 +236,8 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
       const after = lastEventId.slice(underscore + 1)
       if (!/^\d+-\d+$/.test(after)) return undefined
       const key = streamKey(streamId)
-      // The event itself must still be there: otherwise some after it may be gone too.
+      // The event itself must still be there: events are dropped oldest first, so while it is,
+      // every one after it is too; once it is gone, some after it may be gone as well.
       const [anchor] = await redis.xRange(key, after, after)
       if (anchor === undefined) return undefined
       for (const entry of await redis.xRange(key, `(${after}`, '+')) {
@@ -64,13 +249,12 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
     },
 
     async hasStream(sessionId: string, streamId: string): Promise<boolean> {
-      return Boolean(await redis.sIsMember(sessionKey(sessionId), streamId))
+      return Number(await run(HAS_STREAM, sessionId, streamId)) === 1
     },
 
     async pendingOf(streamId: string): Promise<RequestId[] | undefined> {
-      const [first] = await redis.xRange(streamKey(streamId), '-', '+', { COUNT: 1 })
-      const text = first?.message.pending
-      if (text === undefined) return undefined
+      const [text] = await redis.eval('return { redis.call("HGET", KEYS[1], "p") }', { keys: [metaKey(streamId)], arguments: [] }) as [string | false | null]
+      if (typeof text !== 'string') return undefined
       try {
         const ids = JSON.parse(text) as unknown
         return Array.isArray(ids) ? ids.filter((id): id is RequestId => typeof id === 'string' || typeof id === 'number') : undefined
@@ -78,12 +262,21 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
     },
 
     async deleteStream(streamId: string): Promise<void> {
-      await redis.del(streamKey(streamId))
+      await run(DELETE_STREAM, streamId)
     },
 
     async deleteSession(sessionId: string): Promise<void> {
-      const streams = await redis.sMembers(sessionKey(sessionId))
-      await redis.del([...streams.map(streamKey), sessionKey(sessionId)])
+      await run(DELETE_SESSION, sessionId)
+    },
+
+    async stats(): Promise<RedisEventStoreStats> {
+      const [bytes, streams, sessions] = await run(STATS, '') as number[]
+      return { bytes: Number(bytes), streams: Number(streams), sessions: Number(sessions) }
+    },
+
+    async sessionBytes(sessionId: string): Promise<number> {
+      const values = await run(STATS, sessionId) as number[]
+      return Number(values[3])
     },
   }
 }

@@ -83,7 +83,7 @@ export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store
 export { redisSessionCluster } from './redis-cluster.ts'
 export type { RedisSessionClusterOptions, RedisClusterLike } from './redis-cluster.ts'
 export type { SessionCluster, SessionRecord } from './http-cluster.ts'
-export type { RedisEventStoreOptions } from './redis-event-store.ts'
+export type { RedisEventStoreOptions, RedisEventStore, RedisEventStoreStats } from './redis-event-store.ts'
 export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts'
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
 export { redisEventBus } from './redis-event-bus.ts'
