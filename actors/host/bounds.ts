@@ -7,7 +7,7 @@
  */
 import { Subscription, timer, type Observable, type SchedulerLike } from '../../lib/rx.ts'
 
-/** Bounds of the aggregated view, per server (see {@link HOST_LIMITS}). */
+/** Bounds of the aggregated view, per server (see {@link HOST_LIMIT_DEFAULTS}). */
 export interface HostLimits {
   /** Tools kept per server; the rest are left out (default 1,000). */
   maxToolsPerServer: number
@@ -29,7 +29,7 @@ export interface HostLimits {
 }
 
 /** Defaults of {@link HostLimits}. */
-export const HOST_LIMITS: Readonly<HostLimits> = {
+export const HOST_LIMIT_DEFAULTS: Readonly<HostLimits> = {
   maxToolsPerServer: 1000,
   maxResourcesPerServer: 1000,
   maxPromptsPerServer: 1000,

@@ -19,7 +19,7 @@ import { SupervisedServer, type RestartPolicy, type ServerState, type StartedCli
 import type { HostCallOptions, HostTool, HostView } from './view.ts'
 import { samplingViaModel, type ModelAdapter } from './model.ts'
 import { outcomePromise, type HandlerOutcome } from '../request.ts'
-import { HOST_LIMITS, boundList, coalescedRefresh, maxItems, type HostLimits, type OfferKind } from './bounds.ts'
+import { HOST_LIMIT_DEFAULTS, boundList, coalescedRefresh, maxItems, type HostLimits, type OfferKind } from './bounds.ts'
 
 /** What the consent hook is asked about. */
 export type ConsentRequest =
@@ -50,7 +50,7 @@ export interface HostOptions {
   logLevel?: LoggingLevel
   /**
    * Bounds of what one server may put into the aggregated view, and how often its list_changed
-   * notifications make the host list again (defaults in {@link HOST_LIMITS}).
+   * notifications make the host list again (defaults in {@link HOST_LIMIT_DEFAULTS}).
    */
   limits?: Partial<HostLimits>
   /** Told when a server's offer was cut to fit `limits` (default: a line on stderr through console.warn). */
@@ -125,7 +125,7 @@ class HostActor implements Host {
 
   constructor(config: HostConfig, readonly options: HostOptions) {
     this.#config = config
-    this.#limits = { ...HOST_LIMITS, ...options.limits }
+    this.#limits = { ...HOST_LIMIT_DEFAULTS, ...options.limits }
     for (const server of config.servers.values()) if (!server.disabled) this.#add(server)
   }
 

@@ -7,7 +7,7 @@
 export { createHost, startServerClient } from './host.ts'
 export type { Host, HostOptions, HostResource, HostPrompt, HostLog, ConsentRequest, ConsentAnswer } from './host.ts'
 export { SupervisedServer, RESTART_DEFAULTS } from './supervisor.ts'
-export { HOST_LIMITS } from './bounds.ts'
+export { HOST_LIMIT_DEFAULTS } from './bounds.ts'
 export type { HostLimits } from './bounds.ts'
 export type { ServerState, RestartPolicy, StartedClient } from './supervisor.ts'
 export type { HostView, HostTool, HostCallOptions, HostProgress } from './view.ts'

@@ -2,7 +2,7 @@
  * Issue 20: the gateway passed a 10 MiB description and 100k tools through, and a list_changed
  * storm cost 150 MiB. A raw in-memory server (no rxmcp server in between to tidy what it sends)
  * offers oversized lists and sends storms; the host's view, and the gateway that serves it, stay
- * within HOST_LIMITS, and a storm is coalesced on the host's scheduler (virtual time here).
+ * within HOST_LIMIT_DEFAULTS, and a storm is coalesced on the host's scheduler (virtual time here).
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
@@ -10,7 +10,7 @@ import { createMemoryPair, type MemoryTransport } from '../../transports/memory.
 import { connect } from '../../actors/client.ts'
 import { createHost, type Host, type HostOptions } from '../../actors/host/host.ts'
 import { hostServer } from '../../actors/host/gateway.ts'
-import { HOST_LIMITS } from '../../actors/host/bounds.ts'
+import { HOST_LIMIT_DEFAULTS } from '../../actors/host/bounds.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
 
 const cleanup: (() => Promise<unknown>)[] = []
@@ -74,15 +74,15 @@ describe('issue 20: the gateway passes a 10 MiB description and 100k tools throu
     await ready(host)
     const listed = host.currentTools()
     // 1,000 kept of the first 1,001 listed; the oversized schema is one of them, left out.
-    expect(listed).toHaveLength(HOST_LIMITS.maxToolsPerServer - 1)
+    expect(listed).toHaveLength(HOST_LIMIT_DEFAULTS.maxToolsPerServer - 1)
     expect(listed.some(entry => entry.tool.name === 'huge_schema')).toBe(false)
     expect(listed.some(entry => entry.tool.name === 't1500')).toBe(false)
     const described = listed.find(entry => entry.tool.name === 'huge_description')!
-    expect(described.tool.description).toHaveLength(HOST_LIMITS.maxDescriptionLength)
+    expect(described.tool.description).toHaveLength(HOST_LIMIT_DEFAULTS.maxDescriptionLength)
     expect(described.tool.description!.endsWith('…')).toBe(true)
     const kept = await firstValueFrom(host.resources)
-    expect(kept).toHaveLength(HOST_LIMITS.maxResourcesPerServer)
-    expect(kept[0]!.resource.description).toHaveLength(HOST_LIMITS.maxDescriptionLength)
+    expect(kept).toHaveLength(HOST_LIMIT_DEFAULTS.maxResourcesPerServer)
+    expect(kept[0]!.resource.description).toHaveLength(HOST_LIMIT_DEFAULTS.maxDescriptionLength)
     // Pagination stopped past the bound: 3 pages of 500 for tools, not more.
     expect(server.listings.tools).toBe(1)
     expect(warnings.sort()).toEqual([
@@ -98,8 +98,8 @@ describe('issue 20: the gateway passes a 10 MiB description and 100k tools throu
     const client = await connect(a, { name: 'c', version: '1' })
     cleanup.push(() => client.close())
     const viaGateway = await lastValueFrom(client.tools().pipe(toArray()))
-    expect(viaGateway.length).toBe(HOST_LIMITS.maxToolsPerServer - 1)
-    expect(Math.max(...viaGateway.map(entry => JSON.stringify(entry).length))).toBeLessThanOrEqual(HOST_LIMITS.maxDefinitionBytes)
+    expect(viaGateway.length).toBe(HOST_LIMIT_DEFAULTS.maxToolsPerServer - 1)
+    expect(Math.max(...viaGateway.map(entry => JSON.stringify(entry).length))).toBeLessThanOrEqual(HOST_LIMIT_DEFAULTS.maxDefinitionBytes)
   }, 60_000)
 
   it('coalesces a storm of list_changed into one listing now and one at the end of the interval, on the host\'s scheduler', async () => {
