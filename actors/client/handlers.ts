@@ -28,7 +28,14 @@ export function inputHandlers(options: ClientOptions, capabilities: ClientCapabi
   const handlers = new Map<string, InputHandler>()
   const { sampling, elicitation } = options
   if (sampling !== undefined) {
-    handlers.set('sampling/createMessage', (params, ctx) => mapOutcome(() => sampling(params as unknown as CreateMessageParams, ctx), toObject, rethrow))
+    handlers.set('sampling/createMessage', (params, ctx) => {
+      // MCP 2025-11-25 schema (CreateMessageRequestParams.tools): the client MUST return an error
+      // when tools or toolChoice come without its sampling.tools capability.
+      if ((params?.tools !== undefined || params?.toolChoice !== undefined) && capabilities.sampling?.tools === undefined) {
+        throw new InvalidParamsError('Invalid params: this client did not declare sampling.tools')
+      }
+      return mapOutcome(() => sampling(params as unknown as CreateMessageParams, ctx), toObject, rethrow)
+    })
   }
   if (elicitation?.form !== undefined || elicitation?.url !== undefined) {
     handlers.set('elicitation/create', (params, ctx) => {

@@ -32,6 +32,7 @@ const AUTH_CLIENT = 'spec/auth/client.spec.ts > '
 const OIDC = 'spec/auth/oidc-provider.spec.ts > our client and server with oidc-provider > '
 const CONNECTION = 'spec/lib/connection.spec.ts > createConnection > '
 const NEW_BASE = 'spec/requirements/base.spec.ts > '
+const NEW_CLIENT = 'spec/requirements/client.spec.ts > '
 
 const AUTH_BEST_PRACTICE = 'an umbrella over OAuth 2.1; the parts an SDK can check are listed as their own requirements'
 const UI = 'binds the user interface of the host application; rxmcp hands the request to the application\'s handler and renders nothing'
@@ -221,7 +222,9 @@ export const requirements2025 = {
   'ping:empty-response': must('both', 'basic/utilities/ping#behavior-requirements', 'The receiver of a ping MUST respond promptly with an empty response', [
     `${BAD}[lifecycle:initialize-first] answers ping before initialize`,
   ]),
-  'progress:token-type': must('both', 'basic/utilities/progress#progress-flow', 'Progress tokens MUST be a string or integer value, unique across all active requests'),
+  'progress:token-type': must('both', 'basic/utilities/progress#progress-flow', 'Progress tokens MUST be a string or integer value, unique across all active requests', [
+    `${NEW_CLIENT}MCP 2025-11-25 progress (client) > gives each request in flight its own string or integer progress token`,
+  ]),
   'progress:increasing': must('both', 'basic/utilities/progress#progress-flow', 'The progress value MUST increase with each notification, even if the total is unknown'),
   'progress:token': must('both', 'basic/utilities/progress#behavior-requirements', 'Progress notifications MUST only reference tokens provided in an active request and associated with an in-progress operation'),
   'progress:task-token': must('both', 'basic/utilities/progress#behavior-requirements', 'For a task-augmented request, progress notifications MUST keep using its progressToken throughout the task\'s lifetime, after CreateTaskResult too', [
@@ -330,7 +333,9 @@ export const requirements2025 = {
   'elicitation:request-params': must('server', 'client/elicitation#elicitation-requests', 'Every elicitation request MUST include a message; a form request MUST say mode "form" or omit it and include requestedSchema', [
     `${OFFICIAL_CLIENT}answers sampling, elicitation and roots requests from the server`,
   ]),
-  'elicitation:default-form': must('client', 'client/elicitation#elicitation-requests', 'Clients MUST treat requests without a mode field as form mode'),
+  'elicitation:default-form': must('client', 'client/elicitation#elicitation-requests', 'Clients MUST treat requests without a mode field as form mode', [
+    `${NEW_CLIENT}MCP 2025-11-25 elicitation (client) > takes an elicitation request without a mode as form mode`,
+  ]),
   'elicitation:url-params': must('server', 'client/elicitation#url-mode-elicitation-requests', 'URL mode requests MUST specify mode "url", a message, a valid url and an elicitationId'),
   'elicitation:complete-notification': must('server', 'client/elicitation#completion-notifications-for-url-mode-elicitation', 'notifications/elicitation/complete MUST only go to the client that got the elicitation, with its elicitationId', [
     `${SERVER}runs URL elicitation and tells the client when it completes`,
@@ -342,7 +347,9 @@ export const requirements2025 = {
   'elicitation:no-self-authorization': outOfScope('application', 'client/elicitation#url-mode-elicitation-for-oauth-flows', 'Servers MUST NOT rely on URL mode elicitation to authorize users for themselves', 'binds how the application authorizes users (rxmcp\'s own authorization is OAuth 2.1, see auth:*)'),
   'elicitation:third-party-credentials': outOfScope('application', 'client/elicitation#understanding-the-distinction', 'Third-party credentials MUST NOT transit the MCP client; the server MUST NOT use the client\'s credentials for a third party nor send URL-obtained credentials to the client; the user MUST authorize the server directly', 'binds the server application\'s third-party flows'),
   'elicitation:server-errors': must('server', 'client/elicitation#error-handling', 'Servers MUST answer -32042 (URLElicitationRequiredError) when a request cannot proceed until a URL elicitation completes'),
-  'elicitation:client-undeclared-mode': must('client', 'client/elicitation#error-handling', 'Clients MUST answer an elicitation/create with a mode they did not declare with -32602'),
+  'elicitation:client-undeclared-mode': must('client', 'client/elicitation#error-handling', 'Clients MUST answer an elicitation/create with a mode they did not declare with -32602', [
+    `${NEW_CLIENT}MCP 2025-11-25 elicitation (client) > answers an elicitation in a mode it did not declare with -32602`,
+  ]),
   'elicitation:bind-identity': must('server', 'client/elicitation#security-considerations', 'Servers MUST bind elicitation requests to the client and user identity'),
   'elicitation:show-requester': outOfScope('host UI', 'client/elicitation#security-considerations', 'Clients MUST clearly indicate which server is requesting information', UI),
   'elicitation:safe-url-content': outOfScope('application', 'client/elicitation#safe-url-handling', 'Servers MUST NOT put sensitive user information in an elicitation URL, nor a pre-authenticated URL', 'binds the URL the server application builds'),
@@ -373,7 +380,9 @@ export const requirements2025 = {
   'sampling:tool-use-balanced': must('both', 'client/sampling#tool-use-and-result-balance', 'Every assistant message with tool uses MUST be followed by a user message of only tool results, one per tool use with a matching toolUseId, before any other message'),
   'sampling:tool-choice': outOfScope('model', 'client/sampling#tool-choice-modes', 'With toolChoice "required" the model MUST use at least one tool; with "none" it MUST NOT use any', 'binds the model the host runs; rxmcp passes toolChoice to it'),
   'sampling:sensitive-data': outOfScope('application', 'client/sampling#security-considerations', 'Both parties MUST handle sensitive data appropriately', 'binds what the applications put in and do with sampling messages'),
-  'sampling:undeclared-tools-error': must('client', 'schema#createmessagerequestparams-tools', 'The client MUST return an error when tools or toolChoice is given but it did not declare sampling.tools'),
+  'sampling:undeclared-tools-error': must('client', 'schema#createmessagerequestparams-tools', 'The client MUST return an error when tools or toolChoice is given but it did not declare sampling.tools', [
+    `${NEW_CLIENT}issue 20: the client samples with tools it never declared (sampling.tools) > answers a sampling request with tools it did not declare sampling.tools for with -32602, and runs no sampling`,
+  ]),
   'sampling:model-hints-order': outOfScope('host UI', 'schema#modelpreferences-hints', 'When several model hints are given, the client MUST evaluate them in order', 'binds the host\'s model selection; rxmcp passes the hints to the application'),
   'elicitation:id-opaque': must('client', 'schema#elicitrequesturlparams-elicitationid', 'The client MUST treat an elicitationId as an opaque value'),
 

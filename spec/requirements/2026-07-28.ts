@@ -122,7 +122,7 @@ export const requirements2026 = {
     `${MODERN}bad input > answers a tools/call whose _meta has a version but no clientCapabilities with -32602`,
     `${HTTP_MODERN}refuses a modern POST without _meta with 400 and -32602`,
   ]),
-  'meta:declared-capabilities@2026-07-28': must('server', 'basic#_meta', 'A server MUST NOT rely on capabilities the client has not declared, and MUST answer a request that needs one with -32021 listing the missing capabilities in data.requiredCapabilities', [
+  'meta:declared-capabilities@2026-07-28': must('server', 'basic#_meta', 'A server MUST NOT rely on capabilities the client has not declared, and MUST answer a request that needs one with -32021 listing the missing capabilities in data.requiredCapabilities (over HTTP with 400)', [
     `${MODERN}multi round-trip requests > refuses to ask for what the request's _meta did not declare with -32021`,
     `${HTTP_MODERN}answers an input the request's capabilities cannot take with 400 and -32021`,
   ]),
@@ -207,13 +207,17 @@ export const requirements2026 = {
     `${CLIENT_ROUNDS}answers an elicitation input request with the handler (defaults filled in) and retries with a new id, inputResponses and the requestState echoed`,
     `${CLIENT_ROUNDS}leaves requestState out of the retry when the server sent none, and never carries answers into another request`,
   ]),
-  'progress:token-type@2026-07-28': must('client', 'basic/patterns/progress#progress-flow', 'Progress tokens MUST be a string or integer value, unique across all active requests'),
+  'progress:token-type@2026-07-28': must('client', 'basic/patterns/progress#progress-flow', 'Progress tokens MUST be a string or integer value, unique across all active requests (the connection makes them the same way in both eras)', [
+    `${NEW}client.spec.ts > MCP 2025-11-25 progress (client) > gives each request in flight its own string or integer progress token`,
+  ]),
   'progress:increasing@2026-07-28': must('server', 'basic/patterns/progress#progress-flow', 'The progress value MUST increase with each notification, even if the total is unknown'),
   'progress:token@2026-07-28': must('server', 'basic/patterns/progress#behavior-requirements', 'Progress notifications MUST only reference tokens provided in an active request and associated with an in-progress operation', [
     `${HTTP_MODERN}streams the progress of a request that asked for it, ending with the result`,
     `${V2_SERVER}receives progress notifications before the result of a tools/call`,
   ]),
-  'progress:stops-after-completion@2026-07-28': must('server', 'basic/patterns/progress#implementation-notes', 'Progress notifications MUST stop after completion'),
+  'progress:stops-after-completion@2026-07-28': must('server', 'basic/patterns/progress#implementation-notes', 'Progress notifications MUST stop after completion', [
+    `${NEW}base.spec.ts > MCP 2026-07-28 progress and sampling (server) > sends no progress after the response of a modern request`,
+  ]),
   'subscriptions:requested-only@2026-07-28': must('server', 'basic/patterns/subscriptions#opening-a-stream', 'The server MUST NOT send notification types the client has not explicitly requested in subscriptions/listen', [
     `${MODERN}subscriptions/listen > tags list changes with the subscription id, and sends only the kinds asked for`,
     `${MODERN}subscriptions/listen > sends resources/updated only for the URIs subscribed`,
@@ -331,7 +335,9 @@ export const requirements2026 = {
   'elicitation:request-params@2026-07-28': must('server', 'client/elicitation#elicitation-requests', 'Every elicitation request MUST include a message; a form request MUST say mode "form" or omit it and include requestedSchema', [
     `${V2_SERVER}answers an elicitation input request (MRTR) with its handler and retries`,
   ]),
-  'elicitation:default-form@2026-07-28': must('client', 'client/elicitation#elicitation-requests', 'Clients MUST treat requests without a mode field as form mode'),
+  'elicitation:default-form@2026-07-28': must('client', 'client/elicitation#elicitation-requests', 'Clients MUST treat requests without a mode field as form mode', [
+    `${NEW}client.spec.ts > MCP 2026-07-28 elicitation (client) > takes an elicitation input request without a mode as form mode`,
+  ]),
   'elicitation:url-params@2026-07-28': must('server', 'client/elicitation#url-mode-elicitation-requests', 'URL mode requests MUST specify mode "url", a message, a valid url and an elicitationId'),
   'elicitation:state-per-user@2026-07-28': outOfScope('application', 'client/elicitation#statefulness', 'Stored elicitation state MUST be bound to users, protected, with the user identified from MCP authorization where possible', 'binds the state a server application keeps; rxmcp\'s own round state travels in the integrity-protected requestState, bound to the principal'),
   'elicitation:no-self-authorization@2026-07-28': outOfScope('application', 'client/elicitation#url-mode-elicitation-for-oauth-flows', 'Servers MUST NOT rely on URL mode elicitation to authorize users for themselves', 'binds how the application authorizes users (rxmcp\'s own authorization is OAuth 2.1, see auth:*)'),
@@ -352,7 +358,9 @@ export const requirements2026 = {
   'sampling:tools-capability@2026-07-28': must('client', 'client/sampling#tools-in-sampling', 'Clients MUST declare sampling.tools to receive tool-enabled sampling requests', [
     `${CLIENT_ROUNDS}fails with CapabilityError and does not retry when the server asks for sampling with tools when sampling.tools is not declared`,
   ]),
-  'sampling:no-tools-without-capability@2026-07-28': must('server', 'client/sampling#tools-in-sampling', 'Servers MUST NOT send tool-enabled sampling requests to clients that did not declare sampling.tools'),
+  'sampling:no-tools-without-capability@2026-07-28': must('server', 'client/sampling#tools-in-sampling', 'Servers MUST NOT send tool-enabled sampling requests to clients that did not declare sampling.tools', [
+    `${NEW}base.spec.ts > MCP 2026-07-28 progress and sampling (server) > does not ask a client for sampling with tools when it declared sampling without tools`,
+  ]),
   'sampling:capability@2026-07-28': must('client', 'client/sampling#capabilities', 'Clients that support sampling MUST declare the sampling capability in the clientCapabilities _meta of each request', [
     `${V2_CLIENT}answers a sampling input request (MRTR) with the sampling handler`,
   ]),

@@ -164,3 +164,37 @@ describe('MCP 2026-07-28 base protocol', () => {
     ])
   })
 })
+
+describe('MCP 2026-07-28 progress and sampling (server)', () => {
+  it('sends no progress after the response of a modern request', async () => {
+    let kept: ServerContext | undefined
+    const raw = await rawServer(server => {
+      server.tool('early', {}, (_args, ctx: ServerContext) => {
+        kept = ctx
+        ctx.progress(1, 3)
+        return { content: [] }
+      })
+    })
+    raw.write({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'early', arguments: {}, _meta: modernMeta({ progressToken: 'tok' }) } })
+    await raw.until(replies => replies.some(reply => reply.id === 'p'))
+    kept!.progress(2, 3)
+    raw.write({ jsonrpc: '2.0', id: 'next', method: 'tools/call', params: { name: 'echo', arguments: { text: 'n' }, _meta: modernMeta() } })
+    await raw.until(replies => replies.some(reply => reply.id === 'next'))
+    expect(raw.replies.map(reply => reply.method ?? `response ${String(reply.id)}`)).toEqual(['notifications/progress', 'response p', 'response next'])
+  })
+
+  it('does not ask a client for sampling with tools when it declared sampling without tools', async () => {
+    const raw = await rawServer(server => {
+      server.tool('ask', {}, async (_args, ctx: ServerContext) => {
+        await ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5, tools: [{ name: 't', inputSchema: { type: 'object' } }] })
+        return { content: [] }
+      })
+    })
+    raw.write({ jsonrpc: '2.0', id: 's', method: 'tools/call', params: { name: 'ask', arguments: {}, _meta: { ...modernMeta(), [MetaKey.clientCapabilities]: { sampling: {} } } } })
+    await raw.until(replies => replies.some(reply => reply.id === 's'))
+    expect(raw.replies).toEqual([{
+      jsonrpc: '2.0', id: 's',
+      error: { code: -32021, message: expect.stringContaining('sampling.tools'), data: { requiredCapabilities: { sampling: { tools: {} } } } },
+    }])
+  })
+})
