@@ -68,9 +68,10 @@ export class HttpGuard {
 
   /**
    * Serves the authenticator's own documents (false: answered), then, on a guarded path, verifies
-   * the credentials: the principal goes on the exchange, or the refusal is answered. A refusal costs
-   * the client's address a token of the failed-authentication budget; an address that has none left
-   * is answered 429 with Retry-After, and is not verified at all until its bucket has a token again.
+   * the credentials: the principal goes on the exchange, or the refusal is answered. A refusal with a
+   * 4xx status (401: a missing, invalid or expired credential) costs the client's address a token of
+   * the failed-authentication budget; an address that has none left is answered 429 with
+   * Retry-After, and is not verified at all until its bucket has a token again.
    */
   async admit(exchange: Exchange, isGuarded: boolean): Promise<boolean> {
     const auth = this.#auth
@@ -86,8 +87,10 @@ export class HttpGuard {
     if (failures !== undefined && this.#isBlocked(exchange, address)) return false
     const outcome = await auth.authenticate(exchange)
     if (outcome.type === 'refuse') {
-      // Every refused credential is charged, a missing one included: it is the same verification.
-      const wait = failures === undefined ? 0 : await failures.take(address)
+      // Every credential refused as the client's fault (4xx) is charged, a missing one included: it
+      // is the same verification. A 5xx (the verifier cannot decide now) is the server's, not charged.
+      const isClientFault = outcome.answer.status < 500
+      const wait = failures === undefined || !isClientFault ? 0 : await failures.take(address)
       if (wait > 0) {
         this.#block(address, wait)
         return this.#refuseFailures(exchange, wait)
@@ -143,8 +146,15 @@ export class HttpGuard {
    * usually given a whole /64, so its addresses are one client); an IPv4-mapped one is its IPv4.
    */
   addressKey(exchange: ClientRequest): string {
-    const address = this.#clientAddress === undefined ? exchange.remoteAddress : this.#clientAddress(exchange) ?? exchange.remoteAddress
-    return `address:${clientAddressKey(address)}`
+    return `address:${clientAddressKey(this.clientAddress(exchange))}`
+  }
+
+  /**
+   * The client's address: the listener's `clientAddress` (behind a trusted proxy), else the
+   * socket's. What sessions and exchanges report as their `remoteAddress`, for every limit per address.
+   */
+  clientAddress(exchange: ClientRequest): string | undefined {
+    return this.#clientAddress === undefined ? exchange.remoteAddress : this.#clientAddress(exchange) ?? exchange.remoteAddress
   }
 
   #answerBudget(exchange: Exchange, waitMs: number, answers: RefusedIds): boolean {

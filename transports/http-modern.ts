@@ -88,8 +88,10 @@ export class ModernExchange implements Transport {
     readonly highWaterMark: number,
     /** Answer with one JSON body always (the listener's `jsonResponse`): notifications are dropped. */
     readonly isJsonOnly = false,
+    /** The client's address (the listener's `clientAddress` behind a proxy; default the socket's). */
+    remoteAddress: string | undefined = exchange.remoteAddress,
   ) {
-    this.remoteAddress = exchange.remoteAddress
+    this.remoteAddress = remoteAddress
     this.inbound = new Observable<Inbound>(subscriber => {
       if (this.#isDone) return subscriber.complete()
       this.#reader = subscriber

@@ -595,7 +595,7 @@ class HttpTransportServer implements StreamableHttpServer {
       session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd), client)
       session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
-      session.remoteAddress = exchange.remoteAddress
+      session.remoteAddress = this.#guard.clientAddress(exchange)
       if (this.#shared !== undefined) await this.#shared.claim(session, 'streamable-http')
       this.#connections.next(session)
     } else {
@@ -645,7 +645,7 @@ class HttpTransportServer implements StreamableHttpServer {
     // Held open until answered, for as long as a listen stream lasts: each counts against its client.
     const client = this.#guard.clientKey(exchange)
     if (!this.#hold(exchange, client, message.id as string | number)) return
-    const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark, this.#options.jsonResponse === true)
+    const transport = new ModernExchange(exchange, payload, this.#config.highWaterMark, this.#options.jsonResponse === true, this.#guard.clientAddress(exchange))
     this.#exchanges.add(transport)
     void transport.closed.then(() => { this.#exchanges.delete(transport); this.#held.release(client) })
     this.#connections.next(transport)
@@ -658,7 +658,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const session = new HttpSession('', STATELESS_CONFIG, 0, () => {})
     session.isStateless = true
     // Per-client limits (the task quotas) count a stateless exchange by its address.
-    session.remoteAddress = exchange.remoteAddress
+    session.remoteAddress = this.#guard.clientAddress(exchange)
     this.#connections.next(session)
     if (requestIds.length === 0) {
       const error = session.receive(payload, exchange.principal)
@@ -716,7 +716,7 @@ class HttpTransportServer implements StreamableHttpServer {
     session.principalKey = principalKey(exchange.principal)
     if (this.#shared !== undefined) await this.#shared.claim(session, 'sse')
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)
-    session.remoteAddress = exchange.remoteAddress
+    session.remoteAddress = this.#guard.clientAddress(exchange)
     this.#connections.next(session)
   }
 

@@ -73,7 +73,7 @@ let nextId = 1
 function modern(url: string, from: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const id = nextId++
   const body = { jsonrpc: '2.0', id, method, params: { ...params, _meta: { [MetaKey.protocolVersion]: MODERN, [MetaKey.clientCapabilities]: {}, [MetaKey.clientInfo]: { name: 'limits', version: '1' } } } }
-  const name = method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}
+  const name: Record<string, string> = method === 'tools/call' ? { 'mcp-name': String(params.name) } : {}
   return { id, answer: send(url, 'POST', from, { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...name, ...headers }, JSON.stringify(body)) }
 }
 
@@ -318,5 +318,24 @@ describe('issue 20: a text/plain POST is accepted (202)', () => {
     const refused = await send(url, 'POST', A, { 'content-type': 'text/plain; x=application/json', accept: ACCEPT }, init)
     expect(refused.status).toBe(415)
     expect(http!.sessionCount).toBe(0)
+  })
+})
+
+describe('streamableHttp clientAddress', () => {
+  it('counts clients behind a proxy by the address the proxy wrote, and ignores the header without the option', async () => {
+    const behindProxy = await start({ maxExchangesPerClient: 1, clientAddress: request => request.header('x-real-ip') ?? undefined })
+    expect((await listen(behindProxy, A, { 'x-real-ip': '203.0.113.1' })).status).toBe(200)
+    expect((await listen(behindProxy, A, { 'x-real-ip': '203.0.113.1' })).status).toBe(429)
+    expect((await listen(behindProxy, A, { 'x-real-ip': '203.0.113.2' })).status).toBe(200)
+    // An IPv6 client is counted by its /64: another address of the same host is the same client.
+    expect((await listen(behindProxy, A, { 'x-real-ip': '2001:db8:1:2::1' })).status).toBe(200)
+    expect((await listen(behindProxy, A, { 'x-real-ip': '2001:db8:1:2::ffff' })).status).toBe(429)
+    expect((await listen(behindProxy, A, { 'x-real-ip': '2001:db8:1:3::1' })).status).toBe(200)
+    for (const response of open) response.destroy()
+    await mcp!.close()
+    await http!.close()
+    const direct = await start({ maxExchangesPerClient: 1 })
+    expect((await listen(direct, A, { 'x-real-ip': '203.0.113.1' })).status).toBe(200)
+    expect((await listen(direct, A, { 'x-real-ip': '203.0.113.2' })).status).toBe(429)
   })
 })
