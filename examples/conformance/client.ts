@@ -12,6 +12,7 @@ import { SkillVerificationError } from '../../lib/skills.ts'
 import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { AuthorizationError, enterpriseGrant, headlessRedirect, oauthFetch, type OAuthFetchOptions } from '../../auth/client.ts'
+import { authChallenge } from '../../lib/www-authenticate.ts'
 import type { Tool } from '../../lib/schema/types.ts'
 
 const url = process.argv[2]
@@ -137,6 +138,31 @@ interface Context {
   idp_token_endpoint?: string
 }
 
+/**
+ * The authorization server the scenario's MCP server names: the first of its Protected Resource
+ * Metadata (at the URL its 401 challenge names, else the well-known ones), else (MCP 2025-03-26)
+ * its origin. Trusting the server for it is what a conformance client may do and an application
+ * must not: an application states the issuer its credentials came with.
+ */
+async function scenarioIssuer(serverUrl: string): Promise<string> {
+  const server = new URL(serverUrl)
+  const probe = await fetch(server, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' })
+  void probe.body?.cancel()
+  const named = authChallenge(probe.headers.get('www-authenticate'))?.params.resource_metadata
+  const candidates = [
+    ...(named === undefined ? [] : [new URL(named, server)]),
+    new URL(`/.well-known/oauth-protected-resource${server.pathname.replace(/\/$/, '')}`, server),
+    new URL('/.well-known/oauth-protected-resource', server),
+  ]
+  for (const candidate of candidates) {
+    const response = await fetch(candidate, { headers: { accept: 'application/json' } })
+    if (!response.ok) { void response.body?.cancel(); continue }
+    const servers = (await response.json() as { authorization_servers?: unknown }).authorization_servers
+    if (Array.isArray(servers) && typeof servers[0] === 'string') return servers[0]
+  }
+  return server.origin
+}
+
 function parseContext(text: string | undefined): Context {
   if (text === undefined) return {}
   try {
@@ -165,6 +191,10 @@ async function runAuthScenario(url: string): Promise<void> {
     auth.privateKey = context.private_key_pem
     auth.signingAlgorithm = context.signing_algorithm ?? 'ES256'
   }
+  // oauthFetch sends pre-registered credentials only to the issuer they are from. An application
+  // knows it from its registration; the scenario hands only the credentials, so the issuer is read
+  // from the scenario's Protected Resource Metadata first.
+  if (auth.clientId !== undefined && (auth.clientSecret !== undefined || auth.privateKey !== undefined)) auth.issuer = await scenarioIssuer(url)
   if (scenario.startsWith('auth/client-credentials-')) auth.grant = 'client_credentials'
   if (scenario === 'auth/wif-jwt-bearer') {
     const assertion = context.valid_jwt ?? ''
