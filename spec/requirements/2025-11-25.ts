@@ -33,6 +33,7 @@ const OIDC = 'spec/auth/oidc-provider.spec.ts > our client and server with oidc-
 const CONNECTION = 'spec/lib/connection.spec.ts > createConnection > '
 const NEW_BASE = 'spec/requirements/base.spec.ts > '
 const NEW_CLIENT = 'spec/requirements/client.spec.ts > '
+const NEW_HTTP_CLIENT = 'spec/requirements/http-client.spec.ts > MCP 2025-11-25 Streamable HTTP (client) > '
 
 const AUTH_BEST_PRACTICE = 'an umbrella over OAuth 2.1; the parts an SDK can check are listed as their own requirements'
 const UI = 'binds the user interface of the host application; rxmcp hands the request to the application\'s handler and renders nothing'
@@ -156,8 +157,11 @@ export const requirements2025 = {
   ]),
   'http:client-post': must('client', 'basic/transports#sending-messages-to-the-server', 'Every JSON-RPC message the client sends MUST be a new HTTP POST to the MCP endpoint, with an Accept header listing application/json and text/event-stream', [
     `${INTEROP_HTTP}rxmcp HTTP clients against official SDK HTTP servers > runs tools, progress and sampling over Streamable HTTP`,
+    `${NEW_HTTP_CLIENT}accepts JSON and SSE on every POST, each carrying one message, and only SSE on its GET`,
   ]),
-  'http:post-single-message': must('client', 'basic/transports#sending-messages-to-the-server', 'The body of a POST MUST be a single JSON-RPC request, notification or response'),
+  'http:post-single-message': must('client', 'basic/transports#sending-messages-to-the-server', 'The body of a POST MUST be a single JSON-RPC request, notification or response', [
+    `${NEW_HTTP_CLIENT}accepts JSON and SSE on every POST, each carrying one message, and only SSE on its GET`,
+  ]),
   'http:accepted-202': must('server', 'basic/transports#sending-messages-to-the-server', 'For an accepted response or notification, the server MUST return 202 Accepted with no body', [
     `${HTTP}answers notifications with 202, and requests with progress then the result`,
   ]),
@@ -173,7 +177,9 @@ export const requirements2025 = {
     `${HTTP_CLIENT}bounds what a server sends > fails the request whose JSON answer passes maxMessageSize`,
   ]),
   'http:client-retry-field': must('client', 'basic/transports#sending-messages-to-the-server', 'The client MUST respect the SSE retry field, waiting that many milliseconds before reconnecting'),
-  'http:get-accept': must('client', 'basic/transports#listening-for-messages-from-the-server', 'A client GET MUST include an Accept header listing text/event-stream'),
+  'http:get-accept': must('client', 'basic/transports#listening-for-messages-from-the-server', 'A client GET MUST include an Accept header listing text/event-stream', [
+    `${NEW_HTTP_CLIENT}accepts JSON and SSE on every POST, each carrying one message, and only SSE on its GET`,
+  ]),
   'http:get-sse-or-405': must('server', 'basic/transports#listening-for-messages-from-the-server', 'The server MUST answer a GET with text/event-stream, or with 405 Method Not Allowed when it offers no stream', [
     `${HTTP}sends server-initiated messages on the standalone GET stream, several of which may be open`,
     `${HTTP}serves each POST on its own in stateless mode, for the official client too`,
