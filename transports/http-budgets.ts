@@ -25,22 +25,27 @@ export class ConcurrencyBudget {
     this.#total = total
   }
 
-  /** Counts one more for `key`, or says which maximum it would pass (nothing counted then). */
-  acquire(key: string): BudgetRefusal | undefined {
-    const count = this.#counts.get(key) ?? 0
+  /**
+   * Counts one more for `key`, or says which maximum it would pass (nothing counted then). A client
+   * that cannot be told apart (`key` undefined) is held to the total only.
+   */
+  acquire(key: string | undefined): BudgetRefusal | undefined {
+    const count = key === undefined ? 0 : this.#counts.get(key) ?? 0
     if (count >= this.#perClient) return 'client'
     if (this.#open >= this.#total) return 'total'
-    this.#counts.set(key, count + 1)
+    if (key !== undefined) this.#counts.set(key, count + 1)
     this.#open++
     return undefined
   }
 
-  /** Gives back one of `key`'s (once per successful acquire). */
-  release(key: string): void {
-    const count = this.#counts.get(key)
-    if (count === undefined) return
-    if (count <= 1) this.#counts.delete(key)
-    else this.#counts.set(key, count - 1)
+  /** Gives back one of `key`'s (once per successful acquire, with the same key). */
+  release(key: string | undefined): void {
+    if (key !== undefined) {
+      const count = this.#counts.get(key)
+      if (count === undefined) return
+      if (count <= 1) this.#counts.delete(key)
+      else this.#counts.set(key, count - 1)
+    }
     this.#open--
   }
 

@@ -82,17 +82,19 @@ export class HttpGuard {
       return false
     }
     if (!isGuarded) return true
-    const failures = this.#failures
-    const address = failures === undefined ? '' : this.addressKey(exchange)
-    if (failures !== undefined && this.#isBlocked(exchange, address)) return false
+    // A client whose address is unknown (a web Request carries none) is not budgeted by address:
+    // one bucket for all of them would let one client lock every other out.
+    const address = this.#failures === undefined ? undefined : this.addressKey(exchange)
+    const failures = address === undefined ? undefined : this.#failures
+    if (address !== undefined && this.#isBlocked(exchange, address)) return false
     const outcome = await auth.authenticate(exchange)
     if (outcome.type === 'refuse') {
       // Every credential refused as the client's fault (4xx) is charged, a missing one included: it
       // is the same verification. A 5xx (the verifier cannot decide now) is the server's, not charged.
       const isClientFault = outcome.answer.status < 500
-      const wait = failures === undefined || !isClientFault ? 0 : await failures.take(address)
+      const wait = failures === undefined || !isClientFault ? 0 : await failures.take(address!)
       if (wait > 0) {
-        this.#block(address, wait)
+        this.#block(address!, wait)
         return this.#refuseFailures(exchange, wait)
       }
       exchange.reply(outcome.answer.status, { ...outcome.answer.headers }, outcome.answer.body)
@@ -122,7 +124,8 @@ export class HttpGuard {
    */
   withinBudget(exchange: Exchange, requests: number, answers: RefusedIds): boolean | Promise<boolean> {
     if (this.#requests === undefined || requests === 0) return true
-    const wait = this.#requests.take(this.clientKey(exchange), requests)
+    // Without a principal or an address, callers share one bucket: the limit the operator asked for still holds.
+    const wait = this.#requests.take(this.clientKey(exchange) ?? 'address:', requests)
     if (typeof wait === 'number') return this.#answerBudget(exchange, wait, answers)
     return wait.then(ms => this.#answerBudget(exchange, ms, answers))
   }
@@ -134,9 +137,10 @@ export class HttpGuard {
 
   /**
    * Whose budgets a request spends: its principal's (`principalKey`) once authenticated, else its
-   * client address's (see {@link addressKey}).
+   * client address's (see {@link addressKey}); undefined when neither is known (a web Request
+   * without `clientAddress`): such a client is held to the listener's totals only.
    */
-  clientKey(exchange: Exchange): string {
+  clientKey(exchange: Exchange): string | undefined {
     return principalKey(exchange.principal) || this.addressKey(exchange)
   }
 
@@ -144,9 +148,11 @@ export class HttpGuard {
    * The client address of a request as a budget key: the listener's `clientAddress` (behind a
    * trusted proxy), else the socket's. IPv6 addresses count by their /64 prefix (one host is
    * usually given a whole /64, so its addresses are one client); an IPv4-mapped one is its IPv4.
+   * Undefined when the address is unknown.
    */
-  addressKey(exchange: ClientRequest): string {
-    return `address:${clientAddressKey(this.clientAddress(exchange))}`
+  addressKey(exchange: ClientRequest): string | undefined {
+    const key = clientAddressKey(this.clientAddress(exchange))
+    return key === '' ? undefined : `address:${key}`
   }
 
   /**

@@ -367,7 +367,8 @@ class HttpTransportServer implements StreamableHttpServer {
   }
 
   /**
-   * Room for one more session of the exchange's client, whose key it returns. First the client's
+   * Room for one more session of the exchange's client, whose key it returns (`client` undefined
+   * when the client cannot be told apart: then only the listener's cap applies). First the client's
    * own share (`maxSessionsPerClient`): at it, the client's least recently active session with no
    * request in flight is evicted once idle `sessionEvictionMinIdle` (a client may give up its own
    * stale session, never another's), else 429. Then the listener's (`maxSessions`): at it, the least
@@ -375,11 +376,12 @@ class HttpTransportServer implements StreamableHttpServer {
    * else 503. A refusal carries Retry-After (when that session becomes evictable), answers
    * `answers`, and returns undefined.
    */
-  #admit(exchange: Exchange, answers: RefusedIds = null): string | undefined {
+  #admit(exchange: Exchange, answers: RefusedIds = null): { client: string | undefined } | undefined {
+    // Undefined for a client that cannot be told apart (no principal, no address): the total only.
     const client = this.#guard.clientKey(exchange)
     const minIdle = this.#options.sessionEvictionMinIdle ?? STREAMABLE_HTTP_DEFAULTS.sessionEvictionMinIdle
     const now = this.#now()
-    if (this.#clientSessions.count(client) >= (this.#options.maxSessionsPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxSessionsPerClient)) {
+    if (client !== undefined && this.#clientSessions.count(client) >= (this.#options.maxSessionsPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxSessionsPerClient)) {
       const own = evictable(this.#clientSessions.of(client))
       if (own === undefined || now - own.lastSeen < minIdle) {
         const wait = own === undefined ? minIdle : minIdle - (now - own.lastSeen)
@@ -389,11 +391,11 @@ class HttpTransportServer implements StreamableHttpServer {
       }
       own.end()
     }
-    if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return client
+    if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return { client }
     const candidate = evictable(this.#sessions.values())
     if (candidate !== undefined && now - candidate.lastSeen >= minIdle) {
       candidate.end()
-      return client
+      return { client }
     }
     const wait = candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)
     replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(retryAfterSeconds(wait)) }, answers)
@@ -405,7 +407,7 @@ class HttpTransportServer implements StreamableHttpServer {
    * refused, 429 past the client's `maxExchangesPerClient`, 503 past the listener's `maxExchanges`,
    * with Retry-After and an error per request of `answers`. Give it back with `#held.release(client)`.
    */
-  #hold(exchange: Exchange, client: string, answers: RefusedIds): boolean {
+  #hold(exchange: Exchange, client: string | undefined, answers: RefusedIds): boolean {
     const refusal = this.#held.acquire(client)
     if (refusal === undefined) return true
     // One of the client's own requests (or anyone's) ending makes room: that is no time we can know.
@@ -425,7 +427,7 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#shared?.ended(session)
   }
 
-  /** Adds a session to the table, and to its client's (`client`; none for a session taken over from another instance). */
+  /** Adds a session to the table, and to its client's (`client`; none for a session taken over from another instance, or of a client not told apart). */
   #register<S extends AnySession>(session: S, client?: string): S {
     this.#sessions.set(session.id, session)
     if (client !== undefined) this.#clientSessions.add(client, session)
@@ -588,11 +590,11 @@ class HttpTransportServer implements StreamableHttpServer {
     let session: HttpSession
     if (isInitialize) {
       if (Array.isArray(payload) && payload.length > 1) return replyError(exchange, 400, -32600, 'Invalid Request: initialize must be sent alone', undefined, answers)
-      const client = this.#admit(exchange, answers)
-      if (client === undefined) return
+      const admitted = this.#admit(exchange, answers)
+      if (admitted === undefined) return
       const id = this.#newSessionId(exchange, answers)
       if (id === undefined) return
-      session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd), client)
+      session = this.#register(new HttpSession(id, this.#config, this.#now(), this.#onEnd), admitted.client)
       session.principalKey = principalKey(exchange.principal)
       session.initializeRequestId = ids[0]
       session.remoteAddress = this.#guard.clientAddress(exchange)
@@ -653,8 +655,9 @@ class HttpTransportServer implements StreamableHttpServer {
 
   async #postStateless(exchange: Exchange, payload: unknown, requestIds: RequestId[], answers: RefusedIds): Promise<void> {
     // Requests are held open until answered: each POST of them counts against its client.
-    const client = requestIds.length === 0 ? undefined : this.#guard.clientKey(exchange)
-    if (client !== undefined && !this.#hold(exchange, client, answers)) return
+    const isHeld = requestIds.length > 0
+    const client = this.#guard.clientKey(exchange)
+    if (isHeld && !this.#hold(exchange, client, answers)) return
     const session = new HttpSession('', STATELESS_CONFIG, 0, () => {})
     session.isStateless = true
     // Per-client limits (the task quotas) count a stateless exchange by its address.
@@ -675,7 +678,7 @@ class HttpTransportServer implements StreamableHttpServer {
       else exchange.reply(200, JSON_HEADERS, JSON.stringify(result))
     } finally {
       session.end()
-      this.#held.release(client!)
+      this.#held.release(client)
     }
   }
 
@@ -708,11 +711,11 @@ class HttpTransportServer implements StreamableHttpServer {
   async #openLegacy(exchange: Exchange, messagesPath: string): Promise<void> {
     const accept = exchange.header('accept') ?? ''
     if (!accept.includes('text/event-stream') && !accept.includes('*/*') && accept !== '') return replyError(exchange, 406, -32000, 'Not Acceptable')
-    const client = this.#admit(exchange)
-    if (client === undefined) return
+    const admitted = this.#admit(exchange)
+    if (admitted === undefined) return
     const id = this.#newSessionId(exchange)
     if (id === undefined) return
-    const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd), client)
+    const session = this.#register(new LegacySession(id, this.#now(), this.#onEnd), admitted.client)
     session.principalKey = principalKey(exchange.principal)
     if (this.#shared !== undefined) await this.#shared.claim(session, 'sse')
     session.attach(exchange, `${messagesPath}?sessionId=${encodeURIComponent(id)}`, this.#config.highWaterMark)

@@ -29,6 +29,13 @@ describe('ConcurrencyBudget', () => {
     budget.release('unknown')
     expect(budget.size).toBe(3)
   })
+
+  it('holds a client it cannot tell apart (undefined key) to the total only', () => {
+    const budget = new ConcurrencyBudget(1, 2)
+    expect([budget.acquire(undefined), budget.acquire(undefined), budget.acquire(undefined)]).toEqual([undefined, undefined, 'total'])
+    budget.release(undefined)
+    expect([budget.size, budget.acquire('a'), budget.size]).toEqual([1, undefined, 2])
+  })
 })
 
 describe('ClientGroups', () => {

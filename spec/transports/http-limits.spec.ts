@@ -225,6 +225,12 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
     expect((await modern(url, A, 'tools/list', {}, bad).answer).status).toBe(429)
   })
 
+  it('does not charge a refusal that is the verifier\'s (5xx), only the client\'s (4xx)', async () => {
+    const auth: Authenticator = { authenticate: async () => ({ type: 'refuse', answer: { status: 503, headers: { 'retry-after': '1' }, body: '' } }) }
+    const url = await start({ auth, failedAuthLimit: { capacity: 1, refillPerSecond: 0.001 } })
+    for (let i = 0; i < 5; i++) expect((await modern(url, A, 'tools/list').answer).status).toBe(503)
+  })
+
   it('charges failed authentications of the legacy SSE paths too, and never with failedAuthLimit: false', async () => {
     const { auth } = testAuth()
     const url = await start({ auth, failedAuthLimit: { capacity: 2, refillPerSecond: 0.001 } })
@@ -322,6 +328,32 @@ describe('issue 20: a text/plain POST is accepted (202)', () => {
 })
 
 describe('streamableHttp clientAddress', () => {
+  it('holds clients it cannot tell apart (a web Request, no clientAddress) to the totals only, and budgets them once told', async () => {
+    const { auth } = testAuth()
+    const webInit = (listener: StreamableHttpServer, headers: Record<string, string> = {}) => listener.handle(new Request('http://127.0.0.1/mcp', {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'web', version: '1' } } }),
+    }))
+    const unknown = streamableHttp({ maxSessionsPerClient: 1, auth, failedAuthLimit: { capacity: 1, refillPerSecond: 0.001 } })
+    try {
+      // One bucket for every unknown client would let one of them lock all the others out.
+      for (let i = 0; i < 3; i++) expect((await webInit(unknown)).status).toBe(401)
+      expect((await webInit(unknown, { authorization: 'Bearer user-a' })).status).toBe(200)
+      expect((await webInit(unknown, { authorization: 'Bearer user-a' })).status).toBe(429)
+    } finally {
+      await unknown.close()
+    }
+    const told = streamableHttp({ maxSessionsPerClient: 1, clientAddress: request => request.header('x-client') ?? undefined })
+    try {
+      expect((await webInit(told, { 'x-client': '198.51.100.7' })).status).toBe(200)
+      expect((await webInit(told, { 'x-client': '198.51.100.7' })).status).toBe(429)
+      expect((await webInit(told)).status).toBe(200)
+      expect((await webInit(told)).status).toBe(200)
+    } finally {
+      await told.close()
+    }
+  })
+
   it('counts clients behind a proxy by the address the proxy wrote, and ignores the header without the option', async () => {
     const behindProxy = await start({ maxExchangesPerClient: 1, clientAddress: request => request.header('x-real-ip') ?? undefined })
     expect((await listen(behindProxy, A, { 'x-real-ip': '203.0.113.1' })).status).toBe(200)
