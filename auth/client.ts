@@ -128,6 +128,12 @@ interface Session {
  * once per request; step-ups go on up to `maxAuthorizationAttempts` authorizations in all, then
  * the request fails with AuthorizationError TooManyAttempts. Refusals (issuer, resource, state,
  * iss) fail the request with AuthorizationError; other answers are returned as they are.
+ *
+ * The client's own requests (discovery, registration, token, an extension grant's) go through a
+ * guard (auth/client/endpoint-guard.ts): each URL must be https (or http to a loopback host) and
+ * not on a private, link-local or special address (`allowPrivateNetwork`), and each answer is read
+ * up to `maxResponseBytes` within `requestTimeoutMs`. Pre-registered credentials go only to
+ * `issuer`'s authorization server (AuthorizationError UntrustedIssuer for any other).
  * Requests are sent again after authorizing: a stream body is read whole first (the Streamable
  * HTTP client sends strings). A request whose signal aborted while it waited for an
  * authorization fails with the signal's reason instead of being sent again.
