@@ -9,7 +9,11 @@ import { createEverythingServer } from '../everything/everything.ts'
 
 const scale = await redisScaleOut(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { prefix: process.env.REDIS_PREFIX })
 const server = createEverythingServer({ ...scale.server })
-const http = streamableHttp({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0), ...scale.http })
+// Behind nginx every socket is nginx's: the client is the last X-Forwarded-For entry, the one nginx
+// appends ($proxy_add_x_forwarded_for), so per-client budgets count clients, not the proxy. Trust it
+// only because the instance listens on loopback, where nothing but nginx reaches it.
+const clientAddress = (request: { header(name: string): string | null }) => request.header('x-forwarded-for')?.split(',').at(-1)?.trim() || undefined
+const http = streamableHttp({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0), ...scale.http, clientAddress })
 await server.listen(http)
 // Health changes go to stderr: stdout carries only the ready line.
 const health = scale.health.subscribe(state => process.stderr.write(`instance ${process.pid}: redis ${state}\n`))
