@@ -20,6 +20,7 @@ import type { TaskStore } from './tasks/store.ts'
 import type { TaskState } from './tasks/task.ts'
 import { Server } from './server/server.ts'
 import type { SubscriptionMessage, SubscriptionState } from './server/session.ts'
+import type { RequestStateStore } from './server/request-state.ts'
 
 export type { SubscriptionMessage, SubscriptionState }
 
@@ -299,6 +300,15 @@ export interface ServerOptions {
   requestStateKey?: string | Uint8Array
   /** Ms a `requestState` stays valid (default 10 minutes); past it the retry is refused with -32602. */
   requestStateTtlMs?: number
+  /**
+   * Where the `requestState`s already used are remembered, so that each continues its request at
+   * most once: a second retry with the same state is refused with -32602 (`data.reason: 'used'`).
+   * Default: this process's memory (`memoryRequestStateStore`, 100,000 states at most; when full,
+   * retries with a state are refused with -32029 until the oldest expire). Instances that share a
+   * `requestStateKey` should share a store (Redis `SET NX PXAT`, see {@link RequestStateStore}),
+   * or a state can be used once on each of them.
+   */
+  requestStateStore?: RequestStateStore
   /**
    * Cache hints (modern era) of the cacheable results by method: `server/discover`, `tools/list`,
    * `prompts/list`, `resources/list`, `resources/templates/list`, `resources/read` (a resource's or

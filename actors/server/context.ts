@@ -14,6 +14,7 @@ import type { HandlerOutcome } from '../request.ts'
 import { BaseContext } from '../context.ts'
 import type { Session } from './session.ts'
 import type { Round } from './modern.ts'
+import { checkElicitResult } from './elicitation.ts'
 
 /**
  * The context of a legacy-era request: filled from its session (negotiated capabilities, client
@@ -38,8 +39,9 @@ export class SessionContext extends BaseContext implements ServerContext {
   sample(params: CreateMessageParams, options?: InputOptions): Promise<CreateMessageResult> {
     return this.session.sample(params, { signal: this.signal, relatedRequestId: this.requestId, ...options })
   }
+  /** The client's answer, checked: rejects with ElicitationContentError when it is not one to `params` (see checkElicitResult). */
   elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
-    return this.session.elicit(params, { signal: this.signal, relatedRequestId: this.requestId, ...options })
+    return this.session.elicit(params, { signal: this.signal, relatedRequestId: this.requestId, ...options }).then(answer => checkElicitResult(params, answer))
   }
   listRoots(options?: InputOptions): Promise<ListRootsResult> {
     return this.session.listRoots({ signal: this.signal, relatedRequestId: this.requestId, ...options })
@@ -48,10 +50,11 @@ export class SessionContext extends BaseContext implements ServerContext {
 
 /**
  * The context of a modern-era request (MCP 2026-07-28): filled from the request's `_meta`; asking
- * the client is an MRTR round. `elicit`, `sample` and `listRoots` resolve at once with the answer
- * the client sent for their key when it re-issued the request; without one, the request is
- * answered `input_required` (with every input asked in the same turn) and the handler's promise
- * never settles: the handler runs again from the start on the retry.
+ * the client is an MRTR round. `elicit`, `sample` and `listRoots` resolve with the answer the
+ * client sent for their key when it re-issued the request with the round's `requestState` (an
+ * elicitation's checked against its requestedSchema); without one, the request is answered
+ * `input_required` (with every input asked in the same turn) and the handler's promise never
+ * settles: the handler runs again from the start on the retry.
  */
 export class ModernContext extends BaseContext implements ServerContext {
   override readonly era = 'modern' as const

@@ -20,6 +20,8 @@ import type { CacheHint } from '../server.ts'
 import { isPromiseLike } from '../request.ts'
 import { ModernContext } from './context.ts'
 import { paramsDigest, type RoundState } from './request-state.ts'
+import { checkElicitResult } from './elicitation.ts'
+import type { ElicitParams } from '../../lib/schema/types.ts'
 import { TASKS_EXTENSION } from './tasks.ts'
 import { taskToModernWire } from '../tasks/task.ts'
 import type { RouteHandler } from './router.ts'
@@ -69,6 +71,8 @@ export class Round {
       if (!isJsonObject(answer) || !(ANSWER_CHECKS[method]?.(answer) ?? true)) {
         return Promise.reject(new InvalidParamsError(`Invalid params: inputResponses.${id} is not a valid answer to ${method}`, { key: id }))
       }
+      // An accepted form's content must match the requestedSchema asked now (ElicitationContentError).
+      if (method === 'elicitation/create') return checkElicitResult(params as unknown as ElicitParams, answer, id)
       return Promise.resolve(answer)
     }
     // MCP 2026-07-28 (MRTR): never ask for what the client did not declare it can answer.
@@ -161,17 +165,29 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
 
 /**
  * The round a retry continues: its requestState opened and checked (authentic, not expired, of
- * this principal, method and parameters), and the answers the handler may take: the earlier
- * rounds' (sealed in the state) and the ones this retry brings. An answer is checked against the
- * method of the input that takes it when the handler asks; keys nobody asks for are ignored. A
- * client that answers before being asked only saves itself a round: it would be the one asked.
+ * this principal, method and parameters, and not used before), and the answers the handler may
+ * take: the earlier rounds' (sealed in the state) and, of the ones this retry brings, those to the
+ * input requests the state's round made. An answer is checked against the method (and for an
+ * elicitation, the requestedSchema) of the input that takes it when the handler asks.
+ *
+ * MCP 2026-07-28 MRTR: input responses answer the input requests of the round the state
+ * continues. Without a state there was no round, so the server asked for nothing: `inputResponses`
+ * sent without one are ignored (the spec: ignore what the server did not ask for), and a handler
+ * that asks gets an input_required round like any first request. Keys the state's round did not
+ * ask are ignored the same way, so no retry can answer for a round that was never sent.
+ *
+ * A state is used once: it is claimed in the server's {@link RequestStateStore} only once it has
+ * passed every check (a refused retry does not spend it), and a second retry with it is refused
+ * with -32602 (`reason: 'used'`), so what the handler does after its last input runs at most once
+ * per state.
  */
 async function resumeRound(session: Session, request: IncomingRequest, params: JsonObject): Promise<Round> {
   const method = request.method
   const responses = params.inputResponses
   if (responses !== undefined && !isJsonObject(responses)) throw new InvalidParamsError('Invalid params: inputResponses must be an object of answers by key')
-  if (params.requestState === undefined) return new Round({ ...responses }, undefined)
-  const state = await session.server.requestStates.open(params.requestState)
+  if (params.requestState === undefined) return new Round({}, undefined)
+  const server = session.server
+  const state = await server.requestStates.open(params.requestState)
   if (typeof state === 'string') {
     throw new InvalidParamsError(state === 'expired' ? 'Invalid params: requestState has expired; send the request again without it'
       : 'Invalid params: requestState failed its integrity check', { reason: state })
@@ -179,8 +195,16 @@ async function resumeRound(session: Session, request: IncomingRequest, params: J
   if (state.method !== method || state.principal !== principalKey(request.principal) || state.digest !== await paramsDigest(params)) {
     throw new InvalidParamsError('Invalid params: requestState belongs to another request', { reason: 'mismatch' })
   }
-  // What earlier rounds answered stays as it was answered.
-  return new Round({ ...responses, ...state.answers }, state.data)
+  if (!await server.usedRequestStates.claim(state.id, state.expires)) {
+    throw new InvalidParamsError('Invalid params: requestState has already been used; send the request again without it', { reason: 'used' })
+  }
+  // Only answers to what the state's round asked; what earlier rounds answered stays as it was answered.
+  // No prototype: a key is only ever an own property (a "__proto__" key included).
+  const answers: Record<string, unknown> = Object.create(null)
+  if (responses !== undefined && isJsonObject(state.asked)) {
+    for (const key of Object.keys(state.asked)) if (Object.hasOwn(responses, key)) answers[key] = responses[key]
+  }
+  return new Round(Object.assign(answers, state.answers), state.data)
 }
 
 /**

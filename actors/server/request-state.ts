@@ -4,12 +4,19 @@
  * so it is attacker-controlled input: sealed with HMAC-SHA256 under a server key, bound to the
  * principal, the method and a digest of the request's parameters, and given an expiry. Web Crypto
  * only, so it runs wherever the server does (Node, workers, browsers).
+ *
+ * Those bind a state to one request of one principal for a while, but do not make it single-use
+ * (the spec's warning): each state also carries a random id, and a {@link RequestStateStore}
+ * remembers the ids used until they expire, so a state continues its request once.
  */
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import { RateLimitedError } from '../../lib/jsonrpc/errors.ts'
 import { base64url, bytesOfBase64url } from '../../lib/base64url.ts'
 
 /** What a round carries to the next one. */
 export interface RoundState {
+  /** Random (128 bits), made when the state is sealed: what a {@link RequestStateStore} remembers it by. */
+  readonly id: string
   /** The method of the request the state belongs to. */
   readonly method: string
   /** SHA-256 of the request's parameters (without `_meta`, `inputResponses`, `requestState`). */
@@ -51,9 +58,10 @@ export class RequestStateCodec {
     this.#now = now
   }
 
-  /** The sealed form of a state that expires after the codec's TTL. */
-  async seal(state: Omit<RoundState, 'expires'>): Promise<string> {
-    const payload = `${VERSION}.${base64url(encoder.encode(JSON.stringify({ ...state, expires: this.#now() + this.#ttlMs })))}`
+  /** The sealed form of a state, given a fresh id, that expires after the codec's TTL. */
+  async seal(state: Omit<RoundState, 'expires' | 'id'>): Promise<string> {
+    const id = base64url(crypto.getRandomValues(new Uint8Array(16)))
+    const payload = `${VERSION}.${base64url(encoder.encode(JSON.stringify({ id, ...state, expires: this.#now() + this.#ttlMs })))}`
     const mac = new Uint8Array(await crypto.subtle.sign('HMAC', await this.#key, encoder.encode(payload)))
     return `${payload}.${base64url(mac)}`
   }
@@ -74,6 +82,7 @@ export class RequestStateCodec {
     } catch {
       return 'malformed'
     }
+    if (typeof state !== 'object' || state === null || typeof state.id !== 'string') return 'malformed'
     if (typeof state.expires !== 'number' || this.#now() > state.expires) return 'expired'
     return state
   }
@@ -97,4 +106,102 @@ function canonicalJson(value: unknown): string {
     return `{${keys.map(key => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`
   }
   return JSON.stringify(value) ?? 'null'
+}
+
+/**
+ * Where a server remembers the `requestState`s already used, so that each continues its request
+ * at most once (MCP 2026-07-28 MRTR: "servers for which a given requestState must be consumed at
+ * most once MUST enforce that invariant server-side"). The default keeps them in the process
+ * ({@link memoryRequestStateStore}); instances behind one load balancer that share a
+ * `requestStateKey` share one store too, or a state can be used once on each of them.
+ * @example
+ * // Redis: the first SET of an id wins; the record goes when the state would expire anyway.
+ * const store: RequestStateStore = {
+ *   claim: async (id, expiresAt) => (await redis.set(`mcp:rs:${id}`, '1', { NX: true, PXAT: expiresAt })) === 'OK',
+ * }
+ */
+export interface RequestStateStore {
+  /**
+   * Marks the state `id` used. True when this call used it first (the retry goes on), false when
+   * it was used before (the retry is refused). `expiresAt` (ms since the epoch) is when the state
+   * expires: the record is needed until then, and not after. A store that cannot tell (full,
+   * unreachable) throws or rejects, and the retry is refused: never run twice.
+   */
+  claim(id: string, expiresAt: number): boolean | Promise<boolean>
+}
+
+/** DEFAULTS of {@link memoryRequestStateStore}. */
+export const REQUEST_STATE_STORE_DEFAULTS = { maxEntries: 100_000 } as const
+
+/**
+ * The default {@link RequestStateStore}: used ids in memory until their states expire, at most
+ * `maxEntries` (default 100,000, a few MiB). An unexpired id is never dropped to make room, since
+ * that would let its state be used again: when the store is full, `claim` throws
+ * `RateLimitedError` (-32029, `data.retryAfterMs` until the first id expires) and the retry is
+ * refused.
+ */
+export function memoryRequestStateStore(options: { maxEntries?: number; now?: () => number } = {}): RequestStateStore {
+  return new MemoryRequestStateStore(options.maxEntries ?? REQUEST_STATE_STORE_DEFAULTS.maxEntries, options.now ?? Date.now)
+}
+
+class MemoryRequestStateStore implements RequestStateStore {
+  /** Used ids, to their states' expiry. */
+  readonly #expiries = new Map<string, number>()
+  /** The same ids as a binary min-heap on expiry (parallel arrays), to drop expired ones first. */
+  readonly #heapExpiry: number[] = []
+  readonly #heapId: string[] = []
+
+  constructor(readonly maxEntries: number, readonly now: () => number) {}
+
+  claim(id: string, expiresAt: number): boolean {
+    const now = this.now()
+    // A state is refused as expired once its clock passes `expires`: its id may go then.
+    while (this.#heapExpiry.length > 0 && this.#heapExpiry[0]! < now) this.#expiries.delete(this.#pop())
+    if (this.#expiries.has(id)) return false
+    if (this.#expiries.size >= this.maxEntries) {
+      throw new RateLimitedError('Too many requests: the server remembers as many used requestStates as it can; retry later', { retryAfterMs: Math.max(1, this.#heapExpiry[0]! - now + 1) })
+    }
+    this.#expiries.set(id, expiresAt)
+    this.#push(expiresAt, id)
+    return true
+  }
+
+  #push(expiry: number, id: string): void {
+    const expiries = this.#heapExpiry
+    const ids = this.#heapId
+    let at = expiries.length
+    expiries.push(expiry)
+    ids.push(id)
+    while (at > 0) {
+      const parent = (at - 1) >> 1
+      if (expiries[parent]! <= expiry) break
+      expiries[at] = expiries[parent]!
+      ids[at] = ids[parent]!
+      at = parent
+    }
+    expiries[at] = expiry
+    ids[at] = id
+  }
+
+  #pop(): string {
+    const expiries = this.#heapExpiry
+    const ids = this.#heapId
+    const top = ids[0]!
+    const lastExpiry = expiries.pop()!
+    const lastId = ids.pop()!
+    if (expiries.length === 0) return top
+    let at = 0
+    for (;;) {
+      let child = 2 * at + 1
+      if (child >= expiries.length) break
+      if (child + 1 < expiries.length && expiries[child + 1]! < expiries[child]!) child++
+      if (expiries[child]! >= lastExpiry) break
+      expiries[at] = expiries[child]!
+      ids[at] = ids[child]!
+      at = child
+    }
+    expiries[at] = lastExpiry
+    ids[at] = lastId
+    return top
+  }
 }

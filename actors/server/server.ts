@@ -16,7 +16,7 @@ import {
 } from '../server.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
-import { RequestStateCodec } from './request-state.ts'
+import { RequestStateCodec, memoryRequestStateStore, type RequestStateStore } from './request-state.ts'
 import { outcomeObservable } from '../request.ts'
 import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
@@ -112,6 +112,12 @@ export class Server implements McpServer {
   get requestStates(): RequestStateCodec {
     return this.#requestStates ??= new RequestStateCodec(this.options.requestStateKey, this.options.requestStateTtlMs ?? SERVER_DEFAULTS.requestStateTtlMs)
   }
+
+  /** Remembers the `requestState`s already used (ServerOptions.requestStateStore; made on the first retry). */
+  get usedRequestStates(): RequestStateStore {
+    return this.#usedRequestStates ??= this.options.requestStateStore ?? memoryRequestStateStore()
+  }
+  #usedRequestStates: RequestStateStore | undefined
 
   /** Versions this server serves in each era, newest first (from `protocolVersions`, else all). */
   get versions(): { all: readonly string[]; legacy: readonly string[]; modern: readonly string[] } {

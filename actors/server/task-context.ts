@@ -28,6 +28,7 @@ import type { HandlerOutcome } from '../request.ts'
 import type { InputOptions, ServerContext, ServerSession, TaskHandle } from '../server.ts'
 import { withRelatedTask, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { ANSWER_CHECKS, capabilityObject } from './modern.ts'
+import { checkElicitResult } from './elicitation.ts'
 
 
 type InputRequests = NonNullable<TaskState['inputRequests']>
@@ -198,9 +199,11 @@ export class TaskContext implements ServerContext {
     return this.#live(() => this.session.sample(this.#related(params as unknown as JsonObject) as unknown as CreateMessageParams, { signal: this.signal, ...options }))
   }
 
+  /** The client's answer, checked against `params` in either era (see checkElicitResult). */
   elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
-    if (this.#inputs !== undefined) return this.#inputs.ask('elicitation/create', params as unknown as JsonObject, this.clientCapabilities, options?.key) as Promise<ElicitResult>
-    return this.#live(() => this.session.elicit(this.#related(params as unknown as JsonObject) as unknown as ElicitParams, { signal: this.signal, ...options }))
+    const answer = this.#inputs !== undefined ? this.#inputs.ask('elicitation/create', params as unknown as JsonObject, this.clientCapabilities, options?.key)
+      : this.#live(() => this.session.elicit(this.#related(params as unknown as JsonObject) as unknown as ElicitParams, { signal: this.signal, ...options }))
+    return answer.then(result => checkElicitResult(params, result))
   }
 
   listRoots(options?: InputOptions): Promise<ListRootsResult> {

@@ -99,6 +99,18 @@ export class InternalError extends McpError {
   constructor(message = 'Internal error', data?: unknown) { super(ErrorCode.InternalError, message, data) }
 }
 
+/**
+ * -32602: the client's answer to an elicitation is not one the server asked for: an accepted form
+ * whose `content` does not match the `requestedSchema` (MCP 2025-11-25 elicitation: the content
+ * of an accept is "the submitted data matching the requested schema"), or no valid `action`.
+ * `ctx.elicit` rejects with it in either era, so a handler never sees content it did not ask for.
+ * `data` is `{ key?, errors: [{ path, message }] }` (`key`: the input request's key, modern era).
+ */
+export class ElicitationContentError extends InvalidParamsError {
+  override name = 'ElicitationContentError'
+  constructor(message = 'Invalid params: the elicitation answer does not match its requestedSchema', data?: unknown) { super(message, data) }
+}
+
 /** -32002: no such resource. */
 export class ResourceNotFoundError extends McpError {
   override name = 'ResourceNotFoundError'

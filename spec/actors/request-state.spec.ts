@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { RequestStateCodec, paramsDigest, type RoundState } from '../../actors/server/request-state.ts'
+import { REQUEST_STATE_STORE_DEFAULTS, RequestStateCodec, memoryRequestStateStore, paramsDigest, type RoundState } from '../../actors/server/request-state.ts'
+import { ErrorCode, RateLimitedError } from '../../lib/jsonrpc/errors.ts'
 
 const KEY = 'a request-state key of 32 bytes!'
 const TTL = 60_000
 
-const STATE: Omit<RoundState, 'expires'> = {
+const STATE: Omit<RoundState, 'expires' | 'id'> = {
   method: 'tools/call',
   digest: 'digest-of-params',
   principal: '',
@@ -34,12 +35,26 @@ describe('RequestStateCodec', () => {
     const { codec } = codecAt(1_000)
     const sealed = await codec.seal(STATE)
     expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/)
-    expect(await codec.open(sealed)).toEqual({ ...STATE, expires: 1_000 + TTL })
+    expect(await codec.open(sealed)).toEqual({ ...STATE, id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), expires: 1_000 + TTL })
+  })
+
+  it('gives every state it seals an id of its own', async () => {
+    const { codec } = codecAt(1_000)
+    const [first, second] = await Promise.all([codec.seal(STATE), codec.seal(STATE)])
+    const ids = await Promise.all([codec.open(first), codec.open(second)]).then(states => states.map(state => (state as RoundState).id))
+    expect(ids[0]).not.toBe(ids[1])
+  })
+
+  it('refuses an authentic state without an id as malformed', async () => {
+    const payload = `v1.${base64url(new TextEncoder().encode(JSON.stringify({ ...STATE, expires: 10 ** 15 })))}`
+    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(KEY), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+    const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(payload)))
+    expect(await codecAt(0).codec.open(`${payload}.${base64url(mac)}`)).toBe('malformed')
   })
 
   it('opens a state sealed by another codec with the same key (scale-out)', async () => {
     const sealed = await codecAt(0).codec.seal(STATE)
-    expect(await codecAt(0, new TextEncoder().encode(KEY)).codec.open(sealed)).toEqual({ ...STATE, expires: TTL })
+    expect(await codecAt(0, new TextEncoder().encode(KEY)).codec.open(sealed)).toEqual({ ...STATE, id: expect.any(String), expires: TTL })
   })
 
   it('refuses a state whose payload was changed as forged', async () => {
@@ -99,6 +114,54 @@ describe('RequestStateCodec', () => {
   it('makes a random key per codec when none is given', async () => {
     const sealed = await new RequestStateCodec(undefined, TTL).seal(STATE)
     expect(await new RequestStateCodec(undefined, TTL).open(sealed)).toBe('forged')
+  })
+})
+
+describe('memoryRequestStateStore', () => {
+  /** A store whose clock the test moves by hand. */
+  function storeAt(start: number, maxEntries?: number) {
+    const clock = { now: start }
+    return { clock, store: memoryRequestStateStore({ maxEntries, now: () => clock.now }) }
+  }
+
+  it('lets each id be claimed once while its state lives', () => {
+    const { clock, store } = storeAt(0)
+    expect(store.claim('a', 1_000)).toBe(true)
+    expect(store.claim('b', 1_000)).toBe(true)
+    expect(store.claim('a', 1_000)).toBe(false)
+    clock.now = 1_000
+    expect(store.claim('a', 1_000)).toBe(false)
+  })
+
+  it('forgets an id once its state has expired (the codec refuses the state then)', () => {
+    const { clock, store } = storeAt(0)
+    store.claim('a', 1_000)
+    clock.now = 1_001
+    expect(store.claim('a', 1_000)).toBe(true)
+  })
+
+  it('never drops a live id to make room: when full it refuses with -32029 until the first expires', () => {
+    const { clock, store } = storeAt(0, 3)
+    for (const [id, expires] of [['c', 3_000], ['a', 1_000], ['b', 2_000]] as const) expect(store.claim(id, expires)).toBe(true)
+    let error: unknown
+    try { store.claim('d', 4_000) } catch (caught) { error = caught }
+    expect(error).toBeInstanceOf(RateLimitedError)
+    expect(error).toMatchObject({ code: ErrorCode.RateLimited, data: { retryAfterMs: 1_001 } })
+    expect(store.claim('a', 1_000)).toBe(false)
+    clock.now = 1_500
+    // 'a' expired: its place goes to 'd', and the others are still remembered.
+    expect(store.claim('d', 4_000)).toBe(true)
+    expect(['b', 'c', 'd'].map(id => store.claim(id, 5_000))).toEqual([false, false, false])
+    // At 3,500 'b' and 'c' have expired (claimable again); 'd' lives, so the third new id finds no room.
+    clock.now = 3_500
+    expect(store.claim('b', 5_000)).toBe(true)
+    expect(store.claim('c', 5_000)).toBe(true)
+    expect(() => store.claim('e', 5_000)).toThrow(RateLimitedError)
+    expect(store.claim('d', 5_000)).toBe(false)
+  })
+
+  it('holds 100,000 ids by default', () => {
+    expect(REQUEST_STATE_STORE_DEFAULTS.maxEntries).toBe(100_000)
   })
 })
 
