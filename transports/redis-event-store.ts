@@ -99,6 +99,8 @@ local function dropSession(x)
   redis.call('ZREM', N, x)
   redis.call('ZREM', X, x)
   redis.call('DEL', skey(x), zkey(x))
+  -- Nothing held any more: no key stays behind (an idle Redis holds nothing of this store).
+  if redis.call('ZCARD', X) == 0 and redis.call('ZCARD', N) == 0 and redis.call('ZCARD', B) == 0 then redis.call('DEL', T) end
 end
 -- Drops the oldest event of a stream (a replay from before it is refused: its anchor is gone).
 local function dropOldest(x, s)
@@ -198,6 +200,29 @@ return 0`
 const STATS = `${COMMON}
 return { count(T, 'bytes'), count(T, 'streams'), redis.call('ZCARD', X), count(skey(ARGV[4]), 'bytes') }`
 
+/** The SHA-1 of each script (hex), once computed: EVALSHA sends 40 bytes instead of the script. */
+const digests = new Map<string, Promise<string>>()
+
+/**
+ * Runs a script by its digest when the client can (node-redis's `evalSha`), loading it with EVAL
+ * when Redis does not have it yet (NOSCRIPT: first use, or after a restart or SCRIPT FLUSH).
+ */
+async function evaluate(redis: RedisLike, script: string, keys: string[], args: string[]): Promise<unknown> {
+  const evalSha = (redis as RedisLike & { evalSha?: (sha: string, options: { keys: string[]; arguments: string[] }) => Promise<unknown> }).evalSha
+  if (typeof evalSha !== 'function') return redis.eval(script, { keys, arguments: args })
+  let digest = digests.get(script)
+  if (digest === undefined) {
+    digest = crypto.subtle.digest('SHA-1', new TextEncoder().encode(script)).then(hash => [...new Uint8Array(hash)].map(byte => byte.toString(16).padStart(2, '0')).join(''))
+    digests.set(script, digest)
+  }
+  try {
+    return await evalSha.call(redis, await digest, { keys, arguments: args })
+  } catch (error) {
+    if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error
+    return redis.eval(script, { keys, arguments: args })
+  }
+}
+
 /**
  * Event ids are `<streamId>_<Redis entry id>`; a replay after an id reads the entries after it,
  * and is refused (undefined) when that entry is gone: dropped for room or expired, a replay would
@@ -218,7 +243,7 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
   // The scripts name their keys from the prefix (ARGV), as every key of a session and its streams
   // is only known inside the script (the payer is chosen there). Redis Cluster would need the
   // totals split per slot; a session's own keys already share one hash tag.
-  const run = (script: string, ...args: string[]) => redis.eval(script, { keys: [], arguments: [...common(), ...args] })
+  const run = (script: string, ...args: string[]) => evaluate(redis, script, [], [...common(), ...args])
 
   return {
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {
