@@ -13,7 +13,7 @@ import { stdioClient, type StdioClientTransport } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
 import { streamableHttp } from '../transports/streamable-http.ts'
-import { bridge, bridgeChild, shareUpstream, BRIDGE_DEFAULTS } from '../transports/bridge.ts'
+import { bridge, bridgeChild, shareUpstream, BRIDGE_DEFAULTS, SHARED_UPSTREAM_DEFAULTS } from '../transports/bridge.ts'
 import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
 import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
@@ -57,7 +57,9 @@ The server is started as a child process speaking MCP over stdio, or reached at 
 bridge serves a stdio server over Streamable HTTP (/mcp), legacy SSE (/sse) and WebSocket (/mcp),
 one child process per session (started on the session's first message, at most --max-children at
 once and --max-children-per-client per remote address, stopped after --child-idle-timeout ms without
-traffic), or one shared by every session with --shared (for stateless servers). Children get a minimal
+traffic), or shared by every session with --shared (for stateless servers: sessions that can be asked
+things, elicitation, sampling or roots, each get a child of their own while a request of theirs runs, up
+to --max-children (default 4) per protocol version, and wait beyond). Children get a minimal
 environment (PATH, HOME, ...) plus each --env, or all of it with --inherit-env.
 Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
 
@@ -245,7 +247,8 @@ async function call(parsed: Parsed): Promise<number> {
 async function serveBridge(parsed: Parsed): Promise<number> {
   const [command, ...args] = parsed.server
   const flags = parsed.bridge!
-  const risk = `anyone who can reach it can start ${command} processes (up to ${flags.maxChildren ?? BRIDGE_DEFAULTS.maxChildren}) and use them with your rights`
+  const most = parsed.isShared ? `${flags.maxChildren ?? SHARED_UPSTREAM_DEFAULTS.maxUpstreams} per protocol version` : `${flags.maxChildren ?? BRIDGE_DEFAULTS.maxChildren}`
+  const risk = `anyone who can reach it can start ${command} processes (up to ${most}) and use them with your rights`
   const { host, allowedHosts, allowedOrigins, auth } = await exposure('bridge', flags.exposure, risk, line => process.stderr.write(line + '\n'))
   const limit = BRIDGE_DEFAULTS.maxMessageSize
   const http = streamableHttp({ host, maxBodyBytes: limit, allowedHosts, allowedOrigins, auth })
@@ -262,7 +265,8 @@ async function serveBridge(parsed: Parsed): Promise<number> {
     for (const child of children) if (child.pid !== undefined) try { process.kill(-child.pid, 'SIGKILL') } catch { /* gone */ }
   }
   process.once('exit', killAll)
-  const shared = parsed.isShared ? shareUpstream(spawnChild) : undefined
+  // Shared: --max-children bounds the children of each lane (see shareUpstream), not the sessions.
+  const shared = parsed.isShared ? shareUpstream(spawnChild, { maxUpstreams: flags.maxChildren }) : undefined
   const running = bridge([http, ws], shared !== undefined ? () => shared.open() : spawnChild, {
     // Shared sessions cost no process each: the listeners' own caps bound them.
     maxChildren: flags.maxChildren ?? (shared !== undefined ? Infinity : undefined),

@@ -4,7 +4,7 @@ import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/m
 import { ErrorCode, InternalError, InvalidRequestError, McpError } from '../lib/jsonrpc/errors.ts'
 import { stdioClient, type StdioClientOptions, type StdioClientTransport } from './stdio.ts'
 
-export { shareUpstream, type SharedUpstream } from './bridge-shared.ts'
+export { shareUpstream, SHARED_UPSTREAM_DEFAULTS, type SharedUpstream, type SharedUpstreamOptions } from './bridge-shared.ts'
 export { isLoopbackHost } from './origin.ts'
 
 /** Options of {@link bridge}. */

@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { WebSocket } from 'ws'
 import { VirtualTimeScheduler } from 'rxjs'
-import { bridge, bridgeChild, shareUpstream, BRIDGE_DEFAULTS, type Bridge, type BridgeOptions } from '../../transports/bridge.ts'
+import { bridge, bridgeChild, shareUpstream, BRIDGE_DEFAULTS, type Bridge, type BridgeOptions, type SharedUpstreamOptions } from '../../transports/bridge.ts'
 import type { StdioClientTransport } from '../../transports/stdio.ts'
 import { websocket, websocketClient, WS_SUBPROTOCOL } from '../../transports/websocket.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
@@ -210,14 +210,14 @@ describe('bridge', { timeout: 30_000 }, () => {
 
 // Real child processes: room for a loaded machine.
 describe('shareUpstream', { timeout: 30_000 }, () => {
-  async function startShared() {
+  async function startShared(options: SharedUpstreamOptions = {}) {
     const ws = websocket({ heartbeatMs: 0 })
     await ws.start()
     const shared = shareUpstream(() => {
       const child = bridgeChild({ command: process.execPath, args: [fixture], stderr: 'ignore' })
       upstreams.push(child)
       return child
-    })
+    }, options)
     running = bridge([ws], () => shared.open(), { maxChildren: Infinity, maxChildrenPerClient: Infinity })
     return ws.url!
   }
@@ -249,28 +249,96 @@ describe('shareUpstream', { timeout: 30_000 }, () => {
     const aliceAsks = arrival()
     const aliceCall = alice.callTool('elicit', { withToken: true, onNextPing: true }, { onProgress: aliceAsks.arrived })
     await aliceAsks.promise
-    // The child asks once bob's ping is answered: bob is then the last session heard from.
-    await bob.ping()
+    // The child asks once a ping to it is answered.
+    await alice.ping()
     const result = await within(aliceCall, 10_000, 'alice answered')
     expect(asked).toEqual(['alice'])
     expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ action: 'accept', content: { name: 'alice' } })
+    // bob's request holds one child; alice's went to another.
+    expect(upstreams).toHaveLength(2)
   })
 
-  it('answers the child with an error instead of guessing when two sessions have requests in flight', async () => {
+  it('answers the child with an error instead of guessing when sessions that cannot be asked share it and two have requests in flight', async () => {
     const url = await startShared()
+    const alice = await peer(url)
+    await alice.initialize()
+    const bob = await peer(url)
+    await bob.initialize()
+    bob.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: { ms: 60_000 }, _meta: { progressToken: 'b' } } })
+    expect(await bob.next()).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'b' } })
+    alice.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'elicit', arguments: {} } })
+    const answer = await within(alice.next(), 10_000, 'alice answered')
+    expect(answer).toMatchObject({ id: 1 })
+    expect(answer.result.content[0].text).toContain('cannot tell which session')
+    // One child for sessions that cannot be asked: they run at once.
+    expect(upstreams).toHaveLength(1)
+  })
+
+  it('issue 20: bridge --shared: 25 of 41 concurrent elicitations failed with "cannot tell which session"', async () => {
+    const url = await startShared()
+    const asked: string[] = []
+    const names = ['alice', 'bob', 'carol', 'dave', 'erin']
+    const users = await Promise.all(names.map(name => user(url, name, asked)))
+    // 41 calls at once across five sessions; the child's questions carry no progress token.
+    const calls = Array.from({ length: 41 }, (_, index) => {
+      const caller = names[index % names.length]!
+      return users[index % names.length]!.callTool('elicit', {}).then(result => ({ caller, answer: JSON.parse((result.content[0] as { text: string }).text) }))
+    })
+    const results = await within(Promise.all(calls), 25_000, 'every call answered')
+    for (const { caller, answer } of results) expect(answer).toEqual({ action: 'accept', content: { name: caller } })
+    // Each session was asked once per call of its own, and by no one else's.
+    for (const name of names) expect(asked.filter(who => who === name)).toHaveLength(results.filter(result => result.caller === name).length)
+    expect(upstreams.length).toBeLessThanOrEqual(4)
+  })
+
+  it('queues a session\'s requests while every child serves another session, and serves them in order when one is free', async () => {
+    const url = await startShared({ maxUpstreams: 1 })
     const asked: string[] = []
     const alice = await user(url, 'alice', asked)
     const bob = await user(url, 'bob', asked)
-    const bobBusy = arrival()
-    void bob.callTool('slow', { ms: 60_000 }, { onProgress: bobBusy.arrived }).catch(() => undefined)
-    await bobBusy.promise
-    const aliceAsks = arrival()
-    const aliceCall = alice.callTool('elicit', { onNextPing: true }, { onProgress: aliceAsks.arrived })
-    await aliceAsks.promise
-    await bob.ping()
-    const result = await within(aliceCall, 10_000, 'alice answered')
-    expect(asked).toEqual([])
-    expect((result.content[0] as { text: string }).text).toContain('cannot tell which session')
+    const order: string[] = []
+    const aliceBusy = arrival()
+    const aliceCall = alice.callTool('slow', { ms: 300 }, { onProgress: aliceBusy.arrived }).then(() => order.push('alice'))
+    await aliceBusy.promise
+    const bobCalls = [bob.callTool('elicit', {}), bob.callTool('elicit', {})].map(call => call.then(result => { order.push('bob'); return JSON.parse((result.content[0] as { text: string }).text) }))
+    await within(Promise.all([aliceCall, ...bobCalls]), 10_000, 'all answered')
+    expect(await Promise.all(bobCalls)).toEqual([{ action: 'accept', content: { name: 'bob' } }, { action: 'accept', content: { name: 'bob' } }])
+    expect(order).toEqual(['alice', 'bob', 'bob'])
+    expect(upstreams).toHaveLength(1)
+  })
+
+  it('stops a child whose session cancelled a request it may still be working on, and serves others with a new one', async () => {
+    const url = await startShared({ maxUpstreams: 1 })
+    const asked: string[] = []
+    const alice = await user(url, 'alice', asked)
+    const bob = await user(url, 'bob', asked)
+    const aliceBusy = arrival()
+    const abort = new AbortController()
+    const cancelled = alice.callTool('slow', { ms: 60_000 }, { onProgress: aliceBusy.arrived, signal: abort.signal }).catch(error => error)
+    await aliceBusy.promise
+    abort.abort()
+    await cancelled
+    // The child that worked for alice goes; bob's question comes from a fresh one, and reaches bob.
+    await within(upstreams[0]!.exited, 10_000, 'the first child exits')
+    const result = await within(bob.callTool('elicit', {}), 10_000, 'bob answered')
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual({ action: 'accept', content: { name: 'bob' } })
+    expect(asked).toEqual(['bob'])
+    expect(upstreams).toHaveLength(2)
+  })
+
+  it('answers a session that names another session\'s task -32602, and lists only a session\'s own tasks', async () => {
+    const url = await startShared()
+    const alice = await peer(url)
+    await alice.initialize()
+    const bob = await peer(url)
+    await bob.initialize()
+    alice.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'task', arguments: { taskId: 'task-1' } } })
+    expect(await alice.next()).toMatchObject({ id: 1, result: { task: { taskId: 'task-1' } } })
+    bob.send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId: 'task-1' } })
+    expect(await bob.next()).toMatchObject({ id: 2, error: { code: -32602 } })
+    // alice's own reaches the child (which knows no tasks/get).
+    alice.send({ jsonrpc: '2.0', id: 3, method: 'tasks/get', params: { taskId: 'task-1' } })
+    expect(await alice.next()).toMatchObject({ id: 3, error: { code: -32601 } })
   })
 
   it('passes on only the answer of the session the child asked', async () => {
