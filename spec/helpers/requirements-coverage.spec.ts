@@ -66,6 +66,17 @@ describe('assessCoverage', () => {
   })
 })
 
+describe('assessCoverage on a file that failed to load', () => {
+  it('judges its references neither broken nor covered, and lists the requirement as not covered', () => {
+    const broken: ObservedRun = { ...run({}, ['spec/b.spec.ts']), brokenFiles: new Set(['spec/b.spec.ts']) }
+    const requirements = { 'z:loading': { revision: '2025-11-25', url, binds: 'server', text: 'J MUST', tests: ['spec/b.spec.ts > suite > test'] } } as const satisfies Record<string, Requirement>
+    const report = assessCoverage(requirements, broken)
+    expect(report).toMatchObject({ broken: [], isPartial: false })
+    expect(report.standings.get('z:loading')).toEqual({ status: 'unknown' })
+    expect(formatCoverage(requirements, report).split('\n').at(-1)).toBe('   z:loading [a spec file it names failed to load]: J MUST (2025-11-25/basic)')
+  })
+})
+
 describe('formatCoverage', () => {
   it('prints the counts per revision, then each uncovered requirement with its sentence', () => {
     const report = assessCoverage(list, run({ 'suite > passes': 'passed', 'suite > fails': 'failed' }))

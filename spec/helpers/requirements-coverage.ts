@@ -20,6 +20,7 @@ export type Standing =
   | { readonly status: 'covered'; readonly tests: readonly string[] }
   | { readonly status: 'uncovered'; readonly reason: 'no test' | 'a test did not pass'; readonly tests: readonly string[] }
   | { readonly status: 'n/a' }
+  /** A test it names sits in a spec file that failed to load (or, in a filtered run, did not run). */
   | { readonly status: 'unknown' }
 
 /** The result of checking the requirement list against a run. */
@@ -125,13 +126,13 @@ export function formatCoverage(requirements: Readonly<Record<string, Requirement
     }
     let revision = ''
     for (const [id, standing] of report.standings) {
-      if (standing.status !== 'uncovered') continue
+      if (standing.status !== 'uncovered' && standing.status !== 'unknown') continue
       const requirement = requirements[id]!
       if (requirement.revision !== revision) {
         revision = requirement.revision
         lines.push('', ` Uncovered (${revision}):`)
       }
-      const why = standing.reason === 'no test' ? '' : ` [${standing.reason}]`
+      const why = standing.status === 'unknown' ? ' [a spec file it names failed to load]' : standing.reason === 'no test' ? '' : ` [${standing.reason}]`
       lines.push(`   ${id}${why}: ${requirement.text} (${requirement.url.replace(/^https:\/\/modelcontextprotocol\.io\/specification\//, '')})`)
     }
   }

@@ -339,6 +339,7 @@ export const requirements2025 = {
   'elicitation:request-params': must('server', 'client/elicitation#elicitation-requests', 'Every elicitation request MUST include a message; a form request MUST say mode "form" or omit it and include requestedSchema', [
     `${OFFICIAL_CLIENT}answers sampling, elicitation and roots requests from the server`,
   ]),
+  'elicitation:form-defaults': must('client', 'client/elicitation#form-mode-elicitation-requests', 'Form answers carry the schema defaults for fields the user left out (requestedSchema defaults; rxmcp fills them so the server sees complete forms)'),
   'elicitation:default-form': must('client', 'client/elicitation#elicitation-requests', 'Clients MUST treat requests without a mode field as form mode', [
     `${NEW_CLIENT}MCP 2025-11-25 elicitation (client) > takes an elicitation request without a mode as form mode`,
   ]),
