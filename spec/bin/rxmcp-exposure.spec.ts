@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SignJWT, exportJWK, generateKeyPair } from 'jose'
+import { WebSocket } from 'ws'
 import { connect } from '../../actors/client.ts'
 import { httpClient } from '../../transports/http-client.ts'
 
@@ -54,6 +55,16 @@ function rxmcp(args: string[]): { child: ChildProcess; served: Promise<string>; 
   })
   served.catch(() => {})
   return { child, served, exited, log: () => log }
+}
+
+/** The status a WebSocket upgrade gets (101 when it opens). */
+function upgrade(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url.replace(/^http/, 'ws'), ['mcp'], { headers })
+    socket.once('open', () => { socket.terminate(); resolve(101) })
+    socket.once('unexpected-response', (_, res) => { res.resume(); resolve(res.statusCode!) })
+    socket.once('error', reject)
+  })
 }
 
 /** A raw POST with the Host header given, as a browser under DNS rebinding would send it. */
@@ -103,6 +114,9 @@ describe('issue 20: rxmcp gateway --host 0.0.0.0 is wide open', { timeout: 60_00
     expect(await post(url, { host: `127.0.0.1:${port}`, authorization: `Bearer ${'0'.repeat(48)}` })).toBe(401)
     // The Host check holds for a holder of the token too.
     expect(await post(url, { host: `evil.example.com:${port}`, authorization: `Bearer ${TOKEN}` })).toBe(403)
+    // The WebSocket listener on the same port asks the same.
+    expect(await upgrade(url)).toBe(401)
+    expect(await upgrade(url, { authorization: `Bearer ${TOKEN}` })).toBe(101)
     const client = await connect(httpClient(url, { headers: { authorization: `Bearer ${TOKEN}` } }), { name: 't', version: '1' })
     cleanup.push(() => client.close())
     await expect.poll(async () => (await client.listTools()).tools.map(tool => tool.name), { timeout: 20_000 }).toContain('child__env')
