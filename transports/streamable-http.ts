@@ -132,15 +132,19 @@ export interface StreamableHttpOptions {
   /**
    * A request budget per caller (default none): a token bucket per principal (else per client
    * address); each request of a POST spends one, and a POST over budget is answered 429 with
-   * Retry-After and a -32029 error per request. For other transports use the `rateLimit` middleware.
+   * Retry-After and a -32029 error per request; callers with neither principal nor known address
+   * share one bucket. The buckets live in `rateLimiterStore`. For other transports use the
+   * `rateLimit` middleware.
    */
   rateLimit?: TokenBucketOptions
   /**
    * The budget of failed authentications per client address, when `auth` is set (default 60 at
-   * once, refilled at 1 a second; `false` turns it off): every request `auth` refuses (401, a missing
-   * token included) spends a token; past the budget the address is answered 429 with Retry-After,
-   * and its requests are not verified at all until a token is back, valid credentials included
-   * (they come from the same address as the flood).
+   * once, refilled at 1 a second; `false` turns it off): every request `auth` refuses with a 4xx
+   * (401: a missing, invalid or expired credential) spends a token; past the budget the address is
+   * answered 429 with Retry-After and -32029, and its requests are not verified at all until a token
+   * is back, valid credentials included (they come from the same address as the flood). A 5xx
+   * refusal (the verifier cannot decide) costs nothing, and a request of unknown address (a web
+   * Request without `clientAddress`) is not budgeted.
    */
   failedAuthLimit?: TokenBucketOptions | false
   /**
