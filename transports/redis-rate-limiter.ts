@@ -6,7 +6,14 @@
  * buckets of clients seen lately.
  */
 import { TokenBuckets, assertTokenBucketOptions, type RateLimiter, type RateLimiterStore, type TokenBucketOptions } from '../lib/token-bucket.ts'
-import type { RedisLike } from './redis.ts'
+
+/**
+ * The one command the limiter sends (RedisLike's `eval`, node-redis v5), declared here so that this
+ * file does not import redis.ts, which imports it.
+ */
+export interface RedisEvalLike {
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
+}
 
 /** Options of {@link redisRateLimiterStore}. */
 export interface RedisRateLimiterOptions {
@@ -59,7 +66,7 @@ return wait`
  * const redis = await connectRedis(process.env.REDIS_URL!)
  * streamableHttp({ rateLimit: { capacity: 100, refillPerSecond: 10 }, rateLimiterStore: redisRateLimiterStore(redis) })
  */
-export function redisRateLimiterStore(redis: Pick<RedisLike, 'eval'>, options: RedisRateLimiterOptions = {}): RateLimiterStore {
+export function redisRateLimiterStore(redis: RedisEvalLike, options: RedisRateLimiterOptions = {}): RateLimiterStore {
   const prefix = options.prefix ?? 'rxmcp:'
   const onError = options.onError ?? (() => {})
   return { limiter: (name, bucket) => new RedisRateLimiter(redis, `${prefix}rate:${name}:`, bucket, onError) }
@@ -67,7 +74,7 @@ export function redisRateLimiterStore(redis: Pick<RedisLike, 'eval'>, options: R
 
 /** One budget in Redis, with a bucket of this process's memory to fall back on while Redis is down. */
 class RedisRateLimiter implements RateLimiter {
-  readonly #redis: Pick<RedisLike, 'eval'>
+  readonly #redis: RedisEvalLike
   readonly #keyPrefix: string
   readonly #now: () => number
   readonly #onError: (error: unknown) => void
@@ -78,7 +85,7 @@ class RedisRateLimiter implements RateLimiter {
   /** Answers while Redis cannot: the same budget, per instance. */
   readonly #fallback: TokenBuckets
 
-  constructor(redis: Pick<RedisLike, 'eval'>, keyPrefix: string, bucket: TokenBucketOptions, onError: (error: unknown) => void) {
+  constructor(redis: RedisEvalLike, keyPrefix: string, bucket: TokenBucketOptions, onError: (error: unknown) => void) {
     assertTokenBucketOptions(bucket)
     this.#redis = redis
     this.#keyPrefix = keyPrefix

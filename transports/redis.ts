@@ -88,7 +88,7 @@ export { redisTaskStore, REDIS_TASK_STORE_DEFAULTS } from './redis-task-store.ts
 export type { RedisTaskStoreOptions } from './redis-task-store.ts'
 export { redisEventBus } from './redis-event-bus.ts'
 export { redisRateLimiterStore } from './redis-rate-limiter.ts'
-export type { RedisRateLimiterOptions } from './redis-rate-limiter.ts'
+export type { RedisRateLimiterOptions, RedisEvalLike } from './redis-rate-limiter.ts'
 export type { RateLimiter, RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 export type { RedisEventBusOptions, RedisPubSubLike } from './redis-event-bus.ts'
 export { redisReplayCache, REDIS_REPLAY_CACHE_DEFAULTS } from './redis-replay-cache.ts'
