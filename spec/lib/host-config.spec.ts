@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { diffHostConfig, HostConfigError, parseHostConfig } from '../../lib/host-config.ts'
+import { diffHostConfig, HostConfigError, parseHostConfig, redactExpansions } from '../../lib/host-config.ts'
 import { MAX_TOOL_NAME, namespacedNames } from '../../lib/tool-names.ts'
 
 function problemsOf(document: unknown, env: Record<string, string> = {}): readonly string[] {
@@ -89,5 +89,23 @@ describe('namespacedNames', () => {
       for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/)
       expect(namespacedNames([...entries].reverse())).toEqual([...names].reverse())
     }))
+  })
+})
+
+describe('redactExpansions', () => {
+  const config = parseHostConfig({
+    mcpServers: {
+      a: { command: 'run', args: ['${SHORT}', '${TOKEN}', '${LONGER}', '$${TOKEN}'], env: { KEY: '${TOKEN}' } },
+      b: { url: 'https://example.com/mcp?key=${SPACED}' },
+    },
+  }, { SHORT: 'on', TOKEN: 'tok-123', LONGER: 'tok-123-and-more', SPACED: 'a b/c' })
+
+  it('writes each expanded value back as its ${VAR}, the longest first, URL-encoded forms too', () => {
+    expect(redactExpansions('ran with tok-123-and-more and tok-123', config)).toBe('ran with ${LONGER} and ${TOKEN}')
+    expect(redactExpansions('GET https://example.com/mcp?key=a%20b%2Fc failed; a b/c', config)).toBe('GET https://example.com/mcp?key=${SPACED} failed; ${SPACED}')
+  })
+
+  it('leaves values shorter than 4 characters, and text no variable gave', () => {
+    expect(redactExpansions('turned on: ${TOKEN} stays literal', config)).toBe('turned on: ${TOKEN} stays literal')
   })
 })
