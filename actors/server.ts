@@ -286,7 +286,11 @@ export interface ServerOptions {
   captureStack?: boolean
   /** Inspection of every session's connection. */
   inspect?: (event: InspectionEvent) => void
-  /** Where errors nobody observes go (default: stderr via console.error). */
+  /**
+   * Where errors nobody observes go (default: stderr via console.error), and warnings (a
+   * `ToolNameWarning` when a tool is registered with a name outside the MCP rules; default:
+   * its message via console.warn).
+   */
   reportUnhandledError?: (error: unknown) => void
   /** Most resource subscriptions one session may hold (default 1000); past it, resources/subscribe is -32600. */
   maxSubscriptions?: number

@@ -11,6 +11,8 @@
  * Server names are already restricted to `[A-Za-z0-9_-]{1,32}` by the configuration.
  */
 
+import { LocalError, LocalErrorCode } from './jsonrpc/errors.ts'
+
 /** The most characters of an aggregated name. */
 export const MAX_TOOL_NAME = 64
 const SEPARATOR = '__'
@@ -37,4 +39,54 @@ function hash8(text: string): string {
     hash = Math.imul(hash, 0x01000193) >>> 0
   }
   return hash.toString(16).padStart(8, '0')
+}
+
+/**
+ * MCP 2025-11-25 (and 2026-07-28) tools, "Tool names" (SEP-986): a tool name SHOULD be 1 to 128
+ * characters long.
+ */
+export const TOOL_NAME_MAX_LENGTH = 128
+
+/** The characters a tool name SHOULD be made of (SEP-986): ASCII letters, digits, `_`, `-` and `.`. */
+const TOOL_NAME_CHARACTERS = /^[A-Za-z0-9_.-]*$/
+/** One character a tool name SHOULD NOT hold, found anywhere. */
+const OTHER_CHARACTER = /[^A-Za-z0-9_.-]/gu
+/** The most offending characters a warning names. */
+const MAX_NAMED_CHARACTERS = 5
+
+/**
+ * How `name` goes against the tool-name rules of MCP 2025-11-25 (SEP-986), one sentence each;
+ * empty when it follows them. Every rule there is a SHOULD (1 to 128 characters; only
+ * `A-Z a-z 0-9 _ - .`, so no spaces, commas or other special characters; case-sensitive; unique
+ * within a server), so a name that breaks one is still a name: rxmcp warns and serves it. The
+ * registry refuses only what it cannot serve: an empty name and a second tool of the same name.
+ * @example
+ * toolNameIssues('get user,v2') // ['contains " ", "," (tool names use only A-Z a-z 0-9 _ - .)']
+ */
+export function toolNameIssues(name: string): string[] {
+  const issues: string[] = []
+  if (name.length === 0) issues.push('is empty')
+  if (name.length > TOOL_NAME_MAX_LENGTH) issues.push(`is ${name.length} characters long (at most ${TOOL_NAME_MAX_LENGTH})`)
+  if (!TOOL_NAME_CHARACTERS.test(name)) {
+    const others = new Set<string>()
+    for (const [character] of name.matchAll(OTHER_CHARACTER)) {
+      others.add(character)
+      if (others.size === MAX_NAMED_CHARACTERS) break
+    }
+    issues.push(`contains ${[...others].map(character => JSON.stringify(character)).join(', ')} (tool names use only A-Z a-z 0-9 _ - .)`)
+  }
+  return issues
+}
+
+/**
+ * A tool name that goes against the SEP-986 rules (see {@link toolNameIssues}): a warning, not a
+ * failure. The server reports it when such a tool is registered, the client when one is listed,
+ * both through `reportUnhandledError` (the server's default writes the message with console.warn).
+ */
+export class ToolNameWarning extends LocalError {
+  override name = 'ToolNameWarning'
+  readonly code = LocalErrorCode.ToolName
+  constructor(readonly tool: string, readonly issues: readonly string[]) {
+    super(`Tool ${JSON.stringify(tool.length > 64 ? `${tool.slice(0, 64)}…` : tool)} does not follow the MCP tool name rules (SEP-986): it ${issues.join('; it ')}`)
+  }
 }

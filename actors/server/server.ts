@@ -5,6 +5,7 @@ import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { checkSchemaShape, loadedJsonSchema, type JsonSchemaCompiler, type Validator } from '../../lib/validator.ts'
 import { isStandardSchema, standardJsonSchema, type StandardSchemaV1 } from '../../lib/standard-schema.ts'
 import { uriTemplate, type UriTemplate } from '../../lib/uri-template.ts'
+import { ToolNameWarning, toolNameIssues } from '../../lib/tool-names.ts'
 import type {
   Implementation, LoggingLevel, Prompt, PromptArgument, Resource, ResourceTemplate, ServerCapabilities, Tool,
 } from '../../lib/schema/types.ts'
@@ -192,6 +193,9 @@ export class Server implements McpServer {
   tool(name: string, definition: ToolDefinition<any>, handler: ToolHandler<any>): Registration<ToolDefinition<any>> {
     if (typeof name !== 'string' || name.length === 0) throw new TypeError('A tool needs a name')
     if (this.tools.has(name)) throw new TypeError(`Tool ${JSON.stringify(name)} is already registered`)
+    // MCP tool names (SEP-986) are SHOULDs: a name outside them is served, and warned about once.
+    const issues = toolNameIssues(name)
+    if (issues.length > 0) this.report(new ToolNameWarning(name, issues))
     const entry = { name, handler, isEnabled: true } as ToolEntry
     const apply = (next: ToolDefinition) => {
       const label = `Tool ${JSON.stringify(name)}`
@@ -393,6 +397,7 @@ export class Server implements McpServer {
 
   report(error: unknown): void {
     if (this.options.reportUnhandledError) this.options.reportUnhandledError(error)
+    else if (error instanceof ToolNameWarning) console.warn(`[rxmcp] ${error.message}`)
     else console.error('[rxmcp]', error)
   }
 }

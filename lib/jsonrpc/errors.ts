@@ -212,6 +212,7 @@ export const LocalErrorCode = {
   TaskCancelled: 'RXMCP_ERR_TASK_CANCELLED',
   SkillVerification: 'RXMCP_ERR_SKILL_VERIFICATION',
   Unauthorized: 'RXMCP_ERR_UNAUTHORIZED',
+  ToolName: 'RXMCP_WARN_TOOL_NAME',
 } as const
 
 /** One of the local error codes. */

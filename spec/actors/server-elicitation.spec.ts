@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createServer, type McpServer } from '../../actors/server.ts'
-import { connect, type Client } from '../../actors/client.ts'
+import { connect, type McpClient } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { ElicitationContentError, ErrorCode, InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
@@ -13,7 +13,7 @@ const AGE: ElicitParams = {
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
 
 let mcp: McpServer | undefined
-let clients: Client[] = []
+let clients: McpClient[] = []
 afterEach(async () => {
   for (const client of clients) await client.close()
   clients = []
@@ -48,7 +48,7 @@ async function start() {
 }
 
 /** A real client over HTTP in `era` whose user answers every form with `answer`. */
-async function clientAnswering(url: string, era: 'legacy' | 'modern', answer: ElicitResult): Promise<Client> {
+async function clientAnswering(url: string, era: 'legacy' | 'modern', answer: ElicitResult): Promise<McpClient> {
   const client = await connect(streamableHttpClient(url), { name: 'form-filler', version: '1' }, { era, elicitation: { form: () => answer } })
   clients.push(client)
   expect(client.era).toBe(era)
