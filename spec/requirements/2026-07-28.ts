@@ -188,7 +188,9 @@ export const requirements2026 = {
     `${HTTP_MODERN}answers a tampered requestState with -32602`,
     'spec/actors/request-state.spec.ts > RequestStateCodec > refuses a state whose payload was changed as forged',
   ]),
-  'mrtr:state-once@2026-07-28': must('server', 'basic/patterns/mrtr#server-requirements-basic-workflow', 'Servers for which a requestState must be consumed at most once MUST enforce that server-side'),
+  'mrtr:state-once@2026-07-28': must('server', 'basic/patterns/mrtr#server-requirements-basic-workflow', 'Servers for which a requestState must be consumed at most once MUST enforce that server-side (rxmcp claims every verified state once)', [
+    'spec/actors/server-mrtr-state.spec.ts > issue 20: a requestState can be replayed and inputResponses sent without a state skip the input round > runs what follows the input once per state: the same retry sent again is refused with -32602 (used)',
+  ]),
   'mrtr:input-or-state@2026-07-28': must('server', 'basic/patterns/mrtr#server-requirements-basic-workflow', 'Every InputRequiredResult MUST include inputRequests or requestState (or both)', [
     `${MODERN}multi round-trip requests > answers a tool that elicits with input_required, and its retry with the answer completes`,
   ]),
