@@ -31,7 +31,9 @@ export type { HandlerOutcome } from './actors/request.ts'
 export { createConnection, DEFAULT_REQUEST_TIMEOUT } from './lib/connection.ts'
 export type { Connection, ConnectionOptions, RequestOptions, RequestHandler, InspectionEvent, IncomingRequest } from './lib/connection.ts'
 export type { Transport, TransportServer, Inbound, SendOptions, HeaderSource } from './lib/transport.ts'
-export type { Codec, Decoder, Encode } from './lib/codec/codec.ts'
+export type { Codec, Decoder, DecoderOptions, Encode } from './lib/codec/codec.ts'
+export { STRUCTURE_DEFAULTS } from './lib/codec/structure.ts'
+export type { StructureLimits } from './lib/codec/structure.ts'
 export { DEFAULT_MAX_MESSAGE_SIZE } from './lib/codec/codec.ts'
 export { json, decodeJsonFrame } from './lib/codec/json.ts'
 export { msgpack, encodeMsgpack, decodeMsgpackFrame, loadMsgpack, isMsgpackLoaded } from './lib/codec/msgpack.ts'
@@ -42,7 +44,12 @@ export {
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
   UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError,
   ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
+  StructureLimitError, ElicitationContentError,
 } from './lib/jsonrpc/errors.ts'
+export type { StructureBound } from './lib/jsonrpc/errors.ts'
+export { ToolNameWarning, toolNameIssues, TOOL_NAME_MAX_LENGTH } from './lib/tool-names.ts'
+export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS } from './actors/server/request-state.ts'
+export type { RequestStateStore } from './actors/server/request-state.ts'
 export type {
   RequestId, ProgressToken, Meta, JsonObject, JsonRpcRequest, JsonRpcNotification, JsonRpcResponse, JsonRpcResultResponse,
   JsonRpcErrorResponse, JsonRpcErrorObject, JsonRpcMessage, JsonRpcPayload,

@@ -54,7 +54,9 @@ export { createConnection, DEFAULT_REQUEST_TIMEOUT, DEFAULTS as CONNECTION_DEFAU
 export type { IncomingRequest } from './lib/connection.ts'
 export type { Connection, ConnectionOptions, RequestOptions, RequestHandler, InspectionEvent } from './lib/connection.ts'
 export type { Transport, TransportServer, Inbound, SendOptions, HeaderSource } from './lib/transport.ts'
-export type { Codec, Decoder, Encode } from './lib/codec/codec.ts'
+export type { Codec, Decoder, DecoderOptions, Encode } from './lib/codec/codec.ts'
+export { STRUCTURE_DEFAULTS } from './lib/codec/structure.ts'
+export type { StructureLimits } from './lib/codec/structure.ts'
 export { DEFAULT_MAX_MESSAGE_SIZE } from './lib/codec/codec.ts'
 export { jsonLines } from './lib/codec/json-lines.ts'
 export { json, decodeJsonFrame } from './lib/codec/json.ts'
@@ -66,7 +68,12 @@ export {
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
   UnsupportedProtocolVersionError, ForbiddenError, RateLimitedError, LocalError, TimeoutError, CancelledError, TaskCancelledError,
   ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
+  StructureLimitError, ElicitationContentError,
 } from './lib/jsonrpc/errors.ts'
+export type { StructureBound } from './lib/jsonrpc/errors.ts'
+export { ToolNameWarning, toolNameIssues, TOOL_NAME_MAX_LENGTH } from './lib/tool-names.ts'
+export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS } from './actors/server/request-state.ts'
+export type { RequestStateStore } from './actors/server/request-state.ts'
 export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'
 export { UnauthorizedError } from './lib/unauthorized-error.ts'
 export type { Challenge } from './lib/www-authenticate.ts'
