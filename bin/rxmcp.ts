@@ -269,7 +269,8 @@ async function serveBridge(parsed: Parsed): Promise<number> {
   const shared = parsed.isShared ? shareUpstream(spawnChild, { maxUpstreams: flags.maxChildren }) : undefined
   const running = bridge([http, ws], shared !== undefined ? () => shared.open() : spawnChild, {
     // Shared sessions cost no process each: the listeners' own caps bound them.
-    maxChildren: flags.maxChildren ?? (shared !== undefined ? Infinity : undefined),
+    // (--max-children bounds a shared lane's children instead; see shareUpstream above.)
+    maxChildren: shared !== undefined ? Infinity : flags.maxChildren,
     maxChildrenPerClient: flags.maxChildrenPerClient ?? (shared !== undefined ? Infinity : undefined),
     childIdleTimeout: flags.childIdleTimeout,
     onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
