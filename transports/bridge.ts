@@ -16,7 +16,8 @@ export interface BridgeOptions {
   /**
    * Most upstreams (child processes) alive at once (default 8). A session whose first message would
    * start one more is answered with an error and closed. With {@link shareUpstream} each session's
-   * view counts as one, so `rxmcp bridge --shared` leaves this unbounded unless told otherwise.
+   * view counts as one, so `rxmcp bridge --shared` leaves this unbounded and bounds its processes
+   * with `shareUpstream`'s `maxUpstreams` (its `--max-children`).
    */
   maxChildren?: number
   /** Most upstreams alive at once for one remote address (default 4); transports that name no address are not counted. */
