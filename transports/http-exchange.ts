@@ -41,6 +41,11 @@ export interface Exchange {
   readonly search: string
   /** The client's IP address, when the server underneath tells it (node:http does). */
   readonly remoteAddress?: string
+  /**
+   * Set on an exchange another instance of the listener forwarded (scale-out): `remoteAddress` is
+   * then the client's address as that instance resolved it (its `clientAddress` applied there).
+   */
+  readonly isForwarded?: boolean
   /** Who sent the request, once the listener's `auth` verified its credentials. */
   principal?: Principal
   header(name: string): string | null

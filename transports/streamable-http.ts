@@ -4,8 +4,9 @@ import type { Transport, TransportServer } from '../lib/transport.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
 import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 import { ErrorCode, StructureLimitError } from '../lib/jsonrpc/errors.ts'
-import { DEFAULT_FAILED_AUTH_LIMIT, HttpGuard, retryAfterSeconds, type ClientRequest } from './http-guard.ts'
-import { ClientGroups, ConcurrencyBudget } from './http-budgets.ts'
+import { HttpGuard } from './http-guard.ts'
+import { DEFAULT_FAILED_AUTH_LIMIT, retryAfterSeconds, type ClientRequest } from './client-policy.ts'
+import { ConcurrencyBudget, SessionAdmission } from './client-budgets.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -24,7 +25,7 @@ import { SharedSessions, type AnySession } from './http-shared.ts'
 
 export { memoryRateLimiterStore } from '../lib/token-bucket.ts'
 export type { RateLimiter, RateLimiterStore } from '../lib/token-bucket.ts'
-export type { ClientRequest } from './http-guard.ts'
+export type { ClientRequest } from './client-policy.ts'
 
 /** Options of {@link streamableHttp}; defaults in {@link STREAMABLE_HTTP_DEFAULTS}. */
 export interface StreamableHttpOptions {
@@ -229,8 +230,11 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly #exchanges = new Set<ModernExchange>()
   /** Sessionless requests held open (modern-era, stateless), per client and in total. */
   readonly #held: ConcurrencyBudget
-  /** The sessions each client made (not those taken over from another instance: their client is not known here). */
-  readonly #clientSessions = new ClientGroups<AnySession>()
+  /**
+   * The rule admitting a new session (`maxSessionsPerClient`, then `maxSessions`), counting the
+   * sessions each client made (not those taken over from another instance: their client is not known here).
+   */
+  readonly #admission: SessionAdmission<AnySession>
   readonly #config: SessionConfig
   readonly #path: string
   readonly #versions: readonly string[]
@@ -263,6 +267,11 @@ class HttpTransportServer implements StreamableHttpServer {
       options.maxExchangesPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxExchangesPerClient,
       options.maxExchanges ?? STREAMABLE_HTTP_DEFAULTS.maxExchanges,
     )
+    this.#admission = new SessionAdmission<AnySession>({
+      perClient: options.maxSessionsPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxSessionsPerClient,
+      total: options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions,
+      minIdle: options.sessionEvictionMinIdle ?? STREAMABLE_HTTP_DEFAULTS.sessionEvictionMinIdle,
+    }, session => session.end())
     this.#lastKeepAlive = this.#now()
     const eventStore = options.eventStore === false ? undefined : options.eventStore ?? createMemoryEventStore()
     // Stream ids: a random prefix per listener and a counter, so no id says which session it is of.
@@ -359,7 +368,6 @@ class HttpTransportServer implements StreamableHttpServer {
     session.lastSeen = this.#now()
     this.#sessions.delete(session.id)
     this.#sessions.set(session.id, session)
-    this.#clientSessions.touch(session)
     this.#shared?.touch(session, session.lastSeen)
   }
 
@@ -383,26 +391,12 @@ class HttpTransportServer implements StreamableHttpServer {
   #admit(exchange: Exchange, answers: RefusedIds = null): { client: string | undefined } | undefined {
     // Undefined for a client that cannot be told apart (no principal, no address): the total only.
     const client = this.#guard.clientKey(exchange)
-    const minIdle = this.#options.sessionEvictionMinIdle ?? STREAMABLE_HTTP_DEFAULTS.sessionEvictionMinIdle
-    const now = this.#now()
-    if (client !== undefined && this.#clientSessions.count(client) >= (this.#options.maxSessionsPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxSessionsPerClient)) {
-      const own = evictable(this.#clientSessions.of(client))
-      if (own === undefined || now - own.lastSeen < minIdle) {
-        const wait = own === undefined ? minIdle : minIdle - (now - own.lastSeen)
-        const seconds = String(retryAfterSeconds(wait))
-        replyError(exchange, 429, ErrorCode.RateLimited, 'Too Many Requests: too many sessions of this client', { 'retry-after': seconds }, answers)
-        return undefined
-      }
-      own.end()
-    }
-    if (this.#sessions.size < (this.#options.maxSessions ?? STREAMABLE_HTTP_DEFAULTS.maxSessions)) return { client }
-    const candidate = evictable(this.#sessions.values())
-    if (candidate !== undefined && now - candidate.lastSeen >= minIdle) {
-      candidate.end()
-      return { client }
-    }
-    const wait = candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)
-    replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', { 'retry-after': String(retryAfterSeconds(wait)) }, answers)
+    // The table is least recently active first (see #touch): the first idle session is the stalest.
+    const refusal = this.#admission.admit(client, this.#sessions.values(), this.#sessions.size, true, this.#now())
+    if (refusal === undefined) return { client }
+    const retry = { 'retry-after': String(retryAfterSeconds(refusal.retryAfterMs)) }
+    if (refusal.reason === 'client') replyError(exchange, 429, ErrorCode.RateLimited, 'Too Many Requests: too many sessions of this client', retry, answers)
+    else replyError(exchange, 503, -32000, 'Service Unavailable: too many sessions', retry, answers)
     return undefined
   }
 
@@ -427,14 +421,14 @@ class HttpTransportServer implements StreamableHttpServer {
    */
   readonly #onEnd = (session: AnySession) => {
     if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id)
-    this.#clientSessions.delete(session)
+    this.#admission.delete(session)
     this.#shared?.ended(session)
   }
 
   /** Adds a session to the table, and to its client's (`client`; none for a session taken over from another instance, or of a client not told apart). */
   #register<S extends AnySession>(session: S, client?: string): S {
     this.#sessions.set(session.id, session)
-    if (client !== undefined) this.#clientSessions.add(client, session)
+    this.#admission.add(client, session)
     return session
   }
 
@@ -769,12 +763,6 @@ function isJsonContentType(exchange: Exchange): boolean {
   if (type === null) return false
   const semicolon = type.indexOf(';')
   return (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase() === 'application/json'
-}
-
-/** The first of `sessions` with no request in flight: the one that may give way to a new session. */
-function evictable(sessions: Iterable<AnySession>): AnySession | undefined {
-  for (const session of sessions) if (!session.hasRequestInFlight()) return session
-  return undefined
 }
 
 function defaultSessionId(): string {
