@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
-import { Observable, Subject, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
+import { Observable, Subject, asyncScheduler, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
 import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
@@ -22,6 +22,7 @@ import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import type { SessionCluster } from './http-cluster.ts'
 import { SharedSessions, type AnySession } from './http-shared.ts'
+import { endStreamsAtExpiry } from './token-expiry.ts'
 
 export { memoryRateLimiterStore } from '../lib/token-bucket.ts'
 export type { RateLimiter, RateLimiterStore } from '../lib/token-bucket.ts'
@@ -126,8 +127,12 @@ export interface StreamableHttpOptions {
    * Authorization (default none): every request to the MCP endpoint and the legacy SSE paths must
    * pass `auth.authenticate` (else 401 with its challenge), and each POST `auth.authorize` (else
    * 403, insufficient scope); `auth.serve` answers its metadata documents. A session belongs to the
-   * principal that created it: another principal's request naming it gets 404. `bearerAuth` from
-   * `rxmcp/auth` makes one (OAuth 2.1 bearer tokens, RFC 9728 Protected Resource Metadata).
+   * principal that created it: another principal's request naming it gets 404. A response stream
+   * (a GET stream, a resumed one, a POST's SSE answer, a legacy `/sse` stream, a modern-era
+   * `subscriptions/listen` stream) ends when the token of the request that opened it expires
+   * (`principal.expiresAt`, on the `scheduler`'s clock): the client reconnects or resumes with a
+   * fresh token; a legacy `/sse` session ends with its stream. `bearerAuth` from `rxmcp/auth` makes
+   * one (OAuth 2.1 bearer tokens, RFC 9728 Protected Resource Metadata).
    */
   auth?: Authenticator
   /**
@@ -373,6 +378,8 @@ class HttpTransportServer implements StreamableHttpServer {
 
   /** An exchange another instance forwarded: served as if it came here (its front checked origin and credentials). */
   async #serveForwarded(exchange: Exchange): Promise<void> {
+    // The front ends the client's stream at its token's expiry too; this ends the owner's side with it.
+    exchange = endStreamsAtExpiry(exchange, this.#options.scheduler ?? asyncScheduler)
     if (exchange.pathname === this.#path) return this.#handleMcp(exchange)
     if (exchange.pathname === (this.#options.legacyMessagesPath ?? STREAMABLE_HTTP_DEFAULTS.legacyMessagesPath) && exchange.method === 'POST') return this.#postLegacy(exchange)
     exchange.reply(404, { 'content-type': 'text/plain' }, 'Not Found')
@@ -466,6 +473,8 @@ class HttpTransportServer implements StreamableHttpServer {
     const path = exchange.pathname
     const isGuarded = path === this.#path || (legacySse !== undefined && (path === legacySse || path === legacyMessages))
     if (!(await this.#guard.admit(exchange, isGuarded))) return
+    // A stream this request opens ends when its token expires: the client comes back with a fresh one.
+    exchange = endStreamsAtExpiry(exchange, this.#options.scheduler ?? asyncScheduler)
     if (this.#shared !== undefined && isGuarded) {
       // A session held by another instance: the request goes there.
       const sessionId = path === this.#path ? exchange.header('mcp-session-id') : path === legacyMessages ? new URLSearchParams(exchange.search).get('sessionId') : null
