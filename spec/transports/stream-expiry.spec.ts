@@ -43,7 +43,7 @@ function send(url: string, method: string, headers: Record<string, string>, body
       response.setEncoding('utf8')
       response.on('data', chunk => { all += chunk })
       const ended = new Promise<void>(done => response.once('end', () => { isEnded = true; done() }))
-      cleanup.push(() => response.destroy())
+      cleanup.push(() => { response.destroy() })
       resolve({ status: response.statusCode ?? 0, headers: response.headers, text: () => all, ended, isEnded: () => isEnded })
     })
     request.on('error', reject)
