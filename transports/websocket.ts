@@ -1,20 +1,23 @@
-import { authorizeMessage, type AuthAnswer, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
+import type { AuthAnswer, AuthRequest, Authenticator } from '../lib/auth.ts'
 import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
-import type { WebSocket, WebSocketServer, RawData } from 'ws'
-import type { Inbound, Transport, TransportServer } from '../lib/transport.ts'
-import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
-import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
+import type { WebSocketServer } from 'ws'
+import type { Transport, TransportServer } from '../lib/transport.ts'
+import { ErrorCode } from '../lib/jsonrpc/errors.ts'
+import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
-import { decodeJsonFrame } from '../lib/codec/json.ts'
-import { decodeMsgpackFrame, encodeMsgpack, isMsgpackLoaded, loadMsgpack } from '../lib/codec/msgpack.ts'
+import { isMsgpackLoaded, loadMsgpack } from '../lib/codec/msgpack.ts'
 import { isAllowedHost, isAllowedOrigin, isCrossSiteWithoutOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { WS_SUBPROTOCOL } from './websocket-client.ts'
+import { ClientPolicy, DEFAULT_FAILED_AUTH_LIMIT, addressKey, clientKey, isFailedAuthentication, retryAfterSeconds, type ClientRequest } from './client-policy.ts'
+import { SessionAdmission, type BudgetRefusal } from './client-budgets.ts'
+import { WsTransport, type SocketAuthorization } from './websocket-socket.ts'
 
 /** The WebSocket subprotocols (defined beside the client, which browsers load without this file). */
 export { WS_SUBPROTOCOL }
+export type { ClientRequest } from './client-policy.ts'
 
 /** Options of {@link websocket}. */
 export interface WebSocketServerOptions {
@@ -30,7 +33,7 @@ export interface WebSocketServerOptions {
   allowedOrigins?: readonly string[]
   /** Host header values allowed (default: the loopback names on any port when `host` is loopback; no check otherwise). */
   allowedHosts?: readonly string[]
-  /** Decides on the upgrade request (a bearer token, a cookie); false answers 401. */
+  /** Decides on the upgrade request (a bearer token, a cookie); false answers 401 (a failed authentication, see `failedAuthLimit`). */
   authenticate?: (request: IncomingMessage) => boolean | Promise<boolean>
   /**
    * Authorization (default none), as on the HTTP listener. The upgrade is authenticated: a refused
@@ -51,24 +54,64 @@ export interface WebSocketServerOptions {
   /**
    * Most sockets open at once (default 10,000). At the cap, the least recently active socket with no
    * request in flight is closed (1001) if it has been idle `sessionEvictionMinIdle`; otherwise the upgrade
-   * is answered 503.
+   * is answered 503 with Retry-After.
    */
   maxSessions?: number
+  /**
+   * Most sockets one client holds at once (default 100), as `maxSessionsPerClient` of the HTTP
+   * listener: a client is its principal when authenticated, else its address (see `clientAddress`;
+   * IPv6 by /64). At it, the client's own least recently active socket with no request in flight
+   * is closed (1001) if it has been idle `sessionEvictionMinIdle`; otherwise its upgrade is answered
+   * 429 with Retry-After and -32029, while other clients still connect.
+   */
+  maxSessionsPerClient?: number
   /**
    * Milliseconds a socket may go without the client sending anything, with no request in flight,
    * before it is closed with 1001 (default 30 minutes; 0 never).
    */
   sessionIdleTimeout?: number
-  /** Least idle time of a socket closed to make room at `maxSessions` (default 60,000 ms). */
+  /** Least idle time of a socket closed to make room at `maxSessions` or `maxSessionsPerClient` (default 60,000 ms). */
   sessionEvictionMinIdle?: number
-  /** Where time comes from for heartbeats and idle clocks (default `asyncScheduler`). */
+  /**
+   * The budget of failed authentications per client address, when `auth` or `authenticate` is set
+   * (default 60 at once, refilled at 1 a second; `false` turns it off), as on the HTTP listener:
+   * every upgrade refused with a 4xx (a missing, invalid or expired credential) spends a token;
+   * past the budget the address's upgrades are answered 429 with Retry-After and -32029 and not
+   * verified at all until a token is back, valid credentials included. A 5xx refusal (the verifier
+   * cannot decide) and a 429 cost nothing.
+   */
+  failedAuthLimit?: TokenBucketOptions | false
+  /**
+   * A request budget per client (default none), as on the HTTP listener: a token bucket per
+   * principal (else per client address), one token per request a message carries (each of a
+   * batch). A message over budget is refused: each of its requests is answered -32029 with its id
+   * and `data.retryAfterMs`, nothing of it reaches the server, and the socket lives on. Clients
+   * with neither principal nor address share one bucket. The buckets live in `rateLimiterStore`.
+   */
+  rateLimit?: TokenBucketOptions
+  /**
+   * Where the `rateLimit` and `failedAuthLimit` buckets live (default: this process's memory).
+   * Give the HTTP listener's store (`redisScaleOut(url).http.rateLimiterStore`) and a client
+   * spends one budget on every listener and instance.
+   */
+  rateLimiterStore?: RateLimiterStore
+  /**
+   * The client address of an upgrade, for the budgets kept per address and each socket's
+   * `remoteAddress` (default: the socket's remote address). Behind a reverse proxy every socket is
+   * the proxy's: return the address the proxy wrote (`request => request.header('x-real-ip') ??
+   * undefined`), and only for a header that proxy always sets. Undefined falls back to the socket's.
+   */
+  clientAddress?: (request: ClientRequest) => string | undefined
+  /** Where time comes from for heartbeats, idle clocks, budgets and token expiry (default `asyncScheduler`). */
   scheduler?: SchedulerLike
 }
 
 /** DEFAULTS of {@link WebSocketServerOptions}. */
 export const WEBSOCKET_DEFAULTS = {
   host: '127.0.0.1', path: '/mcp', maxFrameBytes: DEFAULT_MAX_MESSAGE_SIZE, heartbeatMs: 30_000, highWaterMark: 1 << 20,
-  maxSessions: 10_000, sessionIdleTimeout: 30 * 60_000, sessionEvictionMinIdle: 60_000,
+  maxSessions: 10_000, maxSessionsPerClient: 100, sessionIdleTimeout: 30 * 60_000, sessionEvictionMinIdle: 60_000,
+  /** When `auth` or `authenticate` is set: failed authentications per client address. */
+  failedAuthLimit: DEFAULT_FAILED_AUTH_LIMIT,
 } as const
 
 /** A WebSocket listener: one session per socket. */
@@ -89,7 +132,9 @@ export interface McpWebSocketServer extends TransportServer {
  * A WebSocket server for MCP (a custom transport: JSON-RPC messages and the lifecycle unchanged).
  * One JSON-RPC message per frame; the subprotocol picks JSON text or msgpack binary (msgpack only
  * when the client offers it). Origin is checked as for HTTP, frames are size-limited, an
- * `authenticate` hook sees the upgrade, and heartbeats close dead peers.
+ * `authenticate` hook sees the upgrade, and heartbeats close dead peers. Per client, the listener
+ * applies the HTTP listener's policy: a session cap, a failed-authentication budget on the
+ * upgrade, and an optional request budget.
  *
  * @example
  * const ws = websocket({ port: 3001 })
@@ -98,11 +143,6 @@ export interface McpWebSocketServer extends TransportServer {
 export function websocket(options: WebSocketServerOptions = {}): McpWebSocketServer {
   return new WsTransportServer(options)
 }
-
-
-/** WebSocket ready states (the same numbers in ws and in the WHATWG API). */
-const OPEN = 1
-const CLOSED = 3
 
 class WsTransportServer implements McpWebSocketServer {
   readonly #options: WebSocketServerOptions
@@ -116,10 +156,25 @@ class WsTransportServer implements McpWebSocketServer {
   readonly #scheduler: SchedulerLike
   /** The heartbeat and the idle sweep. */
   readonly #timers = new Subscription()
+  /** Who a client is and its budgets (failed authentications, requests): the HTTP listener's rule. */
+  readonly #policy: ClientPolicy
+  /** The rule admitting a socket (`maxSessionsPerClient`, then `maxSessions`), as for HTTP sessions. */
+  readonly #admission: SessionAdmission<WsTransport>
 
   constructor(options: WebSocketServerOptions) {
     this.#options = options
-    this.#scheduler = options.scheduler ?? asyncScheduler
+    const scheduler = options.scheduler ?? asyncScheduler
+    this.#scheduler = scheduler
+    this.#policy = new ClientPolicy({
+      authenticates: options.auth !== undefined || options.authenticate !== undefined,
+      rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit, rateLimiterStore: options.rateLimiterStore,
+      clientAddress: options.clientAddress, now: () => scheduler.now(),
+    })
+    this.#admission = new SessionAdmission<WsTransport>({
+      perClient: options.maxSessionsPerClient ?? WEBSOCKET_DEFAULTS.maxSessionsPerClient,
+      total: options.maxSessions ?? WEBSOCKET_DEFAULTS.maxSessions,
+      minIdle: options.sessionEvictionMinIdle ?? WEBSOCKET_DEFAULTS.sessionEvictionMinIdle,
+    }, (socket, reason) => this.#drop(socket, EVICTED[reason]))
     const heartbeat = options.heartbeatMs ?? WEBSOCKET_DEFAULTS.heartbeatMs
     if (heartbeat > 0) this.#timers.add(every(heartbeat, options.scheduler, () => { for (const socket of this.#sockets) socket.heartbeat() }))
     const idle = options.sessionIdleTimeout ?? WEBSOCKET_DEFAULTS.sessionIdleTimeout
@@ -149,29 +204,15 @@ class WsTransportServer implements McpWebSocketServer {
 
   /** Closes a socket with 1001 and stops counting it at once. */
   #drop(socket: WsTransport, reason: string): void {
-    this.#sockets.delete(socket)
+    this.#forget(socket)
     socket.closeWith(1001, reason)
   }
 
-  /**
-   * Makes room for one more socket at the cap: true when there was room or a socket was evicted,
-   * else the seconds until the least recently active socket could be (for Retry-After).
-   */
-  #makeRoom(): true | number {
-    if (this.#sockets.size < (this.#options.maxSessions ?? WEBSOCKET_DEFAULTS.maxSessions)) return true
-    const minIdle = this.#options.sessionEvictionMinIdle ?? WEBSOCKET_DEFAULTS.sessionEvictionMinIdle
-    const now = this.#scheduler.now()
-    let candidate: WsTransport | undefined
-    for (const socket of this.#sockets) {
-      if (socket.hasRequestInFlight()) continue
-      if (candidate === undefined || socket.lastSeen < candidate.lastSeen) candidate = socket
-    }
-    if (candidate === undefined || now - candidate.lastSeen < minIdle) return Math.max(1, Math.ceil((candidate === undefined ? minIdle : minIdle - (now - candidate.lastSeen)) / 1000))
-    this.#drop(candidate, 'evicted: the server is full')
-    return true
+  /** Stops counting a socket (closed, or closing). */
+  #forget(socket: WsTransport): void {
+    this.#sockets.delete(socket)
+    this.#admission.delete(socket)
   }
-
-
 
   get url(): string | undefined { return this.#url }
   get sessionCount(): number { return this.#sockets.size }
@@ -196,31 +237,68 @@ class WsTransportServer implements McpWebSocketServer {
   }
 
   async #upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const path = (request.url ?? '/').split('?')[0]
+    const path = (request.url ?? '/').split('?')[0]!
     if (path !== (this.#options.path ?? WEBSOCKET_DEFAULTS.path)) return refuse(socket, 404, 'Not Found')
     const origin = request.headers.origin
     if (origin !== undefined && !isAllowedOrigin(origin, this.#options.allowedOrigins)) return refuse(socket, 403, 'Forbidden')
     if (isCrossSiteWithoutOrigin(request.headers)) return refuse(socket, 403, 'Forbidden')
     // DNS rebinding: a loopback server answers only to the loopback names.
     if (!isAllowedHost(request.headers.host, this.#options.allowedHosts, this.#options.host ?? WEBSOCKET_DEFAULTS.host)) return refuse(socket, 403, 'Forbidden')
-    if (this.#options.authenticate !== undefined && !(await this.#options.authenticate(request))) return refuse(socket, 401, 'Unauthorized')
-    let authorization: SocketAuthorization | undefined
-    if (this.#options.auth !== undefined) {
-      const authRequest = upgradeRequest(request, path)
-      const outcome = await this.#options.auth.authenticate(authRequest)
-      if (outcome.type === 'refuse') return refuseWith(socket, outcome.answer)
-      authorization = { auth: this.#options.auth, principal: outcome.principal, request: authRequest }
-    }
+    const authRequest = upgradeRequest(request, path)
+    const address = this.#policy.resolveAddress({ remoteAddress: request.socket.remoteAddress, header: authRequest.header })
+    const authorization = await this.#authenticate(request, authRequest, socket, address)
+    if (authorization === false) return
+    const client = clientKey(authorization?.principal, address)
     const wss = await this.#server()
-    // Checked after the await and right before the (synchronous) handshake, so no upgrade slips past the cap.
-    const room = this.#makeRoom()
-    if (room !== true) return refuse(socket, 503, 'Service Unavailable', `Retry-After: ${room}\r\n`)
+    // Checked after the awaits and right before the (synchronous) handshake, so no upgrade slips past a cap.
+    const refusal = this.#admission.admit(client, this.#sockets, this.#sockets.size, false, this.#scheduler.now())
+    if (refusal !== undefined) {
+      const seconds = retryAfterSeconds(refusal.retryAfterMs)
+      if (refusal.reason === 'client') return refuseJson(socket, 429, ErrorCode.RateLimited, `Too Many Requests: too many sockets of this client; try again in ${seconds} s`, seconds)
+      return refuseJson(socket, 503, -32000, `Service Unavailable: too many sockets; try again in ${seconds} s`, seconds)
+    }
+    const policy = this.#policy
     wss.handleUpgrade(request, socket, head, ws => {
-      const transport = new WsTransport(ws, ws.protocol === WS_SUBPROTOCOL.msgpack, this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes, this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark, this.#scheduler, request.socket.remoteAddress, authorization)
+      const transport = new WsTransport(ws, {
+        isMsgpack: ws.protocol === WS_SUBPROTOCOL.msgpack,
+        maxFrameBytes: this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes,
+        highWaterMark: this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark,
+        scheduler: this.#scheduler,
+        remoteAddress: address,
+        authorization,
+        takeRequests: policy.limitsRequests ? count => policy.takeRequests(client, count) : undefined,
+      })
       this.#sockets.add(transport)
-      ws.once('close', () => this.#sockets.delete(transport))
+      this.#admission.add(client, transport)
+      ws.once('close', () => this.#forget(transport))
       this.#connections.next(transport)
     })
+  }
+
+  /**
+   * Authenticates an upgrade (the `authenticate` hook, then `auth`): what authorizes the socket's
+   * messages (undefined without `auth`), or false once refused. A refusal that is a failed
+   * authentication costs the address a token of its budget; an address with none left is answered
+   * 429 and not verified until a token is back.
+   */
+  async #authenticate(request: IncomingMessage, authRequest: AuthRequest, socket: Duplex, address: string | undefined): Promise<SocketAuthorization | undefined | false> {
+    const { auth, authenticate } = this.#options
+    if (auth === undefined && authenticate === undefined) return undefined
+    // An unknown address is not budgeted (one bucket for all would let one client lock out the rest).
+    const key = this.#policy.limitsFailures ? addressKey(address) : undefined
+    const blocked = this.#policy.blockedFor(key)
+    if (blocked > 0) { refuseFailures(socket, blocked); return false }
+    const refused = async (answer: AuthAnswer): Promise<false> => {
+      const wait = isFailedAuthentication(answer.status) ? await this.#policy.chargeFailure(key) : 0
+      if (wait > 0) refuseFailures(socket, wait)
+      else refuseWith(socket, answer)
+      return false
+    }
+    if (authenticate !== undefined && !(await authenticate(request))) return refused(UNAUTHORIZED)
+    if (auth === undefined) return undefined
+    const outcome = await auth.authenticate(authRequest)
+    if (outcome.type === 'refuse') return refused(outcome.answer)
+    return { auth, principal: outcome.principal, request: authRequest }
   }
 
   async close(): Promise<void> {
@@ -232,8 +310,26 @@ class WsTransportServer implements McpWebSocketServer {
   }
 }
 
+/** The reason a socket closed to make room is given (1001), by which cap made it give way. */
+const EVICTED: Record<BudgetRefusal, string> = { client: 'evicted: too many sockets of this client', total: 'evicted: the server is full' }
+
+/** What the `authenticate` hook's false answers. */
+const UNAUTHORIZED: AuthAnswer = { status: 401, headers: {}, body: '' }
+
 function refuse(socket: Duplex, status: number, text: string, headers = ''): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${headers}Content-Length: 0\r\n\r\n`)
+}
+
+/** A refused upgrade with a JSON-RPC error body (id null) and Retry-After, as the HTTP listener answers. */
+function refuseJson(socket: Duplex, status: number, code: number, message: string, retryAfter: number): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })
+  refuseWith(socket, { status, headers: { 'content-type': 'application/json', 'retry-after': String(retryAfter) }, body })
+}
+
+/** An upgrade from an address over its failed-authentication budget: 429, Retry-After, -32029. */
+function refuseFailures(socket: Duplex, waitMs: number): void {
+  const seconds = retryAfterSeconds(waitMs)
+  refuseJson(socket, 429, ErrorCode.RateLimited, `Too many failed authentications: try again in ${seconds} s`, seconds)
 }
 
 /** An authenticator's refusal written on the raw socket of an upgrade. */
@@ -264,32 +360,6 @@ function upgradeRequest(request: IncomingMessage, pathname: string): AuthRequest
   }
 }
 
-/** Who a socket's messages come from, and what authorizes each of them. */
-interface SocketAuthorization {
-  readonly auth: Authenticator
-  readonly principal: Principal
-  /** The upgrade request, handed to the authenticator with each message. */
-  readonly request: AuthRequest
-}
-
-/** How a socket is closed when its token expires: 1008 policy violation (RFC 6455 §7.4.1). */
-const TOKEN_EXPIRED = { code: 1008, reason: 'token expired' } as const
-
-/** Longest wait one timer can take (Node fires a longer one at once); a later deadline is reached in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
-/** Runs `work` at `dueMs` on the scheduler's clock (at once if past), in steps no timer overflows. */
-function at(scheduler: SchedulerLike, dueMs: number, work: () => void): Subscription {
-  const subscription = new Subscription()
-  const arm = (): void => {
-    const wait = dueMs - scheduler.now()
-    if (wait <= 0) work()
-    else subscription.add(scheduler.schedule(arm, Math.min(wait, MAX_TIMER_MS)))
-  }
-  subscription.add(scheduler.schedule(arm, 0))
-  return subscription
-}
-
 /**
  * Calls `tick` every `ms`: on the given scheduler, or else on a Node timer that does not hold the
  * process open (a listener nobody closed must not keep it alive).
@@ -299,159 +369,6 @@ function every(ms: number, scheduler: SchedulerLike | undefined, tick: () => voi
   const timer = setInterval(tick, ms)
   timer.unref()
   return new Subscription(() => clearInterval(timer))
-}
-
-/** One server-side socket as a transport. */
-class WsTransport implements Transport {
-  readonly kind = 'websocket'
-  readonly inbound: Observable<Inbound>
-  /** False when a ping went unanswered; the next heartbeat then closes the socket. */
-  #isAlive = true
-  #isClosing = false
-  /** When the client last sent a message (scheduler time): the idle clock. */
-  lastSeen: number
-  /** The client's requests that have no answer yet. */
-  readonly #inFlight = new Set<RequestId>()
-
-  constructor(readonly ws: WebSocket, readonly isMsgpack: boolean, readonly maxFrameBytes: number, readonly highWaterMark: number, readonly scheduler: SchedulerLike, readonly remoteAddress: string | undefined, authorization: SocketAuthorization | undefined) {
-    this.lastSeen = scheduler.now()
-    ws.on('pong', () => { this.#isAlive = true })
-    const principal = authorization?.principal
-    // A token checked at the upgrade does not stay valid: at its expiry the socket ends, as HTTP
-    // would answer 401 from then on (messages that arrive before the close are refused below).
-    const expiry = principal?.expiresAt === undefined ? undefined : at(scheduler, principal.expiresAt * 1000, () => this.closeWith(TOKEN_EXPIRED.code, TOKEN_EXPIRED.reason))
-    const incoming = new Subject<Inbound>()
-    // Messages can arrive before the connection subscribes; a Subject fed now would lose them.
-    const early: Inbound[] = []
-    let subscriber: Subject<Inbound> | undefined
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data
-      const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
-      this.lastSeen = scheduler.now()
-      if (authorization !== undefined && item.type === 'message') {
-        // Every message passes the rule every HTTP POST passes; a refused one never reaches the server.
-        const verdict = authorizeMessage(authorization.auth, authorization.principal, item.message, this.lastSeen, authorization.request)
-        if (verdict.type === 'refuse') return this.#refuse(item.message, verdict.error)
-        // The decoded item is this frame's own: the sender goes on it, no copy per message.
-        item.principal = authorization.principal
-      }
-      if (item.type === 'message') this.#track(item.message)
-      if (subscriber === undefined) early.push(item)
-      else subscriber.next(item)
-    })
-    let closeInfo: { code: number; reason: string } | undefined
-    ws.on('close', (code, reason) => {
-      expiry?.unsubscribe()
-      closeInfo = { code, reason: reason.toString() }
-      if (subscriber === undefined) return
-      if (this.#isClosing || code === 1000) subscriber.complete()
-      else subscriber.error(new ConnectionClosedError(`The WebSocket closed (${code}${reason.length ? ` ${reason}` : ''})`))
-    })
-    ws.on('error', () => { /* 'close' follows and reports it */ })
-    this.inbound = new Observable<Inbound>(observer => {
-      if (subscriber !== undefined) { observer.error(new TransportError('A WebSocket transport can be read once')); return }
-      subscriber = incoming
-      const subscription = incoming.subscribe(observer)
-      for (const item of early.splice(0)) incoming.next(item)
-      if (closeInfo !== undefined) {
-        if (this.#isClosing || closeInfo.code === 1000) incoming.complete()
-        else incoming.error(new ConnectionClosedError(`The WebSocket closed (${closeInfo.code})`))
-      }
-      return subscription
-    })
-  }
-
-  /** Notes the requests a message from the client opens, and the ones its cancellations close. */
-  #track(payload: unknown): void {
-    for (const message of Array.isArray(payload) ? payload : [payload]) {
-      if (typeof message !== 'object' || message === null) continue
-      const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } }
-      if (typeof method !== 'string') continue
-      if (typeof id === 'string' || typeof id === 'number') this.#inFlight.add(id)
-      else if (method === 'notifications/cancelled' && (typeof params?.requestId === 'string' || typeof params?.requestId === 'number')) this.#inFlight.delete(params.requestId)
-    }
-  }
-
-  /**
-   * Answers each request of a refused payload with `error` and its id (a batch with a batch), and
-   * drops its notifications and responses; the socket stays open.
-   */
-  #refuse(payload: unknown, error: JsonRpcErrorObject): void {
-    const answers: JsonRpcErrorResponse[] = []
-    for (const message of Array.isArray(payload) ? payload : [payload]) {
-      if (typeof message !== 'object' || message === null) continue
-      const { id, method } = message as { id?: unknown; method?: unknown }
-      if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) answers.push({ jsonrpc: '2.0', id, error })
-    }
-    if (answers.length === 0) return
-    try {
-      void Promise.resolve(this.send(Array.isArray(payload) ? answers : answers[0]!)).catch(() => { /* closed meanwhile */ })
-    } catch { /* closed meanwhile */ }
-  }
-
-  hasRequestInFlight(): boolean {
-    return this.#inFlight.size > 0
-  }
-
-  /** Closes with a code of the server's choosing (1001 for idle and eviction); inbound completes. */
-  closeWith(code: number, reason: string): void {
-    this.#isClosing = true
-    try { this.ws.close(code, reason) } catch { this.ws.terminate() }
-    setTimeout(() => this.ws.terminate(), 2000).unref()
-  }
-
-  heartbeat(): void {
-    if (!this.#isAlive) { this.ws.terminate(); return }
-    this.#isAlive = false
-    try { this.ws.ping() } catch { /* closing */ }
-  }
-
-  send(payload: JsonRpcPayload): void | Promise<void> {
-    if (this.ws.readyState !== OPEN) throw new TransportError('The WebSocket is not open')
-    if (this.#inFlight.size > 0) {
-      for (const message of Array.isArray(payload) ? payload : [payload]) if (!('method' in message) && 'id' in message && message.id !== null) this.#inFlight.delete(message.id)
-    }
-    const data = this.isMsgpack ? encodeMsgpack(payload) : JSON.stringify(payload)
-    // Below the high-water mark, fire and forget; above it the caller waits for the queue to drain.
-    if (this.ws.bufferedAmount < this.highWaterMark) { this.ws.send(data); return }
-    // A peer that does not read what we send must not make us buffer without bound: stop reading
-    // its requests (so no new work is made for it) until the queue has drained.
-    this.#pauseReading()
-    return new Promise((resolve, reject) => this.ws.send(data, error => {
-      if (this.ws.bufferedAmount < this.highWaterMark / 2) this.#resumeReading()
-      if (error) reject(new TransportError('WebSocket write failed', { cause: error }))
-      else resolve()
-    }))
-  }
-
-  #isPaused = false
-
-  #pauseReading(): void {
-    if (this.#isPaused) return
-    this.#isPaused = true
-    ;(this.ws as unknown as { _socket?: { pause(): void } })._socket?.pause()
-  }
-
-  #resumeReading(): void {
-    if (!this.#isPaused) return
-    this.#isPaused = false
-    ;(this.ws as unknown as { _socket?: { resume(): void } })._socket?.resume()
-  }
-
-  /** Bytes queued on the socket now (for tests and monitoring). */
-  get bufferedAmount(): number { return this.ws.bufferedAmount }
-
-  async close(): Promise<void> {
-    if (this.#isClosing) return
-    this.#isClosing = true
-    if (this.ws.readyState === CLOSED) return
-    await new Promise<void>(resolve => {
-      this.ws.once('close', () => resolve())
-      this.ws.close(1000, 'closing')
-      // A peer that never completes the closing handshake is cut off.
-      setTimeout(() => { this.ws.terminate(); resolve() }, 2000).unref()
-    })
-  }
 }
 
 // The client moved to websocket-client.ts (no Node-only imports there); re-exported here for existing imports.
