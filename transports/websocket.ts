@@ -18,6 +18,8 @@ import { WsTransport, type SocketAuthorization } from './websocket-socket.ts'
 /** The WebSocket subprotocols (defined beside the client, which browsers load without this file). */
 export { WS_SUBPROTOCOL }
 export type { ClientRequest } from './client-policy.ts'
+export { memoryRateLimiterStore } from '../lib/token-bucket.ts'
+export type { RateLimiter, RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 
 /** Options of {@link websocket}. */
 export interface WebSocketServerOptions {
