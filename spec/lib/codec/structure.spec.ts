@@ -59,6 +59,20 @@ describe('exceededBound', () => {
     }), { numRuns: 2000 })
   })
 
+  it('finds the end of strings with escaped quotes and backslash runs (JSON inside a string)', () => {
+    const alphabet = fc.constantFrom('"', '\\', '[', ']', '{', '}', ',', 'a')
+    const tricky = fc.array(fc.string({ unit: alphabet, maxLength: 12 }), { maxLength: 6 })
+    fc.assert(fc.property(tricky, fc.nat(3), (strings, extra) => {
+      const value = [strings, { inner: JSON.stringify({ strings }) }, Array.from({ length: extra }, () => [])]
+      const text = JSON.stringify(value)
+      const { depth, members } = shapeOf(value)
+      expect(exceededBound(text, depth, members)).toBeUndefined()
+      expect(exceededBound(text, depth - 1, Infinity)).toBe('maxDepth')
+      expect(exceededBound(text, Infinity, members - 1)).toBe('maxMembers')
+    }), { numRuns: 2000 })
+    expect(exceededBound(JSON.stringify(['x"y\\', '[[[', 1]), 1, 3)).toBeUndefined()
+  })
+
   it('does not scan a text too short to break either bound, and leaves an unterminated string to JSON.parse', () => {
     expect(exceededBound(deepArray(128), 128, 100_000)).toBeUndefined()
     expect(exceededBound(deepArray(129), 128, 100_000)).toBe('maxDepth')
