@@ -164,11 +164,15 @@ describe('bad input', () => {
     await raw.expectAlive()
   })
 
-  it('answers a 1.9 MiB batch of a million entries with one error', async () => {
+  it('answers a 1.9 MiB batch of a million entries with one error, unparsed (maxMembers), and a batch past 1,000 entries with one error', async () => {
     const raw = await open({ protocolVersion: '2025-03-26', maxMessageSize: 4 * 1024 * 1024 })
     raw.write('[' + new Array(1_000_000).fill('1').join(',') + ']\n')
+    raw.write('[' + new Array(1_001).fill('1').join(',') + ']\n')
     await raw.settle()
-    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1000000 entries exceeds the limit of 1000', data: { entries: 1_000_000, limit: 1000 } } }])
+    expect(raw.replies).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the message holds more than 100000 object members and array elements (maxMembers)', data: { bound: 'maxMembers', limit: 100_000 } } },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1001 entries exceeds the limit of 1000', data: { entries: 1_001, limit: 1000 } } },
+    ])
     await raw.expectAlive()
   })
 
@@ -211,16 +215,19 @@ describe('bad input', () => {
     expect(raw.replies).toHaveLength(7500)
   })
 
-  it('survives JSON nested 100,000 deep', async () => {
+  it('survives JSON nested 100,000 deep: refused unparsed past 128 levels (maxDepth), with the id when one is read', async () => {
     const raw = await open({ maxMessageSize: 4 * 1024 * 1024 })
     raw.write('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000) + '\n')
     raw.write('['.repeat(100_000) + ']'.repeat(100_000) + '\n')
     raw.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"deep","nested":${'['.repeat(50_000)}${']'.repeat(50_000)}}}}\n`)
+    raw.write(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"deep enough","nested":${'['.repeat(120)}${']'.repeat(120)}}}}\n`)
     await raw.settle()
+    const tooDeep = { code: -32700, message: 'Parse error: the message nests deeper than 128 levels (maxDepth)', data: { bound: 'maxDepth', limit: 128 } }
     expect(raw.replies).toEqual([
-      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: jsonrpc must be "2.0"' } },
-      { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('batch') } },
-      { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'deep' }] } },
+      { jsonrpc: '2.0', id: null, error: tooDeep },
+      { jsonrpc: '2.0', id: null, error: tooDeep },
+      { jsonrpc: '2.0', id: 1, error: tooDeep },
+      { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'deep enough' }] } },
     ])
     await raw.expectAlive()
   })
