@@ -6,9 +6,11 @@ import { Packr } from 'msgpackr'
 import { WebSocket } from 'ws'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
+import { connect } from '../../actors/client.ts'
 import { websocket, WS_SUBPROTOCOL } from '../../transports/websocket.ts'
 import { loadMsgpack } from '../../lib/codec/msgpack.ts'
-import { ErrorCode } from '../../lib/jsonrpc/errors.ts'
+import { ErrorCode, StructureLimitError } from '../../lib/jsonrpc/errors.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
 import { events, messages } from '../helpers/sse-events.ts'
 
@@ -131,6 +133,26 @@ describe('issue 20: one 4 MiB JSON body costs 1.6 s (nesting 1.9 million deep) o
     ])
     child.stdin!.end()
   }, 60_000)
+})
+
+describe('a client meets a result past the structure bounds', () => {
+  it('fails that call at once with StructureLimitError (no timeout), over real HTTP, and calls on', async () => {
+    const { server } = echoServer()
+    let nested: unknown = 'bottom'
+    for (let i = 0; i < 200; i++) nested = [nested]
+    server.tool('deep', {}, () => ({ content: [{ type: 'text', text: 'deep' }], structuredContent: { nested } }))
+    const http = streamableHttp({ port: 0 })
+    await server.listen(http)
+    const client = await connect(streamableHttpClient(http.url!), { name: 'careful', version: '1' })
+    try {
+      const error = await client.callTool('deep', {}, { timeout: 0 }).then(() => undefined, (caught: unknown) => caught)
+      expect(error).toBeInstanceOf(StructureLimitError)
+      expect(error).toMatchObject({ code: ErrorCode.ParseError, bound: 'maxDepth', limit: 128, kind: 'response' })
+      expect(await client.callTool('echo', { text: 'after' })).toEqual({ content: [{ type: 'text', text: 'after' }] })
+    } finally {
+      await client.close()
+    }
+  }, 30_000)
 })
 
 function concat(...parts: Array<Uint8Array | number[]>): Uint8Array {
