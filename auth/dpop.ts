@@ -24,6 +24,16 @@ export interface DpopOptions {
    */
   maxReplayEntries?: number
   /**
+   * Proof ids of one DPoP key the default (in-memory) replay cache holds at once (default 1,000):
+   * past it that key's next proof is refused with 429 and Retry-After (until its oldest id
+   * expires), and every other key is still served, so one client cannot fill the cache for all.
+   * A key is one client's: a token is bound to it (`cnf.jkt`) by the authorization server, so a
+   * fresh key takes a fresh token. At the default `maxAgeSec` a key may send 1,000 proofs in any
+   * 5 minutes (3.3 a second on average). Ignored with `replayCache` (give that one its own
+   * `maxEntriesPerKey`).
+   */
+  maxReplayEntriesPerKey?: number
+  /**
    * Where proof ids are remembered (default: this process's memory, `maxReplayEntries` of them).
    * Several instances behind one endpoint must share one, or a proof used on one is accepted by
    * the next: `redisReplayCache(redis)` from `rxmcp/transports/redis` (or `redisScaleOut`'s
@@ -33,7 +43,7 @@ export interface DpopOptions {
 }
 
 /** Defaults of {@link DpopOptions}. */
-export const DPOP_DEFAULTS = { algorithms: ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'], maxAgeSec: 300, maxReplayEntries: 100_000 } as const
+export const DPOP_DEFAULTS = { algorithms: ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'], maxAgeSec: 300, maxReplayEntries: 100_000, maxReplayEntriesPerKey: 1_000 } as const
 
 /** Why a proof was refused (never sent to the client in detail). */
 export class DpopProofError extends Error {
@@ -45,6 +55,17 @@ export class DpopReplayCacheFullError extends Error {
   override readonly name = 'DpopReplayCacheFullError'
   constructor(readonly retryAfterMs: number) {
     super('The DPoP replay cache is full')
+  }
+}
+
+/**
+ * A valid proof that cannot be accepted now: its key holds its share of the replay cache
+ * (answered 429 with Retry-After; other keys are served).
+ */
+export class DpopKeyQuotaError extends Error {
+  override readonly name = 'DpopKeyQuotaError'
+  constructor(readonly retryAfterMs: number) {
+    super('The DPoP key has too many proofs in the replay cache')
   }
 }
 
@@ -61,15 +82,20 @@ export class DpopVerifier {
   constructor(options: DpopOptions = {}, now: () => number = Date.now) {
     this.algorithms = options.algorithms ?? DPOP_DEFAULTS.algorithms
     this.#maxAgeSec = options.maxAgeSec ?? DPOP_DEFAULTS.maxAgeSec
-    this.#replays = options.replayCache ?? memoryReplayCache({ maxEntries: options.maxReplayEntries ?? DPOP_DEFAULTS.maxReplayEntries, now })
+    this.#replays = options.replayCache ?? memoryReplayCache({
+      maxEntries: options.maxReplayEntries ?? DPOP_DEFAULTS.maxReplayEntries,
+      maxEntriesPerKey: options.maxReplayEntriesPerKey ?? DPOP_DEFAULTS.maxReplayEntriesPerKey,
+      now,
+    })
   }
 
   /**
    * Verifies `proof` for a request (`method`, `url` without query) carrying `accessToken` bound to
    * the key of thumbprint `boundTo` (the token's `cnf.jkt`), and only then remembers it, so a
    * proof that fails any check takes no room in the replay cache. Throws {@link DpopProofError}
-   * for a bad or replayed proof, {@link DpopReplayCacheFullError} when it cannot be remembered, and
-   * the replay cache's own error when it cannot be asked.
+   * for a bad or replayed proof, {@link DpopKeyQuotaError} when its key holds its share of the
+   * replay cache, {@link DpopReplayCacheFullError} when the cache is full, and the replay cache's
+   * own error when it cannot be asked.
    */
   async verify(proof: string, method: string, url: string, accessToken: string, boundTo: unknown, now: number): Promise<void> {
     let header: ReturnType<typeof decodeProtectedHeader>
@@ -91,9 +117,11 @@ export class DpopVerifier {
     if (thumbprint !== boundTo) throw new DpopProofError('cnf.jkt')
     // RFC 9449 §11.1: a proof is accepted until |iat - now| passes maxAgeSec, so that is how long
     // it is remembered (a proof dated ahead is remembered longer). Keyed by the key and the jti, in
-    // a fixed size: one client's choice of jti cannot collide with another's proofs.
-    const verdict = await this.#replays.remember(await sha256Base64Url(`${thumbprint}.${payload.jti}`), (payload.iat + this.#maxAgeSec) * 1000 + 1)
+    // a fixed size: one client's choice of jti cannot collide with another's proofs. It counts
+    // against its key's share (the thumbprint: one client's key), so one client cannot fill it.
+    const verdict = await this.#replays.remember(await sha256Base64Url(`${thumbprint}.${payload.jti}`), (payload.iat + this.#maxAgeSec) * 1000 + 1, thumbprint)
     if (verdict.type === 'replayed') throw new DpopProofError('replayed proof')
+    if (verdict.type === 'over-quota') throw new DpopKeyQuotaError(verdict.retryAfterMs)
     if (verdict.type === 'full') throw new DpopReplayCacheFullError(verdict.retryAfterMs)
   }
 }

@@ -12,7 +12,7 @@
  * })
  * await server.listen(streamableHttp({ port: 3000, auth }))
  */
-import { DpopProofError, DpopReplayCacheFullError, DpopVerifier, type DpopOptions } from './dpop.ts'
+import { DpopKeyQuotaError, DpopProofError, DpopReplayCacheFullError, DpopVerifier, type DpopOptions } from './dpop.ts'
 import { missingScopes, operationScopes, type AuthAnswer, type AuthOutcome, type AuthRefusal, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 
@@ -69,7 +69,8 @@ export interface BearerAuthOptions {
    * and a token bound to a key (`cnf.jkt`) is accepted only so (default on; `false` accepts only
    * Bearer and refuses bound tokens). The metadata lists the proof algorithms. Each proof is
    * remembered until it could no longer be accepted (`replayCache`: this process's memory by
-   * default; share a Redis one between instances); one that cannot be remembered gets 503.
+   * default; share a Redis one between instances); one that cannot be remembered gets 503, and
+   * one whose key already has its share of the cache remembered (1,000 proofs) gets 429.
    */
   dpop?: boolean | DpopOptions
   /** The clock, in ms (default Date.now). */
@@ -164,6 +165,8 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
           await dpop.verify(proof, request.method, `${resource.origin}${request.pathname}`, token, boundTo, at)
         } catch (error) {
           if (error instanceof DpopProofError) return { type: 'refuse', answer: challenge(401, 'invalid_dpop_proof', 'The DPoP proof is invalid', required) }
+          // This key's share of the replay cache is used: its client waits, others are served.
+          if (error instanceof DpopKeyQuotaError) return { type: 'refuse', answer: tooMany('Too many DPoP proofs of this key are remembered; try again later', Math.max(1, Math.ceil(error.retryAfterMs / 1000))) }
           // A proof that cannot be remembered (the replay cache is full, or its Redis is down) is
           // refused for now: letting it through would let a replay through.
           const seconds = error instanceof DpopReplayCacheFullError ? Math.max(1, Math.ceil(error.retryAfterMs / 1000)) : 5
@@ -193,6 +196,11 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
       }
     },
   }
+}
+
+/** A 429 answer: this client's share is used; try again in `seconds`. */
+function tooMany(description: string, seconds: number): AuthAnswer {
+  return { status: 429, headers: { 'content-type': 'application/json', 'retry-after': String(seconds) }, body: JSON.stringify({ error: 'too_many_requests', error_description: description }) }
 }
 
 /** A 503 answer: the request could not be decided now; try again in `seconds`. */

@@ -114,7 +114,7 @@ describe('issue 20: DPoP replay', { timeout: 30_000 }, () => {
   })
 
   it('answers 503 when the Redis replay cache cannot be asked, never letting the proof through', async () => {
-    const failing = redisReplayCache({ set: () => Promise.reject(new Error('connection lost')) })
+    const failing = redisReplayCache({ set: () => Promise.reject(new Error('connection lost')), eval: () => Promise.reject(new Error('connection lost')) })
     const url = await instance({ replayCache: failing })
     const { token, proof } = await boundClient()
     expect(await send(url, token, await proof())).toEqual({ status: 503, retryAfter: '5' })

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest'
 import { memoryReplayCache, MEMORY_REPLAY_CACHE_DEFAULTS } from '../../lib/replay-cache.ts'
 
 /** A cache on a clock the test moves. */
-function cache(maxEntries: number) {
+function cache(maxEntries: number, maxEntriesPerKey?: number) {
   const clock = { now: 1_000_000 }
-  return { clock, replays: memoryReplayCache({ maxEntries, now: () => clock.now }) }
+  return { clock, replays: memoryReplayCache({ maxEntries, now: () => clock.now, ...(maxEntriesPerKey === undefined ? {} : { maxEntriesPerKey }) }) }
 }
 
 describe('memoryReplayCache', () => {
-  it('holds 100,000 ids by default', () => {
-    expect(MEMORY_REPLAY_CACHE_DEFAULTS.maxEntries).toBe(100_000)
+  it('holds 100,000 ids by default, 1,000 of them per quota key', () => {
+    expect(MEMORY_REPLAY_CACHE_DEFAULTS).toEqual({ maxEntries: 100_000, maxEntriesPerKey: 1_000 })
   })
 
   it('says fresh once, then replayed until the id expires, then fresh again', async () => {
@@ -52,5 +52,42 @@ describe('memoryReplayCache', () => {
 
   it('refuses a maximum below one', () => {
     expect(() => memoryReplayCache({ maxEntries: 0 })).toThrow(RangeError)
+    expect(() => memoryReplayCache({ maxEntriesPerKey: 0 })).toThrow(RangeError)
+  })
+
+  it('refuses a key past its share as over-quota (until its soonest id expires), while other keys and unkeyed ids still pass', async () => {
+    const { clock, replays } = cache(10, 2)
+    expect((await replays.remember('a1', clock.now + 5_000, 'a')).type).toBe('fresh')
+    expect((await replays.remember('a2', clock.now + 9_000, 'a')).type).toBe('fresh')
+    expect(await replays.remember('a3', clock.now + 9_000, 'a')).toEqual({ type: 'over-quota', retryAfterMs: 5_000 })
+    // A replay is still a replay, whatever the key's share.
+    expect(await replays.remember('a1', clock.now + 5_000, 'a')).toEqual({ type: 'replayed' })
+    expect((await replays.remember('b1', clock.now + 9_000, 'b')).type).toBe('fresh')
+    expect((await replays.remember('free', clock.now + 9_000)).type).toBe('fresh')
+    clock.now += 5_000
+    expect((await replays.remember('a3', clock.now + 9_000, 'a')).type).toBe('fresh')
+  })
+
+  it('finds a key\'s expired ids behind other keys\' unexpired ones, at most once a second', async () => {
+    const { clock, replays } = cache(10, 2)
+    expect((await replays.remember('long', clock.now + 600_000, 'other')).type).toBe('fresh')
+    expect((await replays.remember('a1', clock.now + 1_000, 'a')).type).toBe('fresh')
+    expect((await replays.remember('a2', clock.now + 2_000, 'a')).type).toBe('fresh')
+    expect(await replays.remember('a3', clock.now + 3_000, 'a')).toEqual({ type: 'over-quota', retryAfterMs: 1_000 })
+    clock.now += 1_000
+    // a1 expired behind 'long': the key's own search finds it.
+    expect((await replays.remember('a3', clock.now + 3_000, 'a')).type).toBe('fresh')
+    expect((await replays.remember('a1', clock.now + 3_000, 'a')).type).toBe('over-quota')
+  })
+
+  it('makes room in a full cache only by expiry, never by taking another key\'s share', async () => {
+    const { clock, replays } = cache(3, 2)
+    expect((await replays.remember('a1', clock.now + 1_000, 'a')).type).toBe('fresh')
+    expect((await replays.remember('a2', clock.now + 1_000, 'a')).type).toBe('fresh')
+    expect((await replays.remember('b1', clock.now + 1_000, 'b')).type).toBe('fresh')
+    expect(await replays.remember('c1', clock.now + 1_000, 'c')).toEqual({ type: 'full', retryAfterMs: 1_000 })
+    clock.now += 1_000
+    expect((await replays.remember('c1', clock.now + 1_000, 'c')).type).toBe('fresh')
+    expect((await replays.remember('a3', clock.now + 1_000, 'a')).type).toBe('fresh')
   })
 })
