@@ -40,17 +40,20 @@ const REPLAYED: ReplayVerdict = { type: 'replayed' }
  * Remembers the id KEYS[1] for ARGV[1] ms unless it is known (-1: replayed) or its quota's sorted
  * set KEYS[2] holds ARGV[4] unexpired ids (the ms until its soonest expires: over quota); 0 when
  * remembered. Scores are expiry times on the caller's clock (ARGV[2] now, ARGV[3] this id's);
- * expired members are dropped first, and the set expires with its longest-lived id.
+ * expired members are dropped, and the set expires with its longest-lived id. The SET is the
+ * script's first write: Redis refuses a script's first write that needs memory under `noeviction`
+ * at maxmemory (OOM), so a full Redis refuses the id instead of growing past its limit.
  */
 const REMEMBER = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 local now = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
-  local soonest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local live = '(' .. ARGV[2]
+if redis.call('ZCOUNT', KEYS[2], live, '+inf') >= tonumber(ARGV[4]) then
+  local soonest = redis.call('ZRANGEBYSCORE', KEYS[2], live, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return math.max(1, math.ceil(tonumber(soonest[2]) - now))
 end
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[5])
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
 return 0`

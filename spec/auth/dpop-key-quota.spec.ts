@@ -119,4 +119,25 @@ describe('issue 20: one client can fill the DPoP replay cache', { timeout: 60_00
       return sizes`, { keys: [], arguments: [`${prefix}replay-quota:*`] }) as number[]
     expect(sizes.sort()).toEqual([10, 10])
   })
+
+  it('refuses an id (full, 503) rather than write past a Redis at its maxmemory, the quota script included', async () => {
+    const own = await startRedis()
+    const connection = await connectRedis(own.url)
+    try {
+      const cache = redisReplayCache(connection, { prefix: 'oom:' })
+      expect(await cache.remember('before', Date.now() + 60_000, 'key')).toEqual({ type: 'fresh' })
+      const config = connection as unknown as { configSet(name: string, value: string): Promise<unknown> }
+      await config.configSet('maxmemory-policy', 'noeviction')
+      await config.configSet('maxmemory', '1')
+      expect(await cache.remember('during', Date.now() + 60_000, 'key')).toEqual({ type: 'full', retryAfterMs: 5_000 })
+      expect(await cache.remember('unkeyed', Date.now() + 60_000)).toEqual({ type: 'full', retryAfterMs: 5_000 })
+      // What it holds still counts: a replay is refused as a replay.
+      expect(await cache.remember('before', Date.now() + 60_000, 'key')).toEqual({ type: 'replayed' })
+      await config.configSet('maxmemory', '0')
+      expect(await cache.remember('during', Date.now() + 60_000, 'key')).toEqual({ type: 'fresh' })
+    } finally {
+      await connection.close()
+      await own.stop()
+    }
+  })
 })
