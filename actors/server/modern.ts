@@ -51,7 +51,8 @@ export class Round {
   /** Default keys: one counter per method, from the start of each run, so keys repeat across runs. */
   #counters: Map<string, number> | undefined
 
-  constructor(readonly answers: Readonly<Record<string, unknown>>, data: unknown) {
+  /** @param answers the answers this run may take, by key; one found invalid is dropped (see `ask`). */
+  constructor(readonly answers: Record<string, unknown>, data: unknown) {
     this.data = data
   }
 
@@ -67,12 +68,18 @@ export class Round {
     const id = key ?? `${prefix}-${count}`
     if (Object.hasOwn(this.answers, id)) {
       const answer = this.answers[id]
+      // An answer refused here is dropped: a handler that catches the error and asks again under
+      // the same key gets a new round for it (MRTR: ask again for what is missing), never a loop.
+      const refuse = (error: unknown) => {
+        delete this.answers[id]
+        return Promise.reject(error)
+      }
       // The client's answer is input like any other: of the shape the method answers with, or -32602.
       if (!isJsonObject(answer) || !(ANSWER_CHECKS[method]?.(answer) ?? true)) {
-        return Promise.reject(new InvalidParamsError(`Invalid params: inputResponses.${id} is not a valid answer to ${method}`, { key: id }))
+        return refuse(new InvalidParamsError(`Invalid params: inputResponses.${id} is not a valid answer to ${method}`, { key: id }))
       }
       // An accepted form's content must match the requestedSchema asked now (ElicitationContentError).
-      if (method === 'elicitation/create') return checkElicitResult(params as unknown as ElicitParams, answer, id)
+      if (method === 'elicitation/create') return checkElicitResult(params as unknown as ElicitParams, answer, id).catch(refuse)
       return Promise.resolve(answer)
     }
     // MCP 2026-07-28 (MRTR): never ask for what the client did not declare it can answer.

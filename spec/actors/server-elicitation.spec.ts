@@ -42,6 +42,17 @@ async function start() {
     }
     return text('done')
   })
+  server.tool('retrying', {}, async (_args, ctx) => {
+    // Asks again under the same key after a refused answer: the client is asked again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answer = await ctx.elicit(AGE, { key: 'age' })
+        return text(`age ${JSON.stringify(answer.content?.age)}`)
+      } catch (error) {
+        if (!(error instanceof ElicitationContentError) || attempt === 3) throw error
+      }
+    }
+  })
   const http = streamableHttp({ port: 0 })
   await server.listen(http)
   return { url: http.url!, seen }
@@ -77,6 +88,16 @@ describe('issue 20: the server does not check an accepted elicitation\'s content
       expect(error).toBeInstanceOf(InvalidParamsError)
       expect(error).toMatchObject({ code: ErrorCode.InvalidParams, message: expect.stringContaining("must have required property 'age'") })
       expect(await client.callTool('caught')).toEqual(text('done'))
+    })
+
+    it('asks the client again when the handler catches the error and asks under the same key', async () => {
+      const { url } = await start()
+      const answers = [{ action: 'accept', content: { age: 'not-a-number' } }, { action: 'accept', content: { age: 41 } }] as ElicitResult[]
+      let asked = 0
+      const client = await connect(streamableHttpClient(url), { name: 'form-filler', version: '1' }, { era, elicitation: { form: () => answers[asked++]! } })
+      clients.push(client)
+      expect(await client.callTool('retrying')).toEqual(text('age 41'))
+      expect(asked).toBe(2)
     })
 
     it('hands matching content through, and no content with a decline', async () => {
