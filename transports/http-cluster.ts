@@ -66,8 +66,13 @@ export interface ClusterHost {
   has(sessionId: string): boolean
   /** Makes the local session for a record whose owner is gone; false when it cannot continue (legacy SSE). */
   adopt(sessionId: string, record: SessionRecord): boolean
-  /** Serves an exchange another instance forwarded (its origin, credentials and budget were checked there). */
+  /** Serves an exchange another instance forwarded (its origin and credentials were checked there). */
   serve(exchange: Exchange): Promise<void>
+  /**
+   * The client's address of an exchange that reached this instance (the listener's `clientAddress`
+   * applied): what a forwarded exchange carries, so the owner counts the client by it.
+   */
+  clientAddress(exchange: Exchange): string | undefined
   /** The body under the listener's limits; undefined once a refusal was answered. */
   body(exchange: Exchange): Promise<Uint8Array | undefined>
   /** Writes the records of every session held here again (after the cluster's store was away). */
@@ -93,6 +98,7 @@ type Op = ['r' | 'f', number, Record<string, string>, string | undefined] | ['s'
 
 interface ForwardMessage {
   t: 'x'; k: string; f: string; m: string; p: string; q: string; h: Record<string, string>
+  /** The body (text), or in base64url when it is not UTF-8; the principal; the client's resolved address. */
   b?: string; b64?: string; a?: Principal; r?: string
 }
 
@@ -199,7 +205,10 @@ export class ClusterRouter {
       else message.b = text
     }
     if (exchange.principal !== undefined) message.a = exchange.principal
-    if (exchange.remoteAddress !== undefined) message.r = exchange.remoteAddress
+    // The client's address as resolved here (behind a proxy, from the header `clientAddress` reads,
+    // which need not travel): the owner counts the client by it, not by this instance's socket.
+    const address = this.#host.clientAddress(exchange)
+    if (address !== undefined) message.r = address
     const relay = body === undefined ? { exchange, owner } : { exchange, owner, body }
     this.#relayed.set(key, relay)
     exchange.onClose(() => {
@@ -303,6 +312,8 @@ export class ClusterRouter {
  * going away closes it.
  */
 class ForwardedExchange implements Exchange {
+  /** Its `remoteAddress` is the client's as the front resolved it: taken as it is. */
+  readonly isForwarded = true
   readonly method: string
   readonly pathname: string
   readonly search: string
@@ -385,6 +396,7 @@ class ReadExchange implements Exchange {
   get pathname(): string { return this.inner.pathname }
   get search(): string { return this.inner.search }
   get remoteAddress(): string | undefined { return this.inner.remoteAddress }
+  get isForwarded(): boolean | undefined { return this.inner.isForwarded }
   get principal(): Principal | undefined { return this.inner.principal }
   set principal(principal: Principal | undefined) { this.inner.principal = principal }
   header(name: string): string | null { return this.inner.header(name) }

@@ -22,6 +22,8 @@ export interface SharedSessionsHost {
   open(session: HttpSession): void
   serve(exchange: Exchange): Promise<void>
   body(exchange: Exchange): Promise<Uint8Array | undefined>
+  /** The client's address of an exchange (the listener's `clientAddress` applied). */
+  clientAddress(exchange: Exchange): string | undefined
   onEnd(session: AnySession): void
 }
 
@@ -42,6 +44,7 @@ export class SharedSessions {
       adopt: (id, record) => this.#adopt(id, record),
       serve: exchange => host.serve(exchange),
       body: exchange => host.body(exchange),
+      clientAddress: exchange => host.clientAddress(exchange),
       reclaim: () => { for (const session of host.sessions.values()) void this.#reclaim(session) },
     }, this.#recordTtl)
   }

@@ -305,6 +305,7 @@ class HttpTransportServer implements StreamableHttpServer {
       open: session => { this.#register(session); this.#connections.next(session) },
       serve: exchange => this.#serveForwarded(exchange),
       body: exchange => this.#body(exchange),
+      clientAddress: exchange => this.#guard.clientAddress(exchange),
       onEnd: this.#onEnd,
     }, ttl)
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs

@@ -1,0 +1,71 @@
+import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
+import { randomUUID } from 'node:crypto'
+import { createServer, type McpServer } from '../../actors/server.ts'
+import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { redisScaleOut, type RedisScaleOut } from '../../transports/redis.ts'
+import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
+
+/**
+ * Two instances of one listener on a real redis-server, behind a proxy that names the client in
+ * `X-Real-IP` (each instance's `clientAddress` reads it). A request that names a session another
+ * instance holds is forwarded there and served (and charged) by the owner: the owner must count it
+ * by the client's address, resolved where the request arrived, not by the front's socket.
+ */
+
+const ACCEPT = 'application/json, text/event-stream'
+
+let redis: TestRedis
+beforeAll(async () => { redis = await startRedis() }, 30_000)
+afterAll(async () => { await redis?.stop() })
+
+interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer }
+const instances: Instance[] = []
+afterEach(async () => {
+  for (const instance of instances.splice(0)) {
+    await instance.server.close().catch(() => {})
+    await instance.http.close().catch(() => {})
+    await instance.scale.close()
+  }
+})
+
+/** One instance of the listener: scale-out on the test's Redis, one request per client budget, clients by X-Real-IP. */
+async function instance(prefix: string): Promise<string> {
+  const scale = await redisScaleOut(redis.url, { prefix })
+  const server = createServer({ name: 'forwarded', version: '1' }, { ...scale.server })
+  const http = streamableHttp({
+    ...scale.http,
+    rateLimit: { capacity: 1, refillPerSecond: 0.001 },
+    clientAddress: request => request.header('x-real-ip') ?? undefined,
+  })
+  await server.listen(http)
+  instances.push({ scale, server, http })
+  return http.url!
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Headers; body: string }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: JSON.stringify(body) })
+  return { status: response.status, headers: response.headers, body: await response.text() }
+}
+
+describe('issue 20: a forwarded request is counted by the client\'s address, not the front instance\'s socket', { timeout: 30_000 }, () => {
+  it('charges a request forwarded to the session\'s owner to the address the front resolved', async () => {
+    const prefix = `forwarded-${randomUUID()}:`
+    const front = await instance(prefix)
+    const owner = await instance(prefix)
+    // Client X opens a session on the owner: its one request of budget is spent there.
+    const init = await post(owner, { 'x-real-ip': '203.0.113.10' }, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    expect(init.status).toBe(200)
+    const session = init.headers.get('mcp-session-id')!
+    const headers = (address: string) => ({ 'x-real-ip': address, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' })
+    expect((await post(owner, headers('203.0.113.10'), { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202)
+    // X again, through the front: forwarded, and X's budget is spent wherever it arrives.
+    const again = await post(front, headers('203.0.113.10'), { jsonrpc: '2.0', id: 1, method: 'ping' })
+    expect(again.status).toBe(429)
+    expect(JSON.parse(again.body)).toMatchObject({ id: 1, error: { code: -32029 } })
+    // Client Y through the same front (the same socket address): its own budget, served by the owner.
+    const other = await post(front, headers('203.0.113.20'), { jsonrpc: '2.0', id: 2, method: 'ping' })
+    expect(other.status).toBe(200)
+    expect(other.body).toContain('"id":2')
+    expect(other.body).toContain('"result"')
+  })
+})
