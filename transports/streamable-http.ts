@@ -149,8 +149,9 @@ export interface StreamableHttpOptions {
    * (401: a missing, invalid or expired credential) spends a token; past the budget the address is
    * answered 429 with Retry-After and -32029, and its requests are not verified at all until a token
    * is back, valid credentials included (they come from the same address as the flood). A 5xx
-   * refusal (the verifier cannot decide) costs nothing, and a request of unknown address (a web
-   * Request without `clientAddress`) is not budgeted.
+   * refusal (the verifier cannot decide) and a 429 (a valid credential over a quota of its own,
+   * such as its DPoP key's share of the replay cache) cost nothing, and a request of unknown
+   * address (a web Request without `clientAddress`) is not budgeted.
    */
   failedAuthLimit?: TokenBucketOptions | false
   /**
