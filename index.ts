@@ -15,7 +15,7 @@ export type { Principal, ScopeRules, Authenticator, AuthRequest, AuthAnswer, Aut
 export { TokenBuckets, memoryRateLimiterStore } from './lib/token-bucket.ts'
 export type { TokenBucketOptions, RateLimiter, RateLimiterStore } from './lib/token-bucket.ts'
 export { TASKS_EXTENSION, SERVER_TASKS_DEFAULTS, TooManyRunningTasksError, TOO_MANY_RUNNING_TASKS_ERROR_CODE } from './actors/server/tasks.ts'
-export { clientAddressKey } from './actors/tasks/client-address.ts'
+export { clientAddressKey } from './lib/client-address.ts'
 export {
   RELATED_TASK_META, withRelatedTask, settledAnswer, createTask, stepTask, canTransition, isTerminalStatus, taskToWire, taskToModernWire, TaskTransitionError, TaskExpiredError,
   TASK_DEFAULTS, TERMINAL_STATUSES, TASK_TRANSITION_ERROR_CODE, TASK_EXPIRED_ERROR_CODE,
