@@ -153,11 +153,11 @@ export type MessageAuthorization =
  * carries a principal (Streamable HTTP and legacy SSE POSTs, each WebSocket message):
  * - without an authenticator or a principal, it is allowed (nothing to check against);
  * - a principal whose token has expired (`expiresAt` at or before `now`) is refused: 401
- *   `invalid_token`, or -32003 with `data.error: 'invalid_token'` on a message transport. HTTP
+ *   `invalid_token`, or -31003 with `data.error: 'invalid_token'` on a message transport. HTTP
  *   authenticates every request, so it meets this on a WebSocket, whose token was checked at the
  *   upgrade and may expire while it is open;
  * - otherwise the authenticator's `authorize` decides (scopes per operation): its refusal is
- *   403 `insufficient_scope`, or -32003 with `data: { error: 'insufficient_scope',
+ *   403 `insufficient_scope`, or -31003 with `data: { error: 'insufficient_scope',
  *   requiredScopes, missingScopes }` so the client can step up.
  *
  * @param now the transport's clock, in ms since the epoch
@@ -184,7 +184,7 @@ const EXPIRED: MessageAuthorization = {
 }
 
 /**
- * The JSON-RPC error of an authenticator's refusal that did not give one: -32003 with the OAuth
+ * The JSON-RPC error of an authenticator's refusal that did not give one: -31003 with the OAuth
  * error of its body (RFC 6750 §3.1), and the scopes its challenge names (`requiredScopes`) with
  * those the principal lacks (`missingScopes`).
  */

@@ -12,7 +12,7 @@ import type { McpRequest, Middleware, ServerContext } from '../server.ts'
 
 /**
  * Refuses a request whose principal lacks the scopes `rules` give its operation (keys as in
- * `bearerAuth`'s `scopes`: `'tools/call'`, `'tools/call:delete_file'`), with -32003 naming them in
+ * `bearerAuth`'s `scopes`: `'tools/call'`, `'tools/call:delete_file'`), with -31003 naming them in
  * `data.requiredScopes`. Over HTTP, `bearerAuth({ scopes })` checks the same rules before the
  * request is read and answers 403 for step-up; this middleware serves every other transport.
  */
@@ -73,7 +73,8 @@ const LISTINGS: Readonly<Record<string, { key: string; permission: (item: JsonOb
  * Enforces a role-based permission policy on every request, and on listings: a caller sees only
  * the tools it may call, the prompts it may get and the resources it may read. A target it may not
  * use is answered as the protocol answers a missing one (unknown tool or prompt: -32602; resource:
- * -32002), so the policy does not reveal what exists; a method it may not use at all gets -32003.
+ * -32002 in the legacy era, -32602 in the modern one), so the policy does not reveal what exists;
+ * a method it may not use at all gets -31003.
  */
 export function permissions(policy: PermissionPolicy): Middleware {
   const open = new Set(policy.open ?? OPEN_METHODS)
@@ -88,7 +89,7 @@ export function permissions(policy: PermissionPolicy): Middleware {
     const may = allowed(ctx)
     const listing = LISTINGS[request.method]
     const target = listing === undefined ? targetOf(request.params) : undefined
-    if (target !== undefined) return may(permissionOf(request.method, target)) ? next(request, ctx) : throwError(() => hidden(request))
+    if (target !== undefined) return may(permissionOf(request.method, target)) ? next(request, ctx) : throwError(() => hidden(request, ctx))
     if (!may(permissionOf(request.method))) return throwError(() => new ForbiddenError(`Forbidden: ${request.method}`))
     if (listing === undefined) return next(request, ctx)
     return next(request, ctx).pipe(map(result => {
@@ -99,10 +100,13 @@ export function permissions(policy: PermissionPolicy): Middleware {
   }
 }
 
-/** The error a missing target gets, so a refused one looks the same. */
-function hidden(request: McpRequest): McpError {
+/** The error a missing target gets in the request's era, so a refused one looks the same. */
+function hidden(request: McpRequest, ctx: ServerContext): McpError {
   const target = targetOf(request.params)
-  if (request.method === 'resources/read') return new ResourceNotFoundError(`Resource not found: ${target}`, { uri: target })
+  if (request.method === 'resources/read') {
+    // MCP 2026-07-28 resources: an unknown resource is -32602 (the router answers a missing one so too).
+    return ctx.era === 'modern' ? new InvalidParamsError(`Resource not found: ${target}`, { uri: target }) : new ResourceNotFoundError(`Resource not found: ${target}`, { uri: target })
+  }
   if (request.method === 'tools/call') return new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(target)}`)
   if (request.method === 'prompts/get') return new InvalidParamsError(`Invalid params: unknown prompt ${JSON.stringify(target)}`)
   return new ForbiddenError(`Forbidden: ${request.method}`)
@@ -124,7 +128,7 @@ export interface RateLimitOptions extends TokenBucketOptions {
 
 /**
  * A token bucket per principal: `capacity` requests at once, refilled at `refillPerSecond`. A
- * request over budget gets -32029 with `data.retryAfterMs`. For a 429 with Retry-After over HTTP,
+ * request over budget gets -31029 with `data.retryAfterMs`. For a 429 with Retry-After over HTTP,
  * give the same options to the listener's `rateLimit` instead.
  */
 export function rateLimit(options: RateLimitOptions): Middleware {

@@ -9,7 +9,9 @@ import { principalKey } from '../../lib/auth.ts'
 import { Observable, asyncScheduler, isObservable, type Subscription } from '../../lib/rx.ts'
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
-import { HeaderMismatchError, InternalError, InvalidParamsError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
+import {
+  HeaderMismatchError, InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
+} from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import {
@@ -102,7 +104,9 @@ export class Round {
 /**
  * Runs a modern request through `route`: the requestState checked, the `Mcp-Param-*` headers of a
  * tool call checked, the handler run with a {@link ModernContext}, and its answer finished. An
- * Observable: unsubscribing (the client closed the stream, or cancelled) stops the handler.
+ * Observable: unsubscribing (the client closed the stream, or cancelled) stops the handler. Its
+ * errors carry only codes of this era ({@link toModernWireError}: never -32002 or -32042); a
+ * handler's URL elicitation error becomes an input round ({@link askUrlElicitations}).
  */
 export function serveModern(session: Session, route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
@@ -111,6 +115,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
     let handler: Subscription | undefined
     let isAsking = false
     let isOver = false
+    const fail = (error: unknown) => subscriber.error(error instanceof McpError ? toModernWireError(error) : error)
     const run = (round: Round) => {
       if (isOver) return
       const ctx = new ModernContext(session, request, meta, round)
@@ -120,14 +125,18 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
         // out together: the round ends on the next macrotask.
         asyncScheduler.schedule(() => void endRound(round))
       }
+      const failed = (error: unknown) => {
+        if (isAsking) return
+        if (error instanceof UrlElicitationRequiredError && askUrlElicitations(request.method, round, error, meta.clientCapabilities, fail)) return
+        fail(error)
+      }
       let outcome: unknown
       try {
         outcome = route(params, ctx)
       } catch (error) {
-        return subscriber.error(error)
+        return failed(error)
       }
       const done = (result: unknown) => { if (!isAsking) { subscriber.next(finishResult(session, request.method, params, result)); subscriber.complete() } }
-      const failed = (error: unknown) => { if (!isAsking) subscriber.error(error) }
       if (isObservable(outcome)) {
         let last: unknown
         handler = outcome.subscribe({ next: value => { last = value }, error: failed, complete: () => done(last) })
@@ -139,7 +148,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
       handler?.unsubscribe()
       if (isOver) return
       if (!INPUT_REQUIRED_METHODS.has(request.method)) {
-        return subscriber.error(new InternalError(`Internal error: the handler of ${request.method} asked the client for input, which only tools/call, prompts/get and resources/read may do`))
+        return fail(new InternalError(`Internal error: the handler of ${request.method} asked the client for input, which only tools/call, prompts/get and resources/read may do`))
       }
       const asked: Record<string, string> = {}
       const inputRequests: JsonObject = {}
@@ -155,19 +164,55 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
         subscriber.next(finishResult(session, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
         subscriber.complete()
       } catch (error) {
-        subscriber.error(error)
+        fail(error)
       }
     }
     const refusal = checkParamHeaders(session, request.method, params)
     if (refusal !== undefined) {
-      subscriber.error(refusal)
+      fail(refusal)
     } else if (params?.requestState === undefined && params?.inputResponses === undefined) {
       run(new Round({}, undefined))
     } else {
-      resumeRound(session, request, params).then(run, error => subscriber.error(error))
+      resumeRound(session, request, params).then(run, fail)
     }
     return () => { isOver = true; handler?.unsubscribe() }
   })
+}
+
+/** The key of the `index`th URL elicitation of a {@link UrlElicitationRequiredError}, in its input round. */
+const urlElicitationKey = (index: number) => `url-elicitation-${index + 1}`
+
+/**
+ * A handler written for MCP 2025-11-25 throws {@link UrlElicitationRequiredError} (-32042), whose
+ * `data.elicitations` are URL-mode elicitation requests the user completes before the client
+ * retries. The modern era has no such error (2026-07-28 basic: implementations MUST NOT emit
+ * -32042); its way is an input round (2026-07-28 elicitation, "URL Mode Flow": an
+ * InputRequiredResult carrying `elicitation/create` with `mode: "url"`, then the retry). So each
+ * of them is asked in this round (keys `url-elicitation-1`, ...), asked again while the handler
+ * still throws on the retry, and needs the client's `elicitation.url` capability (-32021
+ * otherwise). An answer other than accept ends the request with -32603: the handler cannot go on,
+ * and asking the user again would loop. Returns false (the error then goes as -32603) for a
+ * method that cannot ask, or an error that names no URL elicitation.
+ */
+function askUrlElicitations(method: string, round: Round, error: UrlElicitationRequiredError, capabilities: object, fail: (error: unknown) => void): boolean {
+  if (!INPUT_REQUIRED_METHODS.has(method)) return false
+  const listed = isJsonObject(error.data) && Array.isArray(error.data.elicitations) ? error.data.elicitations : []
+  const elicitations = listed.filter((item): item is JsonObject => isJsonObject(item) && item.mode === 'url' && typeof item.url === 'string')
+  if (elicitations.length === 0) return false
+  for (let index = 0; index < elicitations.length; index++) {
+    const answer = round.answers[urlElicitationKey(index)]
+    if (isJsonObject(answer) && answer.action !== 'accept') {
+      fail(new InternalError(`Internal error: ${error.message} (the client answered ${JSON.stringify(answer.action)} to the URL elicitation it needs)`))
+      return true
+    }
+  }
+  for (let index = 0; index < elicitations.length; index++) {
+    const key = urlElicitationKey(index)
+    // Answered in the round before, and still needed: asked anew (the answer is not for this run).
+    delete round.answers[key]
+    round.ask('elicitation/create', elicitations[index]!, capabilities, key).catch(fail)
+  }
+  return true
 }
 
 /**

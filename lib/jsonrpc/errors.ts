@@ -1,7 +1,15 @@
 import type { JsonRpcErrorObject, RequestId } from './message.ts'
 
 /**
- * Error codes of JSON-RPC 2.0 and MCP. Wire errors use these constants, never literal numbers.
+ * Error codes of JSON-RPC 2.0 and MCP, and rxmcp's own. Wire errors use these constants, never
+ * literal numbers.
+ *
+ * MCP 2026-07-28 basic ("Error Codes") partitions JSON-RPC's implementation-defined range:
+ * -32000..-32019 is legacy (codes SDKs allocated before; new ones MUST NOT be allocated there),
+ * -32020..-32099 is the specification's alone (an implementation MUST NOT emit a code of it the
+ * specification does not define), and new codes SHOULD sit outside -32768..-32000. So rxmcp's own
+ * codes live in a block of their own, {@link RXMCP_ERROR_CODE_RANGE} (-31000..-31099), each the
+ * old number plus 1000 (-32003 became -31003, -32029 became -31029; see {@link LegacyErrorCode}).
  */
 export const ErrorCode = {
   /** Invalid JSON was received. */
@@ -14,13 +22,21 @@ export const ErrorCode = {
   InvalidParams: -32602,
   /** Internal error. */
   InternalError: -32603,
-  /** MCP: a request timed out (the SDKs' convention for -32001). */
+  /**
+   * A request timed out: the official SDKs' code (legacy range, kept by MCP 2026-07-28 for
+   * existing SDK usage). Local in rxmcp (`TimeoutError.wireCode`); the listener's "session not
+   * found" (legacy era only) uses it as the official SDK does.
+   */
   RequestTimeout: -32001,
-  /** MCP: the connection was closed (the SDKs' convention for -32000). */
+  /**
+   * The connection closed: the official SDKs' code (legacy range, kept for existing SDK usage).
+   * rxmcp sends it where the official SDKs do: a bridge whose child process went away, and the
+   * HTTP listener's transport-level refusals (a bad header, a full listener).
+   */
   ConnectionClosed: -32000,
-  /** MCP: resource not found. */
+  /** MCP up to 2025-11-25: resource not found. Retired by 2026-07-28 (-32602 instead): never sent to a modern request. */
   ResourceNotFound: -32002,
-  /** MCP 2025-11-25: the server needs the user to open a URL first (URL elicitation). */
+  /** MCP 2025-11-25 only: the server needs the user to open a URL first (URL elicitation). Never sent to a modern request. */
   UrlElicitationRequired: -32042,
   /** MCP 2026-07-28: HTTP headers do not match the body, or a required one is missing or malformed. */
   HeaderMismatch: -32020,
@@ -29,8 +45,24 @@ export const ErrorCode = {
   /** MCP 2026-07-28: the request's protocol version is not one the server serves. */
   UnsupportedProtocolVersion: -32022,
   /** rxmcp (no MCP code exists): the caller may not do this (scopes, permission policy); `data.requiredScopes` names missing scopes. */
-  Forbidden: -32003,
+  Forbidden: -31003,
   /** rxmcp (no MCP code exists): the caller sent too many requests; `data.retryAfterMs` says when to try again. */
+  RateLimited: -31029,
+} as const
+
+/**
+ * The block of codes rxmcp allocates for itself, outside JSON-RPC's reserved -32768..-32000 (MCP
+ * 2026-07-28: new codes SHOULD be allocated there): -31000 to -31099, both included.
+ */
+export const RXMCP_ERROR_CODE_RANGE = { max: -31000, min: -31099 } as const
+
+/**
+ * The codes rxmcp sent before its own moved out of the reserved range: -32003 (Forbidden, legacy
+ * range) and -32029 (RateLimited, the specification's range). Never sent any more; read by
+ * {@link McpError.from} only from a peer recognisably an older rxmcp (see there).
+ */
+export const LegacyErrorCode = {
+  Forbidden: -32003,
   RateLimited: -32029,
 } as const
 
@@ -62,9 +94,16 @@ export class McpError extends Error {
       : { code: this.code, message: this.message, data: this.data }
   }
 
-  /** Rebuilds an error from a wire error object, choosing the subclass by code. */
+  /**
+   * Rebuilds an error from a wire error object, choosing the subclass by code. An older rxmcp's
+   * -32003 and -32029 (see {@link LegacyErrorCode}) become {@link ForbiddenError} and
+   * {@link RateLimitedError}, with today's codes, only when the error is recognisably rxmcp's (its
+   * message or `data` is shaped as rxmcp wrote them): MCP 2026-07-28 says a receiver MUST NOT
+   * assume a meaning for a code of -32000..-32019, and -32029 is the specification's to define, so
+   * such a code from any other peer stays a plain McpError with the code it came with.
+   */
   static from(wire: JsonRpcErrorObject): McpError {
-    const make = subclassByCode.get(wire.code)
+    const make = subclassByCode.get(wire.code) ?? olderRxmcp(wire)
     return make ? make(wire.message, wire.data) : new McpError(wire.code, wire.message, wire.data)
   }
 }
@@ -141,16 +180,32 @@ export class UnsupportedProtocolVersionError extends McpError {
   constructor(message = 'Unsupported protocol version', data?: unknown) { super(ErrorCode.UnsupportedProtocolVersion, message, data) }
 }
 
-/** -32003 (rxmcp): the request's principal lacks a scope or a permission it needs. */
+/** -31003 (rxmcp; -32003 before): the request's principal lacks a scope or a permission it needs. */
 export class ForbiddenError extends McpError {
   override name = 'ForbiddenError'
   constructor(message = 'Forbidden', data?: unknown) { super(ErrorCode.Forbidden, message, data) }
 }
 
-/** -32029 (rxmcp): the principal's request budget is spent; `data.retryAfterMs` says for how long. */
+/** -31029 (rxmcp; -32029 before): the principal's request budget is spent; `data.retryAfterMs` says for how long. */
 export class RateLimitedError extends McpError {
   override name = 'RateLimitedError'
   constructor(message = 'Too many requests', data?: unknown) { super(ErrorCode.RateLimited, message, data) }
+}
+
+/**
+ * `error` as it may answer a request of the modern era. MCP 2026-07-28 basic ("Error Codes"):
+ * implementations of that revision MUST NOT emit -32002 or -32042. So -32002 (a resource not
+ * found, thrown by code written for earlier revisions) goes as -32602 with the same message and
+ * data (2026-07-28 resources: an unknown resource is -32602), and -32042 (URL elicitation required,
+ * 2025-11-25 only), when nothing turned it into an input round first, as -32603 saying so. Any
+ * other error is returned as it is.
+ */
+export function toModernWireError(error: McpError): McpError {
+  if (error.code === ErrorCode.ResourceNotFound) return new InvalidParamsError(error.message, error.data)
+  if (error.code === ErrorCode.UrlElicitationRequired) {
+    return new InternalError(`Internal error: ${error.message} (URL elicitation by error is MCP 2025-11-25 only; in the modern era a handler of tools/call, prompts/get or resources/read asks with ctx.elicit({ mode: 'url', ... }))`)
+  }
+  return error
 }
 
 /** Which bound of {@link StructureLimitError} a message broke. */
@@ -198,6 +253,25 @@ const subclassByCode = new Map<number, (message: string, data: unknown) => McpEr
   [ErrorCode.Forbidden, (m, d) => new ForbiddenError(m, d)],
   [ErrorCode.RateLimited, (m, d) => new RateLimitedError(m, d)],
 ])
+
+/**
+ * The subclass of an older rxmcp's -32003 or -32029, when the error reads as rxmcp wrote it: a
+ * message starting "Forbidden" or an OAuth `data.error` / `data.requiredScopes` (-32003); a message
+ * starting "Too many" or a `data.retryAfterMs` (-32029). Undefined for anything else.
+ */
+function olderRxmcp(wire: JsonRpcErrorObject): ((message: string, data: unknown) => McpError) | undefined {
+  const message = typeof wire.message === 'string' ? wire.message : ''
+  const data = typeof wire.data === 'object' && wire.data !== null ? wire.data as Record<string, unknown> : undefined
+  if (wire.code === LegacyErrorCode.Forbidden) {
+    const isOurs = message.startsWith('Forbidden') || typeof data?.error === 'string' || Array.isArray(data?.requiredScopes)
+    return isOurs ? (m, d) => new ForbiddenError(m, d) : undefined
+  }
+  if (wire.code === LegacyErrorCode.RateLimited) {
+    const isOurs = /^too many/i.test(message) || typeof data?.retryAfterMs === 'number'
+    return isOurs ? (m, d) => new RateLimitedError(m, d) : undefined
+  }
+  return undefined
+}
 
 /** String codes of local errors, which never cross the wire. */
 export const LocalErrorCode = {

@@ -101,7 +101,7 @@ describe('server.use', () => {
     const { call, failure } = await rawClient(server, close => closers.push(close))
     await call('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } })
     const refused = await failure('tools/call', { name: 'delete_all', arguments: {} })
-    expect(refused.code).toBe(-32003)
+    expect(refused.code).toBe(-31003)
     expect(refused.data).toEqual({ why: 'policy' })
     expect(await call('tools/call', { name: 'echo', arguments: { text: 'original' } })).toEqual({ content: [{ type: 'text', text: 'rewritten' }], _meta: { seen: true } })
   })
@@ -118,14 +118,14 @@ describe('server.use', () => {
 })
 
 describe('requireScopes', () => {
-  it('refuses an operation whose principal lacks its scopes with -32003 naming them, on any transport', async () => {
+  it('refuses an operation whose principal lacks its scopes with -31003 naming them, on any transport', async () => {
     const server = demoServer()
     server.use(requireScopes({ 'tools/call:delete_all': ['admin'], 'resources/read': ['mcp'] }))
     const { call } = await overHttp(server)
     const refused = await call('user', 'tools/call', { name: 'delete_all', arguments: {} })
-    expect(refused.body.error).toMatchObject({ code: -32003, data: { requiredScopes: ['admin'] } })
+    expect(refused.body.error).toMatchObject({ code: -31003, data: { requiredScopes: ['admin'] } })
     expect((await call('admin', 'tools/call', { name: 'delete_all', arguments: {} })).body.result?.content).toEqual([{ type: 'text', text: 'deleted' }])
-    expect((await call('viewer', 'resources/read', { uri: 'file:///public/readme' })).body.error?.code).toBe(-32003)
+    expect((await call('viewer', 'resources/read', { uri: 'file:///public/readme' })).body.error?.code).toBe(-31003)
     expect(served(await call('user', 'tools/call', { name: 'echo', arguments: { text: 'ok' } })).content).toEqual([{ type: 'text', text: 'ok' }])
   })
 })
@@ -150,13 +150,14 @@ describe('permissions', () => {
     expect(names((await call('viewer', 'resources/list')).body.result, 'resources', 'uri')).toEqual([])
     // Hidden targets look like missing ones.
     expect((await call('user', 'tools/call', { name: 'delete_all', arguments: {} })).body.error).toMatchObject({ code: -32602, message: 'Invalid params: unknown tool "delete_all"' })
-    expect((await call('user', 'resources/read', { uri: 'file:///secret/keys' })).body.error?.code).toBe(-32002)
+    // A modern request (MCP 2026-07-28: an unknown resource is -32602, and -32002 is never sent).
+    expect((await call('user', 'resources/read', { uri: 'file:///secret/keys' })).body.error).toMatchObject({ code: -32602, data: { uri: 'file:///secret/keys' } })
     expect(served(await call('user', 'resources/read', { uri: 'file:///public/readme' })).contents).toEqual([{ uri: 'file:///public/readme', text: 'hi' }])
-    // A method a role has nothing of: -32003.
-    expect((await call('viewer', 'tools/list')).body.error?.code).toBe(-32003)
+    // A method a role has nothing of: -31003.
+    expect((await call('viewer', 'tools/list')).body.error?.code).toBe(-31003)
     expect((await call('viewer', 'prompts/get', { name: 'review' })).body.error?.code).toBe(-32602)
     expect(served(await call('user', 'prompts/get', { name: 'review' })).messages).toEqual([])
-    expect((await call('user', 'acme/stats')).body.error?.code).toBe(-32003)
+    expect((await call('user', 'acme/stats')).body.error?.code).toBe(-31003)
     expect((await call('admin', 'acme/stats')).body.result).toMatchObject({ calls: 1 })
     // Open methods pass whatever the roles.
     expect(served(await call('viewer', 'server/discover'))).toMatchObject({ supportedVersions: expect.arrayContaining(['2026-07-28']), _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mw' } } })
@@ -164,7 +165,7 @@ describe('permissions', () => {
 })
 
 describe('rateLimit', () => {
-  it('spends a token per request per principal, refills over time, and answers -32029 with retryAfterMs when spent', async () => {
+  it('spends a token per request per principal, refills over time, and answers -31029 with retryAfterMs when spent', async () => {
     let now = 0
     const server = demoServer()
     server.use(rateLimit({ capacity: 2, refillPerSecond: 1, now: () => now }))
@@ -173,16 +174,16 @@ describe('rateLimit', () => {
     const echoed = [{ type: 'text', text: 'x' }]
     expect(served(await echo('user')).content).toEqual(echoed)
     expect(served(await echo('user')).content).toEqual(echoed)
-    expect((await echo('user')).body.error).toMatchObject({ code: -32029, data: { retryAfterMs: 1000 } })
+    expect((await echo('user')).body.error).toMatchObject({ code: -31029, data: { retryAfterMs: 1000 } })
     // Another principal has its own bucket.
     expect(served(await echo('admin')).content).toEqual(echoed)
     now += 500
-    expect((await echo('user')).body.error).toMatchObject({ code: -32029, data: { retryAfterMs: 500 } })
+    expect((await echo('user')).body.error).toMatchObject({ code: -31029, data: { retryAfterMs: 500 } })
     now += 500
     expect(served(await echo('user')).content).toEqual(echoed)
   })
 
-  it('on the HTTP listener: answers 429 with Retry-After and a -32029 error per request', async () => {
+  it('on the HTTP listener: answers 429 with Retry-After and a -31029 error per request', async () => {
     let now = 0
     const server = demoServer()
     const { call } = await overHttp(server, { rateLimit: { capacity: 1, refillPerSecond: 0.5, now: () => now } })
@@ -191,7 +192,7 @@ describe('rateLimit', () => {
     const refused = await call('user', 'tools/list')
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe('2')
-    expect(refused.body.error).toMatchObject({ code: -32029 })
+    expect(refused.body.error).toMatchObject({ code: -31029 })
     expect(toolNames(await call('admin', 'tools/list'))).toEqual(['echo', 'delete_all', 'broken'])
     now += 2000
     expect(toolNames(await call('user', 'tools/list'))).toEqual(['echo', 'delete_all', 'broken'])
@@ -212,7 +213,7 @@ describe('audit', () => {
     expect(entries).toEqual([
       { at: 1000, method: 'tools/call', target: 'slow', era: 'modern', requestId: 1, principal: { subject: 'uma', clientId: 'app' }, outcome: 'result', durationMs: 25 },
       { at: 1025, method: 'tools/call', target: 'broken', era: 'modern', requestId: 2, principal: { subject: 'uma', clientId: 'app' }, outcome: 'tool-error', durationMs: 0 },
-      { at: 1025, method: 'prompts/list', era: 'modern', requestId: 3, principal: { subject: 'uma', clientId: 'app' }, outcome: 'error', errorCode: -32003, durationMs: 0 },
+      { at: 1025, method: 'prompts/list', era: 'modern', requestId: 3, principal: { subject: 'uma', clientId: 'app' }, outcome: 'error', errorCode: -31003, durationMs: 0 },
     ])
   })
 

@@ -140,7 +140,7 @@ describe('memoryRequestStateStore', () => {
     expect(store.claim('a', 1_000)).toBe(true)
   })
 
-  it('never drops a live id to make room: when full it refuses with -32029 until the first expires', () => {
+  it('never drops a live id to make room: when full it refuses with -31029 until the first expires', () => {
     const { clock, store } = storeAt(0, 3)
     for (const [id, expires] of [['c', 3_000], ['a', 1_000], ['b', 2_000]] as const) expect(store.claim(id, expires)).toBe(true)
     let error: unknown

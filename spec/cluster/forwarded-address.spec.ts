@@ -61,7 +61,7 @@ describe('issue 20: a forwarded request is counted by the client\'s address, not
     // X again, through the front: forwarded, and X's budget is spent wherever it arrives.
     const again = await post(front, headers('203.0.113.10'), { jsonrpc: '2.0', id: 1, method: 'ping' })
     expect(again.status).toBe(429)
-    expect(JSON.parse(again.body)).toMatchObject({ id: 1, error: { code: -32029 } })
+    expect(JSON.parse(again.body)).toMatchObject({ id: 1, error: { code: -31029 } })
     // Client Y through the same front (the same socket address): its own budget, served by the owner.
     const other = await post(front, headers('203.0.113.20'), { jsonrpc: '2.0', id: 2, method: 'ping' })
     expect(other.status).toBe(200)

@@ -23,14 +23,14 @@ describe('authorizeMessage', () => {
     ['authorize letting it through', refusing(undefined), alice, NOW, { type: 'allow' }],
     ['a token without expiry', refusing(undefined), { subject: 'svc', scopes: [] }, Number.MAX_SAFE_INTEGER, { type: 'allow' }],
     ['a token at its expiry', refusing(undefined), alice, NOW + 60_000, {
-      type: 'refuse', answer: { status: 401 }, error: { code: -32003, data: { error: 'invalid_token' } },
+      type: 'refuse', answer: { status: 401 }, error: { code: -31003, data: { error: 'invalid_token' } },
     }],
-    ['a refusal with its own error', refusing({ ...plain403, error: { code: -32003, message: 'no', data: { why: 'policy' } } }), alice, NOW, {
-      type: 'refuse', answer: { status: 403 }, error: { code: -32003, message: 'no', data: { why: 'policy' } },
+    ['a refusal with its own error', refusing({ ...plain403, error: { code: -31003, message: 'no', data: { why: 'policy' } } }), alice, NOW, {
+      type: 'refuse', answer: { status: 403 }, error: { code: -31003, message: 'no', data: { why: 'policy' } },
     }],
     ['a refusal without one: its OAuth error and the challenge\'s scopes', refusing(plain403), alice, NOW, {
       type: 'refuse', answer: { status: 403 },
-      error: { code: -32003, message: 'Forbidden: insufficient_scope', data: { error: 'insufficient_scope', requiredScopes: ['mcp', 'files:write'], missingScopes: ['files:write'] } },
+      error: { code: -31003, message: 'Forbidden: insufficient_scope', data: { error: 'insufficient_scope', requiredScopes: ['mcp', 'files:write'], missingScopes: ['files:write'] } },
     }],
   ] as const)('%s', (_case, auth, principal, now, expected) => {
     expect(authorizeMessage(auth, principal, call, now, request)).toMatchObject(expected)

@@ -424,7 +424,7 @@ export const requirements2025 = {
   'tools:output-schema': must('server', 'server/tools#output-schema', 'With an outputSchema, servers MUST provide structured results that conform to it'),
   'tools:server-security': must('server', 'server/tools#security-considerations', 'Servers MUST validate tool inputs, control access, rate limit tool calls and sanitize outputs (rxmcp\'s part: input validation, and the permissions and rateLimit middleware)', [
     'spec/actors/middleware.spec.ts > permissions > lists only what a principal may use, and answers a hidden target as a missing one',
-    'spec/actors/middleware.spec.ts > rateLimit > spends a token per request per principal, refills over time, and answers -32029 with retryAfterMs when spent',
+    'spec/actors/middleware.spec.ts > rateLimit > spends a token per request per principal, refills over time, and answers -31029 with retryAfterMs when spent',
   ]),
   'tools:unknown-tool': must('server', 'server/tools#error-handling', 'An unknown tool is a protocol error -32602'),
   'tools:input-validation': must('server', 'server/tools#error-handling', 'Input validation failures are tool results with isError'),

@@ -33,6 +33,8 @@ const AUTH_SERVER = 'spec/auth/server.spec.ts > '
 const AUTH_CLIENT = 'spec/auth/client.spec.ts > '
 const OIDC = 'spec/auth/oidc-provider.spec.ts > our client and server with oidc-provider > '
 const NEW = 'spec/requirements/'
+const ERROR_CODES = 'spec/lib/jsonrpc/error-codes.spec.ts > issue 20: rxmcp emits error codes from the JSON-RPC reserved range > '
+const RETIRED = 'spec/lib/jsonrpc/error-codes.spec.ts > issue 20: -32002 and -32042 are answered to modern-era requests > '
 
 const AUTH_BEST_PRACTICE = 'an umbrella over OAuth 2.1 and the security considerations page; the parts an SDK can check are listed as their own requirements'
 const UI = 'binds the user interface of the host application; rxmcp hands the request to the application\'s handler and renders nothing'
@@ -77,10 +79,19 @@ export const requirements2026 = {
     `${HTTP_MODERN}answers an unknown method with 404 and -32601`,
   ]),
   'errors:legacy-range@2026-07-28': outOfScope('application', 'basic#error-codes', 'New error codes MUST NOT be allocated in -32000 to -32019', 'binds whoever allocates codes (the specification); rxmcp allocates none there'),
-  'errors:legacy-meaning@2026-07-28': must('client', 'basic#error-codes', 'Apart from -32002, receivers MUST NOT assume any specific meaning for codes -32000 to -32019'),
-  'errors:reserved-range@2026-07-28': must('both', 'basic#error-codes', 'Implementations MUST NOT emit a code in -32020 to -32099 that this specification does not define, and MUST use defined codes only with their meanings'),
+  'errors:legacy-meaning@2026-07-28': must('client', 'basic#error-codes', 'Apart from -32002, receivers MUST NOT assume any specific meaning for codes -32000 to -32019', [
+    `${ERROR_CODES}rebuilds an older rxmcp's -32003 and -32029 as ForbiddenError and RateLimitedError with today's codes, and leaves another peer's codes as they came`,
+  ]),
+  'errors:reserved-range@2026-07-28': must('both', 'basic#error-codes', 'Implementations MUST NOT emit a code in -32020 to -32099 that this specification does not define, and MUST use defined codes only with their meanings', [
+    `${ERROR_CODES}allocates its own codes outside -32768..-32000, in -31000..-31099, and takes from the reserved range only the codes JSON-RPC, MCP and the SDKs defined`,
+    `${ERROR_CODES}answers requireScopes with -31003 and rateLimit with -31029 over HTTP, in the modern era and in a legacy session`,
+    `${ERROR_CODES}answers the HTTP listener's rate limit with 429 and -31029`,
+  ]),
   'errors:retired-codes@2026-07-28': must('server', 'basic#error-codes', 'Implementations of this revision MUST NOT emit -32002 (resource not found, now -32602) or -32042 (URL elicitation required)', [
     `${MODERN}server/discover > answers an unknown resource with -32602 in the modern era`,
+    `${RETIRED}answers a handler's ResourceNotFoundError with -32602 (data.uri) to a modern request, and with -32002 in a legacy session`,
+    `${RETIRED}turns a handler's UrlElicitationRequiredError into an input_required round asking its URL elicitation, never -32042`,
+    `${RETIRED}ends the request with -32603 when the URL elicitation is declined, -32021 when the client cannot answer one, and -32603 for a method that cannot ask`,
   ]),
   'jsonrpc:notification-no-response@2026-07-28': must('both', 'basic#notifications', 'The receiver of a notification MUST NOT send a response', [
     `${HTTP_MODERN}accepts a notification with 202 and no body`,
@@ -416,7 +427,7 @@ export const requirements2026 = {
   ]),
   'tools:server-security@2026-07-28': must('server', 'server/tools#security-considerations', 'Servers MUST validate tool inputs, control access, rate limit tool calls and sanitize outputs (rxmcp\'s part: input validation, and the permissions and rateLimit middleware)', [
     'spec/actors/middleware.spec.ts > permissions > lists only what a principal may use, and answers a hidden target as a missing one',
-    'spec/actors/middleware.spec.ts > rateLimit > spends a token per request per principal, refills over time, and answers -32029 with retryAfterMs when spent',
+    'spec/actors/middleware.spec.ts > rateLimit > spends a token per request per principal, refills over time, and answers -31029 with retryAfterMs when spent',
   ]),
   'caching:hints@2026-07-28': must('server', 'server/utilities/caching#cacheable-results', 'Servers MUST include caching hints (a ttlMs >= 0 and a cacheScope) on complete results of server/discover, tools/list, prompts/list, resources/list, resources/templates/list and resources/read', [
     DISCOVER,

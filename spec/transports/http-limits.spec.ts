@@ -141,7 +141,7 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
     const refused = await listen(url, A)
     expect(refused.status).toBe(429)
     expect(refused.headers['retry-after']).toBe('1')
-    expect(JSON.parse(await text(refused))).toMatchObject({ jsonrpc: '2.0', id: refused.id, error: { code: -32029 } })
+    expect(JSON.parse(await text(refused))).toMatchObject({ jsonrpc: '2.0', id: refused.id, error: { code: -31029 } })
     // Another client is served: the budget is A's, not the listener's.
     expect((await listen(url, B)).status).toBe(200)
     const call = modern(url, B, 'tools/call', { name: 'echo' })
@@ -192,7 +192,7 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
     await begun
     const second = await call(A, 8)
     expect(second.status).toBe(429)
-    expect(JSON.parse(await text(second))).toMatchObject({ id: 8, error: { code: -32029 } })
+    expect(JSON.parse(await text(second))).toMatchObject({ id: 8, error: { code: -31029 } })
     release()
     expect((await first).status).toBe(200)
     // The answered POST gave its place back.
@@ -210,7 +210,7 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
     const limited = await modern(url, A, 'tools/list', {}, bad).answer
     expect(limited.status).toBe(429)
     expect(limited.headers['retry-after']).toBe('1')
-    expect(JSON.parse(await text(limited))).toMatchObject({ id: null, error: { code: -32029 } })
+    expect(JSON.parse(await text(limited))).toMatchObject({ id: null, error: { code: -31029 } })
     const verified = counter.calls
     // While the address is over budget nothing of it is verified, valid credentials included.
     expect((await modern(url, A, 'tools/list', {}, bad).answer).status).toBe(429)
@@ -253,7 +253,7 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
     const answer = await limited.answer
     expect(answer.status).toBe(429)
     expect(answer.headers['retry-after']).toBe('1')
-    expect(JSON.parse(await text(answer))).toMatchObject({ id: limited.id, error: { code: -32029 } })
+    expect(JSON.parse(await text(answer))).toMatchObject({ id: limited.id, error: { code: -31029 } })
     expect((await modern(url, B, 'tools/list').answer).status).toBe(200)
   })
 })

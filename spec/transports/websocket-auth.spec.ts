@@ -65,14 +65,14 @@ async function initialize(socket: WebSocket): Promise<void> {
 }
 
 describe('issue 20: WebSocket skips per-operation scopes', { timeout: 20_000 }, () => {
-  it('answers a scoped tools/call the token lacks with -32003 naming the missing scope, runs nothing, and serves on', async () => {
+  it('answers a scoped tools/call the token lacks with -31003 naming the missing scope, runs nothing, and serves on', async () => {
     const { url, issuer, ran } = await protectedSocketServer()
     const socket = await open(url, await issuer.token({ scope: 'mcp' }))
     await initialize(socket)
     const refused = await call(socket, 7, 'write_file')
     expect(refused).toEqual({
       jsonrpc: '2.0', id: 7,
-      error: { code: -32003, message: expect.stringContaining('files:write'), data: { error: 'insufficient_scope', requiredScopes: ['files:write'], missingScopes: ['files:write'] } },
+      error: { code: -31003, message: expect.stringContaining('files:write'), data: { error: 'insufficient_scope', requiredScopes: ['files:write'], missingScopes: ['files:write'] } },
     })
     expect(ran.writeFile).toBe(0)
     // A refused batch is answered request by request, each with its id, as HTTP refuses the whole POST.
@@ -80,7 +80,7 @@ describe('issue 20: WebSocket skips per-operation scopes', { timeout: 20_000 }, 
       { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'whoami', arguments: {} } },
       { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'write_file', arguments: {} } },
     ])
-    expect(batch).toMatchObject([{ id: 8, error: { code: -32003 } }, { id: 9, error: { code: -32003 } }])
+    expect(batch).toMatchObject([{ id: 8, error: { code: -31003 } }, { id: 9, error: { code: -31003 } }])
     expect(ran.writeFile).toBe(0)
     // The session lives on: what the token allows is served.
     expect(await call(socket, 10, 'whoami')).toMatchObject({ id: 10, result: { content: [{ text: 'alice' }] } })
@@ -112,7 +112,7 @@ describe('issue 20: WebSocket skips per-operation scopes', { timeout: 20_000 }, 
     expect(await call(socket, 2, 'write_file')).toMatchObject({ result: { content: [{ text: 'written' }] } })
     // At the expiry, before the close has run (the clock moved, the timer not yet): refused, not served.
     scheduler.frame = expiresAtMs
-    expect(await call(socket, 3, 'write_file')).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32003, message: expect.any(String), data: { error: 'invalid_token' } } })
+    expect(await call(socket, 3, 'write_file')).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -31003, message: expect.any(String), data: { error: 'invalid_token' } } })
     expect(ran.writeFile).toBe(1)
     // The timer runs: the socket is closed as a policy violation.
     flush(expiresAtMs)

@@ -139,7 +139,7 @@ afterAll(async () => {
 })
 
 describe('issue 20: unbounded per-client resources and per-process limits (WebSocket)', { timeout: 30_000 }, () => {
-  it('refuses a client\'s 101st socket with 429, Retry-After and -32029, while another client address still connects', async () => {
+  it('refuses a client\'s 101st socket with 429, Retry-After and -31029, while another client address still connects', async () => {
     expect(WEBSOCKET_DEFAULTS).toMatchObject({ maxSessionsPerClient: 100, failedAuthLimit: { capacity: 60, refillPerSecond: 1 } })
     const url = await start()
     for (let i = 0; i < 100; i++) await opened(url, A)
@@ -147,7 +147,7 @@ describe('issue 20: unbounded per-client resources and per-process limits (WebSo
     expect(refused).toMatchObject({ status: 429 })
     const { retryAfter, body } = refused as Refused
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1)
-    expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32029 } })
+    expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -31029 } })
     // The share is A's, not the listener's.
     const other = await opened(url, B)
     await initialize(other)
@@ -196,7 +196,7 @@ describe('issue 20: unbounded per-client resources and per-process limits (WebSo
     const limited = await open(url, A, bad) as Refused
     expect(limited.status).toBe(429)
     expect(limited.retryAfter).toBe('1')
-    expect(JSON.parse(limited.body)).toMatchObject({ id: null, error: { code: -32029 } })
+    expect(JSON.parse(limited.body)).toMatchObject({ id: null, error: { code: -31029 } })
     const verified = counter.calls
     // Nothing of the address is verified meanwhile, valid credentials included.
     expect(await statusOf(url, A, bad)).toBe(429)
@@ -222,7 +222,7 @@ describe('issue 20: unbounded per-client resources and per-process limits (WebSo
     for (let i = 0; i < 70; i++) expect(await statusOf(open, A)).toBe(401)
   })
 
-  it('answers requests over the client\'s rateLimit with -32029 and their ids, runs none of them, and the socket lives on', async () => {
+  it('answers requests over the client\'s rateLimit with -31029 and their ids, runs none of them, and the socket lives on', async () => {
     const clock = virtualClock()
     const url = await start({ rateLimit: { capacity: 3, refillPerSecond: 1 }, scheduler: clock.scheduler })
     const socket = await opened(url, A)
@@ -231,10 +231,10 @@ describe('issue 20: unbounded per-client resources and per-process limits (WebSo
     const before = ran.count
     expect(await call(socket, 1)).toMatchObject({ id: 1, result: {} })
     expect(await call(socket, 2)).toMatchObject({ id: 2, result: {} })
-    expect(await call(socket, 3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32029, message: expect.stringContaining('1 s'), data: { retryAfterMs: 1000 } } })
+    expect(await call(socket, 3)).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -31029, message: expect.stringContaining('1 s'), data: { retryAfterMs: 1000 } } })
     // A batch is refused request by request, each with its id; notifications in it are dropped.
     const batch = await exchange(socket, [4, 5], [callCount(4), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }, callCount(5)])
-    expect(batch).toMatchObject([{ id: 4, error: { code: -32029 } }, { id: 5, error: { code: -32029 } }])
+    expect(batch).toMatchObject([{ id: 4, error: { code: -31029 } }, { id: 5, error: { code: -31029 } }])
     expect(ran.count - before).toBe(2)
     // Another client has its own bucket; a second later A has one token back.
     const other = await opened(url, B)
@@ -261,7 +261,7 @@ describe('issue 20: unbounded per-client resources and per-process limits (WebSo
     })
     for (const id of [7, 8, 9]) two.send(JSON.stringify(callCount(id)))
     // A refusal is written at once, a result once the tool ran: sorted by id to compare.
-    expect((await burst).sort((x, y) => x.id - y.id)).toMatchObject([{ id: 7, result: {} }, { id: 8, error: { code: -32029 } }, { id: 9, error: { code: -32029 } }])
+    expect((await burst).sort((x, y) => x.id - y.id)).toMatchObject([{ id: 7, result: {} }, { id: 8, error: { code: -31029 } }, { id: 9, error: { code: -31029 } }])
   })
 
   it('counts clients behind a proxy by the address clientAddress returns, which each socket reports as its remoteAddress', async () => {
