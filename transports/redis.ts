@@ -21,11 +21,13 @@ import { redisEventStore, type RedisEventStoreOptions } from './redis-event-stor
 import { redisTaskStore, type RedisTaskStoreOptions } from './redis-task-store.ts'
 import { redisReplayCache } from './redis-replay-cache.ts'
 import type { ReplayCache } from '../lib/replay-cache.ts'
+import { redisRequestStateStore } from './redis-request-state-store.ts'
+import type { RequestStateStore } from '../lib/request-state-store.ts'
 
 /** The commands the Redis stores send (node-redis v5 signatures, a subset). */
 export interface RedisLike {
   get(key: string): Promise<string | null>
-  set(key: string, value: string, options?: { PX?: number; KEEPTTL?: true; XX?: true; NX?: true }): Promise<string | null>
+  set(key: string, value: string, options?: { PX?: number; PXAT?: number; KEEPTTL?: true; XX?: true; NX?: true }): Promise<string | null>
   del(keys: string | string[]): Promise<number>
   incr(key: string): Promise<number>
   expire(key: string, seconds: number): Promise<number | boolean>
@@ -94,6 +96,9 @@ export type { RedisEventBusOptions, RedisPubSubLike } from './redis-event-bus.ts
 export { redisReplayCache, REDIS_REPLAY_CACHE_DEFAULTS } from './redis-replay-cache.ts'
 export type { RedisReplayCacheOptions } from './redis-replay-cache.ts'
 export type { ReplayCache, ReplayVerdict } from '../lib/replay-cache.ts'
+export { redisRequestStateStore, REDIS_REQUEST_STATE_STORE_DEFAULTS } from './redis-request-state-store.ts'
+export type { RedisRequestStateStoreOptions, RedisSetNxLike } from './redis-request-state-store.ts'
+export type { RequestStateStore } from '../lib/request-state-store.ts'
 
 /**
  * The HMAC key of MRTR `requestState` (ServerOptions.requestStateKey) shared by every instance
@@ -130,8 +135,12 @@ export interface RedisScaleOut {
   readonly redis: RedisConnection
   /** This instance's id in the cluster. */
   readonly instanceId: string
-  /** For createServer: the task store, the event bus and the shared requestState key. */
-  readonly server: { tasks: { store: TaskStore }; eventBus: EventBus; requestStateKey: string }
+  /**
+   * For createServer: the task store, the event bus, the shared requestState key, and the store of
+   * used requestStates (`redisRequestStateStore`), so a state used on one instance is refused on
+   * every other.
+   */
+  readonly server: { tasks: { store: TaskStore }; eventBus: EventBus; requestStateKey: string; requestStateStore: RequestStateStore }
   /**
    * For streamableHttp: the event store, the session cluster, and the store of the rate limits
    * (`rateLimit`, `failedAuthLimit`), so every instance spends the same budgets.
@@ -151,7 +160,8 @@ export interface RedisScaleOut {
 /**
  * The Redis scale-out in one call: connects to Redis (node-redis, loaded here) and makes the
  * stores an instance shares with the others (sessions, SSE events, tasks, server events, the
- * requestState key, the rate limits' buckets). Any instance then serves any request, behind a balancer without stickiness.
+ * requestState key and the used requestStates, the rate limits' buckets). Any instance then serves
+ * any request, behind a balancer without stickiness.
  * @example
  * const scale = await redisScaleOut(process.env.REDIS_URL!)
  * const server = createServer(info, { ...scale.server })
@@ -172,6 +182,8 @@ export async function redisScaleOut(url: string | RedisConnection, options: Redi
       tasks: { store: redisTaskStore(redis, { ...options.tasks, prefix, instance: { id: cluster.instanceId, isAlive: id => cluster.isAlive(id) } }) },
       eventBus: redisEventBus(clusterRedis, { channel: `${prefix}events`, onError }),
       requestStateKey,
+      // A requestState continues its request once across all instances, not once on each.
+      requestStateStore: redisRequestStateStore(redis, { prefix }),
     },
     http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster, rateLimiterStore: redisRateLimiterStore(redis, { prefix, onError }) },
     dpopReplayCache: redisReplayCache(redis, { prefix }),

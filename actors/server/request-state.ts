@@ -12,6 +12,7 @@
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { RateLimitedError } from '../../lib/jsonrpc/errors.ts'
 import { base64url, bytesOfBase64url } from '../../lib/base64url.ts'
+import type { RequestStateStore } from '../../lib/request-state-store.ts'
 
 /** What a round carries to the next one. */
 export interface RoundState {
@@ -108,27 +109,8 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
-/**
- * Where a server remembers the `requestState`s already used, so that each continues its request
- * at most once (MCP 2026-07-28 MRTR: "servers for which a given requestState must be consumed at
- * most once MUST enforce that invariant server-side"). The default keeps them in the process
- * ({@link memoryRequestStateStore}); instances behind one load balancer that share a
- * `requestStateKey` share one store too, or a state can be used once on each of them.
- * @example
- * // Redis: the first SET of an id wins; the record goes when the state would expire anyway.
- * const store: RequestStateStore = {
- *   claim: async (id, expiresAt) => (await redis.set(`mcp:rs:${id}`, '1', { NX: true, PXAT: expiresAt })) === 'OK',
- * }
- */
-export interface RequestStateStore {
-  /**
-   * Marks the state `id` used. True when this call used it first (the retry goes on), false when
-   * it was used before (the retry is refused). `expiresAt` (ms since the epoch) is when the state
-   * expires: the record is needed until then, and not after. A store that cannot tell (full,
-   * unreachable) throws or rejects, and the retry is refused: never run twice.
-   */
-  claim(id: string, expiresAt: number): boolean | Promise<boolean>
-}
+/** The store contract lives in lib/ (the Redis store in transports/ implements it too); re-exported for the server's imports. */
+export type { RequestStateStore } from '../../lib/request-state-store.ts'
 
 /** DEFAULTS of {@link memoryRequestStateStore}. */
 export const REQUEST_STATE_STORE_DEFAULTS = { maxEntries: 100_000 } as const
@@ -137,7 +119,7 @@ export const REQUEST_STATE_STORE_DEFAULTS = { maxEntries: 100_000 } as const
  * The default {@link RequestStateStore}: used ids in memory until their states expire, at most
  * `maxEntries` (default 100,000, a few MiB). An unexpired id is never dropped to make room, since
  * that would let its state be used again: when the store is full, `claim` throws
- * `RateLimitedError` (-32029, `data.retryAfterMs` until the first id expires) and the retry is
+ * `RateLimitedError` (-31029, `data.retryAfterMs` until the first id expires) and the retry is
  * refused.
  */
 export function memoryRequestStateStore(options: { maxEntries?: number; now?: () => number } = {}): RequestStateStore {

@@ -47,7 +47,8 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Spawn
   process.once('exit', killOnExit)
   const kill = async () => {
     const running = child
-    if (running === undefined || running.exitCode !== null) return
+    // A killed child has a signalCode and no exitCode: it has exited all the same.
+    if (running === undefined || running.exitCode !== null || running.signalCode !== null) return
     const exited = new Promise(resolve => running.once('exit', resolve))
     running.kill('SIGKILL')
     await exited
