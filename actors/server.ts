@@ -309,8 +309,9 @@ export interface ServerOptions {
    * most once: a second retry with the same state is refused with -32602 (`data.reason: 'used'`).
    * Default: this process's memory (`memoryRequestStateStore`, 100,000 states at most; when full,
    * retries with a state are refused with -31029 until the oldest expire). Instances that share a
-   * `requestStateKey` should share a store (Redis `SET NX PXAT`, see {@link RequestStateStore}),
-   * or a state can be used once on each of them.
+   * `requestStateKey` should share a store (`redisRequestStateStore` of `rxmcp/transports/redis`,
+   * which `redisScaleOut(url).server` gives; see {@link RequestStateStore}), or a state can be used
+   * once on each of them.
    */
   requestStateStore?: RequestStateStore
   /**
