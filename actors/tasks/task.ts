@@ -1,6 +1,6 @@
 import { Observable, Subscription, asyncScheduler, type SchedulerLike } from '../../lib/rx.ts'
 import type { Task, TaskStatus } from '../../lib/schema/types.ts'
-import { InternalError, McpError } from '../../lib/jsonrpc/errors.ts'
+import { ErrorCode, InternalError, McpError, toModernWireError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../actor.ts'
 
@@ -180,9 +180,22 @@ export function taskToModernWire(state: TaskState<unknown>, isDetailed: boolean)
   if (state.statusMessage !== undefined) task.statusMessage = state.statusMessage
   if (!isDetailed) return task
   if (state.result !== undefined && (state.status === 'completed' || state.status === 'failed')) task.result = state.result
-  if (state.error !== undefined && state.status === 'failed') task.error = state.error
+  if (state.error !== undefined && state.status === 'failed') task.error = modernTaskError(state.error)
   if (state.status === 'input_required') task.inputRequests = state.inputRequests ?? {}
   return task
+}
+
+/**
+ * A failed task's error as the modern era may carry it (MCP 2026-07-28: never -32002 or -32042;
+ * see `toModernWireError`): the stored error (an McpError, or its JSON-RPC object once stored)
+ * as it is unless it has one of those codes.
+ */
+function modernTaskError(error: unknown): unknown {
+  if (error instanceof McpError) return toModernWireError(error)
+  if (isJsonObject(error) && (error.code === ErrorCode.ResourceNotFound || error.code === ErrorCode.UrlElicitationRequired) && typeof error.message === 'string') {
+    return toModernWireError(McpError.from(error as { code: number; message: string; data?: unknown })).toJSON()
+  }
+  return error
 }
 
 /** `_meta` key tying a message to its task (MCP 2025-11-25). */

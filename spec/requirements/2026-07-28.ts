@@ -92,6 +92,7 @@ export const requirements2026 = {
     `${RETIRED}answers a handler's ResourceNotFoundError with -32602 (data.uri) to a modern request, and with -32002 in a legacy session`,
     `${RETIRED}turns a handler's UrlElicitationRequiredError into an input_required round asking its URL elicitation, never -32042`,
     `${RETIRED}ends the request with -32603 when the URL elicitation is declined, -32021 when the client cannot answer one, and -32603 for a method that cannot ask`,
+    `${RETIRED}carries a task's ResourceNotFoundError as -32602 in tasks/get of the modern era`,
   ]),
   'jsonrpc:notification-no-response@2026-07-28': must('both', 'basic#notifications', 'The receiver of a notification MUST NOT send a response', [
     `${HTTP_MODERN}accepts a notification with 202 and no body`,

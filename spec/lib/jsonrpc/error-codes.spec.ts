@@ -47,7 +47,7 @@ async function post(url: string, headers: Record<string, string>, message: Recor
 
 /** A modern-era (2026-07-28) request of `key`'s principal, with the request's own `_meta`. */
 function modern(url: string, key: string, id: number, method: string, params: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}): Promise<Answer> {
-  const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined
+  const name = [params.name, params.uri, params.taskId].find(value => typeof value === 'string') as string | undefined
   return post(url, { 'x-api-key': key, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, ...(name === undefined ? {} : { 'mcp-name': name }) }, {
     id, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities } },
   })
@@ -202,6 +202,18 @@ describe('issue 20: -32002 and -32042 are answered to modern-era requests', () =
     const other = await modern(url, 'reader', 4, 'acme/refresh', {}, capabilities)
     expect(other.body).toMatchObject({ id: 4, error: { code: -32603 } })
     for (const answer of [first, declined, formOnly, other]) expect(answer.body.error?.code).not.toBe(-32042)
+  })
+
+  it('carries a task\'s ResourceNotFoundError as -32602 in tasks/get of the modern era', async () => {
+    const server = createServer({ name: 'older', version: '1' })
+    server.tool('read_note', { execution: { taskSupport: 'optional' } }, () => { throw new ResourceNotFoundError('Resource not found: note:///gone', { uri: 'note:///gone' }) })
+    const url = await listening(server)
+    const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } }
+    const created = await modern(url, 'reader', 1, 'tools/call', { name: 'read_note', arguments: {} }, tasks)
+    expect(created.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String) })
+    const taskId = created.body.result!.taskId as string
+    await expect.poll(async () => (await modern(url, 'reader', 2, 'tasks/get', { taskId }, tasks)).body.result)
+      .toMatchObject({ status: 'failed', error: { code: -32602, message: 'Resource not found: note:///gone', data: { uri: 'note:///gone' } } })
   })
 
   it('keeps -32042 for a legacy session, and an rxmcp client in the modern era completes the call through its URL elicitation handler', async () => {
