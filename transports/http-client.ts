@@ -1,9 +1,10 @@
 import { Observable, Subject } from '../lib/rx.ts'
 import type { HeaderSource, Inbound, Transport } from '../lib/transport.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
-import { ConnectionClosedError, FrameTooLargeError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { ConnectionClosedError, FrameTooLargeError, HttpStatusError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
 import { UnauthorizedError } from '../lib/unauthorized-error.ts'
 import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
@@ -22,6 +23,13 @@ export interface HttpClientOptions {
    * TransportError whose cause is a FrameTooLargeError, and its stream is cancelled.
    */
   maxMessageSize?: number
+  /**
+   * Bounds on each incoming message's nesting and members, in a JSON body or an SSE event
+   * (default `STRUCTURE_DEFAULTS`: 128 levels, 100,000 members), checked before it is parsed: a
+   * response past them fails the request it answers at once with `StructureLimitError`, and the
+   * connection serves on.
+   */
+  structureLimits?: StructureLimits
   /** Streamable HTTP: open the GET stream for server-initiated messages after initialize (default true). */
   openStandaloneStream?: boolean
   /**
@@ -235,7 +243,7 @@ class HttpClient implements HttpClientTransport {
    * A POST answered with an error status. A 401 (or 403 `insufficient_scope`) fails the send with
    * an UnauthorizedError carrying the challenge, whatever the body; a JSON-RPC error body answers
    * the request (a modern server's -32022, -32020, -32601; a legacy one's session errors), handed
-   * on so the caller sees the server's error; anything else fails the send with a TransportError
+   * on so the caller sees the server's error; anything else fails the send with an HttpStatusError
    * naming the status.
    */
   async #refused(response: Response, payload: JsonRpcPayload): Promise<void> {
@@ -243,7 +251,7 @@ class HttpClient implements HttpClientTransport {
     if (unauthorized !== undefined) { void response.body?.cancel(); throw unauthorized }
     const text = await this.#readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
     if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return this.#emitErrorFor(payload, text)
-    throw new TransportError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`)
+    throw new HttpStatusError(`POST ${this.#url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`, response.status)
   }
 
   #headers(extra: Record<string, string>): Headers {
@@ -256,7 +264,7 @@ class HttpClient implements HttpClientTransport {
   /** Decodes one frame and hands it to the connection; returns what was decoded. */
   #emit(data: string | Uint8Array): Inbound | undefined {
     if (this.#isClosed) return undefined
-    const item = decodeJsonFrame(data, this.#maxMessageSize)
+    const item = decodeJsonFrame(data, this.#maxMessageSize, this.#options.structureLimits)
     this.#incoming.next(item)
     return item
   }
@@ -546,7 +554,7 @@ class HttpClient implements HttpClientTransport {
         }
         if (!response.ok) {
           void response.body?.cancel()
-          reject(UnauthorizedError.fromResponse(response, url, 'GET') ?? new TransportError(`GET ${url} answered ${response.status}`))
+          reject(UnauthorizedError.fromResponse(response, url, 'GET') ?? new HttpStatusError(`GET ${url} answered ${response.status}`, response.status))
           return
         }
         let hasEndpoint = false
@@ -580,7 +588,7 @@ class HttpClient implements HttpClientTransport {
       method: 'POST', headers: this.#headers({ 'content-type': 'application/json' }), body: JSON.stringify(payload), signal: this.#abort.signal,
     }).catch(error => { throw new TransportError(`POST ${endpoint} failed: ${messageOf(error)}`, { cause: error }) })
     void response.body?.cancel()
-    if (!response.ok) throw UnauthorizedError.fromResponse(response, endpoint) ?? new TransportError(`POST ${endpoint} answered ${response.status}`)
+    if (!response.ok) throw UnauthorizedError.fromResponse(response, endpoint) ?? new HttpStatusError(`POST ${endpoint} answered ${response.status}`, response.status)
   }
 
   async close(): Promise<void> {

@@ -8,8 +8,10 @@
 import type { Principal } from '../lib/auth.ts'
 import type { Observable, Subscription } from '../lib/rx.ts'
 import { base64url, bytesOfBase64url } from '../lib/base64url.ts'
-import { replyError, type BodyResult, type Exchange, type Sink } from './http-exchange.ts'
+import { replyError, type BodyResult, type Exchange, type RefusedIds, type Sink } from './http-exchange.ts'
 import { requestsOf } from './http-ids.ts'
+import { decodeJsonFrame } from '../lib/codec/json.ts'
+import { StructureLimitError } from '../lib/jsonrpc/errors.ts'
 
 /** What the cluster knows of a session: who holds it, for whom, and its state to take it over. */
 export interface SessionRecord {
@@ -297,9 +299,7 @@ export class ClusterRouter {
         if (relay.owner !== peer) continue
         this.#relayed.delete(key)
         if (relay.sink !== undefined) { relay.sink.end(); continue }
-        const payload = relay.body === undefined ? undefined : parse(relay.body)
-        const ids = payload === undefined ? [] : requestsOf(payload).ids
-        replyError(relay.exchange, 503, -32000, 'Service Unavailable: the instance serving this session stopped; send the request again', { 'retry-after': '1' }, Array.isArray(payload) ? ids : (ids[0] ?? null))
+        replyError(relay.exchange, 503, -32000, 'Service Unavailable: the instance serving this session stopped; send the request again', { 'retry-after': '1' }, idsOf(relay.body))
       }
       for (const served of [...this.#served.values()]) if (served.from === peer) served.close()
     }
@@ -414,6 +414,15 @@ function utf8(bytes: Uint8Array): string | undefined {
   try { return strictUtf8.decode(bytes) } catch { return undefined }
 }
 
-function parse(bytes: Uint8Array): unknown {
-  try { return JSON.parse(new TextDecoder().decode(bytes)) } catch { return undefined }
+/**
+ * The ids a relayed body's answer carries: one per request of a batch, else the request's own (null
+ * when it has none). Decoded under the structure bounds like any body (client input: a body nested
+ * deep costs seconds to parse), and one past them answers with the id read from its head.
+ */
+function idsOf(body: Uint8Array | undefined): RefusedIds {
+  if (body === undefined) return null
+  const decoded = decodeJsonFrame(body, Infinity)
+  if (decoded.type === 'invalid') return decoded.error instanceof StructureLimitError ? decoded.error.id ?? null : null
+  const ids = requestsOf(decoded.message).ids
+  return Array.isArray(decoded.message) ? ids : (ids[0] ?? null)
 }

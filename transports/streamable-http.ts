@@ -10,6 +10,7 @@ import { ConcurrencyBudget, SessionAdmission } from './client-budgets.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
 import { ModernExchange, isModernPost, refuseModernPost } from './http-modern.ts'
@@ -93,6 +94,13 @@ export interface StreamableHttpOptions {
   sessionEvictionMinIdle?: number
   /** Largest request body in bytes; reading stops as soon as it is passed and 413 answers (default 4 MiB). */
   maxBodyBytes?: number
+  /**
+   * Bounds on each request body's nesting and members (default `STRUCTURE_DEFAULTS`: 128 levels,
+   * 100,000 members), checked before it is parsed: a body past them is refused unparsed with
+   * -32700 and the request's id when it could be read (on `/mcp` as a 400 answer, on the legacy
+   * `/messages` on the session's stream), and nothing of it is served.
+   */
+  structureLimits?: StructureLimits
   /** Ms allowed for a whole request body; a slower body gets 408 and its connection closes (default 30 s). */
   bodyTimeoutMs?: number
   /**
@@ -579,7 +587,7 @@ class HttpTransportServer implements StreamableHttpServer {
     if (!isJsonContentType(exchange)) return replyError(exchange, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
     const body = await this.#body(exchange)
     if (body === undefined) return
-    const decoded = decodeJsonFrame(body, Infinity)
+    const decoded = decodeJsonFrame(body, Infinity, this.#options.structureLimits)
     // A body refused for its depth or members is answered with the id the codec read, when it read one.
     if (decoded.type === 'invalid') return replyError(exchange, 400, -32700, decoded.error.message, undefined, decoded.error instanceof StructureLimitError ? decoded.error.id ?? null : null)
     const payload = decoded.message
@@ -743,12 +751,8 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#touch(session)
     const body = await this.#body(exchange)
     if (body === undefined) return
-    if (!this.#guard.readsPayloads) {
-      session.receiveFrame(body, exchange.principal)
-      return exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
-    }
-    const decoded = decodeJsonFrame(body, Infinity)
-    if (decoded.type === 'message') {
+    const decoded = decodeJsonFrame(body, Infinity, this.#options.structureLimits)
+    if (decoded.type === 'message' && this.#guard.readsPayloads) {
       if (!this.#guard.authorize(exchange, decoded.message)) return
       const isWithin = this.#guard.withinBudget(exchange, requestsOf(decoded.message).ids.length, null)
       if (isWithin === false || (isWithin !== true && !(await isWithin))) return

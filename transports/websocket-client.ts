@@ -5,6 +5,7 @@ import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../li
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../lib/codec/msgpack.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -41,6 +42,13 @@ export interface WebSocketClientOptions {
   headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>)
   /** Largest incoming frame in bytes (default 4 MiB). Under Node `ws` refuses a larger frame while reading it (close 1009). */
   maxFrameBytes?: number
+  /**
+   * Bounds on each incoming message's nesting and members, JSON and msgpack alike (default
+   * `STRUCTURE_DEFAULTS`: 128 levels, 100,000 members), checked before it is parsed: a response
+   * past them fails the request it answers at once with `StructureLimitError`, and the socket
+   * serves on.
+   */
+  structureLimits?: StructureLimits
   /** Bytes queued on the socket above which `send` returns a Promise that waits for them to drain (default 1 MiB). */
   highWaterMark?: number
   /**
@@ -86,6 +94,8 @@ class WebSocketClient implements Transport {
   readonly #url: string
   readonly #isMsgpack: boolean
   readonly #maxFrameBytes: number
+  /** Bounds on each incoming message's nesting and members (undefined: the defaults). */
+  readonly #structureLimits: StructureLimits | undefined
   readonly #highWaterMark: number
   /** Resolves with the socket once open; rejects when it cannot be opened. */
   readonly #opened: Promise<WebSocketLike>
@@ -105,6 +115,7 @@ class WebSocketClient implements Transport {
     this.#url = url
     this.#isMsgpack = options.encoding === 'msgpack'
     this.#maxFrameBytes = options.maxFrameBytes ?? WEBSOCKET_CLIENT_DEFAULTS.maxFrameBytes
+    this.#structureLimits = options.structureLimits
     this.#highWaterMark = options.highWaterMark ?? WEBSOCKET_CLIENT_DEFAULTS.highWaterMark
     this.#closed = new Promise(resolve => { this.#resolveClosed = resolve })
     this.#opened = this.#open(options)
@@ -167,11 +178,11 @@ class WebSocketClient implements Transport {
     if (this.#end !== undefined) return
     let item: Inbound
     if (typeof data === 'string') {
-      item = this.#isMsgpack ? { type: 'invalid', error: new TransportError('A text frame on a msgpack connection') } : decodeJsonFrame(data, this.#maxFrameBytes)
+      item = this.#isMsgpack ? { type: 'invalid', error: new TransportError('A text frame on a msgpack connection') } : decodeJsonFrame(data, this.#maxFrameBytes, this.#structureLimits)
     } else {
       const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : undefined
       if (bytes === undefined) return
-      item = this.#isMsgpack ? decodeMsgpackFrame(bytes, this.#maxFrameBytes) : decodeJsonFrame(bytes, this.#maxFrameBytes)
+      item = this.#isMsgpack ? decodeMsgpackFrame(bytes, this.#maxFrameBytes, this.#structureLimits) : decodeJsonFrame(bytes, this.#maxFrameBytes, this.#structureLimits)
     }
     if (item.type === 'invalid' && item.error instanceof FrameTooLargeError) {
       // A browser has already read the frame; refusing it still ends a peer that sends too much.

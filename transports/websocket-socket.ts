@@ -11,6 +11,7 @@ import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcPayload, RequestI
 import { ConnectionClosedError, ErrorCode, TransportError } from '../lib/jsonrpc/errors.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack } from '../lib/codec/msgpack.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
 import { requestsOf } from './http-ids.ts'
 import { retryAfterSeconds } from './client-policy.ts'
 import { at, expiryOf } from './token-expiry.ts'
@@ -27,6 +28,8 @@ export interface SocketAuthorization {
 export interface SocketSettings {
   readonly isMsgpack: boolean
   readonly maxFrameBytes: number
+  /** Bounds on each message's nesting and members (undefined: `STRUCTURE_DEFAULTS`). */
+  readonly structureLimits: StructureLimits | undefined
   readonly highWaterMark: number
   readonly scheduler: SchedulerLike
   /** The client's address (the listener's `clientAddress` behind a proxy; else the socket's). */
@@ -85,7 +88,7 @@ export class WsTransport implements Transport {
     this.#scheduler = settings.scheduler
     this.#authorization = settings.authorization
     this.#takeRequests = settings.takeRequests
-    const { maxFrameBytes, scheduler } = settings
+    const { maxFrameBytes, structureLimits, scheduler } = settings
     this.lastSeen = scheduler.now()
     ws.on('pong', () => { this.#isAlive = true })
     // A token checked at the upgrade does not stay valid: at its expiry the socket ends, as HTTP
@@ -95,7 +98,7 @@ export class WsTransport implements Transport {
     const incoming = new Subject<Inbound>()
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data
-      const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes) : decodeJsonFrame(bytes, maxFrameBytes)
+      const item: Inbound = isBinary ? decodeMsgpackFrame(bytes, maxFrameBytes, structureLimits) : decodeJsonFrame(bytes, maxFrameBytes, structureLimits)
       this.lastSeen = scheduler.now()
       if (this.#held !== undefined) this.#held.push(item)
       else this.#accept(item)

@@ -8,6 +8,7 @@ import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { isMsgpackLoaded, loadMsgpack } from '../lib/codec/msgpack.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
 import { isAllowedHost, isAllowedOrigin, isCrossSiteWithoutOrigin } from './origin.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
 import { WS_SUBPROTOCOL } from './websocket-client.ts'
@@ -31,6 +32,13 @@ export interface WebSocketServerOptions {
   path?: string
   /** Largest incoming frame in bytes; larger closes the socket with 1009 (default 4 MiB). */
   maxFrameBytes?: number
+  /**
+   * Bounds on each incoming message's nesting and members, JSON text and msgpack frames alike
+   * (default `STRUCTURE_DEFAULTS`: 128 levels, 100,000 members), checked before it is parsed: a
+   * message past them is answered -32700 with its id when it could be read, unparsed, and the
+   * socket serves on.
+   */
+  structureLimits?: StructureLimits
   /** Origins allowed to connect (default: the loopback names on any port); requests without Origin pass. */
   allowedOrigins?: readonly string[]
   /** Host header values allowed (default: the loopback names on any port when `host` is loopback; no check otherwise). */
@@ -264,6 +272,7 @@ class WsTransportServer implements McpWebSocketServer {
       const transport = new WsTransport(ws, {
         isMsgpack: ws.protocol === WS_SUBPROTOCOL.msgpack,
         maxFrameBytes: this.#options.maxFrameBytes ?? WEBSOCKET_DEFAULTS.maxFrameBytes,
+        structureLimits: this.#options.structureLimits,
         highWaterMark: this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark,
         scheduler: this.#scheduler,
         remoteAddress: address,

@@ -7,6 +7,8 @@ import { WebSocket } from 'ws'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
+import { websocketClient } from '../../transports/websocket-client.ts'
+import type { StructureLimits } from '../../lib/codec/structure.ts'
 import { connect } from '../../actors/client.ts'
 import { websocket, WS_SUBPROTOCOL } from '../../transports/websocket.ts'
 import { loadMsgpack } from '../../lib/codec/msgpack.ts'
@@ -153,6 +155,106 @@ describe('a client meets a result past the structure bounds', () => {
       await client.close()
     }
   }, 30_000)
+})
+
+/** A value `levels` arrays deep around 'bottom' (`levels` 0: the string itself). */
+function nested(levels: number): unknown {
+  let value: unknown = 'bottom'
+  for (let i = 0; i < levels; i++) value = [value]
+  return value
+}
+
+describe('structureLimits on the HTTP and WebSocket listeners and clients', () => {
+  /** A modern tools/call of `take` whose `value` argument is `levels` deep (the message: levels + 3). */
+  const deepCall = (id: number, levels: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'take', _meta: META, arguments: { value: nested(levels) } } })
+
+  /** A server whose tool `take` counts its calls, on a real HTTP listener with `structureLimits`; posts raw bodies. */
+  async function httpServer(structureLimits?: StructureLimits) {
+    const server = createServer({ name: 'bounded', version: '1' })
+    mcp = server
+    const calls = { count: 0 }
+    server.tool('take', { inputSchema: { type: 'object' } }, () => { calls.count++; return { content: [{ type: 'text', text: 'taken' }] } })
+    const http = streamableHttp({ port: 0, ...(structureLimits === undefined ? {} : { structureLimits }) })
+    await server.listen(http)
+    const post = async (body: string) => {
+      const response = await fetch(http.url!, {
+        method: 'POST', body,
+        headers: { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'take' },
+      })
+      const answer = response.headers.get('content-type')?.includes('text/event-stream') ? messages(await events(response)).at(-1) : await response.json()
+      return { status: response.status, answer }
+    }
+    return { calls, post }
+  }
+
+  it('lets a streamableHttp listener with a raised maxDepth serve a request nested past 128 levels', async () => {
+    const { calls, post } = await httpServer({ maxDepth: 256 })
+    const deep = await post(deepCall(1, 200))
+    expect(deep).toMatchObject({ status: 200, answer: { id: 1, result: { content: [{ type: 'text', text: 'taken' }] } } })
+    expect(calls.count).toBe(1)
+  })
+
+  it('refuses on a streamableHttp listener with lowered limits a request the defaults let through (400, -32700, its id)', async () => {
+    const { calls, post } = await httpServer({ maxDepth: 8, maxMembers: 50 })
+    expect(await post(deepCall(2, 10))).toEqual({ status: 400, answer: { jsonrpc: '2.0', id: 2, error: { code: ErrorCode.ParseError, message: 'Parse error: the message nests deeper than 8 levels (maxDepth)' } } })
+    const wide = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'take', _meta: META, arguments: { value: Array.from({ length: 60 }, (_, i) => i) } } })
+    expect(await post(wide)).toEqual({ status: 400, answer: { jsonrpc: '2.0', id: 3, error: { code: ErrorCode.ParseError, message: 'Parse error: the message holds more than 50 object members and array elements (maxMembers)' } } })
+    expect(calls.count).toBe(0)
+    expect((await post(deepCall(4, 2))).answer).toMatchObject({ id: 4, result: { content: [{ type: 'text', text: 'taken' }] } })
+  })
+
+  it('refuses on a WebSocket listener with a lowered maxDepth what the defaults let through, and serves a raised one', async () => {
+    const exchange = async (structureLimits: StructureLimits, frame: string) => {
+      const server = createServer({ name: 'bounded', version: '1' })
+      server.tool('take', { inputSchema: { type: 'object' } }, () => ({ content: [{ type: 'text', text: 'taken' }] }))
+      const listener = websocket({ port: 0, heartbeatMs: 0, structureLimits })
+      await server.listen(listener)
+      const socket = new WebSocket(listener.url!, [WS_SUBPROTOCOL.json])
+      cleanups.push(() => socket.terminate())
+      await once(socket, 'open')
+      const answer = once(socket, 'message').then(([data]) => JSON.parse(String(data)))
+      socket.send(frame)
+      try { return await answer } finally { await server.close() }
+    }
+    expect(await exchange({ maxDepth: 8 }, deepCall(5, 10))).toEqual({ jsonrpc: '2.0', id: 5, error: { code: ErrorCode.ParseError, message: 'Parse error: the message nests deeper than 8 levels (maxDepth)', data: { bound: 'maxDepth', limit: 8 } } })
+    expect(await exchange({ maxDepth: 256 }, deepCall(6, 200))).toMatchObject({ id: 6, result: { content: [{ type: 'text', text: 'taken' }] } })
+  })
+
+  describe.each([
+    ['streamableHttpClient', async (server: McpServer, structureLimits?: StructureLimits) => {
+      const http = streamableHttp({ port: 0 })
+      await server.listen(http)
+      return streamableHttpClient(http.url!, structureLimits === undefined ? {} : { structureLimits })
+    }],
+    ['websocketClient', async (server: McpServer, structureLimits?: StructureLimits) => {
+      const listener = websocket({ port: 0, heartbeatMs: 0 })
+      await server.listen(listener)
+      return websocketClient(listener.url!, structureLimits === undefined ? {} : { structureLimits })
+    }],
+  ] as const)('%s', (_name, transport) => {
+    /** A client over `transport` with `structureLimits`, of a server whose tool `deep` answers `levels` deep. */
+    async function client(structureLimits: StructureLimits | undefined, levels: number) {
+      const { server } = echoServer()
+      cleanups.push(() => { void server.close() })
+      server.tool('deep', {}, () => ({ content: [{ type: 'text', text: 'deep' }], structuredContent: { nested: nested(levels) } }))
+      const connected = await connect(await transport(server, structureLimits), { name: 'careful', version: '1' })
+      cleanups.push(() => { void connected.close() })
+      return connected
+    }
+
+    it('takes a result nested past 128 levels with a raised maxDepth (refused by default)', async () => {
+      await expect((await client(undefined, 200)).callTool('deep', {}, { timeout: 0 })).rejects.toBeInstanceOf(StructureLimitError)
+      expect((await client({ maxDepth: 256 }, 200).then(raised => raised.callTool('deep', {}))).structuredContent).toEqual({ nested: nested(200) })
+    })
+
+    it('refuses with a lowered maxDepth a result the defaults take (StructureLimitError at once), and calls on', async () => {
+      const lowered = await client({ maxDepth: 12 }, 12)
+      const error = await lowered.callTool('deep', {}, { timeout: 0 }).then(() => undefined, (caught: unknown) => caught)
+      expect(error).toBeInstanceOf(StructureLimitError)
+      expect(error).toMatchObject({ code: ErrorCode.ParseError, bound: 'maxDepth', limit: 12, kind: 'response' })
+      expect(await lowered.callTool('echo', { text: 'after' })).toEqual({ content: [{ type: 'text', text: 'after' }] })
+    })
+  })
 })
 
 function concat(...parts: Array<Uint8Array | number[]>): Uint8Array {
