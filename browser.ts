@@ -43,7 +43,7 @@ export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
   UnsupportedProtocolVersionError, LocalError, TimeoutError, CancelledError,
-  ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
+  ConnectionClosedError, TransportError, HttpStatusError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
   StructureLimitError, ElicitationContentError,
 } from './lib/jsonrpc/errors.ts'
 export type { StructureBound } from './lib/jsonrpc/errors.ts'

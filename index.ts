@@ -12,8 +12,8 @@ export { requireScopes, permissions, permissionOf, grants, OPEN_METHODS, rateLim
 export type { PermissionPolicy, RateLimitOptions, AuditEntry } from './actors/server/middleware.ts'
 export { principalKey, missingScopes, operationScopes, targetOf, authorizeMessage, PrincipalKind } from './lib/auth.ts'
 export type { Principal, ScopeRules, Authenticator, AuthRequest, AuthAnswer, AuthOutcome, AuthRefusal, MessageAuthorization } from './lib/auth.ts'
-export { TokenBuckets, memoryRateLimiterStore } from './lib/token-bucket.ts'
-export type { TokenBucketOptions, RateLimiter, RateLimiterStore } from './lib/token-bucket.ts'
+export { TokenBuckets, memoryRateLimiterStore, createMemoryRateLimiterStore } from './lib/token-bucket.ts'
+export type { TokenBucketOptions, TokenBucketState, RateLimiter, RateLimiterStore } from './lib/token-bucket.ts'
 export { TASKS_EXTENSION, SERVER_TASKS_DEFAULTS, TooManyRunningTasksError, TOO_MANY_RUNNING_TASKS_ERROR_CODE } from './actors/server/tasks.ts'
 export { clientAddressKey } from './lib/client-address.ts'
 export {
@@ -67,8 +67,8 @@ export {
   ErrorCode, LocalErrorCode, McpError, ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError,
   InternalError, ResourceNotFoundError, UrlElicitationRequiredError, HeaderMismatchError, MissingRequiredClientCapabilityError,
   UnsupportedProtocolVersionError, ForbiddenError, RateLimitedError, LocalError, TimeoutError, CancelledError, TaskCancelledError,
-  ConnectionClosedError, TransportError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
-  StructureLimitError, ElicitationContentError,
+  ConnectionClosedError, TransportError, HttpStatusError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
+  StructureLimitError, ElicitationContentError, RXMCP_ERROR_CODE_RANGE, LegacyErrorCode,
 } from './lib/jsonrpc/errors.ts'
 export type { StructureBound } from './lib/jsonrpc/errors.ts'
 export { ToolNameWarning, toolNameIssues, TOOL_NAME_MAX_LENGTH } from './lib/tool-names.ts'

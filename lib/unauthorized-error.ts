@@ -1,10 +1,11 @@
-import { LocalErrorCode, TransportError } from './jsonrpc/errors.ts'
+import { HttpStatusError, LocalErrorCode } from './jsonrpc/errors.ts'
 import { authChallenge, type Challenge } from './www-authenticate.ts'
 
 /**
  * An MCP server refused a request for want of authorization: HTTP 401, or 403 with
- * `error="insufficient_scope"` (a step-up). A local error (`RXMCP_ERR_UNAUTHORIZED`) and a
- * {@link TransportError}, so code that handles transport failures keeps working; it carries what
+ * `error="insufficient_scope"` (a step-up). A local error (`RXMCP_ERR_UNAUTHORIZED`) and an
+ * {@link HttpStatusError} (so a `TransportError`: code that handles transport failures keeps
+ * working); it ends `connect` at once, in every era (never a reason to try the other). It carries what
  * an application needs to start an OAuth flow (MCP authorization, RFC 9728 §5.1): the status, the
  * parsed `WWW-Authenticate` challenge, and the Protected Resource Metadata URL it names.
  *
@@ -15,19 +16,18 @@ import { authChallenge, type Challenge } from './www-authenticate.ts'
  *   if (error instanceof UnauthorizedError) startLogin(error.resourceMetadataUrl, error.challenge?.params.scope)
  * }
  */
-export class UnauthorizedError extends TransportError {
+export class UnauthorizedError extends HttpStatusError {
   override name = 'UnauthorizedError'
   override readonly code = LocalErrorCode.Unauthorized
   /** The HTTP status: 401, or 403 for `insufficient_scope`. */
-  readonly status: number
+  declare readonly status: number
   /** The challenge of a scheme MCP uses (Bearer or DPoP, else the first), undefined without a `WWW-Authenticate` header. */
   readonly challenge: Challenge | undefined
   /** The challenge's `resource_metadata`, resolved against the request URL; undefined when absent or not a URL. */
   readonly resourceMetadataUrl: URL | undefined
 
   constructor(message: string, status: number, challenge: Challenge | undefined, resourceMetadataUrl: URL | undefined, options?: { cause?: unknown }) {
-    super(message, options)
-    this.status = status
+    super(message, status, options)
     this.challenge = challenge
     this.resourceMetadataUrl = resourceMetadataUrl
   }

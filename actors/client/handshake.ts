@@ -1,7 +1,9 @@
 import { lastValueFrom, type SchedulerLike } from '../../lib/rx.ts'
 import type { Connection } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
-import { ErrorCode, McpError, ProtocolError, TimeoutError, TransportError, UnsupportedVersionError } from '../../lib/jsonrpc/errors.ts'
+import {
+  ErrorCode, ForbiddenError, HttpStatusError, LocalErrorCode, McpError, ProtocolError, RateLimitedError, TimeoutError, UnsupportedVersionError,
+} from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { resultOf } from '../../lib/operators/progress.ts'
 import { withTimeout } from '../../lib/operators/with-timeout.ts'
@@ -41,7 +43,10 @@ export interface HandshakeHost {
  *   auto   -> server/discover --result with a common modern version--> operating (modern)
  *                 |-- -32022 --> retry once with a version of data.supported (legacy only there: initialize)
  *                 |-- -32020 / -32021 --> fail (a modern server refused the request)
- *                 '-- other error, HTTP 4xx, timeout, not a discover result --> initialize
+ *                 |-- a legacy sign: another JSON-RPC error, HTTP 400 / 404 / 405, no answer in time,
+ *                 |   not a discover result --> initialize
+ *                 '-- anything else: 401 / 403 (UnauthorizedError), another HTTP status (429, 5xx),
+ *                     a failed or broken connection --> fail
  * ```
  */
 export async function handshake(host: HandshakeHost, connection: Connection): Promise<void> {
@@ -88,8 +93,7 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
         throw new NoCommonVersionError(supported, [...ours, ...(canFallBack ? host.legacyVersions : [])], { cause: error })
       }
       if (isModernError(error)) throw error
-      // MCP stdio/HTTP backward compatibility: any other error, a 4xx without a modern error body, or no answer: legacy.
-      if (canFallBack && (error instanceof McpError || error instanceof TransportError || error instanceof TimeoutError)) return false
+      if (canFallBack && isLegacySign(error)) return false
       throw error
     }
     const outcome = readResult('server/discover', result)
@@ -107,6 +111,25 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
     host.actor.send({ type: 'discovered', version: chosen, description })
     return true
   }
+}
+
+/** HTTP statuses an older server answers a request it does not know with (Streamable HTTP before 2026-07-28, or HTTP+SSE). */
+const LEGACY_HTTP_STATUSES: ReadonlySet<number> = new Set([400, 404, 405])
+
+/**
+ * Whether the probe's failure says the server speaks the legacy era. MCP 2026-07-28 backward
+ * compatibility: a JSON-RPC error that is not a modern one, an HTTP 400 without a modern error body
+ * (and the 404 / 405 of a server without Streamable HTTP POST), or no answer at all (stdio: a
+ * legacy server may ignore the probe). Nothing else is: a refusal for want of authorization
+ * (`UnauthorizedError`, 401 / 403, or rxmcp's ForbiddenError) is the same refusal in either era
+ * and would only be met again by `initialize`, as would a rate limit (429, RateLimitedError), a
+ * server error or a connection that failed; those fail the handshake at once.
+ */
+function isLegacySign(error: unknown): boolean {
+  // A refusal of who asks or how often (rxmcp's -31003, -31029) is not a server that does not know the method.
+  if (error instanceof McpError) return !(error instanceof ForbiddenError || error instanceof RateLimitedError)
+  if (error instanceof TimeoutError) return true
+  return error instanceof HttpStatusError && error.code !== LocalErrorCode.Unauthorized && LEGACY_HTTP_STATUSES.has(error.status)
 }
 
 /** The legacy handshake on a fresh connection; closes it and rejects when the handshake fails. */

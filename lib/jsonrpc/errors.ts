@@ -336,6 +336,22 @@ export class TransportError extends LocalError {
 }
 
 /**
+ * An HTTP client transport's request answered with an error status and no JSON-RPC error in its
+ * body: `status` is the HTTP status (`UnauthorizedError` is one, for 401 and 403
+ * `insufficient_scope`). The handshake reads it: only 400, 404 and 405 say "a server of the legacy
+ * era" (MCP 2026-07-28 Streamable HTTP, backward compatibility), any other status fails `connect`.
+ */
+export class HttpStatusError extends TransportError {
+  override name = 'HttpStatusError'
+  /** The HTTP status of the answer. */
+  readonly status: number
+  constructor(message: string, status: number, options?: { cause?: unknown }) {
+    super(message, options)
+    this.status = status
+  }
+}
+
+/**
  * The response stream of a modern-era request (MCP 2026-07-28 Streamable HTTP) broke or ended
  * before its response: with no resumption in that revision, the request is lost, and the client
  * re-issues it once under a new id before failing with this.

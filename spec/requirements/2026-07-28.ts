@@ -478,6 +478,7 @@ export const requirements2026 = {
     `${AUTH_CLIENT}oauthFetch > discovery > reads the Protected Resource Metadata named by the WWW-Authenticate header, before any well-known URL`,
     `${AUTH_CLIENT}oauthFetch > discovery > falls back to the well-known PRM URLs when the one in the header fails`,
     `${AUTH_CLIENT}oauthFetch > discovery > tries the path-based PRM URL, then the root one`,
+    'spec/actors/client-handshake-refusals.spec.ts > issue 20: a 401 on server/discover falls back to initialize > rejects connect (era auto) with the UnauthorizedError of the probe, carrying the challenge; the server saw one request and no initialize',
   ]),
   'auth:client-as-metadata@2026-07-28': must('client', 'basic/authorization/authorization-server-discovery#authorization-server-metadata-discovery', 'Clients MUST support both RFC 8414 and OpenID Connect discovery, trying the well-known endpoints in the given priority order', [
     `${AUTH_CLIENT}oauthFetch > discovery > tries oauth-authorization-server, then openid-configuration, for an issuer without a path`,
