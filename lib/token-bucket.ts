@@ -4,8 +4,9 @@
  * caller gives, so it runs the same in the server's middleware, the HTTP listener and tests.
  *
  * The contract a listener spends its budgets through is {@link RateLimiter}, made by a
- * {@link RateLimiterStore}: in this process ({@link memoryRateLimiterStore}, the default), or shared
- * by every instance of a scale-out (`redisRateLimiterStore` of `rxmcp/transports/redis`).
+ * {@link RateLimiterStore}: in this process ({@link createMemoryRateLimiterStore}, one per listener
+ * by default, which every listener it is given shares), or shared by every instance of a scale-out
+ * (`redisRateLimiterStore` of `rxmcp/transports/redis`).
  */
 
 /** Options of {@link TokenBuckets}. */
@@ -41,6 +42,9 @@ export interface RateLimiterStore {
   limiter(name: string, options: TokenBucketOptions): RateLimiter
 }
 
+/** One key's bucket: the tokens left and when they were counted (ms, on the limiter's clock). */
+export interface TokenBucketState { tokens: number; at: number }
+
 /** A {@link RateLimiter} kept in this process's memory (the default of every listener). */
 export class TokenBuckets implements RateLimiter {
   readonly #capacity: number
@@ -48,10 +52,16 @@ export class TokenBuckets implements RateLimiter {
   readonly #maxKeys: number
   readonly #now: () => number
   /** Tokens left and when they were counted, least recently used first. */
-  readonly #buckets = new Map<string, { tokens: number; at: number }>()
+  readonly #buckets: Map<string, TokenBucketState>
 
-  constructor(options: TokenBucketOptions) {
+  /**
+   * @param buckets where the buckets are kept (default: a map of this limiter's own). Limiters
+   *   given one map spend the same buckets, each by its own capacity and refill, as limiters of
+   *   one budget in Redis do ({@link createMemoryRateLimiterStore}).
+   */
+  constructor(options: TokenBucketOptions, buckets: Map<string, TokenBucketState> = new Map()) {
     assertTokenBucketOptions(options)
+    this.#buckets = buckets
     this.#capacity = options.capacity
     this.#perMs = options.refillPerSecond / 1000
     this.#maxKeys = options.maxKeys ?? 10_000
@@ -67,8 +77,9 @@ export class TokenBuckets implements RateLimiter {
       bucket = { tokens: this.#capacity, at: now }
     } else {
       this.#buckets.delete(key)
-      bucket.tokens = Math.min(this.#capacity, bucket.tokens + (now - bucket.at) * this.#perMs)
-      bucket.at = now
+      // A limiter whose clock is behind the bucket's last count (another listener's) refills nothing.
+      bucket.tokens = Math.min(this.#capacity, bucket.tokens + Math.max(0, now - bucket.at) * this.#perMs)
+      bucket.at = Math.max(bucket.at, now)
     }
     this.#buckets.set(key, bucket)
     if (bucket.tokens >= cost) {
@@ -82,9 +93,35 @@ export class TokenBuckets implements RateLimiter {
   get size(): number { return this.#buckets.size }
 }
 
-/** The default {@link RateLimiterStore}: each budget is a {@link TokenBuckets} of this process. */
+/**
+ * A {@link RateLimiterStore} in this process's memory in which every limiter is a budget of its
+ * own, even of one name: listeners given it share nothing. Kept for code that names it; a
+ * listener's default is {@link createMemoryRateLimiterStore}.
+ */
 export const memoryRateLimiterStore: RateLimiterStore = {
   limiter: (_name, options) => new TokenBuckets(options),
+}
+
+/**
+ * A {@link RateLimiterStore} in this process's memory whose budgets are shared by every listener
+ * given it: the limiters of one name spend the same buckets (each by its own capacity and refill,
+ * as with `redisRateLimiterStore`). Each listener makes one of its own when not given a store, and
+ * exposes it as `rateLimiterStore`, so a WebSocket listener attached to the HTTP one's port shares
+ * its budgets with `websocket({ rateLimiterStore: http.rateLimiterStore })`.
+ * @example
+ * const store = createMemoryRateLimiterStore()
+ * streamableHttp({ rateLimit, rateLimiterStore: store }); websocket({ rateLimit, rateLimiterStore: store })
+ */
+export function createMemoryRateLimiterStore(): RateLimiterStore {
+  /** Each budget's buckets, by the budget's name. */
+  const budgets = new Map<string, Map<string, TokenBucketState>>()
+  return {
+    limiter(name, options) {
+      let buckets = budgets.get(name)
+      if (buckets === undefined) budgets.set(name, buckets = new Map())
+      return new TokenBuckets(options, buckets)
+    },
+  }
 }
 
 /** Throws a RangeError for a bucket that could never admit anything (bad arguments are thrown synchronously). */

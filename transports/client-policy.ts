@@ -6,7 +6,7 @@
  */
 import { principalKey, type Principal } from '../lib/auth.ts'
 import { clientAddressKey } from '../lib/client-address.ts'
-import { assertTokenBucketOptions, memoryRateLimiterStore, type RateLimiter, type RateLimiterStore, type TokenBucketOptions } from '../lib/token-bucket.ts'
+import { assertTokenBucketOptions, createMemoryRateLimiterStore, type RateLimiter, type RateLimiterStore, type TokenBucketOptions } from '../lib/token-bucket.ts'
 
 /** What a listener's `clientAddress` option reads of a request: its socket's address and its headers. */
 export interface ClientRequest {
@@ -60,7 +60,7 @@ export class ClientPolicy {
 
   constructor(options: ClientPolicyOptions) {
     const { rateLimit, now } = options
-    const store = options.rateLimiterStore ?? memoryRateLimiterStore
+    const store = options.rateLimiterStore ?? createMemoryRateLimiterStore()
     this.#now = now
     this.#clientAddress = options.clientAddress
     if (rateLimit !== undefined) assertTokenBucketOptions(rateLimit)

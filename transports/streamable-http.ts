@@ -2,7 +2,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { Observable, Subject, asyncScheduler, type SchedulerAction, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { principalKey, type Authenticator } from '../lib/auth.ts'
-import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
+import { createMemoryRateLimiterStore, type RateLimiterStore, type TokenBucketOptions } from '../lib/token-bucket.ts'
 import { ErrorCode, StructureLimitError } from '../lib/jsonrpc/errors.ts'
 import { HttpGuard } from './http-guard.ts'
 import { DEFAULT_FAILED_AUTH_LIMIT, retryAfterSeconds, type ClientRequest } from './client-policy.ts'
@@ -25,7 +25,7 @@ import type { SessionCluster } from './http-cluster.ts'
 import { SharedSessions, type AnySession } from './http-shared.ts'
 import { endStreamsAtExpiry } from './token-expiry.ts'
 
-export { memoryRateLimiterStore } from '../lib/token-bucket.ts'
+export { memoryRateLimiterStore, createMemoryRateLimiterStore } from '../lib/token-bucket.ts'
 export type { RateLimiter, RateLimiterStore } from '../lib/token-bucket.ts'
 export type { ClientRequest } from './client-policy.ts'
 
@@ -163,9 +163,10 @@ export interface StreamableHttpOptions {
    */
   failedAuthLimit?: TokenBucketOptions | false
   /**
-   * Where the `rateLimit` and `failedAuthLimit` buckets live (default: this process's memory, so
-   * each instance has its own). `redisScaleOut(url).http` from `rxmcp/transports/redis` gives one
-   * in Redis, so every instance spends the same budget.
+   * Where the `rateLimit` and `failedAuthLimit` buckets live (default: a store of this listener's
+   * own in this process's memory, read back as `rateLimiterStore`; each instance has its own).
+   * `redisScaleOut(url).http` from `rxmcp/transports/redis` gives one in Redis, so every instance
+   * spends the same budget.
    */
   rateLimiterStore?: RateLimiterStore
   /**
@@ -226,6 +227,13 @@ export interface StreamableHttpServer extends TransportServer {
   readonly httpServer: HttpServer | undefined
   /** Sessions open now (Streamable HTTP and legacy SSE); modern-era requests have none. */
   readonly sessionCount: number
+  /**
+   * Where this listener's `rateLimit` and `failedAuthLimit` buckets live: the `rateLimiterStore`
+   * option, else the memory store the listener made. Give it to a WebSocket listener on the same
+   * port (`websocket({ rateLimit, rateLimiterStore: http.rateLimiterStore })`) and a client
+   * spends one budget on both, not one on each.
+   */
+  readonly rateLimiterStore: RateLimiterStore
   close(): Promise<void>
 }
 
@@ -258,6 +266,8 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly #idleTimeout: number
   /** Authentication, scopes and request budgets (the `auth` and `rateLimit` options). */
   readonly #guard: HttpGuard
+  /** Where the guard's budgets live (the option, else a memory store of this listener's own). */
+  readonly #rateLimiterStore: RateLimiterStore
   #http: HttpServer | undefined
   #url: string | undefined
   /** Sweeps idle sessions and sends keep-alives; unref'd so it never holds the process open. */
@@ -273,9 +283,10 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#options = options
     const scheduler = options.scheduler
     this.#now = scheduler === undefined ? Date.now : () => scheduler.now()
+    this.#rateLimiterStore = options.rateLimiterStore ?? createMemoryRateLimiterStore()
     this.#guard = new HttpGuard({
       auth: options.auth, rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit,
-      rateLimiterStore: options.rateLimiterStore, clientAddress: options.clientAddress, now: this.#now,
+      rateLimiterStore: this.#rateLimiterStore, clientAddress: options.clientAddress, now: this.#now,
     })
     this.#held = new ConcurrencyBudget(
       options.maxExchangesPerClient ?? STREAMABLE_HTTP_DEFAULTS.maxExchangesPerClient,
@@ -332,6 +343,7 @@ class HttpTransportServer implements StreamableHttpServer {
   get url(): string | undefined { return this.#url }
   get httpServer(): HttpServer | undefined { return this.#http }
   get sessionCount(): number { return this.#sessions.size }
+  get rateLimiterStore(): RateLimiterStore { return this.#rateLimiterStore }
 
   async start(): Promise<void> {
     if (this.#http !== undefined) return

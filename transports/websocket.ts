@@ -5,7 +5,7 @@ import { asyncScheduler, interval, Observable, Subject, Subscription, type Sched
 import type { WebSocketServer } from 'ws'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
-import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
+import { createMemoryRateLimiterStore, type RateLimiterStore, type TokenBucketOptions } from '../lib/token-bucket.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { isMsgpackLoaded, loadMsgpack } from '../lib/codec/msgpack.ts'
 import type { StructureLimits } from '../lib/codec/structure.ts'
@@ -19,7 +19,7 @@ import { WsTransport, type SocketAuthorization } from './websocket-socket.ts'
 /** The WebSocket subprotocols (defined beside the client, which browsers load without this file). */
 export { WS_SUBPROTOCOL }
 export type { ClientRequest } from './client-policy.ts'
-export { memoryRateLimiterStore } from '../lib/token-bucket.ts'
+export { memoryRateLimiterStore, createMemoryRateLimiterStore } from '../lib/token-bucket.ts'
 export type { RateLimiter, RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
 
 /** Options of {@link websocket}. */
@@ -100,9 +100,11 @@ export interface WebSocketServerOptions {
    */
   rateLimit?: TokenBucketOptions
   /**
-   * Where the `rateLimit` and `failedAuthLimit` buckets live (default: this process's memory).
-   * Give the HTTP listener's store (`redisScaleOut(url).http.rateLimiterStore`) and a client
-   * spends one budget on every listener and instance.
+   * Where the `rateLimit` and `failedAuthLimit` buckets live (default: a store of this listener's
+   * own in this process's memory, so a client has one budget here and another on the HTTP
+   * listener). Give the HTTP listener's store and a client spends one budget on both: on one
+   * port, `websocket({ rateLimiterStore: http.rateLimiterStore })` (in memory or Redis); across
+   * instances, `redisScaleOut(url).http.rateLimiterStore`.
    */
   rateLimiterStore?: RateLimiterStore
   /**
@@ -135,6 +137,8 @@ export interface McpWebSocketServer extends TransportServer {
   /** `ws://host:port/path` once started. */
   readonly url: string | undefined
   readonly sessionCount: number
+  /** Where this listener's `rateLimit` and `failedAuthLimit` buckets live: the option, else the memory store it made. */
+  readonly rateLimiterStore: RateLimiterStore
   close(): Promise<void>
 }
 
@@ -170,14 +174,17 @@ class WsTransportServer implements McpWebSocketServer {
   readonly #policy: ClientPolicy
   /** The rule admitting a socket (`maxSessionsPerClient`, then `maxSessions`), as for HTTP sessions. */
   readonly #admission: SessionAdmission<WsTransport>
+  /** Where the policy's budgets live (the option, else a memory store of this listener's own). */
+  readonly #rateLimiterStore: RateLimiterStore
 
   constructor(options: WebSocketServerOptions) {
     this.#options = options
     const scheduler = options.scheduler ?? asyncScheduler
     this.#scheduler = scheduler
+    this.#rateLimiterStore = options.rateLimiterStore ?? createMemoryRateLimiterStore()
     this.#policy = new ClientPolicy({
       authenticates: options.auth !== undefined || options.authenticate !== undefined,
-      rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit, rateLimiterStore: options.rateLimiterStore,
+      rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit, rateLimiterStore: this.#rateLimiterStore,
       clientAddress: options.clientAddress, now: () => scheduler.now(),
     })
     this.#admission = new SessionAdmission<WsTransport>({
@@ -226,6 +233,7 @@ class WsTransportServer implements McpWebSocketServer {
 
   get url(): string | undefined { return this.#url }
   get sessionCount(): number { return this.#sockets.size }
+  get rateLimiterStore(): RateLimiterStore { return this.#rateLimiterStore }
 
   async start(): Promise<void> {
     if (this.#http !== undefined) return
