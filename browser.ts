@@ -11,7 +11,7 @@
  * import { connect, streamableHttpClient } from 'rxmcp/browser'
  * const client = await connect(streamableHttpClient(new URL('/mcp', location.href)), { name: 'page', version: '1' })
  */
-export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './actors/client.ts'
+export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError, ToolTaskSupportError } from './actors/client.ts'
 export type {
   McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
   ServerDescription, SubscriptionFilter,

@@ -23,7 +23,7 @@ export {
 export type { TaskState, TaskMessage, TaskOptions, TaskRef } from './actors/tasks/task.ts'
 export { createMemoryTaskStore, MEMORY_TASK_STORE_DEFAULTS, TaskStoreFullError, TASK_STORE_FULL_ERROR_CODE, randomTaskId } from './actors/tasks/store.ts'
 export type { TaskStore, TaskCreate, TaskPage, MemoryTaskStoreOptions, TaskStoreLimits } from './actors/tasks/store.ts'
-export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './actors/client.ts'
+export { connect, CLIENT_DEFAULTS, RECONNECT_DEFAULTS, InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError, ToolTaskSupportError } from './actors/client.ts'
 export type {
   McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
   ServerDescription, SubscriptionFilter, CallToolAsTaskOptions, TaskInfo, ToolTaskEvent,

@@ -5,6 +5,7 @@ import type { Transport } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
 import { CapabilityError, ConnectionClosedError, InvalidRequestError, ProtocolError } from '../lib/jsonrpc/errors.ts'
 import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
+import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest } from '../lib/lifecycle.ts'
 import { Feature } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
@@ -25,7 +26,7 @@ import { declaredCapabilities, inputHandlers, registerClientHandlers, type Input
 import { handshake } from './client/handshake.ts'
 import { ModernRequests } from './client/modern-request.ts'
 import { readDiscover } from './client/modern.ts'
-import { InvalidResultError } from './client/errors.ts'
+import { InvalidResultError, ToolTaskSupportError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
@@ -39,7 +40,7 @@ import {
 } from './client/api.ts'
 
 export { CLIENT_DEFAULTS, RECONNECT_DEFAULTS }
-export { InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError } from './client/errors.ts'
+export { InputRoundsExceededError, InvalidResultError, InvalidToolError, NoCommonVersionError, ToolTaskSupportError } from './client/errors.ts'
 export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './client/tasks.ts'
 export { ClientSkills } from './client/skills.ts'
 export type { LoadedSkill, SkillFile } from './client/skills.ts'
@@ -91,7 +92,7 @@ class Client implements McpClient {
   readonly #cache: ResultCache | undefined
   /** The modern request path (meta, input rounds, cache, corrections). */
   readonly #modern: ModernRequests
-  /** What the client knows of listed tools: outputSchema validators and x-mcp-header parameters. */
+  /** What the client knows of listed tools: outputSchema validators, x-mcp-header parameters, task support. */
   readonly #tools = new ToolCatalog()
   /** Every live connection, one per session (see clientConnections); completes when the client is done. */
   readonly #connections: Observable<Connection>
@@ -183,6 +184,9 @@ class Client implements McpClient {
     })
     this.#connection = connection
     registerClientHandlers(connection, this.#handlers, this.actor)
+    // What a listing said of task support holds for the session that listed, until its tools change.
+    this.#tools.forgetTaskSupport()
+    connection.notifications('notifications/tools/list_changed').subscribe(() => this.#tools.forgetTaskSupport())
     transport.setHeaderSource?.(request => this.actor.state.era === 'modern' ? this.#tools.headers.headersOfRequest(request.method, request.params) : undefined)
     const cache = this.#cache
     if (cache !== undefined) {
@@ -352,6 +356,8 @@ class Client implements McpClient {
   }
 
   async callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult> {
+    const refusal = this.#mustRunAsTask(name)
+    if (refusal !== undefined) throw refusal
     const onProgress = options?.onProgress
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
     const events = this.#requestNow<CallToolResult & JsonObject>('tools/call', params, { ...options, progress: onProgress !== undefined })
@@ -362,6 +368,19 @@ class Client implements McpClient {
 
   callToolAsTask(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Observable<ToolTaskEvent> {
     return callToolAsTask(this.#extensionHost, name, args, options)
+  }
+
+  /**
+   * The refusal of a plain call to `name` (MCP 2025-11-25 tasks, tool-level negotiation: a tool
+   * whose `execution.taskSupport` is "required" MUST be invoked as a task, on a server that
+   * declared `tasks.requests.tools.call`), as the client last listed the tool; undefined when the
+   * call may go (another era, another tool, or one not listed: the server decides).
+   */
+  #mustRunAsTask(name: string): ToolTaskSupportError | undefined {
+    if (this.actor.state.era !== 'legacy' || this.#tools.taskSupport(name) !== 'required') return undefined
+    const tasks = this.actor.state.serverCapabilities.tasks
+    return isJsonObject(tasks) && isJsonObject(tasks.requests) && isJsonObject(tasks.requests.tools) && isJsonObject(tasks.requests.tools.call)
+      ? new ToolTaskSupportError(name, 'required') : undefined
   }
 
   callToolAsTaskResult(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Promise<CallToolResult> {
@@ -380,6 +399,7 @@ class Client implements McpClient {
       handlers: this.#handlers,
       notifications: method => this.notifications(method),
       request: (method, params, options) => this.#request(method, params, options),
+      taskSupport: name => this.#tools.taskSupport(name),
     }
   }
   #extensionHostMemo: TaskClientHost | undefined
@@ -392,7 +412,11 @@ class Client implements McpClient {
 
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>> {
     const params: JsonObject = args === undefined ? { name } : { name, arguments: args }
-    return this.#request<CallToolResult & JsonObject>('tools/call', params, options).pipe(
+    return defer(() => {
+      const refusal = this.#mustRunAsTask(name)
+      if (refusal !== undefined) throw refusal
+      return this.#request<CallToolResult & JsonObject>('tools/call', params, options)
+    }).pipe(
       map(event => event.type === 'result' ? { type: 'result' as const, result: this.#tools.checkResult(name, event.result) } : event))
   }
 

@@ -198,9 +198,14 @@ export interface McpClient extends AsyncDisposable {
   /** Every tool, across pages, fetched lazily. */
   tools(): Observable<Tool>
   listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult>
-  /** Calls a tool; `structuredContent` is checked against the tool's outputSchema when the tool was listed. */
+  /**
+   * Calls a tool; `structuredContent` is checked against the tool's outputSchema when the tool was
+   * listed. Legacy era: a listed tool whose `execution.taskSupport` is "required", on a server that
+   * declared `tasks.requests.tools.call`, is refused with `ToolTaskSupportError` and nothing is sent
+   * (MCP 2025-11-25: it MUST be invoked as a task; use `callToolAsTask`).
+   */
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<CallToolResult>
-  /** A tool call as events: progress reports, then the result. */
+  /** A tool call as events: progress reports, then the result. Refuses as `callTool` does. */
   callTool$(name: string, args?: Record<string, unknown>, options?: RequestOptions): Observable<RequestEvent<CallToolResult>>
   /**
    * Calls a tool as a task (MCP tasks: 2025-11-25 `params.task`, or the 2026-07-28 extension
@@ -212,6 +217,12 @@ export interface McpClient extends AsyncDisposable {
    * but does NOT cancel the task, which lives in the server: `tasks.cancel(taskId)` does (the
    * first event carries the id); `tasks.result(taskId)` picks it up again, from any connection of
    * the same owner.
+   *
+   * Legacy era (MCP 2025-11-25 tool-level negotiation), refused before anything is sent: with
+   * `CapabilityError` when the server did not declare `tasks.requests.tools.call`, with
+   * `ToolTaskSupportError` when the tool, as last listed, has `execution.taskSupport` "forbidden"
+   * or none. A tool not listed (since the last `notifications/tools/list_changed` or reconnection)
+   * is sent, and the server decides; so it is in the modern era, which has no per-tool task support.
    */
   callToolAsTask(name: string, args?: Record<string, unknown>, options?: CallToolAsTaskOptions): Observable<ToolTaskEvent>
   /** {@link McpClient.callToolAsTask} as a Promise of the tool's result. */

@@ -1,4 +1,4 @@
-import { LocalError, LocalErrorCode, ProtocolError } from '../../lib/jsonrpc/errors.ts'
+import { CapabilityError, LocalError, LocalErrorCode, ProtocolError } from '../../lib/jsonrpc/errors.ts'
 
 /**
  * A server's result this client cannot use: an unknown `resultType`, an `input_required` result on
@@ -46,6 +46,23 @@ export class InvalidToolError extends ProtocolError {
   override name = 'InvalidToolError'
   constructor(readonly tool: string, readonly reason: string) {
     super(`Tool ${JSON.stringify(tool)} is excluded from the tool list: ${reason}`)
+  }
+}
+
+/**
+ * A tool call the server's tool definition says cannot succeed, refused before it reaches the wire
+ * (MCP 2025-11-25 tasks, tool-level negotiation; the server answers either with -32601): a call as
+ * a task of a tool whose `execution.taskSupport` is "forbidden" or absent (`taskSupport:
+ * 'forbidden'`; call it with `callTool`), or a plain call of one whose `taskSupport` is "required"
+ * (call it with `callToolAsTask`). Only for tools the client listed, in the legacy era, from a
+ * server that declared `tasks.requests.tools.call`. Its `code` is `RXMCP_ERR_CAPABILITY`.
+ */
+export class ToolTaskSupportError extends CapabilityError {
+  override name = 'ToolTaskSupportError'
+  constructor(readonly tool: string, readonly taskSupport: 'forbidden' | 'required') {
+    super(taskSupport === 'required'
+      ? `Tool ${JSON.stringify(tool)} must run as a task (its execution.taskSupport is "required"): call it with callToolAsTask`
+      : `Tool ${JSON.stringify(tool)} cannot run as a task (its execution.taskSupport is "forbidden" or absent): call it with callTool`)
   }
 }
 

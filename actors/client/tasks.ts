@@ -21,6 +21,8 @@ import type { CallToolResult, ClientCapabilities, TaskStatus } from '../../lib/s
 import type { Era } from '../context.ts'
 import { answerInputRequest, type InputAnswerHost } from './handlers.ts'
 import type { InputRequest } from './modern.ts'
+import { ToolTaskSupportError } from './errors.ts'
+import type { TaskSupport } from './tool-catalog.ts'
 
 /** The tasks extension's identifier (MCP 2026-07-28). */
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
@@ -65,6 +67,8 @@ export interface TaskClientHost extends InputAnswerHost {
   readonly serverCapabilities: JsonObject
   readonly scheduler: SchedulerLike | undefined
   notifications(method: string): Observable<JsonObject>
+  /** The tool's `execution.taskSupport` from the client's last listing; undefined when not known. */
+  taskSupport(name: string): TaskSupport | undefined
 }
 
 /** The wire task of either era, read into {@link TaskInfo}; undefined when it is not one. */
@@ -90,6 +94,13 @@ const isTerminal = (status: string) => status === 'completed' || status === 'fai
  * the tool once. Unsubscribing stops following, and does NOT cancel the task (it lives in the
  * server, and may be picked up again with `tasks.get` / `tasks.result` by id); cancelling is
  * `tasks.cancel(taskId)`.
+ *
+ * Legacy era (MCP 2025-11-25 tasks, tool-level negotiation): errors with `CapabilityError`, sending
+ * nothing, when the server did not declare `tasks.requests.tools.call` ("clients MUST NOT attempt
+ * to use task augmentation"), and with {@link ToolTaskSupportError} when the tool, as the client
+ * last listed it, has `execution.taskSupport` "forbidden" or none ("MUST NOT attempt to invoke the
+ * tool as a task"). A tool the client has not listed is sent, and the server decides. The modern
+ * era has no per-tool task support: the server decides there.
  */
 export function callToolAsTask(host: TaskClientHost, name: string, args: Record<string, unknown> | undefined, options: CallToolAsTaskOptions = {}): Observable<ToolTaskEvent> {
   return defer(() => {
@@ -104,6 +115,7 @@ export function callToolAsTask(host: TaskClientHost, name: string, args: Record<
       if (!isJsonObject(tasks?.requests?.tools?.call)) {
         throw new CapabilityError('The server did not declare tasks.requests.tools.call: its tools cannot run as tasks')
       }
+      if (host.taskSupport(name) === 'forbidden') throw new ToolTaskSupportError(name, 'forbidden')
       params.task = options.ttlMs === undefined ? {} : { ttl: options.ttlMs }
     }
     return host.request<JsonObject>('tools/call', params, requestOptions).pipe(resultOf(), mergeMap(answer => {

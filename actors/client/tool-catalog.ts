@@ -9,15 +9,24 @@ import { ToolHeaders } from './tool-headers.ts'
 /** Most distinct tool names warned about (SEP-986) per client: a server cannot make the warnings grow without bound. */
 const MAX_WARNED_NAMES = 1000
 
+/** A listed tool's `execution.taskSupport` (MCP 2025-11-25), absent read as the default, "forbidden". */
+export type TaskSupport = 'forbidden' | 'optional' | 'required'
+
 /**
  * What the client knows of the tools it listed: a validator for each outputSchema (its results are
- * checked against it) and their x-mcp-header parameters (mirrored into `Mcp-Param-*` headers).
+ * checked against it), their x-mcp-header parameters (mirrored into `Mcp-Param-*` headers), and
+ * how each may run as a task (`execution.taskSupport`).
  */
 export class ToolCatalog {
   /** x-mcp-header parameters by tool. */
   readonly headers = new ToolHeaders()
   /** outputSchema validators of listed tools, by tool name. */
   readonly #outputValidators = new Map<string, Validator>()
+  /**
+   * `execution.taskSupport` of the tools listed since the last {@link forgetTaskSupport}, by name.
+   * Bounded by what the server lists: an entry per distinct name it listed (one page at a time).
+   */
+  readonly #taskSupport = new Map<string, TaskSupport>()
   /** Names already warned about (ToolNameWarning), so a list read again does not warn again. */
   readonly #warned = new Set<string>()
 
@@ -39,6 +48,11 @@ export class ToolCatalog {
   async remember(listed: Tool[], exclude: boolean, report: (error: InvalidToolError | ToolNameWarning) => void): Promise<Tool[]> {
     if (!Array.isArray(listed)) return listed
     const named = this.#named(listed, report)
+    for (const tool of named) {
+      const support = taskSupportOf(tool)
+      if (support === undefined) this.#taskSupport.delete(tool.name)
+      else this.#taskSupport.set(tool.name, support)
+    }
     const { kept, rejected } = this.headers.remember(named)
     const tools = exclude && rejected.length > 0 ? kept : named
     if (exclude) for (const error of rejected) report(error)
@@ -81,6 +95,23 @@ export class ToolCatalog {
     return kept ?? listed
   }
 
+  /**
+   * How the tool `name` may run as a task, as its last listing said; undefined for a tool not
+   * listed since the last {@link forgetTaskSupport} (the client then lets the server decide).
+   */
+  taskSupport(name: string): TaskSupport | undefined {
+    return this.#taskSupport.get(name)
+  }
+
+  /**
+   * Forgets what the listings said of task support: the server's tools may have changed (it sent
+   * `notifications/tools/list_changed`, or the client reconnected), and a refusal must never rest
+   * on a definition the server no longer has.
+   */
+  forgetTaskSupport(): void {
+    this.#taskSupport.clear()
+  }
+
   /** The result of a call to `name`, checked against the tool's outputSchema when it was listed with one; throws InvalidParamsError otherwise. */
   checkResult(name: string, result: CallToolResult): CallToolResult {
     const validate = this.#outputValidators.get(name)
@@ -90,4 +121,17 @@ export class ToolCatalog {
     if (!check.valid) throw new InvalidParamsError(`Tool ${name} returned structuredContent that does not match its outputSchema: ${check.message}`)
     return result
   }
+}
+
+/**
+ * A tool's `execution.taskSupport`: absent is the default, "forbidden" (MCP 2025-11-25 tools); a
+ * value the revision does not define is undefined (not known: the server decides).
+ */
+function taskSupportOf(tool: Tool): TaskSupport | undefined {
+  const execution: unknown = tool.execution
+  if (execution === undefined) return 'forbidden'
+  if (!isJsonObject(execution)) return undefined
+  const value = execution.taskSupport
+  if (value === undefined) return 'forbidden'
+  return value === 'forbidden' || value === 'optional' || value === 'required' ? value : undefined
 }

@@ -27,6 +27,7 @@ const OFFICIAL_SERVER_TASKS = 'spec/interop/official-server-tasks.spec.ts > the 
 const TASKS = 'spec/actors/server-tasks.spec.ts > tasks, legacy era (MCP 2025-11-25) > '
 const TASK = 'spec/actors/tasks.spec.ts > '
 const CLIENT_TASKS = 'spec/actors/client-tasks.spec.ts > '
+const TASK_SUPPORT = 'spec/actors/client-task-support.spec.ts > issue 20: callToolAsTask ignores the tool\'s execution.taskSupport > '
 const AUTH_SERVER = 'spec/auth/server.spec.ts > '
 const AUTH_CLIENT = 'spec/auth/client.spec.ts > '
 const OIDC = 'spec/auth/oidc-provider.spec.ts > our client and server with oidc-provider > '
@@ -249,8 +250,13 @@ export const requirements2025 = {
   'tasks:client-needs-capability': must('client', 'basic/utilities/tasks#tool-level-negotiation', 'Without tasks.requests.tools.call in the server\'s capabilities, clients MUST NOT call its tools as tasks', [
     `${CLIENT_TASKS}client.callToolAsTask, refusals > refuses locally when a legacy server declared no tasks for tools/call`,
   ]),
-  'tasks:client-forbidden': must('client', 'basic/utilities/tasks#tool-level-negotiation', 'Clients MUST NOT invoke a tool as a task when its execution.taskSupport is absent or "forbidden"'),
-  'tasks:client-required': must('client', 'basic/utilities/tasks#tool-level-negotiation', 'Clients MUST invoke a tool as a task when its execution.taskSupport is "required"'),
+  'tasks:client-forbidden': must('client', 'basic/utilities/tasks#tool-level-negotiation', 'Clients MUST NOT invoke a tool as a task when its execution.taskSupport is absent or "forbidden"', [
+    `${TASK_SUPPORT}refuses to call as a task a listed tool whose taskSupport is "forbidden" or absent, with ToolTaskSupportError and nothing sent`,
+    `${TASK_SUPPORT}sends a call of a tool it has not listed, or listed before the server said its tools changed, and the server answers -32601`,
+  ]),
+  'tasks:client-required': must('client', 'basic/utilities/tasks#tool-level-negotiation', 'Clients MUST invoke a tool as a task when its execution.taskSupport is "required"', [
+    `${TASK_SUPPORT}refuses a plain call of a listed tool whose taskSupport is "required" (callTool and callTool$), with nothing sent, and runs it as a task`,
+  ]),
   'tasks:required-32601': must('server', 'basic/utilities/tasks#tool-level-negotiation', 'Servers MUST answer -32601 to a plain call of a tool whose taskSupport is "required"', [
     `${TASKS}refuses a task for a forbidden tool and a plain call of a required one with -32601`,
     `${OFFICIAL_TASKS}refuses a task-less call of a tool that requires one with -32601`,
