@@ -35,7 +35,10 @@ export interface ModernListenSource {
  * only notifications whose `_meta['io.modelcontextprotocol/subscriptionId']` is the request's id
  * pass (on stdio every subscription shares the channel). Completes on the server's graceful
  * result, on its `notifications/cancelled` for the request, and when the client closes; errors
- * when the request fails otherwise. Unsubscribing cancels the request.
+ * when the request fails otherwise. Unsubscribing cancels the request, unless the server ended it
+ * already: after its `notifications/cancelled` the request is not in progress any more, and a
+ * client MUST only cancel requests it believes are (MCP 2026-07-28 cancellation), so it is left to
+ * finish (the server's result follows, and is dropped).
  */
 export function listenModern(source: ModernListenSource, filter: SubscriptionFilter): Observable<ListenEvent> {
   return new Observable<ListenEvent>(subscriber => {
@@ -56,17 +59,25 @@ export function listenModern(source: ModernListenSource, filter: SubscriptionFil
         if (isMine(params)) subscriber.next({ type: 'notification', method, params })
       }))
     }
+    /** Set once the server cancelled the subscription: the request is over, and is not cancelled again. */
+    let isEndedByServer = false
     // MCP cancellation: a server ends a subscription with notifications/cancelled naming its request.
     subscriptions.add(connection.notifications('notifications/cancelled').subscribe(params => {
-      if (id !== undefined && params.requestId === id) subscriber.complete()
+      if (id === undefined || params.requestId !== id) return
+      isEndedByServer = true
+      subscriber.complete()
     }))
-    subscriptions.add(source.send({ notifications: filter as unknown as JsonObject }).subscribe({
+    const request = source.send({ notifications: filter as unknown as JsonObject }).subscribe({
       error: error => source.isClosing() && error instanceof ConnectionClosedError ? subscriber.complete() : subscriber.error(error),
       // The server's result to the listen request is its graceful end of the subscription.
       complete: () => subscriber.complete(),
-    }))
+    })
     id = source.lastRequestId()
-    return subscriptions
+    return () => {
+      subscriptions.unsubscribe()
+      // Unsubscribing a request still pending cancels it on the wire: not one the server ended.
+      if (!isEndedByServer) request.unsubscribe()
+    }
   })
 }
 

@@ -348,8 +348,17 @@ const LIST_FILTERS = { tools: 'toolsListChanged', prompts: 'promptsListChanged',
  * `subscriptions/listen`: one long-lived request. Its first message is the acknowledgement of the
  * part of the filter the server honours (what it has no capability for is left out, as are kinds it
  * does not know), then list changes and resource updates from the event bus, each tagged with the
- * subscription id (the request's id). Unsubscribing (the client closed the stream or cancelled)
- * ends it; a server that closes answers it first (graceful closure).
+ * subscription id (the request's id).
+ *
+ * How it ends (MCP 2026-07-28 subscriptions, "Cancellation", and cancellation):
+ * - the client cancels it (closes its HTTP response stream, or sends `notifications/cancelled`
+ *   elsewhere): unsubscribing stops it, and nothing more is sent for it, no response and no
+ *   cancellation (the client ended it and knows);
+ * - the server tears it down (it closes): `notifications/cancelled` naming the listen request (a
+ *   server MUST send it when it tears a subscription stream down), tagged with the subscription id
+ *   like every message of the stream, then the completion result (graceful closure: SHOULD),
+ *   and the stream closes. The notification goes first: on HTTP the response ends the stream.
+ * - the transport closes: nothing can be sent; the client sees a drop.
  */
 export function listen(session: Session, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
@@ -401,6 +410,7 @@ export function listen(session: Session, params: JsonObject | undefined, request
       }
     })
     const closing = server.closing.subscribe(() => {
+      send('notifications/cancelled', { requestId: request.id, reason: 'The server is shutting down' })
       subscriber.next({ _meta: tag })
       subscriber.complete()
     })

@@ -33,6 +33,7 @@ const AUTH_SERVER = 'spec/auth/server.spec.ts > '
 const AUTH_CLIENT = 'spec/auth/client.spec.ts > '
 const OIDC = 'spec/auth/oidc-provider.spec.ts > our client and server with oidc-provider > '
 const NEW = 'spec/requirements/'
+const TEARDOWN = 'spec/actors/server-listen-teardown.spec.ts > issue 20: a server ends a listen stream without notifications/cancelled > '
 const ERROR_CODES = 'spec/lib/jsonrpc/error-codes.spec.ts > issue 20: rxmcp emits error codes from the JSON-RPC reserved range > '
 const RETIRED = 'spec/lib/jsonrpc/error-codes.spec.ts > issue 20: -32002 and -32042 are answered to modern-era requests > '
 
@@ -168,7 +169,10 @@ export const requirements2026 = {
     `${V2_SERVER}answers an elicitation input request (MRTR) with its handler and retries`,
     `${V2_SERVER_STDIO}answers a sampling input request (MRTR) with its handler and retries`,
   ]),
-  'cancellation:listen-teardown@2026-07-28': must('server', 'basic/patterns/cancellation', 'A server MUST send notifications/cancelled referencing the subscriptions/listen request when it tears down that stream'),
+  'cancellation:listen-teardown@2026-07-28': must('server', 'basic/patterns/cancellation', 'A server MUST send notifications/cancelled referencing the subscriptions/listen request when it tears down that stream', [
+    `${TEARDOWN}over real HTTP: the listen response stream carries notifications/cancelled, then the completion result, then ends`,
+    `${TEARDOWN}over a memory pair: notifications/cancelled naming the listen request (with its subscription id), then the completion result, when the server closes; the client completes and cancels nothing back`,
+  ]),
   'cancellation:server-only-listen@2026-07-28': must('server', 'basic/patterns/cancellation', 'Servers MUST NOT send notifications/cancelled for any purpose other than ending a subscriptions/listen stream'),
   'cancellation:http-disconnect@2026-07-28': must('server', 'basic/transports/streamable-http#cancellation', 'Over Streamable HTTP, the server MUST treat the client closing the SSE response stream as cancellation of that request', [
     `${HTTP_MODERN}aborts the handler's signal when the client closes the response stream`,
@@ -177,7 +181,9 @@ export const requirements2026 = {
     `${LISTEN}sends notifications/cancelled naming the listen request when unsubscribed (stdio and other non-HTTP transports)`,
     `${CONNECTION}[cancellation:no-response] sends notifications/cancelled when unsubscribed early, aborts the handler, and sends no response`,
   ]),
-  'cancellation:only-in-flight@2026-07-28': must('client', 'basic/patterns/cancellation#behavior-requirements', 'Cancellation notifications MUST only reference requests the client issued and believes in progress'),
+  'cancellation:only-in-flight@2026-07-28': must('client', 'basic/patterns/cancellation#behavior-requirements', 'Cancellation notifications MUST only reference requests the client issued and believes in progress', [
+    `${TEARDOWN}over a memory pair: notifications/cancelled naming the listen request (with its subscription id), then the completion result, when the server closes; the client completes and cancels nothing back`,
+  ]),
   'cancellation:no-more-messages@2026-07-28': must('server', 'basic/transports/stdio#cancellation', 'After a request is cancelled, the server MUST NOT send any further messages for it', [
     `${CONNECTION}[cancellation:no-response] sends notifications/cancelled when unsubscribed early, aborts the handler, and sends no response`,
   ]),

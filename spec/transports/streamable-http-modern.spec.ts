@@ -348,6 +348,8 @@ describe('streamableHttp (MCP 2026-07-28)', () => {
     const stream = sseReader(response)
     expect(await stream.next()).toMatchObject({ method: 'notifications/subscriptions/acknowledged' })
     await server.close()
+    // MCP 2026-07-28 cancellation: the server that tears the stream down says so first.
+    expect(await stream.next()).toMatchObject({ method: 'notifications/cancelled', params: { requestId: body.id } })
     expect(await stream.next()).toEqual({
       jsonrpc: '2.0', id: body.id,
       result: { resultType: 'complete', _meta: { [MetaKey.subscriptionId]: body.id, [MetaKey.serverInfo]: SERVER_INFO } },
