@@ -7,7 +7,7 @@
  * once its state could no longer be accepted anyway.
  *
  * It never lets a retry through when it cannot tell: a Redis at its `maxmemory` (policy
- * `noeviction`) refuses the write, and the retry is refused with -32029 and `retryAfterMs`; a Redis
+ * `noeviction`) refuses the write, and the retry is refused with -31029 and `retryAfterMs`; a Redis
  * that cannot be reached (down, or a client without an offline queue while it reconnects) makes
  * `claim` reject, and the retry is refused with -32603. Redis must not evict these keys early: run
  * it with `maxmemory-policy noeviction` (Redis's default), since a `volatile-*` or `allkeys-*`
