@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { assessCoverage, countByRevision, formatCoverage, referenceFile, testKey, verifiedId, type ObservedRun, type TestState } from './requirements-coverage.ts'
+import { assessCoverage, countByRevision, formatCoverage, referenceFile, testKey, type ObservedRun, type TestState } from './requirements-coverage.ts'
 import type { Requirement } from '../requirements.ts'
 import { requirements } from '../requirements.ts'
 
@@ -11,7 +11,12 @@ function run(tests: Record<string, TestState>, extraFiles: string[] = [], names:
   return {
     files: new Set([FILE, ...extraFiles]),
     brokenFiles: new Set(),
-    tests: new Map(Object.entries(tests).map(([fullName, state]) => [testKey(FILE, fullName), { name: names[fullName] ?? fullName.split(' > ').at(-1)!, state }])),
+    tests: new Map(Object.entries(tests).map(([fullName, state]) => {
+      const name = names[fullName] ?? fullName.split(' > ').at(-1)!
+      // As verifies() does: a test named `[id] ...` by it carries the id in its metadata.
+      const requirement = /^\[([a-z-]+:[^\]\s]+)\] /.exec(name)?.[1]
+      return [testKey(FILE, fullName), { name, state, ...requirement === undefined ? {} : { requirement } }]
+    })),
     fileExists: path => path === FILE || path === 'spec/b.spec.ts' || extraFiles.includes(path),
   }
 }
@@ -99,11 +104,19 @@ describe('formatCoverage', () => {
 })
 
 describe('reference helpers', () => {
-  it('read the file of a reference and the id of a verifies() name', () => {
+  it('read the file of a reference', () => {
     expect(referenceFile('spec/lib/x.spec.ts > a > b')).toBe('spec/lib/x.spec.ts')
     expect(referenceFile('lib/x.ts > a')).toBeUndefined()
-    expect(verifiedId('[tools:unknown-tool] answers -32602')).toBe('tools:unknown-tool')
-    expect(verifiedId('answers [x] later')).toBeUndefined()
+  })
+
+  it('take a requirement id only from a test\'s metadata, not from a name that starts with brackets', () => {
+    const tests = new Map([
+      [testKey(FILE, 'suite > [::1] is loopback'), { name: '[::1] is loopback', state: 'passed' as const }],
+      [testKey(FILE, 'suite > passes'), { name: 'passes', state: 'passed' as const, requirement: 'a:untested' }],
+    ])
+    const report = assessCoverage(list, { files: new Set([FILE]), brokenFiles: new Set(), tests, fileExists: path => path === FILE })
+    expect(report.broken.filter(problem => problem.includes('verifies()'))).toEqual([])
+    expect(report.standings.get('a:untested')).toEqual({ status: 'covered', tests: [`${FILE} > suite > passes`] })
   })
 })
 

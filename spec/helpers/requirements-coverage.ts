@@ -9,8 +9,12 @@ export interface ObservedRun {
   readonly files: ReadonlySet<string>
   /** Spec files that ran but failed to load: their tests are unknown, so references into them are not judged. */
   readonly brokenFiles: ReadonlySet<string>
-  /** Every test that ran, keyed by {@link testKey}, with its name (for `verifies()` ids) and state. */
-  readonly tests: ReadonlyMap<string, { readonly name: string; readonly state: TestState }>
+  /**
+   * Every test that ran, keyed by {@link testKey}, with its name, its state and, for a `verifies()`
+   * test, the requirement id it carries in its metadata (a name that merely starts with `[...]`,
+   * as an `it.each` case may, names no requirement).
+   */
+  readonly tests: ReadonlyMap<string, { readonly name: string; readonly state: TestState; readonly requirement?: string }>
   /** Whether a referenced file exists at all (a path to a file nobody has is a broken reference, run or not). */
   readonly fileExists: (path: string) => boolean
 }
@@ -48,11 +52,6 @@ export function referenceFile(reference: string): string | undefined {
   return /^spec\/.+\.spec\.ts$/.test(file) ? file : undefined
 }
 
-/** The requirement id a `verifies(id, name, ...)` test carries in its name (`[tools:unknown-tool] answers ...`). */
-export function verifiedId(testName: string): string | undefined {
-  return /^\[([^\]\s]+)\] /.exec(testName)?.[1]
-}
-
 /**
  * Checks the requirement list against a finished run: every reference must name an existing test,
  * and a requirement is covered when it has at least one test (referenced, or a `verifies()` test
@@ -63,7 +62,7 @@ export function assessCoverage(requirements: Readonly<Record<string, Requirement
   // The verifies() tests of each id, collected once from the run.
   const verifying = new Map<string, string[]>()
   for (const [key, test] of run.tests) {
-    const id = verifiedId(test.name)
+    const id = test.requirement
     if (id === undefined) continue
     if (!Object.hasOwn(requirements, id)) broken.push(`${key}: verifies() names the unknown requirement "${id}"`)
     else verifying.set(id, [...verifying.get(id) ?? [], key])

@@ -28,14 +28,15 @@ export class RequirementsReporter implements Reporter {
     const root = this.#vitest.config.root
     const files = new Set<string>()
     const brokenFiles = new Set<string>()
-    const tests = new Map<string, { name: string; state: TestState }>()
+    const tests = new Map<string, { name: string; state: TestState; requirement?: string }>()
     for (const module of testModules) {
       const file = module.relativeModuleId.replaceAll('\\', '/')
       files.add(file)
       let count = 0
       for (const test of module.children.allTests()) {
         count++
-        tests.set(testKey(file, test.fullName), { name: test.name, state: test.result().state })
+        const requirement = (test.meta() as { requirement?: unknown }).requirement
+        tests.set(testKey(file, test.fullName), { name: test.name, state: test.result().state, ...typeof requirement === 'string' ? { requirement } : {} })
       }
       if (count === 0 && module.state() === 'failed') brokenFiles.add(file)
     }
