@@ -130,7 +130,7 @@ function answerBudget(exchange: Exchange, waitMs: number, answers: RefusedIds): 
   return false
 }
 
-/** Answers a request of an address over its failed-authentication budget: 429, Retry-After, -32029 (id null). */
+/** Answers a request of an address over its failed-authentication budget: 429, Retry-After, -31029 (id null). */
 function refuseFailures(exchange: Exchange, waitMs: number): false {
   const seconds = retryAfterSeconds(waitMs)
   const body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.RateLimited, message: `Too many failed authentications: try again in ${seconds} s` } }

@@ -86,7 +86,7 @@ export interface StreamableHttpOptions {
   maxExchanges?: number
   /**
    * Most sessionless requests one client holds open at once (the same ones as `maxExchanges`).
-   * Past it the client's new one is refused with 429, Retry-After and a -32029 error carrying the
+   * Past it the client's new one is refused with 429, Retry-After and a -31029 error carrying the
    * request's id, while other clients are still served (default 100).
    */
   maxExchangesPerClient?: number
@@ -146,7 +146,7 @@ export interface StreamableHttpOptions {
   /**
    * A request budget per caller (default none): a token bucket per principal (else per client
    * address); each request of a POST spends one, and a POST over budget is answered 429 with
-   * Retry-After and a -32029 error per request; callers with neither principal nor known address
+   * Retry-After and a -31029 error per request; callers with neither principal nor known address
    * share one bucket. The buckets live in `rateLimiterStore`. For other transports use the
    * `rateLimit` middleware.
    */
@@ -155,7 +155,7 @@ export interface StreamableHttpOptions {
    * The budget of failed authentications per client address, when `auth` is set (default 60 at
    * once, refilled at 1 a second; `false` turns it off): every request `auth` refuses with a 4xx
    * (401: a missing, invalid or expired credential) spends a token; past the budget the address is
-   * answered 429 with Retry-After and -32029, and its requests are not verified at all until a token
+   * answered 429 with Retry-After and -31029, and its requests are not verified at all until a token
    * is back, valid credentials included (they come from the same address as the flood). A 5xx
    * refusal (the verifier cannot decide) and a 429 (a valid credential over a quota of its own,
    * such as its DPoP key's share of the replay cache) cost nothing, and a request of unknown

@@ -260,7 +260,7 @@ export class WsTransport implements Transport {
   }
 }
 
-/** The error a request over its client's budget is answered with: -32029, `data.retryAfterMs`. */
+/** The error a request over its client's budget is answered with: -31029, `data.retryAfterMs`. */
 function rateLimited(waitMs: number): JsonRpcErrorObject {
   return { code: ErrorCode.RateLimited, message: `Too many requests: try again in ${retryAfterSeconds(waitMs)} s`, data: { retryAfterMs: Math.ceil(waitMs) } }
 }

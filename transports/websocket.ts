@@ -50,7 +50,7 @@ export interface WebSocketServerOptions {
    * one gets the authenticator's answer (401 with its challenge); the principal it returns is every
    * request's `ctx.principal` on that socket. Then every message is authorized by the rule of the
    * HTTP listener (`authorizeMessage`: scopes per operation, and the token's expiry): a refused
-   * request is answered with a JSON-RPC error carrying its id (-32003, `data.error`
+   * request is answered with a JSON-RPC error carrying its id (-31003, `data.error`
    * `insufficient_scope` with `requiredScopes` and `missingScopes`, or `invalid_token`), and the
    * socket lives on. When the token expires (`principal.expiresAt`, on the `scheduler`'s clock)
    * the socket is closed with 1008 (policy violation) and reason `token expired`; the client
@@ -72,7 +72,7 @@ export interface WebSocketServerOptions {
    * listener: a client is its principal when authenticated, else its address (see `clientAddress`;
    * IPv6 by /64). At it, the client's own least recently active socket with no request in flight
    * is closed (1001) if it has been idle `sessionEvictionMinIdle`; otherwise its upgrade is answered
-   * 429 with Retry-After and -32029, while other clients still connect.
+   * 429 with Retry-After and -31029, while other clients still connect.
    */
   maxSessionsPerClient?: number
   /**
@@ -86,7 +86,7 @@ export interface WebSocketServerOptions {
    * The budget of failed authentications per client address, when `auth` or `authenticate` is set
    * (default 60 at once, refilled at 1 a second; `false` turns it off), as on the HTTP listener:
    * every upgrade refused with a 4xx (a missing, invalid or expired credential) spends a token;
-   * past the budget the address's upgrades are answered 429 with Retry-After and -32029 and not
+   * past the budget the address's upgrades are answered 429 with Retry-After and -31029 and not
    * verified at all until a token is back, valid credentials included. A 5xx refusal (the verifier
    * cannot decide) and a 429 cost nothing.
    */
@@ -94,7 +94,7 @@ export interface WebSocketServerOptions {
   /**
    * A request budget per client (default none), as on the HTTP listener: a token bucket per
    * principal (else per client address), one token per request a message carries (each of a
-   * batch). A message over budget is refused: each of its requests is answered -32029 with its id
+   * batch). A message over budget is refused: each of its requests is answered -31029 with its id
    * and `data.retryAfterMs`, nothing of it reaches the server, and the socket lives on. Clients
    * with neither principal nor address share one bucket. The buckets live in `rateLimiterStore`.
    */
@@ -345,7 +345,7 @@ function refuseJson(socket: Duplex, status: number, code: number, message: strin
   refuseWith(socket, { status, headers: { 'content-type': 'application/json', 'retry-after': String(retryAfter) }, body })
 }
 
-/** An upgrade from an address over its failed-authentication budget: 429, Retry-After, -32029. */
+/** An upgrade from an address over its failed-authentication budget: 429, Retry-After, -31029. */
 function refuseFailures(socket: Duplex, waitMs: number): void {
   const seconds = retryAfterSeconds(waitMs)
   refuseJson(socket, 429, ErrorCode.RateLimited, `Too many failed authentications: try again in ${seconds} s`, seconds)

@@ -46,16 +46,36 @@ export const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => bool
 export class Round {
   /** Input requests made in this run of the handler, by key (made on the first: most runs ask none). */
   asked: Map<string, { method: string; params: JsonObject }> | undefined
-  /** What the handler carries to the next round (`ctx.setRequestState`). */
-  data: unknown
   /** Called on the first input request that has no answer. */
   onAsk: () => void = () => {}
   /** Default keys: one counter per method, from the start of each run, so keys repeat across runs. */
   #counters: Map<string, number> | undefined
+  /** What the handler carries to the next round. */
+  #data: unknown
+  /**
+   * Whether `answers` came without a requestState (the client answered before any round was sent),
+   * and the handler has not carried anything yet: such answers are taken only while this holds.
+   */
+  #isUnbound: boolean
 
-  /** @param answers the answers this run may take, by key; one found invalid is dropped (see `ask`). */
-  constructor(readonly answers: Record<string, unknown>, data: unknown) {
-    this.data = data
+  /**
+   * @param answers the answers this run may take, by key; one found invalid is dropped (see `ask`).
+   * @param isUnbound the answers came without a requestState (see {@link resumeRound}).
+   */
+  constructor(readonly answers: Record<string, unknown>, data: unknown, isUnbound = false) {
+    this.#data = data
+    this.#isUnbound = isUnbound
+  }
+
+  /** What the handler carries to the next round (`ctx.setRequestState`). */
+  get data(): unknown { return this.#data }
+  set data(value: unknown) {
+    this.#data = value
+    // From here on the run holds data of the server's own: answers no round asked for stop counting.
+    if (this.#isUnbound) {
+      this.#isUnbound = false
+      for (const key of Object.keys(this.answers)) delete this.answers[key]
+    }
   }
 
   /**
@@ -223,10 +243,15 @@ function askUrlElicitations(method: string, round: Round, error: UrlElicitationR
  * elicitation, the requestedSchema) of the input that takes it when the handler asks.
  *
  * MCP 2026-07-28 MRTR: input responses answer the input requests of the round the state
- * continues. Without a state there was no round, so the server asked for nothing: `inputResponses`
- * sent without one are ignored (the spec: ignore what the server did not ask for), and a handler
- * that asks gets an input_required round like any first request. Keys the state's round did not
- * ask are ignored the same way, so no retry can answer for a round that was never sent.
+ * continues; keys the state's round did not ask are ignored (the spec: ignore what the server does
+ * not recognize), so a retry never answers a later round ahead of it. Without a state there is no
+ * round to continue: the client answered ahead (the conformance suite sends the first round's
+ * answers with the first request). Such answers are taken only for the inputs the handler asks
+ * before it carries anything of its own (`ctx.setRequestState`), each checked like any answer
+ * (its method's shape, an elicitation's requestedSchema); once the handler carries data they no
+ * longer count, so an answer no round asked for is never combined with what the server carried.
+ * They give a client nothing it could not give by answering a round: the answer is its word
+ * either way, and no state of the server's is involved.
  *
  * A state is used once: it is claimed in the server's {@link RequestStateStore} only once it has
  * passed every check (a refused retry does not spend it), and a second retry with it is refused
@@ -237,7 +262,11 @@ async function resumeRound(session: Session, request: IncomingRequest, params: J
   const method = request.method
   const responses = params.inputResponses
   if (responses !== undefined && !isJsonObject(responses)) throw new InvalidParamsError('Invalid params: inputResponses must be an object of answers by key')
-  if (params.requestState === undefined) return new Round({}, undefined)
+  if (params.requestState === undefined) {
+    // No round to continue: the client answered ahead (see above). No prototype, as below.
+    const ahead: Record<string, unknown> = Object.create(null)
+    return new Round(responses === undefined ? ahead : Object.assign(ahead, responses), undefined, true)
+  }
   const server = session.server
   const state = await server.requestStates.open(params.requestState)
   if (typeof state === 'string') {

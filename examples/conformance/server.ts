@@ -72,7 +72,11 @@ export function createConformanceServer(): McpServer {
     inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
   }, async ({ message }, ctx) => elicitationText('User response', await ctx.elicit({
     message: String(message),
-    requestedSchema: { type: 'object', properties: { response: { type: 'string', description: "User's response" } }, required: ['response'] },
+    requestedSchema: {
+      type: 'object',
+      properties: { username: { type: 'string', description: "User's response" }, email: { type: 'string', description: "User's email address" } },
+      required: ['username', 'email'],
+    },
   })))
   server.tool('test_elicitation_sep1034_defaults', { description: 'Elicitation with defaults (SEP-1034)', inputSchema: EMPTY }, async (_args, ctx) =>
     elicitationText('Elicitation completed', await ctx.elicit({

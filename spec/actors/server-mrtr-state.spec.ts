@@ -21,7 +21,8 @@ afterEach(async () => {
 
 /**
  * A modern server over real HTTP with tools whose side effect (a transfer) comes after their inputs:
- * `transfer` asks one confirmation, `two-step` asks `first` and then `second`.
+ * `transfer` asks one confirmation, `two-step` asks `first` and then `second`, `quote` carries a
+ * price of its own (`ctx.setRequestState`) before it asks for a confirmation.
  */
 async function start(options: ServerOptions = {}) {
   const server = createServer({ name: 'bank', version: '1' }, options)
@@ -39,6 +40,12 @@ async function start(options: ServerOptions = {}) {
     const second = await ctx.elicit(CONFIRM, { key: 'second' })
     transfers.push(`${first.action}+${second.action}`)
     return text('both')
+  })
+  server.tool('quote', {}, async (_args, ctx) => {
+    if (ctx.requestState === undefined) ctx.setRequestState({ price: 42 })
+    const answer = await ctx.elicit(CONFIRM, { key: 'confirm' })
+    transfers.push(`quote ${(ctx.requestState as { price: number }).price} ${answer.action}`)
+    return text('bought')
   })
   const http = streamableHttp({ port: 0 })
   await server.listen(http)
@@ -78,11 +85,25 @@ describe('issue 20: a requestState can be replayed and inputResponses sent witho
     expect(transfers).toEqual([7])
   })
 
-  it('does not take inputResponses sent without a requestState: the handler is asked in a round', async () => {
+  it('takes inputResponses sent without a requestState only as answers checked like any other, and ignores keys nobody asks', async () => {
     const { transfers, call } = await start()
-    const answer = await call('transfer', { arguments: { amount: 5 }, inputResponses: { confirm: yes } })
+    // Answered ahead, with keys the handler never asks (MRTR: ignore what is not recognized).
+    const ahead = await call('transfer', { arguments: { amount: 5 }, inputResponses: { confirm: yes, extra: { action: 'accept', content: { x: 1 } } } })
+    expect(ahead.result).toMatchObject({ ...text('sent 5'), resultType: 'complete' })
+    // An answer ahead that does not match the requestedSchema runs nothing past the input.
+    const wrong = await call('transfer', { arguments: { amount: 6 }, inputResponses: { confirm: { action: 'accept', content: { ok: 'yes' } } } })
+    expect((wrong.result as JsonObject | undefined)?.resultType).not.toBe('complete')
+    expect(transfers).toEqual([5])
+  })
+
+  it('does not combine answers sent without a requestState with data the handler carries: it asks in a round', async () => {
+    const { transfers, call } = await start()
+    const answer = await call('quote', { inputResponses: { confirm: yes } })
     expect(answer.result).toMatchObject({ resultType: 'input_required', inputRequests: { confirm: { method: 'elicitation/create', params: CONFIRM } } })
     expect(transfers).toEqual([])
+    const retry = await call('quote', { inputResponses: { confirm: yes }, requestState: (answer.result as JsonObject).requestState })
+    expect(retry.result).toMatchObject({ ...text('bought'), resultType: 'complete' })
+    expect(transfers).toEqual(['quote 42 accept'])
   })
 
   it('does not take answers to an input the state\'s round did not ask for', async () => {
