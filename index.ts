@@ -103,7 +103,7 @@ export type {
 export { withTimeout } from './lib/operators/with-timeout.ts'
 export type { WithTimeoutConfig } from './lib/operators/with-timeout.ts'
 export { cancelOnUnsubscribe } from './lib/operators/cancel-on-unsubscribe.ts'
-export { resultOf, progressOf, isResultEvent, isProgressEvent } from './lib/operators/progress.ts'
+export { resultOf, progressOf, isResultEvent, isProgressEvent, ProgressWarning } from './lib/operators/progress.ts'
 export type { RequestEvent, ProgressEvent, ResultEvent } from './lib/operators/progress.ts'
 export { paginate } from './lib/operators/paginate.ts'
 export type { Page } from './lib/operators/paginate.ts'

@@ -3,7 +3,7 @@ import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, ConnectionClosedError, InvalidRequestError, ProtocolError } from '../lib/jsonrpc/errors.ts'
+import { CapabilityError, ConnectionClosedError, ProtocolError } from '../lib/jsonrpc/errors.ts'
 import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { canSendRequest, gateIncomingRequest } from '../lib/lifecycle.ts'
@@ -168,10 +168,11 @@ class Client implements McpClient {
     const transport = this.#makeTransport()
     const nextId = createIdGenerator()
     const connection = createConnection(transport, {
-      gateRequest: request => this.actor.state.era === 'modern'
-        // MCP 2026-07-28: servers never send requests; what they need comes as input_required results.
-        ? new InvalidRequestError(`Invalid Request: a modern-era client takes no requests from the server (${request.method})`)
-        : gateIncomingRequest('client', this.actor.state.status, request.method),
+      gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
+      // MCP 2026-07-28: servers send no requests (what they need comes as input_required results),
+      // and a client writes only requests and notifications (stdio, Streamable HTTP): whatever a
+      // server sends, nothing is answered, not even with an error.
+      canRespond: () => this.actor.state.era !== 'modern',
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
       allowBatch: () => this.actor.state.era !== 'modern' && Feature.batch(this.actor.state.protocolVersion),
       // What goes out fits the negotiated revision (before the answer to initialize: the one asked for).
@@ -183,7 +184,7 @@ class Client implements McpClient {
       reportUnhandledError: options.reportUnhandledError,
     })
     this.#connection = connection
-    registerClientHandlers(connection, this.#handlers, this.actor)
+    registerClientHandlers(connection, this.#handlers, this.actor, options.reportUnhandledError)
     // What a listing said of task support holds for the session that listed, until its tools change.
     this.#tools.forgetTaskSupport()
     connection.notifications('notifications/tools/list_changed').subscribe(() => this.#tools.forgetTaskSupport())

@@ -1,7 +1,7 @@
 import type { Observable } from '../lib/rx.ts'
 import type { Connection, IncomingRequest, RequestOptions } from '../lib/connection.ts'
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../lib/jsonrpc/message.ts'
-import type { RequestEvent } from '../lib/operators/progress.ts'
+import { ProgressSequence, type ProgressWarning, type RequestEvent } from '../lib/operators/progress.ts'
 import type { Principal } from '../lib/auth.ts'
 
 /** Which generation of MCP a request arrived under. */
@@ -33,7 +33,9 @@ export interface RequestContext {
   readonly principal: Principal | undefined
   /**
    * Reports progress to the requester (`notifications/progress`), when it asked for progress.
-   * MCP requires `progress` to increase with each call. Does nothing without a progress token.
+   * MCP requires `progress` to increase with each notification: a value that is not above the last
+   * one sent for the token (or is no finite number) is dropped, and the first such value is
+   * reported as a `ProgressWarning`. Does nothing without a progress token or once answered.
    */
   progress(progress: number, total?: number, message?: string): void
   /** Sends a notification to the peer, tied to this request. */
@@ -75,6 +77,8 @@ export function traceContextOf(meta: Meta | undefined): TraceContext | undefined
 export interface ContextHost {
   readonly connection: Connection
   readonly protocolVersion: string
+  /** Where a warning about the handler's use of the context goes (a {@link ProgressWarning}). */
+  report?(warning: ProgressWarning): void
 }
 
 /**
@@ -95,9 +99,19 @@ export class BaseContext implements RequestContext {
   get signal(): AbortSignal { return this.incoming.signal }
   get principal(): Principal | undefined { return this.incoming.principal }
 
+  /**
+   * The progress values sent for the request's token so far: a task made from the request goes on
+   * with it, since it keeps the token.
+   */
+  get progressSequence(): ProgressSequence {
+    return this.incoming.progress ??= new ProgressSequence(warning => this.host.report?.(warning))
+  }
+
   progress(progress: number, total?: number, message?: string): void {
     const progressToken = this.incoming.progressToken
     if (progressToken === undefined || this.incoming.isDone) return
+    // MCP progress: each value must be above the last; one that is not is dropped (and reported).
+    if (!this.progressSequence.take(progress)) return
     this.incoming.hasSentProgress = true
     const params: JsonObject = { progressToken, progress }
     if (total !== undefined) params.total = total

@@ -288,8 +288,9 @@ export interface ServerOptions {
   inspect?: (event: InspectionEvent) => void
   /**
    * Where errors nobody observes go (default: stderr via console.error), and warnings (a
-   * `ToolNameWarning` when a tool is registered with a name outside the MCP rules; default:
-   * its message via console.warn).
+   * `ToolNameWarning` when a tool is registered with a name outside the MCP rules, a
+   * `ProgressWarning` when a handler reports progress that does not increase; default: its
+   * message via console.warn).
    */
   reportUnhandledError?: (error: unknown) => void
   /** Most resource subscriptions one session may hold (default 1000); past it, resources/subscribe is -32600. */

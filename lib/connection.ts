@@ -9,7 +9,7 @@ import {
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
 import type { Inbound, Transport } from './transport.ts'
-import type { RequestEvent } from './operators/progress.ts'
+import type { ProgressSequence, RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { ShapeKind } from './schema/shape.ts'
 import type { ModernMeta } from './schema/modern.ts'
@@ -43,6 +43,8 @@ export type InspectionEvent =
   | { type: 'rxmcp.frame.in'; message: unknown }
   | { type: 'rxmcp.frame.out'; message: JsonRpcPayload }
   | { type: 'rxmcp.response.unknown'; id: RequestId | null }
+  /** A request (or an unreadable frame) left unanswered because this side writes no responses (see `canRespond`). */
+  | { type: 'rxmcp.request.unanswered'; id: RequestId | null; error?: McpError }
   | { type: 'rxmcp.handler.error'; method: string; error: unknown }
   | { type: 'rxmcp.closed'; error?: unknown }
 
@@ -62,6 +64,8 @@ export class IncomingRequest {
   batch: BatchCollector | undefined = undefined
   /** Set once the handler reported progress: its response then goes out a turn later (see #respond). */
   hasSentProgress = false
+  /** The progress values sent for the request's token (made on the first report), kept increasing. */
+  progress: ProgressSequence | undefined = undefined
   /**
    * A modern-era request's own `_meta` (MCP 2026-07-28: version, client capabilities and info, log
    * level), as the gate read and checked it; undefined for a request of the session's negotiated
@@ -141,6 +145,14 @@ export interface ConnectionOptions {
   onNotification?: (notification: JsonRpcNotification) => void
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
   allowBatch?: () => boolean
+  /**
+   * Whether this side may write JSON-RPC responses now (default: always). While it returns false,
+   * nothing is answered: an incoming request is dropped before any gate or handler sees it, and a
+   * frame that cannot be read gets no error (each goes to `inspect` as `rxmcp.request.unanswered`);
+   * responses to this side's own requests and notifications are handled as ever. An MCP 2026-07-28
+   * client writes only requests and notifications (stdio, Streamable HTTP), whatever a server sends.
+   */
+  canRespond?: () => boolean
   /**
    * Shapes what goes out for the peer: each result, each request's params and each notification's
    * params, by kind and method (a legacy session leaves out what its negotiated revision does not
@@ -508,6 +520,8 @@ class JsonRpcConnection implements Connection {
 
   #receiveRequest(message: JsonRpcRequest, batch: BatchCollector | undefined): void {
     const id = message.id
+    // A side that writes no responses runs nothing it could not answer: the request is dropped.
+    if (!this.#canRespond(id, undefined, batch)) return
     if (this.#incoming.has(id)) {
       // MCP basic: ids MUST NOT be reused in a session; the first request keeps running.
       return this.#answerError(id, new InvalidRequestError(`Invalid Request: request id ${JSON.stringify(id)} is already in use`), batch)
@@ -609,13 +623,27 @@ class JsonRpcConnection implements Connection {
   }
 
   #answerError(id: RequestId | null, error: McpError, batch: BatchCollector | undefined): void {
+    if (!this.#canRespond(id, error, batch)) return
     const response: JsonRpcResponse = { jsonrpc: '2.0', id, error: error.toJSON() }
     if (batch !== undefined) return batch.add(response)
     if (!this.#isClosed) this.#sendResponse(response, id ?? undefined)
   }
 
   #sendError(id: RequestId | null, error: McpError): void {
+    if (!this.#canRespond(id, error, undefined)) return
     if (!this.#isClosed) this.#sendSafely({ jsonrpc: '2.0', id, error: error.toJSON() })
+  }
+
+  /**
+   * False when this side writes no responses now (see `ConnectionOptions.canRespond`): what would
+   * have been answered (the request `id`, or the `error` about a frame) goes to `inspect` instead,
+   * and a batch it belongs to stops waiting for it.
+   */
+  #canRespond(id: RequestId | null, error: McpError | undefined, batch: BatchCollector | undefined): boolean {
+    if (this.#options.canRespond === undefined || this.#options.canRespond()) return true
+    this.#inspect?.(error === undefined ? { type: 'rxmcp.request.unanswered', id } : { type: 'rxmcp.request.unanswered', id, error })
+    batch?.skip()
+    return false
   }
 
   #sendSafely(payload: JsonRpcPayload, relatedRequestId?: RequestId): void {

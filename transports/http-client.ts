@@ -1,4 +1,4 @@
-import { Observable, Subject } from '../lib/rx.ts'
+import { Observable, Subject, asyncScheduler, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { HeaderSource, Inbound, Transport } from '../lib/transport.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError, HttpStatusError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
@@ -15,8 +15,14 @@ export interface HttpClientOptions {
   headers?: Record<string, string>
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch
-  /** Reconnection of dropped SSE streams: first delay, cap, and attempts in a row (defaults 1 s, 30 s, 5). The server's `retry` field wins over the first delay. */
+  /**
+   * Reconnection of dropped SSE streams: first delay, cap, and attempts in a row (defaults 1 s, 30 s,
+   * 5). A `retry` field the server sent on the stream wins: the client waits exactly that many
+   * milliseconds before it reconnects (MCP Streamable HTTP).
+   */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+  /** Where the reconnection waits run (default RxJS's `asyncScheduler`): a virtual one in tests. */
+  scheduler?: SchedulerLike
   /**
    * Largest incoming message in bytes (default 4 MiB). It bounds a JSON body and one SSE event too:
    * a server that sends more (an event that never ends, say) fails the request it answers with a
@@ -530,12 +536,15 @@ class HttpClient implements HttpClientTransport {
     return Math.min(max, initial * 2 ** attempt)
   }
 
+  /** Waits `ms` on the scheduler's clock; closing the transport ends the wait at once. */
   #sleep(ms: number): Promise<void> {
     return new Promise(resolve => {
       const signal = this.#abort.signal
       // The listener goes with the sleep: one left per sleep would pile up on the client's signal.
-      const wake = () => { clearTimeout(timer); signal.removeEventListener('abort', wake); resolve() }
-      const timer = setTimeout(wake, ms)
+      // Unset while `schedule` runs: a scheduler may run the work at once.
+      let timer: Subscription | undefined
+      const wake = () => { timer?.unsubscribe(); signal.removeEventListener('abort', wake); resolve() }
+      timer = (this.#options.scheduler ?? asyncScheduler).schedule(wake, ms)
       signal.addEventListener('abort', wake, { once: true })
     })
   }

@@ -339,7 +339,8 @@ class ForwardedExchange implements Exchange {
     this.#body = message.b64 !== undefined ? bytesOfBase64url(message.b64) ?? new Uint8Array(0) : new TextEncoder().encode(message.b ?? '')
   }
 
-  header(name: string): string | null { return this.#headers[name] ?? null }
+  /** Forwarded under their lower-case names (FORWARDED_HEADERS): looked up the same way, whatever the spelling. */
+  header(name: string): string | null { return this.#headers[name.toLowerCase()] ?? null }
   body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.#body }) }
   onClose(listener: () => void): void {
     if (this.#isClosed) queueMicrotask(listener)

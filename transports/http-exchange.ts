@@ -48,6 +48,10 @@ export interface Exchange {
   readonly isForwarded?: boolean
   /** Who sent the request, once the listener's `auth` verified its credentials. */
   principal?: Principal
+  /**
+   * A request header, its name compared without case (HTTP, and MCP 2026-07-28 Streamable HTTP:
+   * `MCP-PROTOCOL-VERSION` is `mcp-protocol-version`); null when absent.
+   */
   header(name: string): string | null
   /** Reads the body under `limits`. */
   body(limits: BodyLimits): Promise<BodyResult>
@@ -114,7 +118,8 @@ export class NodeExchange implements Exchange {
   }
   get remoteAddress(): string | undefined { return this.req.socket?.remoteAddress }
   header(name: string): string | null {
-    const value = this.req.headers[name]
+    // node:http keys the headers lower-cased: the name is too, so any spelling finds its header.
+    const value = this.req.headers[name.toLowerCase()]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
   }
   body(limits: BodyLimits): Promise<BodyResult> {

@@ -44,6 +44,12 @@ export function responseIds(payload: JsonRpcPayload): RequestId[] {
   return ids
 }
 
+/** Whether a payload is a response or a batch of them (results and errors, id null included): no method. */
+export function isResponsePayload(payload: JsonRpcPayload): boolean {
+  const first = Array.isArray(payload) ? payload[0] : payload
+  return first !== undefined && !('method' in first)
+}
+
 /** Whether a payload is one error response (not a batch): what a refusal of a whole body looks like. */
 export function isFrameError(payload: JsonRpcPayload): boolean {
   return !Array.isArray(payload) && !('method' in payload) && 'error' in payload

@@ -6,7 +6,7 @@ import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import type { EventStore } from './event-store.ts'
 import { SSE_HEADERS, type Exchange, type ListenerSession, type Sink } from './http-exchange.ts'
-import { isFrameError, responseIdOf, responseIds } from './http-ids.ts'
+import { isFrameError, isResponsePayload, responseIdOf, responseIds } from './http-ids.ts'
 import { InboundQueue } from './inbound-queue.ts'
 import type { SessionCluster } from './http-cluster.ts'
 
@@ -374,7 +374,10 @@ export class HttpSession implements Transport, ListenerSession {
       this.#compact()
       return route.add(payload)
     }
-    const stream = route instanceof HttpStream ? route : this.#standalone()
+    // MCP Streamable HTTP: a response goes on the stream of the POST that carried its request (or
+    // that stream resumed), never on a standalone GET stream; one whose stream is gone (the client
+    // left it and nothing can replay it, or it made room for a newer one) is dropped.
+    const stream = route instanceof HttpStream ? route : isResponsePayload(payload) ? undefined : this.#standalone()
     if (stream === undefined) return
     const data = JSON.stringify(payload)
     const deliver = (eventId: string | undefined) => {

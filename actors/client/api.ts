@@ -96,6 +96,11 @@ export interface ClientOptions {
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
   captureStack?: boolean
   inspect?: (event: InspectionEvent) => void
+  /**
+   * Where errors nobody observes go, and warnings: a `ToolNameWarning` for a listed tool whose name
+   * breaks the MCP rules, a `ProgressWarning` when a sampling, elicitation or roots handler reports
+   * progress that does not increase (default: nowhere).
+   */
   reportUnhandledError?: (error: unknown) => void
 }
 

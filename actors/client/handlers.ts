@@ -56,9 +56,9 @@ export function inputHandlers(options: ClientOptions, capabilities: ClientCapabi
  * Registers the input handlers on one connection, for the live requests a legacy server sends.
  * Called for every connection a client opens (each reconnect).
  */
-export function registerClientHandlers(connection: Connection, handlers: ReadonlyMap<string, InputHandler>, actor: ActorRef<ClientState, ClientMessage>): void {
+export function registerClientHandlers(connection: Connection, handlers: ReadonlyMap<string, InputHandler>, actor: ActorRef<ClientState, ClientMessage>, report?: (warning: Error) => void): void {
   // Contexts answer on the connection their request came in on, even while a newer one starts.
-  const host: ContextHost = { connection, get protocolVersion() { return actor.state.protocolVersion } }
+  const host: ContextHost = { connection, get protocolVersion() { return actor.state.protocolVersion }, report }
   for (const [method, handler] of handlers) {
     connection.setRequestHandler(method, (params, request: IncomingRequest) => handler(params, new BaseContext(host, request)))
   }

@@ -6,6 +6,7 @@ import { checkSchemaShape, loadedJsonSchema, type JsonSchemaCompiler, type Valid
 import { isStandardSchema, standardJsonSchema, type StandardSchemaV1 } from '../../lib/standard-schema.ts'
 import { uriTemplate, type UriTemplate } from '../../lib/uri-template.ts'
 import { ToolNameWarning, toolNameIssues } from '../../lib/tool-names.ts'
+import { ProgressWarning } from '../../lib/operators/progress.ts'
 import type {
   Implementation, LoggingLevel, Prompt, PromptArgument, Resource, ResourceTemplate, ServerCapabilities, Tool,
 } from '../../lib/schema/types.ts'
@@ -397,7 +398,7 @@ export class Server implements McpServer {
 
   report(error: unknown): void {
     if (this.options.reportUnhandledError) this.options.reportUnhandledError(error)
-    else if (error instanceof ToolNameWarning) console.warn(`[rxmcp] ${error.message}`)
+    else if (error instanceof ToolNameWarning || error instanceof ProgressWarning) console.warn(`[rxmcp] ${error.message}`)
     else console.error('[rxmcp]', error)
   }
 }

@@ -189,6 +189,8 @@ export class Session implements ServerSession {
   get state(): SessionState { return this.actor.state }
   get states(): Observable<SessionState> { return this.actor.states }
   get protocolVersion(): string { return this.actor.state.protocolVersion }
+  /** A warning about a handler's use of its context (see ContextHost.report): the server reports it. */
+  report(warning: Error): void { this.server.report(warning) }
 
   #gate(request: IncomingRequest): McpError | undefined {
     // MCP 2026-07-28: a request that carries its version in _meta (or asks for a method only that

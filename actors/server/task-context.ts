@@ -22,8 +22,8 @@ import { hasCapability, requiredCapability } from '../../lib/schema/capabilities
 import type {
   ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation, ListRootsResult, LoggingLevel,
 } from '../../lib/schema/types.ts'
-import type { RequestEvent } from '../../lib/operators/progress.ts'
-import type { Era, TraceContext } from '../context.ts'
+import { ProgressSequence, type RequestEvent } from '../../lib/operators/progress.ts'
+import { BaseContext, type Era, type TraceContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { InputOptions, ServerContext, ServerSession, TaskHandle } from '../server.ts'
 import { withRelatedTask, type TaskRef, type TaskState } from '../tasks/task.ts'
@@ -114,10 +114,13 @@ export class TaskContext implements ServerContext {
   /** Legacy: live requests to the client now outstanding (the task is input_required while > 0). */
   #asking = 0
   readonly task: TaskHandle
+  /** The progress values sent for the token, which the task keeps: the request's own sequence goes on here. */
+  readonly #progress: ProgressSequence
 
   constructor(origin: ServerContext, task: TaskRef<JsonObject>) {
     this.#origin = origin
     this.#task = task
+    this.#progress = origin instanceof BaseContext ? origin.progressSequence : new ProgressSequence()
     this.#inputs = origin.era === 'modern' ? new TaskInputs(task) : undefined
     this.task = {
       taskId: task.taskId,
@@ -171,7 +174,8 @@ export class TaskContext implements ServerContext {
       return
     }
     const progressToken = this.progressToken
-    if (progressToken === undefined) return
+    // MCP progress: values increase for the token's whole life, the request's reports included.
+    if (progressToken === undefined || !this.#progress.take(progress)) return
     const params: JsonObject = { progressToken, progress }
     if (total !== undefined) params.total = total
     if (message !== undefined) params.message = message

@@ -287,6 +287,7 @@ export const LocalErrorCode = {
   SkillVerification: 'RXMCP_ERR_SKILL_VERIFICATION',
   Unauthorized: 'RXMCP_ERR_UNAUTHORIZED',
   ToolName: 'RXMCP_WARN_TOOL_NAME',
+  Progress: 'RXMCP_WARN_PROGRESS',
 } as const
 
 /** One of the local error codes. */
