@@ -1,4 +1,4 @@
-import { Observable, Subject, asyncScheduler, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty } from '../lib/rx.ts'
+import { Observable, Subject, asyncScheduler, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription } from '../lib/rx.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
@@ -32,6 +32,8 @@ import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
 import { stepClient } from './client/state.ts'
 import { withTaskRequests } from './client/task-requests.ts'
+import { UrlElicitations } from './client/url-elicitations.ts'
+import { rootsProblem } from '../lib/schema/input-requests.ts'
 import { ClientSkills } from './client/skills.ts'
 import { ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent } from './client/tasks.ts'
 import {
@@ -104,6 +106,12 @@ class Client implements McpClient {
   #lastRequestId: RequestId | undefined
   /** Modern era: what subscribeResource asked for, served by one listen stream. */
   readonly #resourceSubscriptions = new ResourceSubscriptions(filter => this.listen(filter), error => this.#options.reportUnhandledError?.(error))
+  /** The URL elicitations given and not heard completed yet: the completions the client hears (see notifications). */
+  readonly #urlElicitations = new UrlElicitations()
+  /** Whether the client takes URL elicitations (declared elicitation.url), so -32042 errors are read for their ids. */
+  readonly #isNotingUrlElicitations: boolean
+  /** The completions of those, each once, whichever connection brought it; completes when the client is done. */
+  readonly #elicitationCompletions = new Subject<JsonObject>()
   /** Set by close(): a drop after it is no reason to reconnect. */
   #isClosing = false
   #resolveClosed!: () => void
@@ -112,6 +120,8 @@ class Client implements McpClient {
     this.#info = info
     this.#options = options
     this.#makeTransport = makeTransport
+    // MCP roots: a root's uri MUST be a file:// URI; the client never holds another.
+    if (options.roots !== undefined) checkRoots(options.roots)
     const declared = declaredCapabilities(options)
     const legacyAsked = options.protocolVersion !== undefined && !isModernVersion(options.protocolVersion) ? options.protocolVersion : CLIENT_DEFAULTS.protocolVersion
     this.#modernVersions = options.modernVersions ?? (isModernVersion(options.protocolVersion)
@@ -128,11 +138,12 @@ class Client implements McpClient {
       serverCapabilities: {},
       roots: options.roots ?? [],
     }, (state, message) => stepClient(state, message, legacyAsked), { name: `client:${info.name}` })
-    const handlers = inputHandlers(options, declared, () => this.actor.state.roots)
+    const handlers = inputHandlers(options, declared, () => this.actor.state.roots, this.#urlElicitations)
     // The server's sampling and elicitation requests run as tasks when it asks (MCP 2025-11-25), if allowed.
     this.#capabilities = options.tasks === undefined || options.tasks === false ? declared
       : withTaskRequests(handlers, declared, options.tasks === true ? {} : options.tasks, error => options.reportUnhandledError?.(error))
     this.#handlers = handlers
+    this.#isNotingUrlElicitations = hasCapability(this.#capabilities, ['elicitation', 'url'])
     this.#modern = new ModernRequests({
       actor: this.actor, info, capabilities: this.#capabilities, handlers: this.#handlers, modernVersions: this.#modernVersions,
       maxInputRounds: options.maxInputRounds ?? CLIENT_DEFAULTS.maxInputRounds, cache: this.#cache,
@@ -188,6 +199,10 @@ class Client implements McpClient {
     // What a listing said of task support holds for the session that listed, until its tools change.
     this.#tools.forgetTaskSupport()
     connection.notifications('notifications/tools/list_changed').subscribe(() => this.#tools.forgetTaskSupport())
+    // Read once per notification, not per subscriber: hearing a completion completes its elicitation.
+    connection.notifications('notifications/elicitation/complete').subscribe(params => {
+      if (this.#urlElicitations.complete(params)) this.#elicitationCompletions.next(params)
+    })
     transport.setHeaderSource?.(request => this.actor.state.era === 'modern' ? this.#tools.headers.headersOfRequest(request.method, request.params) : undefined)
     const cache = this.#cache
     if (cache !== undefined) {
@@ -204,6 +219,7 @@ class Client implements McpClient {
   }
 
   #finish(): void {
+    this.#elicitationCompletions.complete()
     this.actor.send({ type: 'closed' })
     void this.actor.stop()
     this.#resolveClosed()
@@ -270,8 +286,12 @@ class Client implements McpClient {
 
   /** One request on `connection`, in the era it speaks: as it is (legacy), or through the modern path. */
   #sendOn<R extends JsonObject>(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
-    return this.actor.state.era === 'modern' ? this.#modern.request<R>(connection, method, params, options) : connection.request<R>(method, params, options)
+    if (this.actor.state.era === 'modern') return this.#modern.request<R>(connection, method, params, options)
+    const events = connection.request<R>(method, params, options)
+    // A -32042 names URL elicitations whose completion the client waits for; only a client that takes them notes it.
+    return this.#isNotingUrlElicitations ? events.pipe(tap({ error: error => this.#urlElicitations.sawError(error) })) : events
   }
+
 
   async notify(method: string, params?: object): Promise<void> {
     const connection = this.#connection
@@ -280,13 +300,47 @@ class Client implements McpClient {
   }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
+    if (method === 'notifications/elicitation/complete') return this.#elicitationCompletions.asObservable() as Observable<P>
     // The live connection's notifications, switching at each reconnect; the stream of connections
     // completes when the client is done, and then so does this (at once when subscribed after).
     return this.#connections.pipe(filter(connection => !connection.isClosed), switchMap(connection => connection.notifications<P>(method)))
   }
 
-  listen(filter: SubscriptionFilter): Observable<ListenEvent> {
-    return this.#live('subscriptions/listen').pipe(switchMap(connection => this.actor.state.era === 'modern'
+  listen(asked: SubscriptionFilter): Observable<ListenEvent> {
+    if (this.#options.reconnect === undefined) return this.#live('subscriptions/listen').pipe(switchMap(connection => this.#listenOn(connection, asked)))
+    // MCP 2026-07-28 subscriptions: a server keeps no subscription across a reconnection (on stdio
+    // the client MUST send subscriptions/listen again), nor does a new legacy session: a stream that
+    // a drop ended goes again on the next connection, which acknowledges it anew.
+    return new Observable<ListenEvent>(subscriber => {
+      /** The stream on the connection live now. */
+      let stream: Subscription | undefined
+      const connections = this.#connections.pipe(filter(connection => !connection.isClosed)).subscribe({
+        next: connection => {
+          stream?.unsubscribe()
+          stream = this.#listenOn(connection, asked).subscribe({
+            next: event => subscriber.next(event),
+            // The server ended it (its result, its cancellation), or the client closed: over for good.
+            complete: () => subscriber.complete(),
+            error: (error: unknown) => {
+              const isDrop = error instanceof ConnectionClosedError && connection.isClosed && !this.#isClosing
+              if (!isDrop) subscriber.error(error)
+            },
+          })
+        },
+        // No connection comes any more: the client closed, or reconnecting gave up.
+        complete: () => this.#isClosing ? subscriber.complete()
+          : subscriber.error(new ConnectionClosedError('The connection closed while listening, and reconnecting gave up')),
+      })
+      return () => {
+        connections.unsubscribe()
+        stream?.unsubscribe()
+      }
+    })
+  }
+
+  /** One listen stream on `connection`, in the era it speaks (see listenModern, listenLegacy). */
+  #listenOn(connection: Connection, filter: SubscriptionFilter): Observable<ListenEvent> {
+    return this.actor.state.era === 'modern'
       ? listenModern({
         connection,
         send: params => this.#modern.request(connection, 'subscriptions/listen', params, { progress: false, timeout: 0 }),
@@ -299,7 +353,7 @@ class Client implements McpClient {
         call: (method, params) => lastValueFrom(connection.request(method, params, { progress: false })),
         isClosing: () => this.#isClosing,
         reportError: error => this.#options.reportUnhandledError?.(error),
-      }, filter)))
+      }, filter)
   }
 
   #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
@@ -478,6 +532,7 @@ class Client implements McpClient {
 
   setRoots(roots: Root[]): void {
     if (this.#capabilities.roots === undefined) throw new CapabilityError('This client did not declare roots; pass `roots` to connect()')
+    checkRoots(roots)
     this.actor.send({ type: 'roots', roots })
     // MCP 2026-07-28 removed notifications/roots/list_changed: a server asks for roots in each request that needs them.
     if (this.actor.state.era === 'modern') return
@@ -504,6 +559,12 @@ const MAX_RELIST_PAGES = 100
 /** The result of a request's last event (a request asked without progress emits only its result). */
 function resultOfLast<R>(event: RequestEvent<R>): R {
   return (event as { result: R }).result
+}
+
+/** Throws TypeError when a root's uri is not a file:// URI (MCP roots: it MUST be one). */
+function checkRoots(roots: readonly Root[]): void {
+  const problem = rootsProblem(roots)
+  if (problem !== undefined) throw new TypeError(`Invalid roots: ${problem}`)
 }
 
 function cursorParams(cursor: string | undefined): JsonObject | undefined {

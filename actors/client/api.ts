@@ -37,7 +37,10 @@ export interface ClientOptions {
    * mode, fields the user left out get the requested schema's defaults before the answer is sent.
    */
   elicitation?: { form?: ElicitationHandler; url?: ElicitationHandler }
-  /** The roots offered to the server; declares `roots` with `listChanged`. */
+  /**
+   * The roots offered to the server; declares `roots` with `listChanged`. Each `uri` is a
+   * `file://` URI (MCP roots: it MUST be one); `connect` rejects with a TypeError otherwise.
+   */
   roots?: Root[]
   /**
    * Which generation of MCP to speak (default `'auto'`):
@@ -170,7 +173,10 @@ export interface McpClient extends AsyncDisposable {
   /**
    * Notifications from the server, by method, as their params: typed for a method of
    * {@link ServerNotifications}. Hot; follows reconnects; completes when the client closes (at
-   * once when subscribed after).
+   * once when subscribed after). `notifications/elicitation/complete` emits once per URL
+   * elicitation the client was given (a URL-mode elicitation/create it took, or one a -32042 error
+   * listed), and never for an id it was not given or heard completed already (MCP 2025-11-25:
+   * clients MUST ignore those).
    */
   notifications<M extends keyof ServerNotifications>(method: M): Observable<NotificationParams<ServerNotifications, M>>
   notifications<P extends JsonObject = JsonObject, M extends string = string>(method: OtherMethod<ServerNotifications, M>): Observable<P>
@@ -248,7 +254,10 @@ export interface McpClient extends AsyncDisposable {
   getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
   complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult>
   setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void>
-  /** Replaces the roots and tells the server (`notifications/roots/list_changed`). */
+  /**
+   * Replaces the roots and tells the server (`notifications/roots/list_changed`).
+   * @throws TypeError when a root's `uri` is not a `file://` URI (MCP roots), changing nothing.
+   */
   setRoots(roots: Root[]): void
   readonly closed: Promise<void>
   close(): Promise<void>

@@ -5,12 +5,14 @@ import { CapabilityError, InvalidParamsError } from '../../lib/jsonrpc/errors.ts
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import { applyDefaults } from '../../lib/validator.ts'
+import { inputRequestProblem } from '../../lib/schema/input-requests.ts'
 import type { ClientCapabilities, CreateMessageParams, ElicitParams, Root } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../actor.ts'
 import { BaseContext, traceContextOf, type ContextHost, type Era, type RequestContext, type TraceContext } from '../context.ts'
 import { isPromiseLike, mapOutcome, type HandlerOutcome } from '../request.ts'
 import type { ClientMessage, ClientOptions, ClientState } from './api.ts'
 import type { InputRequest } from './modern.ts'
+import type { UrlElicitations } from './url-elicitations.ts'
 
 /**
  * Answers one request the server asks of the client (sampling, elicitation, roots), whichever way
@@ -22,9 +24,13 @@ export type InputHandler = (params: JsonObject | undefined, ctx: RequestContext)
 /**
  * The handlers of what the server may ask, by method, each present only when the client declared
  * it: `sampling/createMessage`, `elicitation/create` (by mode; form answers completed with the
- * schema's defaults) and `roots/list` (the roots held in the client's state).
+ * schema's defaults) and `roots/list` (the roots held in the client's state). A request that
+ * breaks MCP's rules for its params (a sampling message without a role or content, tool results
+ * mixed with other content or not answering each tool use, a URL elicitation without a valid url
+ * or an elicitationId) is answered -32602 and never reaches the application's handler. The id of
+ * each URL elicitation taken is noted in `urlElicitations`, whose completion the client then hears.
  */
-export function inputHandlers(options: ClientOptions, capabilities: ClientCapabilities, roots: () => Root[]): Map<string, InputHandler> {
+export function inputHandlers(options: ClientOptions, capabilities: ClientCapabilities, roots: () => Root[], urlElicitations?: UrlElicitations): Map<string, InputHandler> {
   const handlers = new Map<string, InputHandler>()
   const { sampling, elicitation } = options
   if (sampling !== undefined) {
@@ -34,6 +40,9 @@ export function inputHandlers(options: ClientOptions, capabilities: ClientCapabi
       if ((params?.tools !== undefined || params?.toolChoice !== undefined) && capabilities.sampling?.tools === undefined) {
         throw new InvalidParamsError('Invalid params: this client did not declare sampling.tools')
       }
+      // MCP sampling: roles, content, tool results alone in their message, each tool use answered.
+      const problem = inputRequestProblem('sampling/createMessage', params)
+      if (problem !== undefined) throw new InvalidParamsError(`Invalid params: ${problem}`)
       return mapOutcome(() => sampling(params as unknown as CreateMessageParams, ctx), toObject, rethrow)
     })
   }
@@ -42,6 +51,9 @@ export function inputHandlers(options: ClientOptions, capabilities: ClientCapabi
       const mode = params?.mode === 'url' ? 'url' : 'form'
       const handler = elicitation[mode]
       if (handler === undefined) throw new InvalidParamsError(`Invalid params: this client does not support ${mode} elicitation`)
+      const problem = inputRequestProblem('elicitation/create', params)
+      if (problem !== undefined) throw new InvalidParamsError(`Invalid params: ${problem}`)
+      if (mode === 'url') urlElicitations?.saw(params!.elicitationId as string)
       const schema = mode === 'form' && isJsonObject(params?.requestedSchema) ? params!.requestedSchema : undefined
       return mapOutcome(() => handler(params as unknown as ElicitParams, ctx), result =>
         // Fields the user left out take the schema's defaults, so the server sees complete forms.

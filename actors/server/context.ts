@@ -70,6 +70,8 @@ export class ModernContext extends BaseContext implements ServerContext {
     const level = this.modernMeta.logLevel
     return level !== undefined && (LOGGING_LEVELS as readonly string[]).includes(level) ? level as LoggingLevel : 'emergency'
   }
+  /** Aborted when the request is cancelled or the connection closes, and when this run ends input_required (see Round.end). */
+  override get signal(): AbortSignal { return this.round.signalOf(this.incoming.signal) }
   get requestState(): unknown { return this.round.data }
   /** Not a task: a task's handler gets a TaskContext. */
   get task(): TaskHandle | undefined { return undefined }

@@ -10,10 +10,11 @@ import { Observable, asyncScheduler, isObservable, type Subscription } from '../
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import {
-  HeaderMismatchError, InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
+  CancelledError, HeaderMismatchError, InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
 } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
+import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
 import {
   CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf,
   type HeaderParam,
@@ -36,7 +37,8 @@ export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
 export const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => boolean>> = {
   'elicitation/create': answer => answer.action === 'accept' || answer.action === 'decline' || answer.action === 'cancel',
   'sampling/createMessage': answer => typeof answer.role === 'string' && answer.content !== undefined,
-  'roots/list': answer => Array.isArray(answer.roots),
+  // MCP roots: every root's uri is a file:// URI; a handler never sees another.
+  'roots/list': answer => rootsProblem(answer.roots) === undefined,
 }
 
 /**
@@ -52,6 +54,8 @@ export class Round {
   #counters: Map<string, number> | undefined
   /** What the handler carries to the next round. */
   #data: unknown
+  /** The signal of this run's handler, made when it first reads `ctx.signal` (most handlers never do). */
+  #controller: AbortController | undefined
   /**
    * Whether `answers` came without a requestState (the client answered before any round was sent),
    * and the handler has not carried anything yet: such answers are taken only while this holds.
@@ -83,6 +87,9 @@ export class Round {
    * an input request for it: the returned promise then never settles and the round ends.
    */
   ask(method: string, params: JsonObject, capabilities: object, key?: string): Promise<unknown> {
+    // MCP sampling and elicitation: a malformed request is the handler's mistake, never asked (nor answered).
+    const problem = inputRequestProblem(method, params)
+    if (problem !== undefined) return Promise.reject(new TypeError(`Cannot ask ${method}: ${problem}`))
     const prefix = method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'
     const counters = this.#counters ??= new Map()
     const count = (counters.get(prefix) ?? 0) + 1
@@ -119,7 +126,34 @@ export class Round {
     this.asked.set(id, { method, params })
     return new Promise(() => {})
   }
+
+  /**
+   * The signal of this run's handler (`ctx.signal`): aborted when `request`'s is (cancelled, the
+   * connection closed), and when the run ends `input_required` ({@link end}).
+   */
+  signalOf(request: AbortSignal): AbortSignal {
+    if (this.#controller === undefined) {
+      const controller = this.#controller = new AbortController()
+      if (request.aborted) controller.abort(request.reason)
+      else request.addEventListener('abort', () => controller.abort(request.reason), { once: true })
+    }
+    return this.#controller.signal
+  }
+
+  /**
+   * The run ended `input_required`: its handler waits, on a promise that never settles, for answers
+   * that only a retry brings, and a retry runs the handler anew. MCP 2026-07-28 MRTR: servers MUST
+   * NOT assume that clients will fulfil the inputRequests or retry, so nothing of this run is kept
+   * for one: its signal aborts, and whatever the handler tied to it (timers, connections,
+   * listeners) is let go now, not never.
+   */
+  end(): void {
+    this.#controller?.abort(ROUND_ENDED)
+  }
 }
+
+/** The reason a run's signal aborts with when its round ended input_required. One object, made once. */
+const ROUND_ENDED = new CancelledError('The request was answered input_required: this run of its handler is over (a retry runs it anew)')
 
 /**
  * Runs a modern request through `route`: the requestState checked, the `Mcp-Param-*` headers of a
@@ -166,6 +200,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
     }
     const endRound = async (round: Round) => {
       handler?.unsubscribe()
+      round.end()
       if (isOver) return
       if (!INPUT_REQUIRED_METHODS.has(request.method)) {
         return fail(new InternalError(`Internal error: the handler of ${request.method} asked the client for input, which only tools/call, prompts/get and resources/read may do`))
@@ -212,13 +247,13 @@ const urlElicitationKey = (index: number) => `url-elicitation-${index + 1}`
  * still throws on the retry, and needs the client's `elicitation.url` capability (-32021
  * otherwise). An answer other than accept ends the request with -32603: the handler cannot go on,
  * and asking the user again would loop. Returns false (the error then goes as -32603) for a
- * method that cannot ask, or an error that names no URL elicitation.
+ * method that cannot ask. The error always lists complete URL elicitations (its constructor
+ * refuses anything else), so each is asked as it is.
  */
 function askUrlElicitations(method: string, round: Round, error: UrlElicitationRequiredError, capabilities: object, fail: (error: unknown) => void): boolean {
   if (!INPUT_REQUIRED_METHODS.has(method)) return false
-  const listed = isJsonObject(error.data) && Array.isArray(error.data.elicitations) ? error.data.elicitations : []
-  const elicitations = listed.filter((item): item is JsonObject => isJsonObject(item) && item.mode === 'url' && typeof item.url === 'string')
-  if (elicitations.length === 0) return false
+  // Every one is a complete URL elicitation (mode, message, valid url, elicitationId): the error cannot be made otherwise.
+  const elicitations = error.data.elicitations as unknown as JsonObject[]
   for (let index = 0; index < elicitations.length; index++) {
     const answer = round.answers[urlElicitationKey(index)]
     if (isJsonObject(answer) && answer.action !== 'accept') {

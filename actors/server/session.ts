@@ -8,6 +8,7 @@ import { randomId } from '../../lib/base64url.ts'
 import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/lifecycle.ts'
 import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
+import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
 import { LATEST_MODERN_VERSION, LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, hasModernMeta, readModernMeta } from '../../lib/schema/modern.ts'
 import { resultOf, type RequestEvent } from '../../lib/operators/progress.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
@@ -250,6 +251,9 @@ export class Session implements ServerSession {
     if (needed !== undefined && !hasCapability(state.clientCapabilities, needed)) {
       return new CapabilityError(`The client did not declare the ${needed.join('.')} capability, which ${method} needs`)
     }
+    // MCP sampling and elicitation: a malformed request (the handler's mistake) never reaches the wire.
+    const problem = inputRequestProblem(method, params)
+    if (problem !== undefined) return new TypeError(`Cannot send ${method}: ${problem}`)
     return undefined
   }
 
@@ -310,8 +314,9 @@ export class Session implements ServerSession {
     return lastValueFrom(this.request<JsonObject>('tasks/result', { taskId }, { ...requestOptions, timeout: requestOptions.timeout ?? 0 }).pipe(resultOf()))
   }
 
+  /** The client's roots; rejects with InvalidParamsError (-32602) when the answer is not a list of file:// roots (MCP roots). */
   listRoots(options?: RequestOptions): Promise<ListRootsResult> {
-    return lastValueFrom(this.request<ListRootsResult & JsonObject>('roots/list', undefined, options).pipe(resultOf()))
+    return lastValueFrom(this.request<ListRootsResult & JsonObject>('roots/list', undefined, options).pipe(resultOf())).then(checkRoots)
   }
 
   completeElicitation(elicitationId: string): void {
@@ -441,6 +446,13 @@ function restoreState(text: string, session: Session): SessionState | undefined 
     logLevel: typeof logLevel === 'string' && LOGGING_LEVELS.includes(logLevel as LoggingLevel) ? logLevel as LoggingLevel : session.server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
     subscriptions: new Map(uris.map(uri => [uri, subscriptionActor(uri, session)])),
   }
+}
+
+/** A roots/list answer as a handler may see it: its roots are file:// URIs (MCP roots), else -32602 as in the modern era. */
+function checkRoots(result: ListRootsResult): ListRootsResult {
+  const problem = rootsProblem((result as { roots?: unknown }).roots)
+  if (problem !== undefined) throw new InvalidParamsError(`Invalid params: the roots/list result is not valid: ${problem}`)
+  return result
 }
 
 function requireUri(params: JsonObject | undefined): string {

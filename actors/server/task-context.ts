@@ -19,6 +19,7 @@ import type { JsonObject, Meta, ProgressToken, RequestId } from '../../lib/jsonr
 import { CancelledError, CapabilityError, InvalidParamsError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
+import { inputRequestProblem } from '../../lib/schema/input-requests.ts'
 import type {
   ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation, ListRootsResult, LoggingLevel,
 } from '../../lib/schema/types.ts'
@@ -51,6 +52,9 @@ class TaskInputs {
   constructor(readonly task: TaskRef<JsonObject>) {}
 
   ask(method: string, params: JsonObject, capabilities: object, key: string | undefined): Promise<unknown> {
+    // MCP sampling and elicitation: a malformed request is the handler's mistake, never asked.
+    const problem = inputRequestProblem(method, params)
+    if (problem !== undefined) return Promise.reject(new TypeError(`Cannot ask ${method}: ${problem}`))
     const needed = requiredCapability(method, params)
     if (needed !== undefined && !hasCapability(capabilities, needed)) {
       return Promise.reject(new MissingRequiredClientCapabilityError(

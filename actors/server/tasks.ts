@@ -163,8 +163,14 @@ export class ServerTasks {
     return declared
   }
 
-  /** `ctx.runAsTask`: a task when the request may be one, else the work right here. */
+  /**
+   * `ctx.runAsTask`: a task when the request may be one, else the work right here. Only a
+   * tools/call may become one: it is the one request type the server declares tasks for (legacy
+   * `tasks.requests.tools.call`; the extension's tasks answer tools/call), and MCP 2025-11-25 says a
+   * receiver processes a request type it did not declare normally, ignoring its task metadata.
+   */
   runAsTask<R extends JsonObject>(ctx: ServerContext, params: JsonObject | undefined, work: (ctx: ServerContext) => HandlerOutcome<R>): Promise<R> {
+    if (ctx.method !== 'tools/call') return outcomePromise(work(ctx))
     if (ctx.era === 'legacy' ? !(this.isEnabled && isJsonObject(params?.task)) : !this.decide('optional', params, ctx)) return outcomePromise(work(ctx))
     return this.start(ctx, params, work as (ctx: ServerContext) => HandlerOutcome<JsonObject>) as Promise<R>
   }

@@ -1,4 +1,5 @@
 import type { JsonRpcErrorObject, RequestId } from './message.ts'
+import { urlElicitationsProblem } from '../schema/input-requests.ts'
 
 /**
  * Error codes of JSON-RPC 2.0 and MCP, and rxmcp's own. Wire errors use these constants, never
@@ -156,10 +157,36 @@ export class ResourceNotFoundError extends McpError {
   constructor(message = 'Resource not found', data?: unknown) { super(ErrorCode.ResourceNotFound, message, data) }
 }
 
-/** -32042: the user must complete a URL elicitation before the request can go on. */
+/** The `data` of a {@link UrlElicitationRequiredError}: the URL-mode elicitations to complete before the request is retried. */
+export interface UrlElicitationRequiredData {
+  readonly elicitations: ReadonlyArray<{ readonly mode: 'url'; readonly message: string; readonly url: string; readonly elicitationId: string; readonly [key: string]: unknown }>
+  readonly [key: string]: unknown
+}
+
+/**
+ * -32042 (MCP 2025-11-25): the user must complete URL elicitations before the request can go on.
+ * It always lists them (the specification: the error MUST list the elicitations required before
+ * a retry, each a URL-mode elicitation with an `elicitationId`): made without such a list it
+ * throws a TypeError, so a handler's -32042 without one is answered -32603 instead, and a peer's
+ * -32042 without one is rebuilt by {@link McpError.from} as a plain McpError.
+ * @throws TypeError when `data.elicitations` is not a non-empty list of URL elicitations, each with
+ *   mode "url", a message, a valid url and an elicitationId.
+ * @example
+ * throw new UrlElicitationRequiredError('Connect your account first', {
+ *   elicitations: [{ mode: 'url', elicitationId: id, url: `https://example.com/connect?id=${id}`, message: 'Connect your account' }],
+ * })
+ */
 export class UrlElicitationRequiredError extends McpError {
   override name = 'UrlElicitationRequiredError'
-  constructor(message = 'URL elicitation required', data?: unknown) { super(ErrorCode.UrlElicitationRequired, message, data) }
+  declare readonly data: UrlElicitationRequiredData
+  constructor(message: string, data: UrlElicitationRequiredData) { super(ErrorCode.UrlElicitationRequired, message, checkedUrlElicitations(data)) }
+}
+
+/** `data` when it lists URL elicitations as a {@link UrlElicitationRequiredError} must; throws TypeError otherwise. */
+function checkedUrlElicitations(data: UrlElicitationRequiredData): UrlElicitationRequiredData {
+  const problem = urlElicitationsProblem((data as { elicitations?: unknown } | undefined)?.elicitations)
+  if (problem !== undefined) throw new TypeError(`A UrlElicitationRequiredError (-32042) lists the URL elicitations to complete: ${problem}`)
+  return data
 }
 
 /** -32020 (MCP 2026-07-28): the HTTP headers and the body disagree, or a required header is missing or malformed. */
@@ -246,13 +273,20 @@ const subclassByCode = new Map<number, (message: string, data: unknown) => McpEr
   [ErrorCode.InvalidParams, (m, d) => new InvalidParamsError(m, d)],
   [ErrorCode.InternalError, (m, d) => new InternalError(m, d)],
   [ErrorCode.ResourceNotFound, (m, d) => new ResourceNotFoundError(m, d)],
-  [ErrorCode.UrlElicitationRequired, (m, d) => new UrlElicitationRequiredError(m, d)],
+  // A -32042 that lists no URL elicitation is not one MCP defines: kept as the peer sent it.
+  [ErrorCode.UrlElicitationRequired, (m, d) => isObjectWith(d, 'elicitations') && urlElicitationsProblem(d.elicitations) === undefined
+    ? new UrlElicitationRequiredError(m, d as unknown as UrlElicitationRequiredData) : new McpError(ErrorCode.UrlElicitationRequired, m, d)],
   [ErrorCode.HeaderMismatch, (m, d) => new HeaderMismatchError(m, d)],
   [ErrorCode.MissingRequiredClientCapability, (m, d) => new MissingRequiredClientCapabilityError(m, d)],
   [ErrorCode.UnsupportedProtocolVersion, (m, d) => new UnsupportedProtocolVersionError(m, d)],
   [ErrorCode.Forbidden, (m, d) => new ForbiddenError(m, d)],
   [ErrorCode.RateLimited, (m, d) => new RateLimitedError(m, d)],
 ])
+
+/** True when `value` is an object with the own key `key`. */
+function isObjectWith<K extends string>(value: unknown, key: K): value is Record<K, unknown> {
+  return typeof value === 'object' && value !== null && Object.hasOwn(value, key)
+}
 
 /**
  * The subclass of an older rxmcp's -32003 or -32029, when the error reads as rxmcp wrote it: a

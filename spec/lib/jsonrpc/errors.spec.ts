@@ -5,6 +5,9 @@ import {
   TransportError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
 } from '../../../lib/jsonrpc/errors.ts'
 
+/** A URL elicitation as a -32042 lists it. */
+const URL_ELICITATION = { mode: 'url', elicitationId: 'e-1', url: 'https://example.com/connect', message: 'Connect' }
+
 describe('McpError', () => {
   it.each([
     [ErrorCode.ParseError, ParseError],
@@ -15,10 +18,12 @@ describe('McpError', () => {
     [ErrorCode.ResourceNotFound, ResourceNotFoundError],
     [ErrorCode.UrlElicitationRequired, UrlElicitationRequiredError],
   ])('rebuilds code %i as its subclass with message and data', (code, kind) => {
-    const error = McpError.from({ code, message: 'm', data: { d: 1 } })
+    // -32042's data lists its URL elicitations (MCP 2025-11-25); the other codes' data is free.
+    const data = code === ErrorCode.UrlElicitationRequired ? { elicitations: [URL_ELICITATION], d: 1 } : { d: 1 }
+    const error = McpError.from({ code, message: 'm', data })
     expect(error).toBeInstanceOf(kind)
     expect(error).toBeInstanceOf(McpError)
-    expect(error.toJSON()).toEqual({ code, message: 'm', data: { d: 1 } })
+    expect(error.toJSON()).toEqual({ code, message: 'm', data })
   })
 
   it('keeps unknown codes as a plain McpError and omits absent data', () => {
