@@ -67,9 +67,10 @@ export interface ServerContext extends RequestContext {
    * `params.task`; modern: the client declared the `io.modelcontextprotocol/tasks` extension), and
    * returns the task's CreateTaskResult; otherwise runs `work` here and returns its result. For a
    * tool registered with `taskStart: 'handler'`: only a tools/call becomes a task (the one request
-   * type a server declares tasks for); any other request runs `work` here, its `task` ignored. The promise's value is what the handler returns
-   * (typed as the work's result; on the wire it is the CreateTaskResult). What comes before (an `elicit` in the modern era,
-   * an MRTR round) is answered synchronously, and only `work` becomes the task.
+   * type a server declares tasks for); any other request runs `work` here, its `task` ignored.
+   * The promise's value is what the handler returns (typed as the work's result; on the wire it is
+   * the CreateTaskResult). What comes before (an `elicit` in the modern era, an MRTR round) is
+   * answered synchronously, and only `work` becomes the task.
    * @example
    * async (args, ctx) => {
    *   const { content } = await ctx.elicit(form('Your name?'))   // an input_required round
