@@ -201,6 +201,11 @@ export interface McpClient extends AsyncDisposable {
    * errors when the request fails or the connection drops. Unsubscribing cancels the request
    * (closes its HTTP response stream; `notifications/cancelled` on other transports).
    *
+   * With `reconnect`, a drop is not the end (in either era): the server keeps no subscription
+   * across it, so the stream is asked again on the next connection (MCP 2026-07-28: on stdio the
+   * client MUST send `subscriptions/listen` again), and a new `acknowledged` event follows; it
+   * errors with `ConnectionClosedError` once reconnecting gives up.
+   *
    * Legacy era: the session's own notifications, filtered: the acknowledgement keeps what the
    * server's capabilities offer (`listChanged`, `resources.subscribe`), `resourceSubscriptions`
    * are `resources/subscribe`d first and `resources/unsubscribe`d when unsubscribed.
