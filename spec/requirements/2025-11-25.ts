@@ -359,7 +359,9 @@ export const requirements2025 = {
   'elicitation:state-per-user': outOfScope('application', 'client/elicitation#statefulness', 'Elicitation state MUST be bound to users, not session IDs alone, stored safely, with the user identified from MCP authorization where possible', 'binds the state a server application keeps between elicitation and completion; rxmcp keeps none of it'),
   'elicitation:no-self-authorization': outOfScope('application', 'client/elicitation#url-mode-elicitation-for-oauth-flows', 'Servers MUST NOT rely on URL mode elicitation to authorize users for themselves', 'binds how the application authorizes users (rxmcp\'s own authorization is OAuth 2.1, see auth:*)'),
   'elicitation:third-party-credentials': outOfScope('application', 'client/elicitation#understanding-the-distinction', 'Third-party credentials MUST NOT transit the MCP client; the server MUST NOT use the client\'s credentials for a third party nor send URL-obtained credentials to the client; the user MUST authorize the server directly', 'binds the server application\'s third-party flows'),
-  'elicitation:server-errors': must('server', 'client/elicitation#error-handling', 'Servers MUST answer -32042 (URLElicitationRequiredError) when a request cannot proceed until a URL elicitation completes'),
+  'elicitation:server-errors': must('server', 'client/elicitation#error-handling', 'Servers MUST answer -32042 (URLElicitationRequiredError) when a request cannot proceed until a URL elicitation completes', [
+    'spec/lib/jsonrpc/error-codes.spec.ts > issue 20: -32002 and -32042 are answered to modern-era requests > keeps -32042 for a legacy session, and an rxmcp client in the modern era completes the call through its URL elicitation handler',
+  ]),
   'elicitation:client-undeclared-mode': must('client', 'client/elicitation#error-handling', 'Clients MUST answer an elicitation/create with a mode they did not declare with -32602', [
     `${NEW_CLIENT}MCP 2025-11-25 elicitation (client) > answers an elicitation in a mode it did not declare with -32602`,
   ]),
