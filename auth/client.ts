@@ -10,9 +10,10 @@ import * as oauth from 'oauth4webapi'
 import { importPKCS8 } from 'jose'
 import { authChallenge } from '../lib/www-authenticate.ts'
 import { canonicalResource, discover, type Discovery } from './client/discovery.ts'
+import { hostKind } from './client/address.ts'
 import { checkEndpoint, guardedFetch, systemLookup, type EndpointPolicy, type HostLookup } from './client/endpoint-guard.ts'
 import { AuthorizationError, AuthorizationErrorCode } from './client/errors.ts'
-import { authorizationCodeGrant, clientCredentialsGrant, extensionGrant, refreshGrant, type GrantContext, type HttpOptions, type RedirectHook } from './client/grants.ts'
+import { authorizationCodeGrant, checkPkceSupport, clientCredentialsGrant, extensionGrant, refreshGrant, type GrantContext, type HttpOptions, type RedirectHook } from './client/grants.ts'
 import { registerClient, type RegisteredClient, type TokenEndpointAuthMethod } from './client/registration.ts'
 import { enterpriseGrant, JWT_BEARER_GRANT_TYPE, type EnterpriseGrantOptions, type ExtensionGrant } from './client/enterprise.ts'
 import { fileTokenStore, memoryTokenStore, type TokenSet, type TokenStore } from './client/token-store.ts'
@@ -31,9 +32,19 @@ export interface OAuthFetchOptions {
   grant?: 'authorization_code' | 'client_credentials' | ExtensionGrant
   /** The redirect step of the authorization code grant: show the URL to the user, resolve with the callback URL (code, state, iss). */
   redirect?: RedirectHook
-  /** The redirect URI registered for the client (authorization code grant). */
+  /**
+   * The redirect URI registered for the client (authorization code grant): https, or http to a
+   * loopback host (`localhost`, 127.0.0.0/8, `[::1]`), without a fragment (MCP: redirect URIs
+   * MUST be localhost or https); anything else throws a TypeError at once. Dynamic registration
+   * always registers it.
+   */
   redirectUri?: string
-  /** A pre-registered client id (used as is, before metadata documents and DCR), at the authorization server `issuer`. */
+  /**
+   * A pre-registered client id (used as is, before metadata documents and DCR), at the authorization
+   * server `issuer`. Without `issuer` it is bound to the first authorization server it is used with
+   * (or the one that issued the stored tokens of this client id): another one fails with
+   * AuthorizationError UntrustedIssuer before the id is sent to it.
+   */
   clientId?: string
   /** The pre-registered client's secret: needs `issuer`, and is sent to that authorization server only. */
   clientSecret?: string
@@ -153,6 +164,12 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     throw new TypeError('a clientSecret, or a clientId with a privateKey, needs the issuer option: the authorization server they are for')
   }
   if (options.issuer !== undefined && !URL.canParse(options.issuer)) throw new TypeError('issuer must be a URL')
+  // MCP communication security: every redirect URI the client uses or registers is localhost or https.
+  const registered = options.clientMetadata?.redirect_uris
+  for (const uri of [options.redirectUri, ...(Array.isArray(registered) ? registered : [])]) {
+    const problem = uri === undefined ? undefined : redirectUriProblem(uri)
+    if (problem !== undefined) throw new TypeError(`redirect URI ${String(uri)} ${problem}`)
+  }
   // Called as a plain function: a browser's fetch throws "Illegal invocation" as a method of another object.
   const baseFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const store = options.tokenStore ?? memoryTokenStore()
@@ -172,6 +189,12 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   const sessions = new Map<string, Session>()
   /** Registered clients by issuer: a new authorization server gets a registration of its own. */
   const clients = new Map<string, Promise<RegisteredClient>>()
+  /**
+   * The authorization server a pre-registered `clientId` belongs to: the `issuer` option, else the
+   * first one it was used with (or the issuer of stored tokens issued to it). MCP 2026-07-28:
+   * credentials are bound to the server that issued them and never presented to another.
+   */
+  let clientIdIssuer = options.clientId === undefined ? undefined : options.issuer
   /** The DPoP key handle, made on first use. */
   let dpop: Promise<oauth.DPoPHandle> | undefined
   /** The private_key_jwt key, imported on first use. */
@@ -216,8 +239,14 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   const contextFor = async (session: Session, discovery: Discovery, scope: string | undefined): Promise<GrantContext> => {
     const issuer = discovery.server.issuer
     let client = clients.get(issuer)
-    const stored = client === undefined && options.clientId === undefined ? await store.get(session.key) : undefined
-    if (client === undefined && stored?.registration !== undefined && stored.issuer === issuer) {
+    const stored = client === undefined || (options.clientId !== undefined && clientIdIssuer === undefined) ? await store.get(session.key) : undefined
+    if (options.clientId !== undefined) {
+      clientIdIssuer ??= stored?.clientId === options.clientId ? stored.issuer : issuer
+      if (clientIdIssuer !== issuer) {
+        throw new AuthorizationError(AuthorizationErrorCode.UntrustedIssuer, `the pre-registered client id is for the authorization server ${clientIdIssuer}, not ${issuer}: give the issuer option for the server it is registered with`)
+      }
+    }
+    if (client === undefined && options.clientId === undefined && stored?.registration !== undefined && stored.issuer === issuer) {
       // A registration from an earlier run with this store (see TokenSet.registration).
       client = Promise.resolve({ clientId: stored.clientId, clientSecret: stored.registration.clientSecret, method: stored.registration.method, source: 'dynamic' })
       clients.set(issuer, client)
@@ -257,6 +286,8 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
       const refreshed = await refreshGrant(context, failed).catch(() => undefined)
       if (refreshed !== undefined) { await store.set(session.key, refreshed); return 'refreshed' }
     }
+    // The authorization code grant needs PKCE S256: checked before registering anywhere (MCP: refuse to proceed).
+    if (grant === 'authorization_code') checkPkceSupport(discovery.server, discovery.hasMetadata)
     const wanted = scope(discovery)
     const context = await contextFor(session, discovery, wanted)
     session.scope = wanted
@@ -419,6 +450,19 @@ export function headlessRedirect(fetchFn: typeof fetch = (input, init) => global
 interface ProofMaker {
   addProof(url: URL, headers: Headers, method: string, accessToken?: string): Promise<void>
   cacheNonce(response: Response, url: URL): void
+}
+
+/**
+ * Why a redirect URI may not be used, or undefined when it may: it must be an absolute https URL,
+ * or http to a loopback host (RFC 8252 §7.3), with no fragment (OAuth 2.1 §2.3.1).
+ */
+function redirectUriProblem(uri: unknown): string | undefined {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return 'is not a URL'
+  const url = new URL(uri)
+  if (url.hash !== '' || uri.includes('#')) return 'has a fragment'
+  if (url.protocol === 'https:') return undefined
+  if (url.protocol === 'http:' && hostKind(url.hostname) === 'loopback') return undefined
+  return 'is neither https nor http to a loopback host (localhost, 127.0.0.1, [::1])'
 }
 
 function union(base: string | undefined, added: string | undefined): string | undefined {

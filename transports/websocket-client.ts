@@ -260,7 +260,7 @@ function isNode(): boolean {
 async function webSocketFactory(options: WebSocketClientOptions & { headers?: Record<string, string> }, maxFrameBytes: number): Promise<(url: string, protocols: string[]) => WebSocketLike> {
   const hasHeaders = options.headers !== undefined && Object.keys(options.headers).length > 0
   if (options.WebSocket !== undefined) {
-    if (hasHeaders) throw new TransportError('A WHATWG WebSocket cannot send headers; leave out options.WebSocket (Node uses ws) or put a token in the URL')
+    if (hasHeaders) throw new TransportError('A WHATWG WebSocket cannot send headers; leave out options.WebSocket (Node uses ws), or use the Streamable HTTP transport (an access token never goes in a URL)')
     const Given = options.WebSocket
     return (url, protocols) => new Given(url, protocols)
   }
@@ -278,6 +278,6 @@ async function webSocketFactory(options: WebSocketClientOptions & { headers?: Re
   if (Native === undefined) {
     throw new TransportError(wsFailure === undefined ? 'No WebSocket in this runtime: pass options.WebSocket' : 'The ws package could not be loaded and this runtime has no global WebSocket', { cause: wsFailure })
   }
-  if (hasHeaders) throw new TransportError('This runtime\'s WebSocket cannot send headers; put a token in the URL or use the HTTP transport')
+  if (hasHeaders) throw new TransportError('This runtime\'s WebSocket cannot send headers; use the Streamable HTTP transport (an access token never goes in a URL)')
   return (url, protocols) => new Native(url, protocols)
 }

@@ -46,7 +46,8 @@ export interface Discovery {
  *   AS:   issuer with a path: /.well-known/oauth-authorization-server/<path>,
  *           /.well-known/openid-configuration/<path>, <path>/.well-known/openid-configuration
  *         issuer without: /.well-known/oauth-authorization-server, /.well-known/openid-configuration
- *         (none: MCP 2025-03-26 defaults /authorize, /token, /register at the issuer's origin)
+ *         (none, and no PRM: MCP 2025-03-26 defaults /authorize, /token, /register at the
+ *         issuer's origin; none with PRM: AuthorizationError RequestFailed)
  *
  * `fetchFn` is the OAuth client's guarded fetch (auth/client/endpoint-guard.ts): a URL it refuses
  * fails discovery (no fallback to another URL). Refuses (AuthorizationError) a PRM `resource` that
@@ -66,6 +67,12 @@ export async function discover(serverUrl: URL, resourceMetadataUrl: string | und
   const issuer = chooseIssuer(serverUrl, resourceMetadata, trustedIssuer)
   // MCP 2025-03-26 (no PRM): the metadata at the server's origin names the issuer, nothing to compare it with.
   const metadata = await fetchServerMetadata(issuer, fetchFn, resourceMetadata !== undefined)
+  if (metadata === undefined && resourceMetadata !== undefined) {
+    // MCP 2025-06-18 on: a server with PRM names an authorization server that MUST publish metadata;
+    // the default endpoints are MCP 2025-03-26's alone. Guessing them here would also skip the
+    // check of PKCE support (code_challenge_methods_supported) the client MUST make first.
+    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `the authorization server ${issuer} named by the Protected Resource Metadata publishes no metadata`)
+  }
   if (trustedIssuer !== undefined && metadata !== undefined && metadata.issuer !== trustedIssuer) {
     throw new AuthorizationError(AuthorizationErrorCode.UntrustedIssuer, `the authorization server metadata names issuer ${metadata.issuer}, not the trusted issuer ${trustedIssuer}`)
   }

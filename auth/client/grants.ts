@@ -51,10 +51,7 @@ export type RedirectHook = (authorizationUrl: URL) => Promise<URL>
  */
 export async function authorizationCodeGrant(context: GrantContext, scope: string | undefined, redirect: RedirectHook, redirectUri: string): Promise<TokenSet> {
   const { server } = context
-  // MCP 2025-11-25: refuse to proceed without PKCE S256 support (absent list: no PKCE).
-  if (context.hasMetadata && !(server.code_challenge_methods_supported ?? []).includes('S256')) {
-    throw new AuthorizationError(AuthorizationErrorCode.PkceUnsupported, `${server.issuer} does not advertise PKCE S256`)
-  }
+  checkPkceSupport(server, context.hasMetadata)
   if (server.authorization_endpoint === undefined) throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `${server.issuer} has no authorization_endpoint`)
   // The browser goes where the metadata says: the same rules as for the client's own requests.
   await context.checkEndpoint(new URL(server.authorization_endpoint))
@@ -89,6 +86,20 @@ export async function authorizationCodeGrant(context: GrantContext, scope: strin
     const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth(context), parameters, redirectUri, verifier, requestOptions(context))
     return oauth.processAuthorizationCodeResponse(as, client, response)
   })
+}
+
+/**
+ * Throws AuthorizationError PkceUnsupported unless the authorization server's metadata lists S256
+ * in `code_challenge_methods_supported`. MCP 2025-11-25 and 2026-07-28: the client MUST verify PKCE
+ * support in the metadata (RFC 8414 or OpenID Discovery alike) before it proceeds, and an absent
+ * list means no PKCE. `hasMetadata` false is the MCP 2025-03-26 server without any metadata
+ * (default endpoints), which has nothing to check: that revision made PKCE mandatory for all.
+ */
+export function checkPkceSupport(server: AuthorizationServerMetadata, hasMetadata: boolean): void {
+  const methods = server.code_challenge_methods_supported
+  if (hasMetadata && !(Array.isArray(methods) && methods.includes('S256'))) {
+    throw new AuthorizationError(AuthorizationErrorCode.PkceUnsupported, `${server.issuer} does not advertise PKCE S256 (code_challenge_methods_supported: ${methods === undefined ? 'absent' : JSON.stringify(methods)})`)
+  }
 }
 
 /** The client credentials grant (OAuth 2.1 §4.2), with `scope` and `resource` when known. */

@@ -50,17 +50,21 @@ export async function registerClient(server: AuthorizationServerMetadata, input:
     throw new AuthorizationError(AuthorizationErrorCode.RegistrationUnavailable, `no client id for ${server.issuer}: not pre-registered, no client metadata document, no registration endpoint`)
   }
   const requested = chooseMethod(server, input)
-  const redirectUris = input.redirectUri === undefined ? [] : [input.redirectUri]
+  // The redirect URI the grant will use is registered whatever else clientMetadata lists (MCP:
+  // redirect URIs MUST be registered with the authorization server).
+  const redirectUris = [...new Set([...listed(input.clientMetadata?.redirect_uris), ...(input.redirectUri === undefined ? [] : [input.redirectUri])])]
   const metadata = {
     client_name: 'rxmcp',
-    redirect_uris: redirectUris,
     grant_types: input.grantTypes,
     response_types: input.grantTypes.includes('authorization_code') ? ['code'] : [],
     token_endpoint_auth_method: requested,
-    // OpenID DCR: loopback and custom-scheme redirects are native applications.
+    // MCP 2026-07-28 (OpenID DCR): an application_type always, since omitting it means "web" under
+    // OIDC, which refuses loopback redirects: loopback and custom-scheme redirects are native
+    // applications, any other (https on a remote host) a web one. clientMetadata may say otherwise.
     application_type: redirectUris.every(isNativeRedirect) ? 'native' : 'web',
     ...(input.scope === undefined ? {} : { scope: input.scope }),
     ...input.clientMetadata,
+    redirect_uris: redirectUris,
   }
   let registered: oauth.OmitSymbolProperties<oauth.Client>
   try {
@@ -68,7 +72,10 @@ export async function registerClient(server: AuthorizationServerMetadata, input:
     registered = await processRegistration(response)
   } catch (cause) {
     if (cause instanceof AuthorizationError) throw cause
-    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `dynamic client registration at ${server.issuer} failed`, { cause: safeCause(cause) })
+    // MCP 2026-07-28: registration may fail over redirect URI constraints (an OIDC server and the
+    // application_type): the server's error code and description say so to the developer.
+    const refused = cause instanceof RegistrationRefusal ? `: ${cause.error}${cause.description === undefined ? '' : ` (${cause.description})`}` : ''
+    throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `dynamic client registration at ${server.issuer} failed${refused}`, { cause: safeCause(cause) })
   }
   const returned = typeof registered.token_endpoint_auth_method === 'string' ? registered.token_endpoint_auth_method as TokenEndpointAuthMethod : undefined
   const secret = typeof registered.client_secret === 'string' ? registered.client_secret : undefined
@@ -84,7 +91,9 @@ export async function registerClient(server: AuthorizationServerMetadata, input:
  */
 async function processRegistration(response: Response): Promise<oauth.OmitSymbolProperties<oauth.Client>> {
   if (response.status !== 200 && response.status !== 201) {
-    void response.body?.cancel()
+    // RFC 7591 §3.2.2: a refusal is 400 with `error` (invalid_redirect_uri, invalid_client_metadata…).
+    const body = await response.json().catch(() => undefined) as { error?: unknown; error_description?: unknown } | undefined
+    if (typeof body?.error === 'string') throw new RegistrationRefusal(response.status, body.error, typeof body.error_description === 'string' ? body.error_description : undefined)
     throw new Error(`the registration endpoint answered ${response.status}`)
   }
   const body = await response.json() as Record<string, unknown>
@@ -110,6 +119,29 @@ function chooseMethod(server: AuthorizationServerMetadata, input: RegistrationIn
   if (supported === undefined || supported.includes('none')) return 'none'
   for (const method of ['client_secret_basic', 'client_secret_post'] as const) if (supported.includes(method)) return method
   return 'none'
+}
+
+/** A registration endpoint's refusal (RFC 7591 §3.2.2): its error code and description, each cut to a short line. */
+class RegistrationRefusal extends Error {
+  override readonly name = 'RegistrationRefusal'
+  readonly error: string
+  readonly description: string | undefined
+  constructor(readonly status: number, error: string, description: string | undefined) {
+    super(`the registration endpoint answered ${status} ${printable(error, 64)}`)
+    this.error = printable(error, 64)
+    this.description = description === undefined ? undefined : printable(description, 200)
+  }
+}
+
+/** `text` with control characters made spaces, cut to `max` characters: a remote server's words fit for a message. */
+function printable(text: string, max: number): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ')
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+}
+
+/** The strings of a client metadata list (`redirect_uris`), none when it is not one. */
+function listed(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : []
 }
 
 function isNativeRedirect(uri: string): boolean {

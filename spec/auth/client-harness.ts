@@ -33,6 +33,8 @@ export interface HarnessOptions {
   registration?: boolean
   /** What the registration endpoint answers besides client_id. */
   registrationAnswer?: Record<string, unknown>
+  /** The registration endpoint refuses with 400 and this body (RFC 7591 §3.2.2), instead of registering. */
+  registrationError?: Record<string, unknown>
   /** The scopes the endpoint needs; with fewer it answers 403 insufficient_scope naming them. */
   requiredScopes?: string[]
   /** Answer 403 insufficient_scope to every request, whatever the token. */
@@ -160,6 +162,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     }
     const base = metadataPath === undefined ? origin : issuer
     if (path === `${new URL(base).pathname.replace(/\/$/, '')}/register` && options.registration !== false) {
+      if (options.registrationError !== undefined) return json(response, 400, options.registrationError)
       return json(response, 201, { client_id: `dcr-${randomUUID()}`, ...options.registrationAnswer })
     }
     if (path === `${new URL(base).pathname.replace(/\/$/, '')}/authorize`) {
