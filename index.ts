@@ -72,6 +72,7 @@ export {
 } from './lib/jsonrpc/errors.ts'
 export type { StructureBound } from './lib/jsonrpc/errors.ts'
 export { ToolNameWarning, toolNameIssues, TOOL_NAME_MAX_LENGTH } from './lib/tool-names.ts'
+export { metaKeyIssues, isReservedMetaKey } from './lib/meta-keys.ts'
 export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS } from './actors/server/request-state.ts'
 export type { RequestStateStore } from './actors/server/request-state.ts'
 export type { FrameTooLargeDetails } from './lib/jsonrpc/errors.ts'

@@ -59,17 +59,65 @@ export interface TraceContext {
 
 /** version-traceid-parentid-flags, lower-case hex; an all-zero trace or parent id is invalid (W3C Trace Context). */
 const TRACEPARENT = /^[\da-f]{2}-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}$/
+/** A tracestate key: a simple key, or tenant@system (W3C Trace Context, tracestate). */
+const TRACESTATE_KEY = /^(?:[a-z][a-z\d_*/-]{0,255}|[a-z\d][a-z\d_*/-]{0,240}@[a-z][a-z\d_*/-]{0,13})$/
+/** A tracestate value: up to 256 printable ASCII characters but `,` and `=`, not ending in a space. */
+const TRACESTATE_VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
+/** A baggage key or property key: an HTTP token (W3C Baggage). */
+const BAGGAGE_KEY = /^[!#$%&'*+.^_`|~\dA-Za-z-]+$/
+/** A baggage value: printable ASCII but space, `"`, `,`, `;` and `\` (those go percent-encoded). */
+const BAGGAGE_VALUE = /^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/
+/** Optional whitespace around list separators (W3C: OWS, spaces and tabs). */
+const OWS = /^[ \t]+|[ \t]+$/g
+/** W3C Trace Context: at most 32 list-members in tracestate. */
+const MAX_TRACESTATE_MEMBERS = 32
+/** W3C Baggage: at most 64 list-members and 8192 bytes; more is not a baggage rxmcp hands on. */
+const MAX_BAGGAGE_MEMBERS = 64
+const MAX_BAGGAGE_LENGTH = 8192
+
+/** Whether `value` is a tracestate of W3C Trace Context (list-members `key=value`, empty ones allowed). */
+export function isTracestate(value: string): boolean {
+  let members = 0
+  for (const raw of value.split(',')) {
+    const member = raw.replace(OWS, '')
+    if (member === '') continue
+    const equals = member.indexOf('=')
+    if (++members > MAX_TRACESTATE_MEMBERS || equals < 0) return false
+    if (!TRACESTATE_KEY.test(member.slice(0, equals)) || !TRACESTATE_VALUE.test(member.slice(equals + 1))) return false
+  }
+  return true
+}
+
+/** Whether `value` is a baggage of W3C Baggage (list-members `key=value`, each with `;property` parts). */
+export function isBaggage(value: string): boolean {
+  if (value.length > MAX_BAGGAGE_LENGTH) return false
+  const members = value.split(',')
+  if (members.length > MAX_BAGGAGE_MEMBERS) return false
+  return members.every(member => {
+    const [pair, ...properties] = member.split(';')
+    const equals = pair!.indexOf('=')
+    if (equals < 0 || !BAGGAGE_KEY.test(pair!.slice(0, equals).replace(OWS, '')) || !BAGGAGE_VALUE.test(pair!.slice(equals + 1).replace(OWS, ''))) return false
+    return properties.every(property => {
+      const at = property.indexOf('=')
+      if (at < 0) return BAGGAGE_KEY.test(property.replace(OWS, ''))
+      return BAGGAGE_KEY.test(property.slice(0, at).replace(OWS, '')) && BAGGAGE_VALUE.test(property.slice(at + 1).replace(OWS, ''))
+    })
+  })
+}
 
 /**
  * The trace context in a request's `_meta`, or undefined when there is none or its `traceparent`
- * is malformed (a handler never sees a value that could not be a trace id).
+ * is malformed. MCP 2026-07-28 `_meta`: the values at these keys follow W3C Trace Context and W3C
+ * Baggage, so a `tracestate` or `baggage` that does not is left out (as W3C tells a vendor to drop
+ * a tracestate it cannot parse): a handler never sees, nor passes on, a value that breaks them.
  */
 export function traceContextOf(meta: Meta | undefined): TraceContext | undefined {
   const traceparent = meta?.traceparent
   if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent) || traceparent.startsWith('ff')) return undefined
   const trace: { traceparent: string; tracestate?: string; baggage?: string } = { traceparent }
-  if (typeof meta!.tracestate === 'string') trace.tracestate = meta!.tracestate
-  if (typeof meta!.baggage === 'string') trace.baggage = meta!.baggage
+  const { tracestate, baggage } = meta!
+  if (typeof tracestate === 'string' && isTracestate(tracestate)) trace.tracestate = tracestate
+  if (typeof baggage === 'string' && isBaggage(baggage)) trace.baggage = baggage
   return trace
 }
 
