@@ -13,7 +13,7 @@
  * await server.listen(streamableHttp({ port: 3000, auth }))
  */
 import { DpopKeyQuotaError, DpopProofError, DpopReplayCacheFullError, DpopVerifier, type DpopOptions } from './dpop.ts'
-import { missingScopes, operationScopes, type AuthAnswer, type AuthOutcome, type AuthRefusal, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
+import { missingScopes, operationScopes, withImpliedScopes, type ScopeHierarchy, type AuthAnswer, type AuthOutcome, type AuthRefusal, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 
 /** A token that is not (or no longer) valid: answered 401 `invalid_token`. Its message never reaches the client. */
@@ -56,6 +56,15 @@ export interface BearerAuthOptions {
    * gets 403 `insufficient_scope` naming them, so the client can step up.
    */
   scopes?: Readonly<Record<string, readonly string[]>>
+  /**
+   * Which broader scopes imply narrower ones (MCP 2026-07-28: servers MUST account for scope
+   * hierarchies when deciding whether a token suffices): `{ 'files:write': ['files:read'] }` lets
+   * a token with `files:write` through where `files:read` is needed; implications chain
+   * (`{ admin: ['files:write'], 'files:write': ['files:read'] }`). The principal handed on carries
+   * the implied scopes too, so `requiredScopes`, `scopes`, `requireScopes` and handlers reading
+   * `ctx.principal.scopes` all apply it. Default none: a scope grants only itself.
+   */
+  scopeHierarchy?: ScopeHierarchy
   /** `resource_name` in the metadata. */
   resourceName?: string
   /** `resource_documentation` in the metadata. */
@@ -88,7 +97,8 @@ const WELL_KNOWN = '/.well-known/oauth-protected-resource'
  *   the MCP endpoint's path, and at the root well-known path;
  * - answers a request without a valid token 401 with `WWW-Authenticate: Bearer resource_metadata=...`
  *   (plus `scope` when `requiredScopes` are set, and `error="invalid_token"` for a bad token);
- * - answers a request whose token lacks an operation's scopes 403 `insufficient_scope`;
+ * - answers a request whose token lacks an operation's scopes 403 `insufficient_scope`, a scope
+ *   counting as held when the token has it or one implying it (`scopeHierarchy`);
  * - remembers each verified token until it expires, so a key lookup or an introspection call is
  *   paid once per token, not per request.
  */
@@ -142,7 +152,8 @@ export function bearerAuth(options: BearerAuthOptions): Authenticator {
       let principal = cache.get(token, at)
       if (principal === undefined) {
         try {
-          principal = await options.verify(token, context)
+          // The token's scopes with those they imply: what every check below and after sees.
+          principal = withImpliedScopes(await options.verify(token, context), options.scopeHierarchy)
         } catch (error) {
           if (error instanceof InvalidTokenError) {
             const description = error.reason === 'expired' ? 'The access token expired' : 'The access token is invalid'

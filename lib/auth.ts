@@ -52,12 +52,50 @@ export function principalKey(principal: Principal | undefined): string {
   return JSON.stringify([principal.issuer ?? null, principal.kind ?? null, principal.subject])
 }
 
-/** The scopes of `required` that `principal` lacks (all of them without a principal). */
-export function missingScopes(principal: Principal | undefined, required: readonly string[]): string[] {
+/**
+ * The scopes `principal` lacks of `required` (all of them without a principal). With a
+ * `hierarchy`, a scope the principal holds also grants every scope it implies (see
+ * {@link ScopeHierarchy}); without one, only the scopes it names.
+ */
+export function missingScopes(principal: Principal | undefined, required: readonly string[], hierarchy?: ScopeHierarchy): string[] {
   if (required.length === 0) return []
   if (principal === undefined) return [...required]
-  const granted = new Set(principal.scopes)
+  const granted = new Set(hierarchy === undefined ? principal.scopes : impliedScopes(principal.scopes, hierarchy))
   return required.filter(scope => !granted.has(scope))
+}
+
+/**
+ * Which narrower scopes a broader scope implies (MCP 2026-07-28 authorization: a server MUST
+ * account for scope hierarchies when deciding whether a token suffices): each key grants the
+ * scopes it lists, and through them what those list, e.g.
+ * `{ admin: ['files:write'], 'files:write': ['files:read'] }` (admin grants all three).
+ */
+export type ScopeHierarchy = Readonly<Record<string, readonly string[]>>
+
+/**
+ * `granted` and every scope it implies under `hierarchy`, transitively, each once, the granted
+ * ones first. A cycle (`a` implies `b` implies `a`) ends where it began. Only the hierarchy's own
+ * keys count: a scope named `constructor` implies nothing.
+ */
+export function impliedScopes(granted: readonly string[], hierarchy: ScopeHierarchy): string[] {
+  const result = new Set(granted)
+  // The set grows while it is walked: each scope added is visited once, in turn.
+  for (const scope of result) {
+    if (!Object.hasOwn(hierarchy, scope)) continue
+    for (const implied of hierarchy[scope]!) result.add(implied)
+  }
+  return [...result]
+}
+
+/**
+ * `principal` with the scopes its own imply under `hierarchy` added to `scopes` (the same object
+ * when they add nothing): what an authenticator hands on, so every later check, and a handler
+ * reading `ctx.principal.scopes`, sees what the token grants.
+ */
+export function withImpliedScopes(principal: Principal, hierarchy: ScopeHierarchy | undefined): Principal {
+  if (hierarchy === undefined) return principal
+  const scopes = impliedScopes(principal.scopes, hierarchy)
+  return scopes.length === principal.scopes.length ? principal : { ...principal, scopes }
 }
 
 /**
@@ -74,9 +112,11 @@ export function operationScopes(rules: ScopeRules, message: unknown): readonly s
   if (typeof message !== 'object' || message === null) return []
   const { method, params } = message as { method?: unknown; params?: unknown }
   if (typeof method !== 'string') return []
-  const byMethod = rules[method] ?? []
+  // Own keys only: a method named `constructor` or `__proto__` must not read Object.prototype.
+  const byMethod = Object.hasOwn(rules, method) ? rules[method]! : []
   const target = targetOf(params)
-  const byTarget = target === undefined ? undefined : rules[`${method}:${target}`]
+  const key = `${method}:${target}`
+  const byTarget = target === undefined || !Object.hasOwn(rules, key) ? undefined : rules[key]!
   return byTarget === undefined ? byMethod : [...byMethod, ...byTarget]
 }
 

@@ -6,7 +6,7 @@
 import { Observable, map, throwError } from '../../lib/rx.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ForbiddenError, InvalidParamsError, McpError, RateLimitedError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
-import { missingScopes, operationScopes, principalKey, targetOf, type Principal, type ScopeRules } from '../../lib/auth.ts'
+import { missingScopes, operationScopes, principalKey, targetOf, type Principal, type ScopeHierarchy, type ScopeRules } from '../../lib/auth.ts'
 import { TokenBuckets, type TokenBucketOptions } from '../../lib/token-bucket.ts'
 import type { McpRequest, Middleware, ServerContext } from '../server.ts'
 
@@ -15,11 +15,13 @@ import type { McpRequest, Middleware, ServerContext } from '../server.ts'
  * `bearerAuth`'s `scopes`: `'tools/call'`, `'tools/call:delete_file'`), with -31003 naming them in
  * `data.requiredScopes`. Over HTTP, `bearerAuth({ scopes })` checks the same rules before the
  * request is read and answers 403 for step-up; this middleware serves every other transport.
+ * A scope counts as held when the principal has it or, with `hierarchy`, one implying it
+ * (a principal from `bearerAuth({ scopeHierarchy })` carries the implied scopes already).
  */
-export function requireScopes(rules: ScopeRules): Middleware {
+export function requireScopes(rules: ScopeRules, hierarchy?: ScopeHierarchy): Middleware {
   return next => (request, ctx) => {
     const required = operationScopes(rules, request)
-    const missing = missingScopes(ctx.principal, required)
+    const missing = missingScopes(ctx.principal, required, hierarchy)
     if (missing.length === 0) return next(request, ctx)
     return throwError(() => new ForbiddenError(`Forbidden: ${request.method} needs scope ${missing.join(' ')}`, { requiredScopes: [...required] }))
   }
