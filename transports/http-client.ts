@@ -1,5 +1,6 @@
 import { Observable, Subject, asyncScheduler, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import type { HeaderSource, Inbound, Transport } from '../lib/transport.ts'
+import { sameOriginRedirects } from './same-origin-redirects.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError, HttpStatusError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
@@ -146,7 +147,8 @@ class HttpClient implements HttpClientTransport {
     this.#options = options
     this.#mode = mode
     // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
-    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+    // Redirects are followed within the server's origin only: the session id and headers stay with it.
+    this.#fetch = sameOriginRedirects(options.fetch ?? ((input, init) => globalThis.fetch(input, init)))
     this.#maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE
     this.inbound = this.#incoming.asObservable()
     this.#abort.signal.addEventListener('abort', () => { for (const post of this.#posts) post.abort() }, { once: true })
