@@ -532,7 +532,9 @@ class HttpClient implements HttpClientTransport {
   }
 
   #delay(attempt: number, retry: number | undefined): number {
-    if (retry !== undefined) return retry
+    // The server's retry is waited exactly, up to the longest wait a timer holds (about 24.8 days):
+    // a larger one would fire at once and spin the reconnects.
+    if (retry !== undefined) return Math.min(retry, MAX_WAIT_MS)
     const initial = this.#options.reconnect?.initialDelayMs ?? HTTP_CLIENT_DEFAULTS.initialDelayMs
     const max = this.#options.reconnect?.maxDelayMs ?? HTTP_CLIENT_DEFAULTS.maxDelayMs
     return Math.min(max, initial * 2 ** attempt)
@@ -621,6 +623,9 @@ class HttpClient implements HttpClientTransport {
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
+
+/** The longest wait a timer holds (2^31 - 1 ms); Node fires a longer one at once. */
+const MAX_WAIT_MS = 2 ** 31 - 1
 
 /** How much of an error answer's body is read, for the error message. */
 const ERROR_BODY_LIMIT = 64 * 1024

@@ -86,15 +86,19 @@ async function getStream(url: string, headers: Record<string, string>): Promise<
 const isResponse = (message: JsonObject) => !('method' in message)
 
 describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () => {
-  verifies('http:client-retry-field', 'waits exactly the retry the server sent before it reconnects a dropped GET stream, from its last event id', async () => {
+  /**
+   * A legacy server whose first GET stream sends one event with `retry` and drops, and a client
+   * of it on a virtual clock, its GET stream read and dropped: it waits on the clock now.
+   */
+  async function droppedStream(retry: number) {
     const gets: Array<string | undefined> = []
     const log = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'before the drop' } }
     const { url } = await serve(async (req, res) => {
       if (req.method === 'GET') {
         gets.push(req.headers['last-event-id'] as string | undefined)
         res.writeHead(200, { 'content-type': 'text/event-stream' })
-        // The first stream tells the client to wait 2.5 s, then drops; the second stays open.
-        if (gets.length === 1) res.end(`id: e1\nretry: 2500\nevent: message\ndata: ${JSON.stringify(log)}\n\n`)
+        // The first stream tells the client how long to wait, then drops; the second stays open.
+        if (gets.length === 1) res.end(`id: e1\nretry: ${retry}\nevent: message\ndata: ${JSON.stringify(log)}\n\n`)
         else res.flushHeaders()
         return
       }
@@ -116,6 +120,11 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
     await eventually(() => clock.actions.length === 1)
     expect(received).toContainEqual(log)
     expect(gets).toEqual([undefined])
+    return { clock, gets }
+  }
+
+  verifies('http:client-retry-field', 'waits exactly the retry the server sent before it reconnects a dropped GET stream, from its last event id', async () => {
+    const { clock, gets } = await droppedStream(2500)
     expect(clock.actions.map(action => action.delay)).toEqual([2500])
     advance(clock, 2499)
     expect(clock.actions).toHaveLength(1)
@@ -124,6 +133,11 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
     expect(clock.actions).toHaveLength(0)
     await eventually(() => gets.length === 2)
     expect(gets[1]).toBe('e1')
+  })
+
+  it('waits at most 2^31 - 1 ms for a retry longer than a timer holds, instead of reconnecting at once', async () => {
+    const { clock } = await droppedStream(10_000_000_000)
+    expect(clock.actions.map(action => action.delay)).toEqual([2 ** 31 - 1])
   })
 
   verifies('http:get-no-responses', 'never sends a response on the GET stream: an answer whose POST stream is gone is dropped, not moved there', async () => {
