@@ -70,7 +70,7 @@ export {
   ConnectionClosedError, TransportError, HttpStatusError, ResponseLostError, FrameTooLargeError, CapabilityError, ProtocolError, UnsupportedVersionError,
   StructureLimitError, ElicitationContentError, RXMCP_ERROR_CODE_RANGE, LegacyErrorCode,
 } from './lib/jsonrpc/errors.ts'
-export type { StructureBound } from './lib/jsonrpc/errors.ts'
+export type { StructureBound, UrlElicitationRequiredData } from './lib/jsonrpc/errors.ts'
 export { ToolNameWarning, toolNameIssues, TOOL_NAME_MAX_LENGTH } from './lib/tool-names.ts'
 export { metaKeyIssues, isReservedMetaKey } from './lib/meta-keys.ts'
 export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS } from './actors/server/request-state.ts'

@@ -7,6 +7,7 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import type { Authenticator, Principal } from '../../lib/auth.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { CancelledError } from '../../lib/jsonrpc/errors.ts'
+import type { CallToolResult } from '../../lib/schema/types.ts'
 
 /**
  * MCP 2026-07-28 list and round invariants of the rxmcp server, over real Streamable HTTP: a
@@ -19,8 +20,8 @@ let cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => { for (const cleanup of cleanups.reverse()) await cleanup(); cleanups = [] })
 
 const PRINCIPALS: Record<string, Principal> = {
-  ada: { subject: 'ada', kind: 'user', claims: { roles: ['user'] } },
-  root: { subject: 'root', kind: 'user', claims: { roles: ['admin'] } },
+  ada: { subject: 'ada', kind: 'user', scopes: [], claims: { roles: ['user'] } },
+  root: { subject: 'root', kind: 'user', scopes: [], claims: { roles: ['admin'] } },
 }
 
 /** An API-key authenticator: the principal named by `x-api-key`. */
@@ -66,7 +67,7 @@ async function listening(server: McpServer): Promise<string> {
   return http.url!
 }
 
-const text = (value: string) => ({ content: [{ type: 'text', text: value }] })
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] })
 
 /** Five tools, prompts, resources and templates, and a permission policy: `user` may use some of each, `admin` all. */
 function catalogue(options: ServerOptions = {}): McpServer {

@@ -9,6 +9,7 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { resultOf } from '../../lib/operators/progress.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, InvalidParamsError, McpError } from '../../lib/jsonrpc/errors.ts'
+import type { CallToolResult, CreateMessageResult } from '../../lib/schema/types.ts'
 
 /**
  * MCP 2025-11-25 tasks, each side of rxmcp: a request of a type the receiver declared no tasks for
@@ -21,7 +22,7 @@ let cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => { for (const cleanup of cleanups.reverse()) await cleanup(); cleanups = [] })
 
 const RELATED = 'io.modelcontextprotocol/related-task'
-const text = (value: string) => ({ content: [{ type: 'text', text: value }] })
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] })
 
 type Answer = { result?: JsonObject; error?: { code: number; message: string } }
 
@@ -67,7 +68,7 @@ function gate(): { opened: Promise<void>; open: () => void } {
   return { opened, open }
 }
 
-const SAMPLED = { role: 'assistant', model: 'm', content: { type: 'text', text: 'sampled' } }
+const SAMPLED: CreateMessageResult = { role: 'assistant', model: 'm', content: { type: 'text', text: 'sampled' } }
 const SAMPLE_PARAMS = { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 }
 
 describe('MCP 2025-11-25 tasks', () => {
