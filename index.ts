@@ -12,6 +12,8 @@ export { requireScopes, permissions, permissionOf, grants, OPEN_METHODS, rateLim
 export type { PermissionPolicy, RateLimitOptions, AuditEntry } from './actors/server/middleware.ts'
 export { principalKey, missingScopes, impliedScopes, withImpliedScopes, operationScopes, targetOf, authorizeMessage, PrincipalKind } from './lib/auth.ts'
 export type { Principal, ScopeHierarchy, ScopeRules, Authenticator, AuthRequest, AuthAnswer, AuthOutcome, AuthRefusal, MessageAuthorization } from './lib/auth.ts'
+export { credentialContext, isAuthorizationContextSource, ANONYMOUS_CONTEXT } from './lib/authorization-context.ts'
+export type { AuthorizationContext, AuthorizationContextSource } from './lib/authorization-context.ts'
 export { TokenBuckets, memoryRateLimiterStore, createMemoryRateLimiterStore } from './lib/token-bucket.ts'
 export type { TokenBucketOptions, TokenBucketState, RateLimiter, RateLimiterStore } from './lib/token-bucket.ts'
 export { TASKS_EXTENSION, SERVER_TASKS_DEFAULTS, TooManyRunningTasksError, TOO_MANY_RUNNING_TASKS_ERROR_CODE } from './actors/server/tasks.ts'

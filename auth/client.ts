@@ -9,6 +9,7 @@
 import * as oauth from 'oauth4webapi'
 import { importPKCS8 } from 'jose'
 import { authChallenge } from '../lib/www-authenticate.ts'
+import { credentialContext } from '../lib/authorization-context.ts'
 import { canonicalResource, discover, type Discovery } from './client/discovery.ts'
 import { hostKind } from './client/address.ts'
 import { checkEndpoint, guardedFetch, systemLookup, type EndpointPolicy, type HostLookup } from './client/endpoint-guard.ts'
@@ -405,16 +406,23 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
       if (outcome === 'authorized') authorizations++
     }
   }
-  return Object.assign(authorizedFetch, { headersFor })
+  /** The authorization context of the next request to `target`: the one of the access token held for its server. */
+  const authorizationContext = async (target: string | URL): Promise<string> => credentialContext((await store.get(sessionFor(new URL(target)).key))?.accessToken)
+
+  return Object.assign(authorizedFetch, { headersFor, authorizationContext })
 }
 
 /**
  * What {@link oauthFetch} returns: a fetch, and `headersFor(url)`, the headers that authorize a
  * request to that MCP server (authorizing first when no token is held), for transports that do
- * not go through fetch.
+ * not go through fetch; and `authorizationContext(url)`, an opaque name of the access token held
+ * for that server (`''` for none), which the Streamable HTTP client transport hands to the
+ * client's cache so that a `private` result serves only requests sent with the same token (MCP
+ * 2026-07-28 caching).
  */
 export type OAuthFetch = typeof fetch & {
   headersFor(url: string | URL, method?: string): Promise<Record<string, string>>
+  authorizationContext(url: string | URL): Promise<string>
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Observable } from './rx.ts'
 import type { JsonObject, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
 import type { Principal } from './auth.ts'
+import type { AuthorizationContext } from './authorization-context.ts'
 
 /**
  * One decoded item from a transport: a JSON value that still has to be checked as JSON-RPC, or a
@@ -89,6 +90,13 @@ export interface Transport {
   setHeaderSource?(source: HeaderSource): void
   /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
   setProtocolVersion?(version: string): void
+  /**
+   * Optional, client transports that send credentials: the authorization context the next request
+   * goes out in (see lib/authorization-context.ts), `''` for none, null when the transport cannot
+   * tell. The client's cache keeps a `private` result only for the context it came in
+   * (MCP 2026-07-28 caching). A transport without it is one anonymous context (stdio, memory).
+   */
+  authorizationContext?(): AuthorizationContext | Promise<AuthorizationContext>
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
   /**

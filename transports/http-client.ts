@@ -8,6 +8,7 @@ import { decodeJsonFrame } from '../lib/codec/json.ts'
 import type { StructureLimits } from '../lib/codec/structure.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
 import { UnauthorizedError } from '../lib/unauthorized-error.ts'
+import { ANONYMOUS_CONTEXT, credentialContext, isAuthorizationContextSource, type AuthorizationContext } from '../lib/authorization-context.ts'
 import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
 
 /** Options of the HTTP client transports. */
@@ -164,6 +165,23 @@ class HttpClient implements HttpClientTransport {
   }
 
   get sessionId(): string | undefined { return this.#sessionId }
+
+  /**
+   * The authorization context of the next request (MCP 2026-07-28 caching: the client keeps a
+   * `private` result for that context alone): the `fetch`'s own name for it when it gives one (an
+   * `oauthFetch` names the token it holds for this server), else the Authorization header of
+   * `headers`. Null (unknown: nothing private is cached) for a `fetch` of the application's that
+   * names none, since it may add a credential of its own.
+   */
+  async authorizationContext(): Promise<AuthorizationContext> {
+    const fetchFn = this.#options.fetch
+    const configured = await credentialContext(new Headers(this.#options.headers).get('authorization'))
+    if (fetchFn === undefined) return configured
+    if (!isAuthorizationContextSource(fetchFn)) return null
+    const named = await fetchFn.authorizationContext(this.#url)
+    // The fetch holds no credential for this server yet: the configured header is what goes out.
+    return named === ANONYMOUS_CONTEXT ? configured : named
+  }
   get mode(): 'streamable-http' | 'sse' | undefined { return this.#mode }
 
   setProtocolVersion(version: string): void { this.#protocolVersion = version }

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../lib/codec/msgpack.ts'
 import type { StructureLimits } from '../lib/codec/structure.ts'
+import { credentialContext, type AuthorizationContext } from '../lib/authorization-context.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -110,6 +111,9 @@ class WebSocketClient implements Transport {
   /** Resolves when the socket has closed (or never opened). */
   readonly #closed: Promise<void>
   #resolveClosed!: () => void
+  /** The Authorization header the upgrade carries, once the headers are known (null without one). */
+  #authorization!: Promise<string | null>
+  #resolveAuthorization!: (value: string | null) => void
 
   constructor(url: string, options: WebSocketClientOptions) {
     this.#url = url
@@ -118,6 +122,7 @@ class WebSocketClient implements Transport {
     this.#structureLimits = options.structureLimits
     this.#highWaterMark = options.highWaterMark ?? WEBSOCKET_CLIENT_DEFAULTS.highWaterMark
     this.#closed = new Promise(resolve => { this.#resolveClosed = resolve })
+    this.#authorization = new Promise(resolve => { this.#resolveAuthorization = resolve })
     this.#opened = this.#open(options)
     // A failure reaches the caller through inbound and send; this only keeps it from going unhandled.
     this.#opened.catch(() => {})
@@ -132,6 +137,14 @@ class WebSocketClient implements Transport {
     })
   }
 
+  /**
+   * The authorization context of this socket's requests (MCP 2026-07-28 caching): the one of the
+   * Authorization header its upgrade carried (the headers are read once, when it connects).
+   */
+  async authorizationContext(): Promise<AuthorizationContext> {
+    return credentialContext(await this.#authorization)
+  }
+
   async #open(options: WebSocketClientOptions): Promise<WebSocketLike> {
     const protocols = [this.#isMsgpack ? WS_SUBPROTOCOL.msgpack : WS_SUBPROTOCOL.json]
     let socket: WebSocketLike
@@ -139,9 +152,12 @@ class WebSocketClient implements Transport {
       // msgpackr is an optional peer: loaded here, so a JSON client never loads it.
       if (this.#isMsgpack) await loadMsgpack()
       const headers = typeof options.headers === 'function' ? await options.headers() : options.headers
+      this.#resolveAuthorization(new Headers(headers).get('authorization'))
       const create = await webSocketFactory({ ...options, headers }, this.#maxFrameBytes)
       socket = create(this.#url, protocols)
     } catch (error) {
+      // No upgrade, no credential: nothing will be sent in any context.
+      this.#resolveAuthorization(null)
       const failure = error instanceof TransportError ? error : new TransportError(`WebSocket connection to ${this.#url} failed`, { cause: error })
       this.#finish(failure)
       this.#resolveClosed()

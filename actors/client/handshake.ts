@@ -12,7 +12,7 @@ import { isModernVersion } from '../../lib/schema/modern.ts'
 import type { ClientCapabilities, Implementation, InitializeResult } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../actor.ts'
 import type { ClientEra, ClientMessage, ClientState } from './api.ts'
-import type { ResultCache } from './cache.ts'
+import { authorizationContextOf, type ResultCache } from './cache.ts'
 import { InvalidResultError, NoCommonVersionError } from './errors.ts'
 import { chooseVersion, isModernError, readDiscover, readResult, stampModernMeta, supportedOf } from './modern.ts'
 
@@ -75,6 +75,8 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
   }
   /** Set after a -32022: the version it named is tried once. */
   let hasRetried = false
+  /** The authorization context the probe goes out in: its result is cached for that one alone. */
+  const context = host.cache === undefined ? undefined : await authorizationContextOf(connection)
   for (;;) {
     const params = stampModernMeta(undefined, { version, capabilities: host.capabilities, info: host.info })
     let result: JsonObject
@@ -107,7 +109,7 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
       if (canFallBack && description.supportedVersions.some(theirs => isVersionAccepted(theirs, host.legacyVersions))) return false
       throw new NoCommonVersionError(description.supportedVersions, ours)
     }
-    if (chosen === version) host.cache?.set('server/discover', undefined, result)
+    if (chosen === version && host.cache !== undefined && await authorizationContextOf(connection) === context) host.cache.set('server/discover', undefined, result, context!)
     host.actor.send({ type: 'discovered', version: chosen, description })
     return true
   }

@@ -1,4 +1,4 @@
-import { catchError, defer, from, map, mergeMap, of, tap, throwError, type Observable } from '../../lib/rx.ts'
+import { catchError, defer, from, map, mergeMap, of, throwError, type Observable } from '../../lib/rx.ts'
 import type { Connection, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, McpError, ResponseLostError } from '../../lib/jsonrpc/errors.ts'
@@ -6,7 +6,8 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ClientCapabilities, Implementation } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../actor.ts'
 import type { ClientMessage, ClientState } from './api.ts'
-import type { ResultCache } from './cache.ts'
+import { authorizationContextOf, cacheKey, type ResultCache } from './cache.ts'
+import type { AuthorizationContext } from '../../lib/authorization-context.ts'
 import { answerInputRequest, type InputHandler } from './handlers.ts'
 import { inputRounds } from './input-rounds.ts'
 import { chooseVersion, stampModernMeta, supportedOf, withoutEnvelope } from './modern.ts'
@@ -23,6 +24,11 @@ export interface ModernRequestHost {
   readonly cache: ResultCache | undefined
   /** Lists every tool again (all pages, past the cache) so the headers of a retried call are current. */
   relistTools(connection: Connection): Promise<void>
+}
+
+/** A value, or a Promise's, as an Observable: synchronous for a plain value. */
+function whenReady<T>(value: T | Promise<T>): Observable<T> {
+  return value instanceof Promise ? from(value) : of(value)
 }
 
 /** Which one-time corrections a request already used (each is tried once). */
@@ -64,13 +70,29 @@ export class ModernRequests {
 
   #request(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {
     const cache = this.host.cache
-    const cached = cache?.get(method, params)
-    if (cached !== undefined) return of({ type: 'result', result: cached })
+    if (cache === undefined || cacheKey(method, params) === undefined) return this.#send(connection, method, params, options, attempt, undefined)
+    // MCP 2026-07-28 caching: a private result serves only the authorization context it came in,
+    // the one the transport names for the request about to go out.
+    return whenReady(authorizationContextOf(connection)).pipe(mergeMap(context => {
+      const cached = cache.get(method, params, context)
+      return cached !== undefined ? of<RequestEvent<JsonObject>>({ type: 'result', result: cached }) : this.#send(connection, method, params, options, attempt, context)
+    }))
+  }
+
+  /** Sends the request (its input rounds and corrections included); `context` is where its result may be cached, undefined for nowhere. */
+  #send(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt, context: AuthorizationContext | undefined): Observable<RequestEvent<JsonObject>> {
+    const cache = context === undefined ? undefined : this.host.cache
     // Each round is cached on its own params: a retry carries inputResponses or requestState, which
     // no cache key takes (MCP caching: results of MRTR retries MUST NOT be cached).
     const send = (next: JsonObject | undefined) => {
       const events = defer(() => connection.request<JsonObject>(method, this.stamp(next), options))
-      return cache === undefined ? events : events.pipe(tap(event => { if (event.type === 'result') cache.set(method, next, event.result) }))
+      if (cache === undefined) return events
+      // Kept only while the context is the one asked in: a credential that changed meanwhile (a new
+      // authorization) may not be the one the result came with.
+      return events.pipe(mergeMap(event => event.type !== 'result' ? of(event) : whenReady(authorizationContextOf(connection)).pipe(map(now => {
+        if (now === context) cache.set(method, next, event.result, context!)
+        return event
+      }))))
     }
     const actor = this.host.actor
     // What a handler answering an input request sees: the client's handlers, and its requests on this connection.
