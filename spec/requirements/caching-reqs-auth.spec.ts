@@ -86,7 +86,11 @@ describe('the client cache is per authorization context', () => {
   verifies('caching:per-authorization@2026-07-28', 'keeps nothing private when the transport cannot name the context (a fetch of the application\'s that adds its own credential), unless the fetch names it', async () => {
     const { url, asked } = await privateListsServer()
     let token = 'alice-token'
-    const addsToken: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), authorization: `Bearer ${token}` } })
+    const addsToken: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers)
+      headers.set('authorization', `Bearer ${token}`)
+      return fetch(input, { ...init, headers })
+    }
     const unnamed = await modernClient(streamableHttpClient(url, { fetch: addsToken }))
     await unnamed.listTools()
     token = 'bob-token'
