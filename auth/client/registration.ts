@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi'
 import { AuthorizationError, AuthorizationErrorCode, safeCause } from './errors.ts'
 import type { AuthorizationServerMetadata } from './discovery.ts'
 import type { HttpOptions } from './grants.ts'
+import { hostKind } from './address.ts'
 
 /** How the client authenticates at the token endpoint. */
 export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt'
@@ -147,7 +148,8 @@ function listed(value: unknown): string[] {
 function isNativeRedirect(uri: string): boolean {
   try {
     const url = new URL(uri)
-    return (url.protocol !== 'http:' && url.protocol !== 'https:') || ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+    // The same loopback rule the redirect URI itself was accepted by (localhost, 127.0.0.0/8, [::1]).
+    return (url.protocol !== 'http:' && url.protocol !== 'https:') || hostKind(url.hostname) === 'loopback'
   } catch {
     return false
   }

@@ -97,7 +97,8 @@ describe('redirect URIs are localhost or https, and registered', () => {
 
 describe('Dynamic Client Registration gives an application_type and reports refusals', () => {
   verifies('auth:dcr-application-type@2026-07-28', 'registers a loopback redirect as a native application and an https one as a web application', async () => {
-    for (const [redirectUri, type] of [[REDIRECT_URI, 'native'], ['https://app.example.com/callback', 'web']] as const) {
+    // Every loopback form a redirect URI may take is a native application's (127.0.0.0/8 included).
+    for (const [redirectUri, type] of [[REDIRECT_URI, 'native'], ['http://127.0.0.2:8765/callback', 'native'], ['http://[::1]:8765/callback', 'native'], ['https://app.example.com/callback', 'web']] as const) {
       const harness = await harnessFor({})
       expect((await callThrough(harness, { redirectUri })).status).toBe(200)
       expect(JSON.parse(harness.requestsTo('/register')[0]!.body)).toMatchObject({ application_type: type, redirect_uris: [redirectUri] })
