@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { firstValueFrom, lastValueFrom, take, toArray, interval, map, tap, last } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
@@ -199,13 +199,16 @@ describe('createServer', () => {
     expect(result).toEqual({ content: [{ type: 'text', text: 'counted' }] })
     expect(progress).toEqual([1, 2, 3])
     const controller = new AbortController()
-    const call = pair.client.callTool('count', { steps: 1000 }, { signal: controller.signal }).catch(e => e)
-    await new Promise(resolve => setTimeout(resolve, 20))
+    // Its first progress says the handler runs: the request is in flight on the server.
+    let isRunning!: () => void
+    const running = new Promise<void>(resolve => { isRunning = resolve })
+    const call = pair.client.callTool('count', { steps: 1000 }, { signal: controller.signal, onProgress: () => isRunning() }).catch(e => e)
+    await running
     expect(pair.session.connection.incoming.size).toBe(1)
     controller.abort()
     expect((await call).code).toBe('RXMCP_ERR_CANCELLED')
-    await new Promise(resolve => setTimeout(resolve, 10))
-    expect(pair.session.connection.incoming.size).toBe(0)
+    // The server forgets the request once the cancellation has reached it.
+    await vi.waitFor(() => expect(pair.session.connection.incoming.size).toBe(0), { timeout: 10_000 })
   })
 
   verifies('lifecycle:capabilities', 'enforces capabilities both ways', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { connectInMemory } from '../../testing.ts'
@@ -41,12 +41,11 @@ describe('createEverythingServer', () => {
     await pair.client.callTool('long_running', { steps: 3, ms: 1 }, { onProgress: event => progress.push(event.progress) })
     expect(progress).toEqual([1, 2, 3])
     const controller = new AbortController()
-    const call = pair.client.callTool('long_running', { steps: 1000, ms: 5 }, { signal: controller.signal }).catch(e => e)
-    await new Promise(resolve => setTimeout(resolve, 30))
-    controller.abort()
+    // Aborted at its first progress: the handler runs, the request is in flight on the server.
+    const call = pair.client.callTool('long_running', { steps: 1000, ms: 5 }, { signal: controller.signal, onProgress: () => controller.abort() }).catch(e => e)
     expect(await call).toBeInstanceOf(CancelledError)
-    await new Promise(resolve => setTimeout(resolve, 10))
-    expect(pair.session.connection.incoming.size).toBe(0)
+    // The server forgets the request once the cancellation has reached it.
+    await vi.waitFor(() => expect(pair.session.connection.incoming.size).toBe(0), { timeout: 10_000 })
   })
 
   it('asks the client for sampling, elicitation and roots', async () => {

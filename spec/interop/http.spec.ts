@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +12,7 @@ import { streamableHttp, type StreamableHttpServer } from '../../transports/stre
 import { httpClient, sseClient, streamableHttpClient } from '../../transports/http-client.ts'
 import { connect } from '../../actors/client.ts'
 import type { McpServer } from '../../actors/server.ts'
+import { progressOfLastAnswer, recordWire } from '../helpers/sdk-wire.ts'
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
 const require = createRequire(import.meta.url)
@@ -69,11 +70,11 @@ describe('official SDK HTTP clients against the rxmcp HTTP server', () => {
     const client = officialClient()
     await client.connect(new StreamableHTTPClientTransport(new URL(http.url!)))
     const controller = new AbortController()
-    const call = client.callTool({ name: 'long_running', arguments: { steps: 200, ms: 10 } }, undefined, { signal: controller.signal })
-    setTimeout(() => controller.abort(), 50)
+    // Aborted once its first progress arrives: the call is surely in flight on the server then.
+    const call = client.callTool({ name: 'long_running', arguments: { steps: 200, ms: 10 } }, undefined, { signal: controller.signal, onprogress: () => controller.abort() })
     await expect(call).rejects.toThrow()
-    await new Promise(resolve => setTimeout(resolve, 50))
-    for (const session of server.sessions) expect(session.connection.incoming.size).toBe(0)
+    // The server forgets the request once it has read the cancellation (a POST of its own).
+    await vi.waitFor(() => { for (const session of server.sessions) expect(session.connection.incoming.size).toBe(0) }, { timeout: 10_000 })
     expect(await client.callTool({ name: 'echo', arguments: { text: 'after' } })).toEqual({ content: [{ type: 'text', text: 'after' }] })
     await client.close()
   })
@@ -111,11 +112,16 @@ describe('official SDK HTTP clients against the rxmcp HTTP server', () => {
 
   it('talks to the legacy SSE endpoint with the official SSEClientTransport', async () => {
     const client = officialClient()
-    await client.connect(new SSEClientTransport(new URL(http.url!.replace('/mcp', '/sse'))))
+    const transport = new SSEClientTransport(new URL(http.url!.replace('/mcp', '/sse')))
+    await client.connect(transport)
+    const wire = recordWire(transport)
     expect(await client.callTool({ name: 'echo', arguments: { text: 'legacy' } })).toEqual({ content: [{ type: 'text', text: 'legacy' }] })
     const progress: number[] = []
     await client.callTool({ name: 'long_running', arguments: { steps: 2, ms: 5 } }, undefined, { onprogress: p => { progress.push(p.progress) } })
-    expect(progress).toEqual([1, 2])
+    // What rxmcp guarantees: every progress is written on the stream before the result. The SDK's
+    // EventSource dispatches a chunk's events at once, so it may drop the last progress: a prefix.
+    expect(progressOfLastAnswer(wire)).toEqual({ before: [1, 2], after: 0 })
+    expect(progress).toEqual([1, 2].slice(0, progress.length))
     expect((await client.callTool({ name: 'sample', arguments: { prompt: 'q' } })).content).toEqual([{ type: 'text', text: 'official-model: sampled over http' }])
     await client.close()
   })

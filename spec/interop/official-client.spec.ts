@@ -92,8 +92,8 @@ describe('the official SDK client against the rxmcp everything server', () => {
 
   it('cancels through an AbortSignal and the server goes on', async () => {
     const controller = new AbortController()
-    const call = client.callTool({ name: 'long_running', arguments: { steps: 500, ms: 10 } }, undefined, { signal: controller.signal })
-    setTimeout(() => controller.abort('enough'), 50)
+    // Aborted once its first progress arrives: the call is surely in flight on the server then.
+    const call = client.callTool({ name: 'long_running', arguments: { steps: 500, ms: 10 } }, undefined, { signal: controller.signal, onprogress: () => controller.abort('enough') })
     await expect(call).rejects.toThrow()
     expect(await client.callTool({ name: 'echo', arguments: { text: 'after cancel' } })).toEqual({ content: [{ type: 'text', text: 'after cancel' }] })
   })

@@ -47,8 +47,8 @@ describe('the rxmcp client against an official SDK McpServer', () => {
     expect(await client.callTool('slow', { steps: 3, ms: 5 }, { onProgress: event => progress.push(event.progress) })).toEqual({ content: [{ type: 'text', text: 'done 3' }] })
     expect(progress).toEqual([1, 2, 3])
     const controller = new AbortController()
-    const call = client.callTool('slow', { steps: 200, ms: 10 }, { signal: controller.signal })
-    setTimeout(() => controller.abort(), 50)
+    // Aborted once its first progress arrives: the call is surely in flight on the server then.
+    const call = client.callTool('slow', { steps: 200, ms: 10 }, { signal: controller.signal, onProgress: () => controller.abort() })
     await expect(call).rejects.toBeInstanceOf(CancelledError)
     expect(await client.callTool('echo', { text: 'alive' })).toEqual({ content: [{ type: 'text', text: 'alive' }] })
   })
