@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { WebSocket as WsWebSocket, WebSocketServer } from 'ws'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { websocket, type McpWebSocketServer } from '../../transports/websocket.ts'
@@ -78,15 +78,19 @@ describe('websocketClient', () => {
 
   it('sends what was sent before the socket opened, in order, and keeps frames that arrive before inbound is read', async () => {
     const url = await startRaw(socket => socket.on('message', data => socket.send(String(data))))
-    const transport = websocketClient(url)
+    // The frames the client's socket has read: its listener, added first, runs just before the transport's.
+    let arrived = 0
+    const Counting = class extends WsWebSocket {
+      constructor(address: string, protocols: string[]) { super(address, protocols); this.on('message', () => { arrived++ }) }
+    } as unknown as WebSocketConstructor
+    const transport = websocketClient(url, { WebSocket: Counting })
     const first = transport.send({ jsonrpc: '2.0', method: 'a' })
     const second = transport.send({ jsonrpc: '2.0', method: 'b' })
     await Promise.all([first, second])
-    // The echoes arrive while nobody reads inbound yet; they wait for the subscriber.
-    await new Promise(resolve => setTimeout(resolve, 100))
+    // Both echoes have reached the transport while nobody reads inbound yet; they wait for the subscriber.
+    await vi.waitFor(() => expect(arrived).toBe(2), { timeout: 10_000 })
     const { items } = drain(transport.inbound)
-    for (let wait = 0; wait < 100 && items.length < 2; wait++) await new Promise(resolve => setTimeout(resolve, 20))
-    expect(items).toEqual([{ type: 'message', message: { jsonrpc: '2.0', method: 'a' } }, { type: 'message', message: { jsonrpc: '2.0', method: 'b' } }])
+    await vi.waitFor(() => expect(items).toEqual([{ type: 'message', message: { jsonrpc: '2.0', method: 'a' } }, { type: 'message', message: { jsonrpc: '2.0', method: 'b' } }]), { timeout: 10_000 })
     await transport.close()
   })
 
@@ -96,7 +100,7 @@ describe('websocketClient', () => {
     const first = websocketClient(url)
     const one = drain(first.inbound)
     await first.send({ jsonrpc: '2.0', method: 'hello' })
-    for (let wait = 0; wait < 100 && dropped.length === 0; wait++) await new Promise(resolve => setTimeout(resolve, 20))
+    await vi.waitFor(() => expect(dropped).toHaveLength(1), { timeout: 10_000 })
     dropped[0]!.terminate()
     const error = await one.ended
     expect(error).toBeInstanceOf(ConnectionClosedError)

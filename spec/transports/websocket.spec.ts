@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { WebSocket } from 'ws'
-import { lastValueFrom, toArray } from 'rxjs'
+import { lastValueFrom, toArray, VirtualTimeScheduler } from 'rxjs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
@@ -9,6 +9,7 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { connect } from '../../actors/client.ts'
 import type { McpServer } from '../../actors/server.ts'
 import { CancelledError, ConnectionClosedError } from '../../lib/jsonrpc/errors.ts'
+import { progressOfLastAnswer, recordWire } from '../helpers/sdk-wire.ts'
 
 let server: McpServer | undefined
 let ws: McpWebSocketServer | undefined
@@ -19,6 +20,19 @@ async function start(options: Parameters<typeof websocket>[0] = {}): Promise<str
   ws = websocket(options)
   await server.listen(ws)
   return ws.url!
+}
+
+/** Moves a virtual clock `ms` on, running what it has due by then. */
+function advance(clock: VirtualTimeScheduler, ms: number): void {
+  // An action at the target time, so the clock reaches it even when nothing else is due.
+  clock.schedule(() => {}, ms)
+  clock.maxFrames = clock.now() + ms
+  clock.flush()
+}
+
+/** Waits (bounded, generously) until some session of the server has a request in flight. */
+async function untilInFlight(): Promise<void> {
+  await vi.waitFor(() => expect([...server!.sessions].some(session => session.connection.incoming.size > 0)).toBe(true), { timeout: 10_000 })
 }
 
 const handlers = {
@@ -35,18 +49,23 @@ describe('websocket', () => {
     globals.WebSocket = WebSocket
     try {
       const client = new Client({ name: 'official-ws', version: '1' })
-      await client.connect(new WebSocketClientTransport(new URL(url)))
+      const transport = new WebSocketClientTransport(new URL(url))
+      await client.connect(transport)
+      const wire = recordWire(transport)
       expect((await client.listTools()).tools).toHaveLength(5)
       expect(await client.callTool({ name: 'echo', arguments: { text: 'ws' } })).toEqual({ content: [{ type: 'text', text: 'ws' }] })
       const progress: number[] = []
       await client.callTool({ name: 'long_running', arguments: { steps: 3, ms: 5 } }, undefined, { onprogress: p => { progress.push(p.progress) } })
-      expect(progress).toEqual([1, 2, 3])
+      // What rxmcp guarantees: every progress is written before the result. ws hands the SDK a
+      // chunk's frames at once, and the SDK may then drop the last progress: it reports a prefix.
+      expect(progressOfLastAnswer(wire)).toEqual({ before: [1, 2, 3], after: 0 })
+      expect(progress).toEqual([1, 2, 3].slice(0, progress.length))
       const controller = new AbortController()
-      const call = client.callTool({ name: 'long_running', arguments: { steps: 500, ms: 10 } }, undefined, { signal: controller.signal })
-      setTimeout(() => controller.abort(), 40)
+      // Aborted at its first progress: the call is surely in flight on the server then.
+      const call = client.callTool({ name: 'long_running', arguments: { steps: 500, ms: 10 } }, undefined, { signal: controller.signal, onprogress: () => controller.abort() })
       await expect(call).rejects.toThrow()
-      await new Promise(resolve => setTimeout(resolve, 30))
-      for (const session of server!.sessions) expect(session.connection.incoming.size).toBe(0)
+      // The server forgets the request once it has read the cancellation.
+      await vi.waitFor(() => { for (const session of server!.sessions) expect(session.connection.incoming.size).toBe(0) }, { timeout: 10_000 })
       await client.close()
     } finally {
       globals.WebSocket = previous
@@ -68,8 +87,8 @@ describe('websocket', () => {
     expect((await client.callTool('roots')).content).toEqual([{ type: 'text', text: '[{"uri":"file:///ws","name":"ws"}]' }])
     expect((await client.readResource('everything://logo')).contents[0]).toMatchObject({ blob: expect.any(String) })
     const controller = new AbortController()
-    const call = client.callTool('long_running', { steps: 500, ms: 10 }, { signal: controller.signal })
-    setTimeout(() => controller.abort(), 40)
+    // Aborted at its first progress: the call is surely in flight on the server then.
+    const call = client.callTool('long_running', { steps: 500, ms: 10 }, { signal: controller.signal, onProgress: () => controller.abort() })
     await expect(call).rejects.toBeInstanceOf(CancelledError)
     await client.close()
   })
@@ -106,18 +125,27 @@ describe('websocket', () => {
     const closed = new Promise<number>(resolve => socket.once('close', code => resolve(code)))
     socket.send('x'.repeat(4096))
     expect(await closed).toBe(1009)
-    await new Promise(resolve => setTimeout(resolve, 20))
-    expect(server!.sessions.size).toBe(0)
+    // The server ends the session once it has seen its side of the socket close.
+    await vi.waitFor(() => expect(server!.sessions.size).toBe(0), { timeout: 10_000 })
   })
 
   it('closes a peer that stops answering pings within the heartbeat interval', async () => {
-    const url = await start({ heartbeatMs: 100 })
+    // Heartbeats on a virtual clock: an interval passes when the test says, whatever the machine's pace.
+    const clock = new VirtualTimeScheduler()
+    const url = await start({ heartbeatMs: 100, scheduler: clock })
     const socket = new WebSocket(url, [WS_SUBPROTOCOL.json], { autoPong: false })
     await new Promise(resolve => socket.once('open', resolve))
-    const started = Date.now()
-    const code = await new Promise<number>(resolve => socket.once('close', resolve))
-    expect(code).toBe(1006)
-    expect(Date.now() - started).toBeLessThan(2_000)
+    await vi.waitFor(() => expect(ws!.sessionCount).toBe(1), { timeout: 10_000 })
+    let isClosed = false
+    const closed = new Promise<number>(resolve => socket.once('close', code => { isClosed = true; resolve(code) }))
+    const pinged = new Promise(resolve => socket.once('ping', resolve))
+    // The first heartbeat pings it; it does not answer.
+    advance(clock, 100)
+    await pinged
+    expect(isClosed).toBe(false)
+    // The next one finds no pong since: the socket is cut.
+    advance(clock, 100)
+    expect(await closed).toBe(1006)
   })
 
   it('stops reading from a peer that does not read its answers, so memory stays bounded', async () => {
@@ -132,12 +160,19 @@ describe('websocket', () => {
     const text = 'x'.repeat(20 * 1024)
     for (let id = 1; id <= 2000; id++) socket.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } }))
     let peak = 0
+    const sample = () => {
+      for (const session of server!.sessions) peak = Math.max(peak, (session.connection.transport as unknown as { bufferedAmount: number }).bufferedAmount)
+      return peak
+    }
+    // The server's queue to this peer reaches the high-water mark: from there it stops reading it.
+    await vi.waitFor(() => expect(sample()).toBeGreaterThanOrEqual(64 * 1024), { timeout: 20_000, interval: 10 })
+    // Then watched a while longer, as the requests it had read are answered. Sampling can only miss
+    // a peak, never make one: this wait cannot fail the test, only let more of it be seen.
     for (let i = 0; i < 40; i++) {
       await new Promise(resolve => setTimeout(resolve, 25))
-      for (const session of server!.sessions) peak = Math.max(peak, (session.connection.transport as unknown as { bufferedAmount: number }).bufferedAmount)
+      sample()
     }
     // 2000 answers would be 40 MiB; the server holds back at the high-water mark plus what was in flight.
-    expect(peak).toBeGreaterThan(0)
     expect(peak).toBeLessThan(8 * 1024 * 1024)
     socket.terminate()
   })
@@ -146,7 +181,7 @@ describe('websocket', () => {
     const url = await start()
     const client = await connect(websocketClient(url), { name: 'rx-ws', version: '1' })
     const call = client.callTool('long_running', { steps: 100, ms: 50 }).catch(error => error)
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await untilInFlight()
     for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.terminate()
     expect(await call).toBeInstanceOf(ConnectionClosedError)
   })
@@ -157,17 +192,16 @@ describe('websocket', () => {
     const updates: unknown[] = []
     client.notifications('notifications/message').subscribe(params => updates.push(params))
     const pending = client.callTool('long_running', { steps: 100, ms: 50 }).catch(error => error)
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await untilInFlight()
     for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.terminate()
     expect(await pending).toBeInstanceOf(ConnectionClosedError)
-    for (let wait = 0; wait < 50 && client.state.status !== 'operating'; wait++) await new Promise(resolve => setTimeout(resolve, 20))
-    expect(client.state.status).toBe('operating')
+    await vi.waitFor(() => expect(client.state.status).toBe('operating'), { timeout: 10_000 })
     expect(await client.callTool('echo', { text: 'again' })).toEqual({ content: [{ type: 'text', text: 'again' }] })
     // The notification bus survives the reconnect.
     await client.setLoggingLevel('debug')
     await client.callTool('log', { level: 'info', message: 'after reconnect' })
-    await new Promise(resolve => setTimeout(resolve, 20))
-    expect(updates).toContainEqual({ level: 'info', logger: 'everything', data: 'after reconnect' })
+    // Heard by the subscription made before the reconnect.
+    await vi.waitFor(() => expect(updates).toContainEqual({ level: 'info', logger: 'everything', data: 'after reconnect' }), { timeout: 10_000 })
     await client.close()
     expect(client.state.status).toBe('closed')
   })
