@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Subject } from 'rxjs'
 import { jsonLines } from '../lib/codec/json-lines.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
@@ -66,8 +66,7 @@ async function open(options: { initialize?: boolean; protocolVersion?: string; m
     // within the turns `settle` waits.
     raw.write('{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"echo","arguments":{"text":"w"}}}\n')
     // Loading it reads files, so wait for the answer itself (bounded), not for a number of turns.
-    for (let wait = 0; wait < 2_000 && raw.replies.length === 0; wait++) await new Promise(resolve => setTimeout(resolve, 10))
-    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'warm', result: { content: [{ type: 'text', text: 'w' }] } }])
+    await vi.waitFor(() => expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'warm', result: { content: [{ type: 'text', text: 'w' }] } }]), { timeout: 20_000, interval: 10 })
     raw.replies.length = 0
   }
   return raw
@@ -245,16 +244,22 @@ describe('bad input', () => {
 
   verifies('jsonrpc:id-unique', 'refuses a request that reuses an in-flight id', async () => {
     server = createServer({ name: 'slow', version: '0' })
-    server.tool('wait', {}, () => new Promise(resolve => setTimeout(() => resolve({ content: [] }), 50)))
+    // The first call is held until the test lets it go: the second one meets it in flight.
+    let release!: () => void
+    const released = new Promise<void>(resolve => { release = resolve })
+    server.tool('wait', {}, async () => { await released; return { content: [] } })
     const raw = rawSession(server)
     await server.listen(raw.transport)
     await raw.initialize()
     raw.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}\n{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}\n')
-    await new Promise(resolve => setTimeout(resolve, 100))
-    expect(raw.replies).toEqual([
+    await vi.waitFor(() => expect(raw.replies).toEqual([
+      { jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.stringContaining('already in use') } },
+    ]), { timeout: 10_000 })
+    release()
+    await vi.waitFor(() => expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.stringContaining('already in use') } },
       { jsonrpc: '2.0', id: 1, result: { content: [] } },
-    ])
+    ]), { timeout: 10_000 })
     await raw.expectAlive()
   })
 

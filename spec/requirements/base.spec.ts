@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Subject } from 'rxjs'
 import { createServer, type McpServer, type ServerContext } from '../../actors/server.ts'
 import type { Inbound, Transport } from '../../lib/transport.ts'
@@ -32,10 +32,9 @@ async function rawServer(setup: (server: McpServer) => void = () => {}) {
   }
   await server.listen(transport)
   const write = (message: JsonObject) => inbound.next({ type: 'message', message })
-  /** Waits until `predicate` holds of the replies (bounded, so a missing answer fails the test instead of hanging it). */
+  /** Waits until `predicate` holds of the replies (bounded, generously, so a missing answer fails the test instead of hanging it). */
   const until = async (predicate: (replies: JsonObject[]) => boolean) => {
-    for (let turn = 0; turn < 200 && !predicate(replies); turn++) await new Promise(resolve => setTimeout(resolve, 5))
-    expect(predicate(replies)).toBe(true)
+    await vi.waitFor(() => expect(predicate(replies)).toBe(true), { timeout: 10_000, interval: 5 })
   }
   /** A ping written last and answered proves every message written before it was handled (one session handles in order). */
   const settle = async () => {

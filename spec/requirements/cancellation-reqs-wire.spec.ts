@@ -1,4 +1,4 @@
-import { afterEach, describe, expect } from 'vitest'
+import { afterEach, describe, expect, vi } from 'vitest'
 import { ReplaySubject, filter, firstValueFrom, lastValueFrom, timeout, toArray } from 'rxjs'
 import { createServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
@@ -94,8 +94,13 @@ describe('issue 20 requirements: cancellation (reqs-wire)', () => {
     hang.unsubscribe()
     answered.unsubscribe()
     unanswered.unsubscribe()
-    // The server aborts ask_unanswered, whose elicitation is still out: it cancels that one only.
-    for (let turn = 0; turn < 500 && cancellations(serverLog).length === 0; turn++) await new Promise(resolve => setTimeout(resolve, 10))
+    // The server reads the three cancellations (each on a POST of its own, in any order) and aborts
+    // ask_unanswered, whose elicitation is still out: it cancels that one.
+    const read = () => serverLog.filter(entry => entry.direction === 'in' && entry.message.method === 'notifications/cancelled')
+    await vi.waitFor(() => expect(read()).toHaveLength(3), { timeout: 10_000 })
+    await vi.waitFor(() => expect(cancellations(serverLog)).not.toHaveLength(0), { timeout: 10_000 })
+    // A round trip after both: anything the server sends in reaction to them is out by its answer,
+    // so the lists below are complete (no more cancellations than these).
     expect(await client.callTool('echo')).toEqual(text('echo'))
 
     expect(cancellations(clientLog).map(params => params.requestId)).toEqual([

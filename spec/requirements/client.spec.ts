@@ -21,14 +21,17 @@ async function clientOfRawServer(options: Parameters<typeof connect>[2] = {}) {
   const [near, far] = createMemoryPair()
   const server: Connection = createConnection(far)
   const seen: Array<{ method: string; params: JsonObject | undefined }> = []
+  // The tools/call handlers held until the burst of three the progress test sends is all here.
+  const held: Array<() => void> = []
   server.setRequestHandler('initialize', params => {
     seen.push({ method: 'initialize', params })
     return { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'raw-server', version: '1' } }
   })
   server.setRequestHandler('tools/call', async (params, request) => {
     seen.push({ method: 'tools/call', params })
-    // Holds the call until the test has seen every request of the burst.
-    await new Promise(resolve => setTimeout(resolve, 0))
+    // Holds every call until all three of the burst have arrived: their tokens are those of
+    // requests in flight together, whatever the machine's pace.
+    await new Promise<void>(resolve => { held.push(resolve); if (held.length === 3) for (const release of held) release() })
     return { content: [{ type: 'text', text: String(request.progressToken) }] }
   })
   server.start()

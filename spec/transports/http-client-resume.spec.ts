@@ -55,8 +55,9 @@ describe('the Streamable HTTP client after a refused reconnection', () => {
   it('resumes a response stream from the same Last-Event-ID after a refused resume', async () => {
     const server = createServer({ name: 's', version: '1' })
     server.tool('steps', {}, async (_args, ctx) => {
-      // Once the answer stream is open (it opens after the handler is handed the request).
-      await new Promise(resolve => setTimeout(resolve, 20))
+      // Once the answer stream is open: the listener opens it in the same turn that it hands the
+      // request on, right after, so the next turn finds it open (no time involved).
+      await new Promise(resolve => setImmediate(resolve))
       ctx.progress(1, 3)
       // The stream ends here; the client comes back with Last-Event-ID for the rest.
       ctx.closeStream()

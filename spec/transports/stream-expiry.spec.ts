@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { VirtualTimeScheduler } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
@@ -51,15 +51,16 @@ function send(url: string, method: string, headers: Record<string, string>, body
   })
 }
 
-/** Waits (bounded, in real time) until `check` holds; the clock under test does not move meanwhile. */
+/** Waits (bounded, generously, in real time) until `check` holds; the clock under test does not move meanwhile. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; turn < 300 && !check(); turn++) await new Promise(resolve => setTimeout(resolve, 10))
-  if (!check()) throw new Error(`never happened: ${what}`)
+  await vi.waitFor(() => { if (!check()) throw new Error(`never happened: ${what}`) }, { timeout: 10_000, interval: 10 })
 }
 
-/** Resolves when `stream` ends, or rejects after a bounded real-time wait. */
+/** Resolves when `stream` ends, or rejects after a bounded (generous) real-time wait. */
 function endOf(stream: Stream, what: string): Promise<void> {
-  return Promise.race([stream.ended, new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`the stream did not end: ${what}`)), 3_000))])
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>((_, reject) => { timer = setTimeout(() => reject(new Error(`the stream did not end: ${what}`)), 10_000) })
+  return Promise.race([stream.ended, late]).finally(() => clearTimeout(timer))
 }
 
 /** The JSON-RPC messages of an SSE text. */

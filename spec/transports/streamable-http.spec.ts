@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { events, messages } from '../helpers/sse-events.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { createMemoryEventStore } from '../../transports/event-store.ts'
 import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
 import { interval, take, tap, last, map, VirtualTimeScheduler } from 'rxjs'
 
@@ -108,13 +109,16 @@ describe('streamableHttp', () => {
   })
 
   it('replays exactly the missed events of a stream after Last-Event-ID, then goes on live', async () => {
-    const url = await start()
+    const store = createMemoryEventStore()
+    const stored = vi.spyOn(store, 'storeEvent')
+    const url = await start({ eventStore: store })
     const session = await initialized(url)
     const response = await post(url, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'count', arguments: { steps: 6, ms: 40 }, _meta: { progressToken: 5 } } }, { 'mcp-session-id': session })
     // Read the priming event and the first progress, then drop the connection mid-request.
     const seen = await events(response, event => event.data.includes('"progress":1'))
     const lastId = seen.at(-1)!.id!
-    await new Promise(resolve => setTimeout(resolve, 100))
+    // Missed: the server stores progress 2 and 3 with nobody reading them, whatever the machine's pace.
+    await vi.waitFor(() => expect(stored.mock.calls.some(([, message]) => JSON.stringify(message).includes('"progress":3'))).toBe(true), { timeout: 10_000 })
     const resumed = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'last-event-id': lastId } })
     expect(resumed.status).toBe(200)
     const rest = messages(await events(resumed))
@@ -136,7 +140,7 @@ describe('streamableHttp', () => {
     const first = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } })
     const second = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } })
     expect([first.status, second.status]).toEqual([200, 200])
-    await new Promise(resolve => setTimeout(resolve, 20))
+    // No wait needed: the listener opens a GET stream in the same turn that it sends its headers.
     mcp!.log('warning', 'to everyone')
     const got = messages(await events(second, event => event.data.includes('to everyone')))
     expect(got).toContainEqual({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', data: 'to everyone' } })
@@ -164,8 +168,8 @@ describe('streamableHttp', () => {
     clock.maxFrames = clock.now() + 2000
     clock.flush()
     expect(http!.sessionCount).toBe(0)
-    for (let wait = 0; wait < 50 && mcp!.sessions.size > 0; wait++) await new Promise(resolve => setTimeout(resolve, 100))
-    expect(mcp!.sessions.size).toBe(0)
+    // The server lets go of each session once its connection has closed.
+    await vi.waitFor(() => expect(mcp!.sessions.size).toBe(0), { timeout: 10_000 })
   })
 
   it('answers 503 past maxSessions', async () => {
@@ -187,8 +191,8 @@ describe('streamableHttp', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(url)))
     expect(await client.callTool({ name: 'echo', arguments: { text: 'stateless' } })).toEqual({ content: [{ type: 'text', text: 'stateless' }] })
     await client.close()
-    await new Promise(resolve => setTimeout(resolve, 20))
-    expect(mcp!.sessions.size).toBe(0)
+    // Each POST's one-request session ends with its response.
+    await vi.waitFor(() => expect(mcp!.sessions.size).toBe(0), { timeout: 10_000 })
   })
 
   it('serves the legacy HTTP+SSE transport beside it', async () => {
