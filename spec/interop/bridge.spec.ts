@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -69,7 +69,8 @@ describe('rxmcp bridge --shared', () => {
     let log = ''
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
     try {
-      for (let wait = 0; wait < 200 && !log.includes('served at'); wait++) await new Promise(resolve => setTimeout(resolve, 50))
+      // Started with tsx, the bridge may take seconds on a loaded machine: wait for its line, generously.
+      await vi.waitFor(() => expect(log).toContain('served at'), { timeout: 30_000, interval: 50 })
       const url = `ws://127.0.0.1:${port}/mcp`
       const [a, b] = await Promise.all([connect(websocketClient(url), { name: 'a', version: '1' }), connect(websocketClient(url), { name: 'b', version: '1' })])
       const progress = { a: [] as number[], b: [] as number[] }
@@ -92,5 +93,5 @@ describe('rxmcp bridge --shared', () => {
       bridgeProcess.kill('SIGTERM')
       await exited
     }
-  }, 30_000)
+  }, 60_000)
 })
