@@ -133,19 +133,28 @@ describe('websocket', () => {
     // Heartbeats on a virtual clock: an interval passes when the test says, whatever the machine's pace.
     const clock = new VirtualTimeScheduler()
     const url = await start({ heartbeatMs: 100, scheduler: clock })
-    const socket = new WebSocket(url, [WS_SUBPROTOCOL.json], { autoPong: false })
-    await new Promise(resolve => socket.once('open', resolve))
-    await vi.waitFor(() => expect(ws!.sessionCount).toBe(1), { timeout: 10_000 })
+    // One peer that never answers a ping, and one that does (ws answers for it).
+    const silent = new WebSocket(url, [WS_SUBPROTOCOL.json], { autoPong: false })
+    const answering = new WebSocket(url, [WS_SUBPROTOCOL.json])
+    await Promise.all([silent, answering].map(socket => new Promise(resolve => socket.once('open', resolve))))
+    await vi.waitFor(() => expect(server!.sessions.size).toBe(2), { timeout: 10_000 })
+    // The server's side of each socket; its pong listener runs before the one added here.
+    const ponged = new Promise(resolve => { for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.once('pong', resolve) })
     let isClosed = false
-    const closed = new Promise<number>(resolve => socket.once('close', code => { isClosed = true; resolve(code) }))
-    const pinged = new Promise(resolve => socket.once('ping', resolve))
-    // The first heartbeat pings it; it does not answer.
+    const closed = new Promise<number>(resolve => silent.once('close', code => { isClosed = true; resolve(code) }))
+    const pinged = new Promise(resolve => silent.once('ping', resolve))
+    // The first heartbeat pings both; only one answers.
     advance(clock, 100)
-    await pinged
+    await Promise.all([pinged, ponged])
     expect(isClosed).toBe(false)
-    // The next one finds no pong since: the socket is cut.
+    // The next one finds no pong from the silent peer since: it is cut.
     advance(clock, 100)
     expect(await closed).toBe(1006)
+    // The answering peer is still served after that heartbeat: a request gets its answer.
+    const answer = new Promise<string>(resolve => answering.once('message', data => resolve(String(data))))
+    answering.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }))
+    expect(JSON.parse(await answer)).toMatchObject({ jsonrpc: '2.0', id: 1 })
+    answering.close()
   })
 
   it('stops reading from a peer that does not read its answers, so memory stays bounded', async () => {
