@@ -18,8 +18,8 @@ describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () 
   const pids = () => [...log.matchAll(/child pid (\d+)/g)].map(match => Number(match[1]))
 
   beforeAll(async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000))
-    bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    // Port 0: the bridge takes a free port and names it in its "served at" line.
+    bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--port', '0', '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
     base = await new Promise<string>((resolve, reject) => {
       const timer = setInterval(() => {
@@ -64,14 +64,13 @@ describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () 
 
 describe('rxmcp bridge --shared', () => {
   it('serves several sessions from one child, each seeing only its own answers and progress', async () => {
-    const port = String(20000 + Math.floor(Math.random() * 20000))
-    const bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--shared', '--port', port, '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    const bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--shared', '--port', '0', '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
     let log = ''
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
     try {
       // Started with tsx, the bridge may take seconds on a loaded machine: wait for its line, generously.
       await vi.waitFor(() => expect(log).toContain('served at'), { timeout: 30_000, interval: 50 })
-      const url = `ws://127.0.0.1:${port}/mcp`
+      const url = /served at http(:\/\/\S+\/mcp)/.exec(log)![1]!.replace(/^/, 'ws')
       const [a, b] = await Promise.all([connect(websocketClient(url), { name: 'a', version: '1' }), connect(websocketClient(url), { name: 'b', version: '1' })])
       const progress = { a: [] as number[], b: [] as number[] }
       const [ra, rb] = await Promise.all([
