@@ -13,6 +13,7 @@ import { httpClient, sseClient, streamableHttpClient } from '../../transports/ht
 import { connect } from '../../actors/client.ts'
 import type { McpServer } from '../../actors/server.ts'
 import { progressOfLastAnswer, recordWire } from '../helpers/sdk-wire.ts'
+import { freeLoopbackPort } from '../../examples/cluster/spawn-nginx.ts'
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
 const require = createRequire(import.meta.url)
@@ -162,7 +163,8 @@ describe('rxmcp HTTP clients against @modelcontextprotocol/server-everything', (
     ['streamableHttp', (url: string) => streamableHttpClient(`${url}/mcp`)],
     ['sse', (url: string) => sseClient(`${url}/sse`)],
   ])('lists and calls its tools over %s', async (mode, transport) => {
-    const port = String(20000 + Math.floor(Math.random() * 20000))
+    // A port the system just gave out, not a random one that may be taken.
+    const port = String(await freeLoopbackPort())
     const peer = await child(['--import', `${fixtures}loopback-only.mjs`, bin, mode], { PORT: port }, /(?:listening on|running on) port (\d+)/i)
     try {
       const client = await connect(transport(`http://127.0.0.1:${peer.url}`), { name: 'rx', version: '1' })
