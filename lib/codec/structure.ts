@@ -55,7 +55,10 @@ const CLOSE_BRACKET = 0x5d
  * Only what the text could break is checked: a text of `2 * maxDepth + 1` characters or fewer
  * cannot nest deeper than `maxDepth` and still be JSON (each level takes an opening and a closing
  * bracket), nor hold more than `maxDepth` members, so short messages (most of them) are not
- * scanned at all. Invalid JSON is not this function's to find: it answers undefined or a bound,
+ * scanned at all. Nor can a text with no more than `maxDepth` opening brackets (counted natively,
+ * strings included) nest deeper, or one of `2 * maxMembers` characters hold more members (each
+ * member takes a character and a separator or bracket), so most longer messages (a request with
+ * modern `_meta`, a result of a few KiB) are passed after a handful of `indexOf` calls. Invalid JSON is not this function's to find: it answers undefined or a bound,
  * and `JSON.parse` refuses the rest.
  * @example
  * exceededBound('[[[1]]]', 2, 100) // 'maxDepth'
@@ -63,6 +66,7 @@ const CLOSE_BRACKET = 0x5d
 export function exceededBound(text: string, maxDepth: number, maxMembers: number): StructureBound | undefined {
   const length = text.length
   if (length <= 2 * maxDepth + 1 && length <= maxMembers) return undefined
+  if (length <= 2 * maxMembers && openingsAtMost(text, maxDepth)) return undefined
   let depth = 0
   let members = 0
   let i = 0
@@ -87,6 +91,14 @@ export function exceededBound(text: string, maxDepth: number, maxMembers: number
     i++
   }
   return undefined
+}
+
+/** Whether `text` holds no more than `limit` opening brackets (`{` and `[`), stopping past `limit`. */
+function openingsAtMost(text: string, limit: number): boolean {
+  let count = 0
+  for (let at = text.indexOf('{'); at >= 0; at = text.indexOf('{', at + 1)) if (++count > limit) return false
+  for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) if (++count > limit) return false
+  return true
 }
 
 /**

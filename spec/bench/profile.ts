@@ -3,6 +3,7 @@
  * and prints the top functions by self time (and rxmcp's own functions by self and total time).
  *
  *   npx tsx spec/bench/profile.ts server [inFlight=64] [seconds=5]   the everything server, driven by the raw driver
+ *   npx tsx spec/bench/profile.ts modern-server [inFlight=64] [seconds=5]   the same in the modern era (server/discover, then calls with _meta)
  *   npx tsx spec/bench/profile.ts client [inFlight=64] [seconds=5]   rxmcp's client calling the everything server
  *   npx tsx spec/bench/profile.ts official-client [inFlight=64] [seconds=5]   the official Client, same server (for comparison)
  *   npx tsx spec/bench/profile.ts summarize <file.cpuprofile> [skipMs=1500]  summarise a profile made elsewhere
@@ -17,6 +18,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { connect } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 import { installCleanup, killChildren, within } from './procs.ts'
+import { modernEchoParams } from './modern-bench.ts'
 import { RawDriver } from './raw-driver.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -65,6 +67,21 @@ async function profileServer(inFlight: number, seconds: number): Promise<string>
     console.log(`server profile: ${calls} calls in ${seconds} s at ${inFlight} in flight (${(calls / seconds).toFixed(0)} calls/s under the profiler)`)
   } finally {
     // Ending stdin lets the server exit by itself, which is when the profile is written.
+    await driver.stop(10_000)
+  }
+  return newestProfile(started)
+}
+
+/** The same, in the modern era: one `server/discover`, then echo calls carrying the modern `_meta`. */
+async function profileModernServer(inFlight: number, seconds: number): Promise<string> {
+  const started = Date.now()
+  const driver = new RawDriver(process.execPath, [...PROFILE_FLAGS, ...SERVER_ARGS], root)
+  const params = modernEchoParams('hello')
+  try {
+    await within(driver.request('server/discover', { _meta: (JSON.parse(params) as { _meta: object })._meta }), 20_000, 'no answer to server/discover')
+    const calls = await keepBusy(inFlight, seconds, done => driver.send('tools/call', params, error => { if (error) throw error; done() }))
+    console.log(`modern server profile: ${calls} calls in ${seconds} s at ${inFlight} in flight (${(calls / seconds).toFixed(0)} calls/s under the profiler)`)
+  } finally {
     await driver.stop(10_000)
   }
   return newestProfile(started)
@@ -181,7 +198,8 @@ try {
   else if (mode === 'summarize') summarize(first!, Number(second ?? 1500))
   else if (mode === 'client' || mode === 'official-client') summarize(await profileClient(mode, inFlight, seconds))
   else if (mode === 'server') summarize(await profileServer(inFlight, seconds))
-  else throw new Error(`unknown mode ${mode}: server, client, official-client or summarize`)
+  else if (mode === 'modern-server') summarize(await profileModernServer(inFlight, seconds))
+  else throw new Error(`unknown mode ${mode}: server, modern-server, client, official-client or summarize`)
 } catch (error) {
   console.error('profile failed:', error)
   process.exitCode = 1
