@@ -1,3 +1,5 @@
+import type { EventBus, ServerEvent } from '../lib/events.ts'
+export type { EventBus, ServerEvent } from '../lib/events.ts'
 import type { Observable, SchedulerLike } from '../lib/rx.ts'
 import type { Connection, InspectionEvent, RequestOptions } from '../lib/connection.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
@@ -17,7 +19,6 @@ import type { ActorRef } from './actor.ts'
 import type { RequestContext } from './context.ts'
 import type { HandlerOutcome } from './request.ts'
 import type { TaskStore } from './tasks/store.ts'
-import type { TaskState } from './tasks/task.ts'
 import { Server } from './server/server.ts'
 import type { SubscriptionMessage, SubscriptionState } from './server/session.ts'
 import type { RequestStateStore } from './server/request-state.ts'
@@ -334,14 +335,6 @@ export interface ServerOptions {
   eventBus?: EventBus
 }
 
-/** Events shared between instances of one server (see ServerOptions.eventBus). */
-export interface EventBus {
-  /** Shares an event this instance raised. */
-  publish(event: ServerEvent): void
-  /** The events the other instances raised (not this one's own). */
-  readonly remote: Observable<ServerEvent>
-}
-
 /** Options of a server's tasks. */
 export interface ServerTaskOptions {
   /** Where tasks live (default: a memory store with the limits below). */
@@ -530,13 +523,6 @@ export type McpHandler = (request: McpRequest, ctx: ServerContext) => Observable
 
 /** A step of the request pipeline: given the rest of it (`next`), the handler that runs before, around or instead of it. See McpServer.use. */
 export type Middleware = (next: McpHandler) => McpHandler
-
-/** What the server's event bus carries (see McpServer.events). */
-export type ServerEvent =
-  | { type: 'list_changed'; kind: 'tools' | 'resources' | 'prompts' }
-  | { type: 'resource_updated'; uri: string }
-  /** A task's state changed (and is stored); `sessionId` names the legacy session that created it. */
-  | { type: 'task'; task: TaskState; sessionId?: string }
 
 /**
  * Creates an MCP server. Register tools, resources and prompts, then `listen` on a transport.

@@ -9,9 +9,9 @@
  */
 import { createInterface, type Interface } from 'node:readline/promises'
 import { firstValueFrom, filter } from '../lib/rx.ts'
-import { createHost, type ConsentAnswer, type ConsentRequest } from '../actors/host/host.ts'
-import { anthropicModel, openaiModel, type ModelAdapter } from '../actors/host/model.ts'
-import { converse } from '../actors/host/conversation.ts'
+import { createHost, type ConsentAnswer, type ConsentRequest } from '../host/host.ts'
+import { anthropicModel, openaiModel, type ModelAdapter } from '../host/model.ts'
+import { converse } from '../host/conversation.ts'
 import type { ModelMessage } from '../lib/llm/messages.ts'
 import { loadConfig } from './host.ts'
 import { redactExpansions } from '../lib/host-config.ts'

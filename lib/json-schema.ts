@@ -10,10 +10,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv'
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' }
 import secureMetaSchema from 'ajv/dist/refs/json-schema-secure.json' with { type: 'json' }
-import { dialectOf, type Dialect, type ValidationResult, type Validator } from './validator.ts'
+import { dialectOf, type Dialect, type ValidationResult, type Validator } from './schema-rules.ts'
 
-export type { ValidationIssue, ValidationResult, Validator } from './validator.ts'
-export { applyDefaults, isObjectSchema } from './validator.ts'
+export type { ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
+export { applyDefaults, isObjectSchema } from './schema-rules.ts'
 
 /**
  * Compiles a JSON Schema once and returns its validator.

@@ -11,7 +11,7 @@
 import { Observable } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
 import type { SessionCluster, SessionRecord } from './http-cluster.ts'
-import type { RedisLike } from './redis.ts'
+import type { RedisLike } from './redis-like.ts'
 import { channelMessages, type RedisPubSubLike } from './redis-event-bus.ts'
 
 /** Options of {@link redisSessionCluster}. */

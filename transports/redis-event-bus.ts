@@ -5,7 +5,7 @@
  */
 import { Observable } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
-import type { EventBus, ServerEvent } from '../actors/server.ts'
+import type { EventBus, ServerEvent } from '../lib/events.ts'
 
 /** The pub/sub commands the bus uses (node-redis v5): a client to publish, and a duplicate to subscribe. */
 export interface RedisPubSubLike {

@@ -21,7 +21,7 @@
  */
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { MEMORY_EVENT_STORE_DEFAULTS, type EventStore, type MemoryEventStoreOptions, type StoredEventContext } from './event-store.ts'
-import type { RedisLike } from './redis.ts'
+import type { RedisLike } from './redis-like.ts'
 
 /** Options of {@link redisEventStore}; defaults in {@link REDIS_EVENT_STORE_DEFAULTS}. */
 export interface RedisEventStoreOptions extends MemoryEventStoreOptions {

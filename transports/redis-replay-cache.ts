@@ -15,7 +15,7 @@
  * (`full`, 503) instead.
  */
 import type { ReplayCache, ReplayVerdict } from '../lib/replay-cache.ts'
-import type { RedisLike } from './redis.ts'
+import type { RedisLike } from './redis-like.ts'
 
 /** Options of {@link redisReplayCache}. */
 export interface RedisReplayCacheOptions {

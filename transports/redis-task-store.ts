@@ -6,9 +6,9 @@
  * both move a task out of the same state.
  */
 import { InvalidParamsError } from '../lib/jsonrpc/errors.ts'
-import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../actors/tasks/task.ts'
-import { TaskStoreFullError, randomTaskId, retentionFor, type TaskCreate, type TaskPage, type TaskStore, type TaskStoreLimits } from '../actors/tasks/store.ts'
-import type { RedisLike } from './redis.ts'
+import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../lib/tasks/state.ts'
+import { TaskStoreFullError, randomTaskId, retentionFor, type TaskCreate, type TaskPage, type TaskStore, type TaskStoreLimits } from '../lib/tasks/store.ts'
+import type { RedisLike } from './redis-like.ts'
 
 /** Options of {@link redisTaskStore}. */
 export interface RedisTaskStoreOptions extends TaskStoreLimits {

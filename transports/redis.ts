@@ -7,10 +7,11 @@
  * commands, speaks RESP3, and has cluster and sentinel clients with the same command API.
  */
 
+import type { RedisLike } from './redis-like.ts'
 import { base64url } from '../lib/base64url.ts'
 import { BehaviorSubject, distinctUntilChanged, type Observable } from '../lib/rx.ts'
-import type { EventBus } from '../actors/server.ts'
-import type { TaskStore } from '../actors/tasks/store.ts'
+import type { EventBus } from '../lib/events.ts'
+import type { TaskStore } from '../lib/tasks/store.ts'
 import type { EventStore } from './event-store.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { redisRateLimiterStore } from './redis-rate-limiter.ts'
@@ -24,29 +25,7 @@ import type { ReplayCache } from '../lib/replay-cache.ts'
 import { redisRequestStateStore } from './redis-request-state-store.ts'
 import type { RequestStateStore } from '../lib/request-state-store.ts'
 
-/** The commands the Redis stores send (node-redis v5 signatures, a subset). */
-export interface RedisLike {
-  get(key: string): Promise<string | null>
-  set(key: string, value: string, options?: { PX?: number; PXAT?: number; KEEPTTL?: true; XX?: true; NX?: true }): Promise<string | null>
-  del(keys: string | string[]): Promise<number>
-  incr(key: string): Promise<number>
-  expire(key: string, seconds: number): Promise<number | boolean>
-  sAdd(key: string, members: string | string[]): Promise<number>
-  sMembers(key: string): Promise<string[]>
-  sIsMember(key: string, member: string): Promise<number | boolean>
-  zAdd(key: string, members: { score: number; value: string } | { score: number; value: string }[]): Promise<number>
-  zRem(key: string, members: string | string[]): Promise<number>
-  zCard(key: string): Promise<number>
-  zRangeByScore(key: string, min: number | string, max: number | string, options?: { LIMIT: { offset: number; count: number } }): Promise<string[]>
-  zRemRangeByScore(key: string, min: number | string, max: number | string): Promise<number>
-  zRangeByScoreWithScores(key: string, min: number | string, max: number | string, options?: { LIMIT: { offset: number; count: number } }): Promise<{ value: string; score: number }[]>
-  mGet(keys: string[]): Promise<(string | null)[]>
-  xAdd(key: string, id: string, message: Record<string, string>, options?: { TRIM: { strategy: 'MAXLEN'; strategyModifier?: '~' | '='; threshold: number } }): Promise<string>
-  xRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<{ id: string; message: Record<string, string> }[]>
-  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
-  quit?(): Promise<unknown>
-  close?(): Promise<unknown>
-}
+export type { RedisLike } from './redis-like.ts'
 
 /** Whether the connection to Redis is usable now: what an instance reports as its Redis health. */
 export type RedisHealth = 'up' | 'down'

@@ -15,7 +15,7 @@ import type { ClientCapabilities } from '../../lib/schema/types.ts'
 import { outcomePromise } from '../request.ts'
 import { randomTaskId } from '../tasks/store.ts'
 import { TASK_DEFAULTS, TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToWire, type TaskRef } from '../tasks/task.ts'
-import type { InputHandler } from './handlers.ts'
+import type { InputHandler } from './input-answers.ts'
 
 /** Options of the client's tasks (ClientOptions.tasks). */
 export interface ClientTaskOptions {

@@ -2,6 +2,8 @@ import { Observable, Subscription, asyncScheduler, type SchedulerLike } from '..
 import type { Task, TaskStatus } from '../../lib/schema/types.ts'
 import { ErrorCode, InternalError, McpError, toModernWireError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
+import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
+export { TASK_DEFAULTS, TASK_TRANSITION_ERROR_CODE, TERMINAL_STATUSES, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
 import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../actor.ts'
 
 /*
@@ -17,32 +19,6 @@ import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, typ
  * `status` (a new status message) keeps the status and is legal in working and input_required.
  * Any message in a terminal state is refused: reported, never applied.
  */
-
-/** A task's state: the wire fields (times in epoch ms), its owner, and its outcome once terminal. */
-export interface TaskState<R = unknown> {
-  taskId: string
-  /** Who may see the task: the principal when authenticated, else the session. Never on the wire. */
-  owner: string
-  status: TaskStatus
-  statusMessage?: string
-  /** Epoch milliseconds, from the scheduler's clock. */
-  createdAt: number
-  /** Epoch milliseconds of the last change of status or status message. */
-  lastUpdatedAt: number
-  /** Retention from creation in milliseconds; `null` is unlimited (MCP 2025-11-25 Task.ttl). */
-  ttlMs: number | null
-  /** Suggested time between polls in milliseconds. */
-  pollIntervalMs: number
-  /** The underlying request's result: set on completed, and on failed when the result itself failed (a tool result with `isError`). */
-  result?: R
-  /** The underlying request's error: set on failed when it errored (a JSON-RPC error object, to be storable). */
-  error?: unknown
-  /**
-   * The input requests outstanding while `input_required` (MCP 2026-07-28 tasks extension), by
-   * key, each `{ method, params }`; cleared when the task leaves input_required.
-   */
-  inputRequests?: Record<string, { method: string; params: Record<string, unknown> }>
-}
 
 /** What a task actor hears. */
 export type TaskMessage<R = unknown> =
@@ -62,38 +38,6 @@ export type TaskMessage<R = unknown> =
   | { type: 'cancel'; statusMessage?: string }
   /** Subscribes the work (once). */
   | { type: 'run'; work: Observable<R> }
-
-/** The statuses a task never leaves. */
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled']
-
-/** Whether a status is terminal (completed, failed or cancelled). */
-export function isTerminalStatus(status: TaskStatus): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled'
-}
-
-/**
- * Whether a task may go from one status to another. The same non-terminal status is allowed (a
- * status-message update); every other path follows MCP 2025-11-25 "Task Status Lifecycle".
- */
-export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
-  if (isTerminalStatus(from)) return false
-  if (from === to) return true
-  if (to === 'working') return from === 'input_required'
-  if (to === 'input_required') return from === 'working'
-  return true
-}
-
-/** String code of {@link TaskTransitionError}. */
-export const TASK_TRANSITION_ERROR_CODE = 'RXMCP_ERR_TASK_TRANSITION'
-
-/** A message asked a task for a transition its state machine forbids; the state was left as it was. */
-export class TaskTransitionError extends Error {
-  override name = 'TaskTransitionError'
-  readonly code = TASK_TRANSITION_ERROR_CODE
-  constructor(readonly taskId: string, readonly from: TaskStatus, readonly messageType: string, options?: { cause?: unknown }) {
-    super(`Task ${taskId}: '${messageType}' is not allowed in status '${from}'`, options)
-  }
-}
 
 /** String code of {@link TaskExpiredError}. */
 export const TASK_EXPIRED_ERROR_CODE = 'RXMCP_ERR_TASK_EXPIRED'
@@ -222,18 +166,6 @@ export function settledAnswer(state: TaskState<Record<string, unknown>>): Record
   if (state.status === 'cancelled') throw new InternalError(`Task ${state.taskId} was cancelled`, { [RELATED_TASK_META]: { taskId: state.taskId } })
   return withRelatedTask(state.result ?? {}, state.taskId)
 }
-
-/** Defaults of {@link createTask}. */
-export const TASK_DEFAULTS = {
-  /**
-   * Retention from creation: 15 minutes. It counts from creation, running time included: enough
-   * for a long tool call and a client that polls, reconnects or comes back, and short enough that
-   * tasks nobody asks about again do not hold the store for long.
-   */
-  ttlMs: 15 * 60_000,
-  /** Suggested poll interval: one second. */
-  pollIntervalMs: 1_000,
-} as const
 
 /** Options of {@link createTask}. */
 export interface TaskOptions<R> {

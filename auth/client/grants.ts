@@ -3,6 +3,8 @@ import { AuthorizationError, AuthorizationErrorCode, safeCause } from './errors.
 import type { AuthorizationServerMetadata } from './discovery.ts'
 import type { RegisteredClient } from './registration.ts'
 import type { TokenSet } from './token-store.ts'
+import type { HttpOptions } from './http-options.ts'
+export type { HttpOptions } from './http-options.ts'
 
 /** Everything a grant needs: the server, the client, how to authenticate, where the tokens are for. */
 export interface GrantContext {
@@ -21,17 +23,6 @@ export interface GrantContext {
   /** Refuses a URL the client must not send the user to (the endpoint guard's rules): the authorization endpoint. */
   checkEndpoint: (url: URL) => Promise<void>
   now: () => number
-}
-
-/**
- * The oauth4webapi request options the client sets: the guarded fetch (auth/client/endpoint-guard.ts),
- * which checks the scheme and address of every URL and bounds every answer; oauth4webapi's own
- * https-only check is then off (`allowInsecureRequests`), as the guard's rule (https, or http to a
- * loopback host) replaces it.
- */
-export interface HttpOptions {
-  [oauth.customFetch]: (url: string, options: oauth.CustomFetchOptions<string, unknown>) => Promise<Response>
-  [oauth.allowInsecureRequests]: boolean
 }
 
 /** The redirect step: opens the authorization URL and resolves with the callback URL the browser came back to. */

@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi'
 import { AuthorizationError, AuthorizationErrorCode, safeCause } from './errors.ts'
 import type { AuthorizationServerMetadata } from './discovery.ts'
-import type { HttpOptions } from './grants.ts'
+import type { HttpOptions } from './http-options.ts'
 import { hostKind } from './address.ts'
 
 /** How the client authenticates at the token endpoint. */

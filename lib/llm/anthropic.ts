@@ -1,7 +1,7 @@
 /**
  * The Anthropic Messages API (`POST /v1/messages`) in and out of the neutral shape of
  * `messages.ts`: tool definitions, messages, tool results, the request body, and the assembly of a
- * streamed answer from its SSE events. Pure: no I/O (the adapter in actors/host/model.ts does it).
+ * streamed answer from its SSE events. Pure: no I/O (the adapter in host/model.ts does it).
  *
  * ```
  * message_start ─┬─ content_block_start ─ content_block_delta* ─ content_block_stop ─┬─ message_delta ─ message_stop

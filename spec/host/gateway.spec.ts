@@ -11,8 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableV2 } from '@modelcontextprotocol/client'
-import { createHost, type Host } from '../../actors/host/host.ts'
-import { hostServer } from '../../actors/host/gateway.ts'
+import { createHost, type Host } from '../../host/host.ts'
+import { hostServer } from '../../host/gateway.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 

@@ -8,9 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
 import { createMemoryPair, type MemoryTransport } from '../../transports/memory.ts'
 import { connect } from '../../actors/client.ts'
-import { createHost, type Host, type HostOptions } from '../../actors/host/host.ts'
-import { hostServer } from '../../actors/host/gateway.ts'
-import { HOST_LIMIT_DEFAULTS } from '../../actors/host/bounds.ts'
+import { createHost, type Host, type HostOptions } from '../../host/host.ts'
+import { hostServer } from '../../host/gateway.ts'
+import { HOST_LIMIT_DEFAULTS } from '../../host/bounds.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
 
 const cleanup: (() => Promise<unknown>)[] = []

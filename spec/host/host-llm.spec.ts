@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
-import { createHost, type ConsentRequest, type Host, type HostOptions } from '../../actors/host/host.ts'
-import { anthropicModel, openaiModel } from '../../actors/host/model.ts'
-import { converse } from '../../actors/host/conversation.ts'
+import { createHost, type ConsentRequest, type Host, type HostOptions } from '../../host/host.ts'
+import { anthropicModel, openaiModel } from '../../host/model.ts'
+import { converse } from '../../host/conversation.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
 import { startMockModel } from './mock-model.ts'
 

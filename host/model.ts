@@ -4,20 +4,20 @@
  * `openaiModel` OpenAI Chat Completions and the servers that copy it (vLLM, Ollama, LM Studio,
  * llama.cpp, OpenRouter... through `baseUrl`). `samplingViaModel` answers MCP sampling with one.
  */
-import { Observable, map } from '../../lib/rx.ts'
-import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
-import { anthropicRequestBody, createAnthropicStreamAssembler } from '../../lib/llm/anthropic.ts'
-import { createOpenAiStreamAssembler, openaiRequestBody } from '../../lib/llm/openai.ts'
-import { samplingRequest, samplingResult, type SamplingRequestOptions } from '../../lib/llm/sampling.ts'
-import { ModelHttpError, ModelStreamError, parseRetryAfter, redact } from '../../lib/llm/errors.ts'
-import type { ModelEvent, ModelMessageEvent, ModelRequest } from '../../lib/llm/messages.ts'
-import type { CreateMessageParams, CreateMessageResult } from '../../lib/schema/types.ts'
+import { Observable, map } from '../lib/rx.ts'
+import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
+import { anthropicRequestBody, createAnthropicStreamAssembler } from '../lib/llm/anthropic.ts'
+import { createOpenAiStreamAssembler, openaiRequestBody } from '../lib/llm/openai.ts'
+import { samplingRequest, samplingResult, type SamplingRequestOptions } from '../lib/llm/sampling.ts'
+import { ModelHttpError, ModelStreamError, parseRetryAfter, redact } from '../lib/llm/errors.ts'
+import type { ModelEvent, ModelMessageEvent, ModelRequest } from '../lib/llm/messages.ts'
+import type { CreateMessageParams, CreateMessageResult } from '../lib/schema/types.ts'
 
 export type {
   ModelContent, ModelEvent, ModelImage, ModelMessage, ModelMessageEvent, ModelRequest, ModelText, ModelToolCall,
   ModelToolResult, ModelUsage, NamedTool, StopReason,
-} from '../../lib/llm/messages.ts'
-export { ModelHttpError, ModelStreamError, ModelErrorCode } from '../../lib/llm/errors.ts'
+} from '../lib/llm/messages.ts'
+export { ModelHttpError, ModelStreamError, ModelErrorCode } from '../lib/llm/errors.ts'
 
 /**
  * One model behind one interface: `request` streams the answer to one request. Cold: subscribing

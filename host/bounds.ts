@@ -5,7 +5,7 @@
  * fit and the host is told; nothing a server sends can grow the view, or the gateway that serves
  * it, without limit.
  */
-import { Subscription, timer, type Observable, type SchedulerLike } from '../../lib/rx.ts'
+import { Subscription, timer, type Observable, type SchedulerLike } from '../lib/rx.ts'
 
 /** Bounds of the aggregated view, per server (see {@link HOST_LIMIT_DEFAULTS}). */
 export interface HostLimits {

@@ -11,14 +11,14 @@
  *          └─────────────────────────────────── next round (at most maxRounds) ◄──────────────────┘
  * ```
  */
-import { Observable } from '../../lib/rx.ts'
+import { Observable } from '../lib/rx.ts'
 import {
   errorResult, invalidArgumentsResult, messageToolCalls,
   type ModelContent, type ModelEvent, type ModelMessage, type ModelMessageEvent, type ModelToolCall, type ModelToolResult,
   type ModelUsage, type StopReason,
-} from '../../lib/llm/messages.ts'
-import { ModelStreamError } from '../../lib/llm/errors.ts'
-import type { CallToolResult } from '../../lib/schema/types.ts'
+} from '../lib/llm/messages.ts'
+import { ModelStreamError } from '../lib/llm/errors.ts'
+import type { CallToolResult } from '../lib/schema/types.ts'
 import type { ModelAdapter } from './model.ts'
 import type { HostTool, HostView } from './view.ts'
 

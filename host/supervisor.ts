@@ -3,10 +3,10 @@
  * with backoff when it crashes or disconnects, and given up on (failed, with its last stderr lines)
  * when it keeps crashing. Its state is an Observable; the host aggregates what each ready client offers.
  */
-import { BehaviorSubject, timer, type Observable, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
-import type { Implementation } from '../../lib/schema/types.ts'
-import type { HostServerConfig } from '../../lib/host-config.ts'
-import type { McpClient } from '../client.ts'
+import { BehaviorSubject, timer, type Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
+import type { Implementation } from '../lib/schema/types.ts'
+import type { HostServerConfig } from '../lib/host-config.ts'
+import type { McpClient } from '../actors/client.ts'
 
 /** A supervised server's state. */
 export type ServerState =

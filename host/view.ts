@@ -3,8 +3,8 @@
  * and calls routed to the server that owns each tool. The LLM integration (conversation, model
  * adapters) and the gateway are written against this interface, not against the host's internals.
  */
-import type { Observable } from '../../lib/rx.ts'
-import type { CallToolResult, Tool } from '../../lib/schema/types.ts'
+import type { Observable } from '../lib/rx.ts'
+import type { CallToolResult, Tool } from '../lib/schema/types.ts'
 
 /** One tool of the aggregated view: its namespaced name, the server that owns it, and its definition as that server gave it. */
 export interface HostTool {

@@ -4,9 +4,9 @@
  * resources and prompts follow the host's view as it changes (clients get list_changed); calls are
  * routed through the host, its policy included; progress and cancellation flow through.
  */
-import type { Observable, Subscription } from '../../lib/rx.ts'
-import { createServer, type McpServer, type Registration, type ServerOptions, type ToolDefinition } from '../server.ts'
-import type { Implementation } from '../../lib/schema/types.ts'
+import type { Observable, Subscription } from '../lib/rx.ts'
+import { createServer, type McpServer, type Registration, type ServerOptions, type ToolDefinition } from '../actors/server.ts'
+import type { Implementation } from '../lib/schema/types.ts'
 import type { Host } from './host.ts'
 
 /** Options of {@link hostServer}. */
