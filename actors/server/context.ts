@@ -9,7 +9,7 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel,
 } from '../../lib/schema/types.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
-import type { InputOptions, ServerContext, TaskHandle } from '../server.ts'
+import type { InputOptions, ServerContext, TaskHandle } from './api.ts'
 import type { HandlerOutcome } from '../request.ts'
 import { BaseContext } from '../context.ts'
 import type { Session } from './session.ts'

@@ -8,7 +8,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ForbiddenError, InvalidParamsError, McpError, RateLimitedError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
 import { missingScopes, operationScopes, principalKey, targetOf, type Principal, type ScopeHierarchy, type ScopeRules } from '../../lib/auth.ts'
 import { TokenBuckets, type TokenBucketOptions } from '../../lib/token-bucket.ts'
-import type { McpRequest, Middleware, ServerContext } from '../server.ts'
+import type { McpRequest, Middleware, ServerContext } from './api.ts'
 
 /**
  * Refuses a request whose principal lacks the scopes `rules` give its operation (keys as in

@@ -19,7 +19,7 @@ import {
   CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf,
   type HeaderParam,
 } from '../../lib/schema/modern.ts'
-import type { CacheHint } from '../server.ts'
+import type { CacheHint } from './api.ts'
 import { isPromiseLike } from '../request.ts'
 import { ModernContext } from './context.ts'
 import { paramsDigest, type RoundState } from './request-state.ts'

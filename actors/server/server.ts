@@ -12,10 +12,11 @@ import type {
 } from '../../lib/schema/types.ts'
 import {
   SERVER_DEFAULTS, type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
-  type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerEvent, type ServerOptions, type ServerSession,
+  type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerOptions, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
   type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware,
-} from '../server.ts'
+} from './api.ts'
+import type { ServerEvent } from '../../lib/events.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec, memoryRequestStateStore, type RequestStateStore } from './request-state.ts'

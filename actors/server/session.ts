@@ -18,7 +18,7 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from '../actor.ts'
-import { SERVER_DEFAULTS, type InputOptions, type ServerSession, type SessionState } from '../server.ts'
+import { SERVER_DEFAULTS, type InputOptions, type ServerSession, type SessionState, type SubscriptionMessage, type SubscriptionState } from './api.ts'
 import { ModernContext, SessionContext } from './context.ts'
 import { Round, discover, finishResult, listen, serveModern } from './modern.ts'
 import type { HandlerOutcome } from '../request.ts'
@@ -30,10 +30,6 @@ import { taskToWire, withRelatedTask, type TaskState } from '../tasks/task.ts'
 // Subscription actor
 // ---------------------------------------------------------------------------------------------
 
-/** The state of one resources/subscribe. */
-export interface SubscriptionState { uri: string; updates: number }
-/** What a subscription actor hears. */
-export type SubscriptionMessage = { type: 'updated' }
 
 function subscriptionActor(uri: string, session: Session): ActorRef<SubscriptionState, SubscriptionMessage> {
   return createActor<SubscriptionState, SubscriptionMessage>({ uri, updates: 0 }, state =>

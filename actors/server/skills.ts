@@ -13,7 +13,7 @@ import { pageOf, withCursor } from '../../lib/cursor.ts'
 import { base64 } from '../../lib/base64url.ts'
 import { readFrontmatter } from '../../lib/frontmatter.ts'
 import { SKILLS_EXTENSION, SKILL_LIMITS, SKILL_MANIFEST, SKILL_NAME, sha256Digest, type SkillEntry, type SkillFolder } from '../../lib/skills.ts'
-import type { McpServer, CacheHint } from '../server.ts'
+import type { McpServer, CacheHint } from './api.ts'
 
 /** Options of {@link serveSkills}. */
 export interface ServeSkillsOptions {

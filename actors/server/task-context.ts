@@ -26,7 +26,7 @@ import type {
 import { ProgressSequence, type RequestEvent } from '../../lib/operators/progress.ts'
 import { BaseContext, type Era, type TraceContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
-import type { InputOptions, ServerContext, ServerSession, TaskHandle } from '../server.ts'
+import type { InputOptions, ServerContext, ServerSession, TaskHandle } from './api.ts'
 import { withRelatedTask, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { ANSWER_CHECKS, capabilityObject } from './modern.ts'
 import { checkElicitResult } from './elicitation.ts'
