@@ -121,7 +121,7 @@ export async function verifySkillFile(entry: SkillEntry, uri: string, bytes: Uin
     if (digest !== listed.digest) throw new SkillVerificationError(uri, 'digest', `digest ${digest} where the entry says ${listed.digest}`)
   }
   if (uri !== entry.uri) return
-  const read = readFrontmatter(new TextDecoder().decode(bytes))
+  const read = await readFrontmatter(new TextDecoder().decode(bytes))
   if (read === undefined) throw new SkillVerificationError(uri, 'frontmatter', 'SKILL.md has no readable YAML frontmatter')
   const differing = [...new Set([...Object.keys(read.data), ...Object.keys(entry.frontmatter)])]
     .filter(key => !sameJson(read.data[key] ?? null, entry.frontmatter[key] ?? null))

@@ -100,7 +100,7 @@ export class ClientSkills {
     const entry = typeof skill === 'string' ? this.#known.get(skill) ?? await this.get(skill, options) : skill
     checkSkillEntry(entry)
     const manifest = await this.#read(entry, entry.uri, options)
-    const read = readFrontmatter(manifest.text ?? new TextDecoder().decode(manifest.bytes))!
+    const read = (await readFrontmatter(manifest.text ?? new TextDecoder().decode(manifest.bytes)))!
     const root = `${skillRootOf(entry.uri)}/`
     return {
       entry,

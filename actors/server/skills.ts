@@ -146,7 +146,7 @@ async function build(skill: SkillFolder): Promise<{ entry: SkillEntry; files: Se
   if (escaping !== undefined) return `the path ${JSON.stringify(escaping)} does not stay inside the skill`
   const manifest = skill.files.find(file => file.path === SKILL_MANIFEST)
   if (manifest === undefined) return `no ${SKILL_MANIFEST}`
-  const read = readFrontmatter(textOf(manifest.bytes) ?? '')
+  const read = await readFrontmatter(textOf(manifest.bytes) ?? '')
   if (read === undefined) return `${SKILL_MANIFEST} has no readable YAML frontmatter`
   const frontmatter = read.data
   if (typeof frontmatter.name !== 'string' || typeof frontmatter.description !== 'string' || frontmatter.description === '') return 'the frontmatter needs a name and a description'

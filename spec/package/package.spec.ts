@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws']
+const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws', 'yaml']
 /** Linked into the consumer project too: an optional peer the WebSocket msgpack subprotocol loads. */
 const OPTIONAL_PEERS = ['jose', 'msgpackr', 'oauth4webapi', 'redis']
 
@@ -77,7 +77,7 @@ describe('the npm package', () => {
     expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
   })
 
-  it('depends at runtime on rxjs, ws and ajv only, with msgpackr, jose, oauth4webapi and redis optional peers', () => {
+  it('depends at runtime on rxjs, ws, ajv and yaml only, with msgpackr, jose, oauth4webapi and redis optional peers', () => {
     expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
     expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(OPTIONAL_PEERS)
     for (const peer of OPTIONAL_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true)
@@ -118,7 +118,7 @@ describe('the npm package', () => {
     expect(result.stdout).toContain('Usage:')
   })
 
-  it('answers initialize from the installed package without loading ajv, ws, msgpackr or node:http; ajv loads on the first tools/call', async () => {
+  it('answers initialize from the installed package without loading ajv, ws, msgpackr, yaml or node:http; ajv loads on the first tools/call, and yaml never', async () => {
     // A module hook records every module the server resolves (the hook runs in its own thread and appends to a file).
     const log = join(scratch, 'modules.log')
     await writeFile(join(project, 'hooks.mjs'), [
@@ -152,12 +152,15 @@ describe('the npm package', () => {
       expect(init.result.serverInfo.name).toBe('packaged')
       const before = await readFile(log, 'utf8')
       expect(before).toMatch(/node_modules\/rxmcp\/dist\/index\.js/)
-      expect(before).not.toMatch(/node_modules\/(ajv|ws|msgpackr)\//)
+      expect(before).not.toMatch(/node_modules\/(ajv|ws|msgpackr|yaml)\//)
       expect(before).not.toMatch(/^node:http$/m)
       child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
       const call = await answer({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'lazy' } } })
       expect(call.result.content[0].text).toBe('echo: lazy')
-      expect(await readFile(log, 'utf8')).toMatch(/node_modules\/ajv\//)
+      const after = await readFile(log, 'utf8')
+      expect(after).toMatch(/node_modules\/ajv\//)
+      // yaml is the skills code's alone: a server that serves no skill never loads it.
+      expect(after).not.toMatch(/node_modules\/yaml\//)
     } finally {
       child.kill()
     }
