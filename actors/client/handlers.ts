@@ -7,6 +7,7 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import { applyDefaults } from '../../lib/validator.ts'
 import { inputRequestProblem } from '../../lib/schema/input-requests.ts'
 import type { ClientCapabilities, CreateMessageParams, ElicitParams, Root } from '../../lib/schema/types.ts'
+import { bareRequestInfo, type RequestInfo } from '../../lib/transport.ts'
 import type { ActorRef } from '../actor.ts'
 import { BaseContext, traceContextOf, type ContextHost, type Era, type RequestContext, type TraceContext } from '../context.ts'
 import { isPromiseLike, mapOutcome, type HandlerOutcome } from '../request.ts'
@@ -140,6 +141,8 @@ class InputRequestContext implements RequestContext {
   readonly trace: TraceContext | undefined
   /** A server's input request is not authenticated on the client's side. */
   readonly principal = undefined
+  /** An input request came in an answer of the server's, not on a request of its own. */
+  readonly requestInfo: RequestInfo = NO_REQUEST_INFO
 
   constructor(private readonly host: InputAnswerHost, readonly requestId: RequestId, private readonly input: InputRequest, readonly signal: AbortSignal) {
     this.meta = isJsonObject(input.params?._meta) ? input.params!._meta as Meta : undefined
@@ -179,3 +182,6 @@ function toObject<T>(value: T): JsonObject {
 function rethrow(error: unknown): never {
   throw error
 }
+
+/** The request info of a modern input request: no transport request of its own carried it. */
+const NO_REQUEST_INFO = bareRequestInfo(undefined)
