@@ -30,7 +30,7 @@ export type { HandlerOutcome } from './actors/request.ts'
 
 export { createConnection, DEFAULT_REQUEST_TIMEOUT } from './lib/connection.ts'
 export type { Connection, ConnectionOptions, RequestOptions, RequestHandler, InspectionEvent, IncomingRequest } from './lib/connection.ts'
-export type { Transport, TransportServer, Inbound, SendOptions, HeaderSource } from './lib/transport.ts'
+export type { Transport, TransportServer, Inbound, SendOptions, HeaderSource, RequestInfo } from './lib/transport.ts'
 export type { Codec, Decoder, DecoderOptions, Encode } from './lib/codec/codec.ts'
 export { STRUCTURE_DEFAULTS } from './lib/codec/structure.ts'
 export type { StructureLimits } from './lib/codec/structure.ts'

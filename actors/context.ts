@@ -3,6 +3,7 @@ import type { Connection, IncomingRequest, RequestOptions } from '../lib/connect
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../lib/jsonrpc/message.ts'
 import { ProgressSequence, type ProgressWarning, type RequestEvent } from '../lib/operators/progress.ts'
 import type { Principal } from '../lib/auth.ts'
+import { bareRequestInfo, type RequestInfo } from '../lib/transport.ts'
 
 /** Which generation of MCP a request arrived under. */
 export type Era = 'legacy' | 'modern'
@@ -31,6 +32,14 @@ export interface RequestContext {
    * WebSocket upgrade's credentials); undefined without authentication. Same in both eras.
    */
   readonly principal: Principal | undefined
+  /**
+   * The transport-level request that carried this one: its headers (web-standard `Headers`) and
+   * the client's address over HTTP (the POST's own, in both eras, and legacy HTTP+SSE) and
+   * WebSocket (the upgrade's); `headers` and `remoteAddress` undefined over stdio and memory.
+   * Headers come as the client sent them, credentials included; see {@link RequestInfo}.
+   * (`ctx.request` is taken: it sends a request to the peer.)
+   */
+  readonly requestInfo: RequestInfo
   /**
    * Reports progress to the requester (`notifications/progress`), when it asked for progress.
    * MCP requires `progress` to increase with each notification: a value that is not above the last
@@ -146,6 +155,10 @@ export class BaseContext implements RequestContext {
   get trace(): TraceContext | undefined { return traceContextOf(this.incoming.meta) }
   get signal(): AbortSignal { return this.incoming.signal }
   get principal(): Principal | undefined { return this.incoming.principal }
+  get requestInfo(): RequestInfo {
+    // A transport that tells nothing (stdio, memory): made when first read, kept with the request.
+    return this.incoming.requestInfo ??= bareRequestInfo(this.host.connection.transport.kind)
+  }
 
   /**
    * The progress values sent for the request's token so far: a task made from the request goes on

@@ -8,7 +8,7 @@ import {
 } from './jsonrpc/errors.ts'
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
-import type { Inbound, Transport } from './transport.ts'
+import type { Inbound, RequestInfo, Transport } from './transport.ts'
 import type { ProgressSequence, RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { ShapeKind } from './schema/shape.ts'
@@ -74,6 +74,8 @@ export class IncomingRequest {
   modernMeta: ModernMeta | undefined = undefined
   /** Who sent the request, when its transport authenticated it (see `Inbound`). */
   principal: Principal | undefined = undefined
+  /** The transport's request that carried it (see `Inbound`); undefined when the transport gave none. */
+  requestInfo: RequestInfo | undefined = undefined
 
   /** The protocol version the request speaks when it carries its own (`modernMeta`). */
   get protocolVersion(): string | undefined { return this.modernMeta?.protocolVersion }
@@ -267,6 +269,8 @@ class JsonRpcConnection implements Connection {
   #inboundSubscription: Subscription | undefined
   /** The sender of the frame being handled (see #receive). */
   #principal: Principal | undefined = undefined
+  /** The transport's request that carried the frame being handled (see #receive). */
+  #requestInfo: RequestInfo | undefined = undefined
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -422,6 +426,7 @@ class JsonRpcConnection implements Connection {
     this.#inspect?.({ type: 'rxmcp.frame.in', message: value })
     // Frames are handled synchronously: each request of this one takes its sender from here.
     this.#principal = item.principal
+    this.#requestInfo = item.requestInfo
     if (Array.isArray(value)) return this.#receiveBatch(value)
     this.#receiveOne(value, undefined)
   }
@@ -529,6 +534,7 @@ class JsonRpcConnection implements Connection {
     const request = new IncomingRequest(id, message.method, message.params)
     request.batch = batch
     request.principal = this.#principal
+    request.requestInfo = this.#requestInfo
     const refusal = this.#options.gateRequest?.(request)
     if (refusal !== undefined) return this.#answerError(id, refusal, batch)
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)

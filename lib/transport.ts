@@ -11,9 +11,48 @@ import type { AuthorizationContext } from './authorization-context.ts'
  * Transports decode bytes with a codec from `lib/codec`; they never look inside the value.
  */
 export type Inbound =
-  /** `principal`: who sent it, when the transport authenticated the frame (HTTP bearer token, WebSocket upgrade). */
-  | { type: 'message'; message: unknown; principal?: Principal }
+  /**
+   * `principal`: who sent it, when the transport authenticated the frame (HTTP bearer token,
+   * WebSocket upgrade). `requestInfo`: the transport's request that carried it (the HTTP POST, the
+   * WebSocket upgrade), which every request of the frame sees as `ctx.requestInfo`.
+   */
+  | { type: 'message'; message: unknown; principal?: Principal; requestInfo?: RequestInfo }
   | { type: 'invalid'; error: McpError | LocalError }
+
+/**
+ * What a handler learns of the transport-level request that carried its MCP request
+ * (`ctx.requestInfo`): read-only, in both eras.
+ *
+ * - Streamable HTTP (either era) and the legacy HTTP+SSE `/messages` endpoint: the headers of the
+ *   POST that carried this very request (each POST its own, not the initialize request's), and the
+ *   client's address as the listener resolved it for its per-client budgets (the `clientAddress`
+ *   option behind a trusted proxy, else the socket's).
+ * - WebSocket: the headers of the upgrade request, and the client's address resolved the same way.
+ * - stdio, memory, and transports that tell nothing: `headers` and `remoteAddress` are undefined.
+ *
+ * The headers are given as received, credentials included (`Authorization`, `Cookie`, `DPoP`):
+ * who the caller is belongs in `ctx.principal`, which the listener's `auth` verified; a header is
+ * only what the client sent. A transport builds `headers` when a handler first reads it.
+ */
+export interface RequestInfo {
+  /**
+   * The transport's kind (`'streamable-http'`, `'sse'`, `'websocket'`, `'stdio'`, `'memory'`, or a
+   * custom transport's `kind`); undefined for a transport that names none.
+   */
+  readonly transport: string | undefined
+  /** The request's headers (web-standard `Headers`, a copy of its own per request); undefined when the transport has none. */
+  readonly headers: Headers | undefined
+  /** The client's network address (an IP); undefined when the transport has none or cannot tell. */
+  readonly remoteAddress: string | undefined
+}
+
+/**
+ * The {@link RequestInfo} of a request whose transport told nothing about it (stdio, memory, a
+ * custom transport): its kind only.
+ */
+export function bareRequestInfo(transport: string | undefined): RequestInfo {
+  return Object.freeze({ transport, headers: undefined, remoteAddress: undefined })
+}
 
 /**
  * What the connection tells a transport about an outgoing message, beyond the message itself.

@@ -10,6 +10,7 @@ import type { Observable, Subscription } from '../lib/rx.ts'
 import { base64url, bytesOfBase64url } from '../lib/base64url.ts'
 import { replyError, type BodyResult, type Exchange, type RefusedIds, type Sink } from './http-exchange.ts'
 import { requestsOf } from './http-ids.ts'
+import { toHeaders, type HeaderList } from './request-info.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { StructureLimitError } from '../lib/jsonrpc/errors.ts'
 
@@ -81,7 +82,7 @@ export interface ClusterHost {
   reclaim(): void
 }
 
-/** The request headers a forwarded exchange carries (all the listener and its guard read). */
+/** The request headers the listener and its guard read: a forwarded exchange carries them as the front read them. */
 const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'host', 'origin', 'authorization', 'dpop'] as const
 
 /** Owners remembered per session id, to skip the lookup on the next request. */
@@ -195,7 +196,10 @@ export class ClusterRouter {
   async #forward(exchange: Exchange, owner: string, body: Uint8Array | undefined): Promise<boolean> {
     const me = this.#cluster.instanceId
     const key = `${me}.${(++this.#count).toString(36)}`
+    // Every header goes, for the owner's `ctx.requestInfo`; the ones the listener reads go as the
+    // front's `header()` reads them (node:http's way with duplicates), so the owner decides alike.
     const headers: Record<string, string> = {}
+    toHeaders(exchange.headerList()).forEach((value, name) => { headers[name] = value })
     for (const name of FORWARDED_HEADERS) {
       const value = exchange.header(name)
       if (value !== null) headers[name] = value
@@ -341,6 +345,7 @@ class ForwardedExchange implements Exchange {
 
   /** Forwarded under their lower-case names (FORWARDED_HEADERS): looked up the same way, whatever the spelling. */
   header(name: string): string | null { return this.#headers[name.toLowerCase()] ?? null }
+  headerList(): HeaderList { return this.#headers }
   body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.#body }) }
   onClose(listener: () => void): void {
     if (this.#isClosed) queueMicrotask(listener)
@@ -401,6 +406,7 @@ class ReadExchange implements Exchange {
   get principal(): Principal | undefined { return this.inner.principal }
   set principal(principal: Principal | undefined) { this.inner.principal = principal }
   header(name: string): string | null { return this.inner.header(name) }
+  headerList(): HeaderList { return this.inner.headerList() }
   body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.bytes }) }
   onClose(listener: () => void): void { this.inner.onClose(listener) }
   reply(status: number, headers: Record<string, string>, body?: string): void { this.inner.reply(status, headers, body) }

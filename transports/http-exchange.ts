@@ -1,6 +1,7 @@
 import type { Principal } from '../lib/auth.ts'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
+import type { HeaderList } from './request-info.ts'
 
 /**
  * Where SSE text goes: a node response or a web ReadableStream. A sink whose peer stops reading is
@@ -53,6 +54,11 @@ export interface Exchange {
    * `MCP-PROTOCOL-VERSION` is `mcp-protocol-version`); null when absent.
    */
   header(name: string): string | null
+  /**
+   * Every request header, as the server underneath holds them (no copy): for `ctx.requestInfo`,
+   * which makes `Headers` of them only when a handler reads them.
+   */
+  headerList(): HeaderList
   /** Reads the body under `limits`. */
   body(limits: BodyLimits): Promise<BodyResult>
   /** Calls `listener` when the client goes away (or the answer ends). */
@@ -122,6 +128,7 @@ export class NodeExchange implements Exchange {
     const value = this.req.headers[name.toLowerCase()]
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
   }
+  headerList(): HeaderList { return this.req.rawHeaders }
   body(limits: BodyLimits): Promise<BodyResult> {
     const req = this.req
     const declared = Number(req.headers['content-length'] ?? NaN)
@@ -212,6 +219,7 @@ export class WebExchange implements Exchange {
     for (const listener of this.#closeListeners.splice(0)) listener()
   }
   header(name: string): string | null { return this.request.headers.get(name) }
+  headerList(): HeaderList { return this.request.headers }
   body(limits: BodyLimits): Promise<BodyResult> { return readBody(this.request, limits) }
   onClose(listener: () => void): void { this.#closeListeners.push(listener) }
   reply(status: number, headers: Record<string, string>, body?: string): void {

@@ -7,6 +7,7 @@ import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 import { MODERN_ONLY_METHODS, MetaKey, NAMED_METHODS, decodeHeaderValue, hasModernMeta, isModernVersion, mcpNameOf, readModernMeta, requestMeta } from '../lib/schema/modern.ts'
 import { JSON_HEADERS, SSE_HEADERS, replyError, type Exchange, type Sink } from './http-exchange.ts'
+import { requestInfo } from './request-info.ts'
 
 /**
  * A POST of the modern era (MCP 2026-07-28): no session id, and a request that speaks a modern
@@ -95,8 +96,8 @@ export class ModernExchange implements Transport {
     this.inbound = new Observable<Inbound>(subscriber => {
       if (this.#isDone) return subscriber.complete()
       this.#reader = subscriber
-      const principal = exchange.principal
-      subscriber.next(principal === undefined ? { type: 'message', message } : { type: 'message', message, principal })
+      // The POST itself goes with its request: its headers (made when read) and the client's address.
+      subscriber.next({ type: 'message', message, principal: exchange.principal, requestInfo: requestInfo(this.kind, exchange.headerList(), remoteAddress) })
       return () => { if (this.#reader === subscriber) this.#reader = undefined }
     })
     exchange.onClose(() => this.#end())

@@ -1,6 +1,6 @@
 import type { Principal } from '../lib/auth.ts'
 import type { Observable } from '../lib/rx.ts'
-import type { Inbound, SendOptions, SharedSession, Transport } from '../lib/transport.ts'
+import type { Inbound, RequestInfo, SendOptions, SharedSession, Transport } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
@@ -121,14 +121,16 @@ export class HttpSession implements Transport, ListenerSession {
 
 
   /**
-   * Hands a POST's body to the connection. Returns the error the connection answered about the
-   * body as a whole (id null: a batch where none is allowed), which belongs on this POST.
+   * Hands a POST's body to the connection, with its sender and the POST itself (`requestInfo`:
+   * its headers and the client's address, seen by each request of the body). Returns the error the
+   * connection answered about the body as a whole (id null: a batch where none is allowed), which
+   * belongs on this POST.
    */
-  receive(payload: unknown, principal?: Principal): JsonRpcPayload | undefined {
+  receive(payload: unknown, principal?: Principal, requestInfo?: RequestInfo): JsonRpcPayload | undefined {
     const errors: JsonRpcPayload[] = []
     this.#frameErrors = errors
     try {
-      const item: Inbound = principal === undefined ? { type: 'message', message: payload } : { type: 'message', message: payload, principal }
+      const item: Inbound = { type: 'message', message: payload, principal, requestInfo }
       // Not read yet (a transport server whose connections are subscribed late): kept, bounded.
       this.#inbound.push(item)
     } finally {

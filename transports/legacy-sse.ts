@@ -1,6 +1,6 @@
 import type { Principal } from '../lib/auth.ts'
 import type { Observable } from '../lib/rx.ts'
-import type { Inbound, SharedSession, Transport } from '../lib/transport.ts'
+import type { Inbound, RequestInfo, SharedSession, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -43,18 +43,23 @@ export class LegacySession implements Transport, ListenerSession {
     exchange.onClose(() => this.end())
   }
 
-  receiveFrame(body: Uint8Array, principal?: Principal): void {
-    this.receiveDecoded(decodeJsonFrame(body, Infinity), principal)
+  /** Hands a POST's body to the connection, with its sender and the POST itself (see HttpSession.receive). */
+  receiveFrame(body: Uint8Array, principal?: Principal, requestInfo?: RequestInfo): void {
+    this.receiveDecoded(decodeJsonFrame(body, Infinity), principal, requestInfo)
   }
 
   /** The same, for a body the listener decoded already (to check it first). */
-  receiveDecoded(decoded: Inbound, principal?: Principal): void {
+  receiveDecoded(decoded: Inbound, principal?: Principal, requestInfo?: RequestInfo): void {
     if (decoded.type === 'message') {
       const { ids, cancelled } = requestsOf(decoded.message)
       if (ids.length > 0) { this.#inFlight ??= new Set(); for (const id of ids) this.#inFlight.add(id) }
       for (const id of cancelled) this.#inFlight?.delete(id)
     }
-    if (principal !== undefined && decoded.type === 'message') decoded.principal = principal
+    if (decoded.type === 'message') {
+      // The decoded item is this POST's own: what came with it goes on it, no copy.
+      if (principal !== undefined) decoded.principal = principal
+      decoded.requestInfo = requestInfo
+    }
     this.#inbound.push(decoded)
   }
 

@@ -23,6 +23,7 @@ import { randomId, requestsOf } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import type { SessionCluster } from './http-cluster.ts'
 import { SharedSessions, type AnySession } from './http-shared.ts'
+import { requestInfo } from './request-info.ts'
 import { endStreamsAtExpiry } from './token-expiry.ts'
 
 export { memoryRateLimiterStore, createMemoryRateLimiterStore } from '../lib/token-bucket.ts'
@@ -642,15 +643,17 @@ class HttpTransportServer implements StreamableHttpServer {
       return replyError(exchange, 400, -32600, `Invalid Request: request id ${JSON.stringify(reused)} is already in use`, headers, answers)
     }
     const frameErrorReply = (error: JsonRpcPayload) => exchange.reply(400, { ...headers, ...JSON_HEADERS }, JSON.stringify(error))
+    // This POST, for `ctx.requestInfo` of each request it carries: its headers, made only when read.
+    const info = requestInfo(session.kind, exchange.headerList(), isInitialize ? session.remoteAddress : this.#guard.clientAddress(exchange))
     if (ids.length === 0) {
-      const error = session.receive(payload, exchange.principal)
+      const error = session.receive(payload, exchange.principal, info)
       if (error !== undefined) return frameErrorReply(error)
       session.abandon(cancelled)
       return exchange.reply(202, headers)
     }
     if (this.#options.jsonResponse) {
       const answer = session.expectJson(ids, Array.isArray(payload))
-      const error = session.receive(payload, exchange.principal)
+      const error = session.receive(payload, exchange.principal, info)
       if (error !== undefined) { session.forget(ids); return frameErrorReply(error) }
       session.abandon(cancelled)
       const result = await answer
@@ -659,7 +662,7 @@ class HttpTransportServer implements StreamableHttpServer {
     }
     const stream = session.openPostStream(ids, exchange.header('mcp-protocol-version') ?? undefined)
     if (stream === undefined) return replyError(exchange, 429, -32000, 'Too Many Requests: too many open streams in this session', headers, answers)
-    const error = session.receive(payload, exchange.principal)
+    const error = session.receive(payload, exchange.principal, info)
     // An error about the whole body (a batch where batches are not allowed): on this POST, as 400.
     if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }
     session.abandon(cancelled)
@@ -691,15 +694,16 @@ class HttpTransportServer implements StreamableHttpServer {
     session.isStateless = true
     // Per-client limits (the task quotas) count a stateless exchange by its address.
     session.remoteAddress = this.#guard.clientAddress(exchange)
+    const info = requestInfo(session.kind, exchange.headerList(), session.remoteAddress)
     this.#connections.next(session)
     if (requestIds.length === 0) {
-      const error = session.receive(payload, exchange.principal)
+      const error = session.receive(payload, exchange.principal, info)
       // Let the notification reach its handler before the one-shot session ends.
       setTimeout(() => session.end(), 0)
       return error !== undefined ? exchange.reply(400, JSON_HEADERS, JSON.stringify(error)) : exchange.reply(202, {})
     }
     const answer = session.expectJson(requestIds, Array.isArray(payload))
-    const error = session.receive(payload, exchange.principal)
+    const error = session.receive(payload, exchange.principal, info)
     try {
       if (error !== undefined) return exchange.reply(400, JSON_HEADERS, JSON.stringify(error))
       const result = await answer
@@ -769,7 +773,7 @@ class HttpTransportServer implements StreamableHttpServer {
       const isWithin = this.#guard.withinBudget(exchange, requestsOf(decoded.message).ids.length, null)
       if (isWithin === false || (isWithin !== true && !(await isWithin))) return
     }
-    session.receiveDecoded(decoded, exchange.principal)
+    session.receiveDecoded(decoded, exchange.principal, requestInfo(session.kind, exchange.headerList(), this.#guard.clientAddress(exchange)))
     exchange.reply(202, { 'content-type': 'text/plain' }, 'Accepted')
   }
 }

@@ -8,6 +8,7 @@
 import { Subscription, type SchedulerLike } from '../lib/rx.ts'
 import type { Principal } from '../lib/auth.ts'
 import type { BodyLimits, BodyResult, Exchange, Sink } from './http-exchange.ts'
+import type { HeaderList } from './request-info.ts'
 
 /** Longest wait one timer can take (Node fires a longer one at once); a later deadline is reached in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -66,6 +67,7 @@ class ExpiringExchange implements Exchange {
   get principal(): Principal | undefined { return this.#inner.principal }
   set principal(principal: Principal | undefined) { this.#inner.principal = principal }
   header(name: string): string | null { return this.#inner.header(name) }
+  headerList(): HeaderList { return this.#inner.headerList() }
   body(limits: BodyLimits): Promise<BodyResult> { return this.#inner.body(limits) }
   onClose(listener: () => void): void {
     if (this.#isClosed) queueMicrotask(listener)

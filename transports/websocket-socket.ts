@@ -6,7 +6,7 @@
 import { authorizeMessage, type AuthRequest, type Authenticator, type Principal } from '../lib/auth.ts'
 import { Observable, Subject, type SchedulerLike } from '../lib/rx.ts'
 import type { WebSocket, RawData } from 'ws'
-import type { Inbound, Transport } from '../lib/transport.ts'
+import type { Inbound, RequestInfo, Transport } from '../lib/transport.ts'
 import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, ErrorCode, TransportError } from '../lib/jsonrpc/errors.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
@@ -34,6 +34,8 @@ export interface SocketSettings {
   readonly scheduler: SchedulerLike
   /** The client's address (the listener's `clientAddress` behind a proxy; else the socket's). */
   readonly remoteAddress: string | undefined
+  /** The upgrade request's headers and the client's address: every message's `ctx.requestInfo`. */
+  readonly requestInfo: RequestInfo
   readonly authorization: SocketAuthorization | undefined
   /**
    * The request budget of the socket's client (`rateLimit`): takes `count` tokens, answering 0 when
@@ -62,6 +64,8 @@ export class WsTransport implements Transport {
   readonly remoteAddress: string | undefined
   readonly #scheduler: SchedulerLike
   readonly #authorization: SocketAuthorization | undefined
+  /** One for the socket: its messages all came over the one upgrade. */
+  readonly #requestInfo: RequestInfo
   readonly #takeRequests: ((count: number) => number | Promise<number>) | undefined
   /** False when a ping went unanswered; the next heartbeat then closes the socket. */
   #isAlive = true
@@ -87,6 +91,7 @@ export class WsTransport implements Transport {
     this.remoteAddress = settings.remoteAddress
     this.#scheduler = settings.scheduler
     this.#authorization = settings.authorization
+    this.#requestInfo = settings.requestInfo
     this.#takeRequests = settings.takeRequests
     const { maxFrameBytes, structureLimits, scheduler } = settings
     this.lastSeen = scheduler.now()
@@ -134,11 +139,12 @@ export class WsTransport implements Transport {
    */
   #accept(item: Inbound): void {
     if (item.type === 'message') {
+      // The decoded item is this frame's own: what came with it goes on it, no copy per message.
+      item.requestInfo = this.#requestInfo
       const authorization = this.#authorization
       if (authorization !== undefined) {
         const verdict = authorizeMessage(authorization.auth, authorization.principal, item.message, this.#scheduler.now(), authorization.request)
         if (verdict.type === 'refuse') return this.#refuse(item.message, verdict.error)
-        // The decoded item is this frame's own: the sender goes on it, no copy per message.
         item.principal = authorization.principal
       }
       const count = this.#takeRequests === undefined ? 0 : requestsOf(item.message).ids.length

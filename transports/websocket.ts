@@ -15,6 +15,7 @@ import { WS_SUBPROTOCOL } from './websocket-client.ts'
 import { ClientPolicy, DEFAULT_FAILED_AUTH_LIMIT, addressKey, clientKey, isFailedAuthentication, retryAfterSeconds, type ClientRequest } from './client-policy.ts'
 import { SessionAdmission, type BudgetRefusal } from './client-budgets.ts'
 import { WsTransport, type SocketAuthorization } from './websocket-socket.ts'
+import { requestInfo } from './request-info.ts'
 
 /** The WebSocket subprotocols (defined beside the client, which browsers load without this file). */
 export { WS_SUBPROTOCOL }
@@ -284,6 +285,7 @@ class WsTransportServer implements McpWebSocketServer {
         highWaterMark: this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark,
         scheduler: this.#scheduler,
         remoteAddress: address,
+        requestInfo: requestInfo('websocket', request.rawHeaders, address),
         authorization,
         takeRequests: policy.limitsRequests ? count => policy.takeRequests(client, count) : undefined,
       })

@@ -7,6 +7,7 @@ import type { ClientCapabilities } from '../../lib/schema/types.ts'
 import { traceContextOf, type Era, type RequestContext, type TraceContext } from '../context.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { isPromiseLike, type HandlerOutcome } from '../request.ts'
+import { bareRequestInfo, type RequestInfo } from '../../lib/transport.ts'
 import type { InputRequest } from './modern.ts'
 
 /**
@@ -80,6 +81,8 @@ class InputRequestContext implements RequestContext {
   readonly trace: TraceContext | undefined
   /** A server's input request is not authenticated on the client's side. */
   readonly principal = undefined
+  /** An input request came in an answer of the server's, not on a request of its own. */
+  readonly requestInfo: RequestInfo = NO_REQUEST_INFO
 
   constructor(private readonly host: InputAnswerHost, readonly requestId: RequestId, private readonly input: InputRequest, readonly signal: AbortSignal) {
     this.meta = isJsonObject(input.params?._meta) ? input.params!._meta as Meta : undefined
@@ -96,3 +99,6 @@ class InputRequestContext implements RequestContext {
     return this.host.request<R>(method, params, { signal: this.signal, ...options })
   }
 }
+
+/** The request info of a modern input request: no transport request of its own carried it. */
+const NO_REQUEST_INFO = bareRequestInfo(undefined)

@@ -12,6 +12,7 @@
  *   (the extension forbids them for tasks); `progress` with a message sets the status message.
  */
 import type { Principal } from '../../lib/auth.ts'
+import type { RequestInfo } from '../../lib/transport.ts'
 import { throwError, type Observable } from '../../lib/rx.ts'
 import { outcomePromise } from '../request.ts'
 import type { RequestOptions } from '../../lib/connection.ts'
@@ -150,6 +151,7 @@ export class TaskContext implements ServerContext {
   get progressToken(): ProgressToken | undefined { return this.#origin.progressToken }
   get trace(): TraceContext | undefined { return this.#origin.trace }
   get principal(): Principal | undefined { return this.#origin.principal }
+  get requestInfo(): RequestInfo { return this.#origin.requestInfo }
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController()

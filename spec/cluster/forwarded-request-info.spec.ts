@@ -1,0 +1,65 @@
+import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
+import { randomUUID } from 'node:crypto'
+import { createServer, type McpServer } from '../../actors/server.ts'
+import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { redisScaleOut, type RedisScaleOut } from '../../transports/redis.ts'
+import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
+
+/**
+ * Two instances of one listener on a real redis-server, behind a proxy that names the client in
+ * `X-Real-IP`. A request for a session the other instance holds is forwarded there: its handler
+ * must still see the headers of the POST the client sent and the address the front resolved.
+ */
+
+const ACCEPT = 'application/json, text/event-stream'
+
+let redis: TestRedis
+beforeAll(async () => { redis = await startRedis() }, 30_000)
+afterAll(async () => { await redis?.stop() })
+
+interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer }
+const instances: Instance[] = []
+afterEach(async () => {
+  for (const instance of instances.splice(0)) {
+    await instance.server.close().catch(() => {})
+    await instance.http.close().catch(() => {})
+    await instance.scale.close()
+  }
+})
+
+async function instance(prefix: string): Promise<string> {
+  const scale = await redisScaleOut(redis.url, { prefix })
+  const server = createServer({ name: 'forwarded', version: '1' }, { ...scale.server })
+  server.tool('whoami', {}, (_args, ctx) => ({
+    content: [{ type: 'text', text: JSON.stringify({ tag: ctx.requestInfo.headers?.get('x-tag') ?? null, remoteAddress: ctx.requestInfo.remoteAddress ?? null }) }],
+  }))
+  const http = streamableHttp({ ...scale.http, clientAddress: request => request.header('x-real-ip') ?? undefined })
+  await server.listen(http)
+  instances.push({ scale, server, http })
+  return http.url!
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Headers; body: string }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: JSON.stringify(body) })
+  return { status: response.status, headers: response.headers, body: await response.text() }
+}
+
+describe('issue 21: ctx.request', { timeout: 30_000 }, () => {
+  it('gives a request forwarded to the session\'s owner the headers of the client\'s POST and the address the front resolved', async () => {
+    const prefix = `request-info-${randomUUID()}:`
+    const front = await instance(prefix)
+    const owner = await instance(prefix)
+    const init = await post(owner, { 'x-real-ip': '203.0.113.10' }, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    expect(init.status).toBe(200)
+    const session = init.headers.get('mcp-session-id')!
+    const headers = { 'x-real-ip': '203.0.113.10', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
+    expect((await post(owner, headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202)
+    // Through the front, from another client address and with a header of the client's own.
+    const call = await post(front, { ...headers, 'x-real-ip': '203.0.113.20', 'x-tag': 'forwarded' }, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } })
+    expect(call.status).toBe(200)
+    const data = call.body.split('\n').find(line => line.startsWith('data: {'))!
+    const answer = JSON.parse(data.slice('data: '.length)) as { id: number; result: { content: { text: string }[] } }
+    expect(answer.id).toBe(1)
+    expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ tag: 'forwarded', remoteAddress: '203.0.113.20' })
+  })
+})
