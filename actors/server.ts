@@ -4,6 +4,7 @@ import { Server } from './server/server.ts'
 
 export { SERVER_DEFAULTS, type SubscriptionState, type SubscriptionMessage, type ServerContext, type TaskHandle, type InputOptions, type CacheHint, type ToolHandler, type StructuredToolResult, type ToolResultFor, type ObjectStandardSchema, type ToolInputSchema, type ToolOutputSchema, type ToolDefinition, type Registration, type ReadOutcome, type ResourceHandler, type TemplateHandler, type Completer, type ResourceDefinition, type ResourceTemplateDefinition, type PromptDefinition, type MethodHandler, type MethodOptions, type PromptHandler, type ServerOptions, type ServerTaskOptions, type SessionState, type ServerSession, type McpServer, type McpRequest, type McpHandler, type Middleware } from './server/api.ts'
 export type { EventBus, ServerEvent } from '../lib/events.ts'
+export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS, type RequestStateStore } from './server/request-state.ts'
 
 /**
  * Creates an MCP server. Register tools, resources and prompts, then `listen` on a transport.

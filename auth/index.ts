@@ -11,5 +11,9 @@ export { DPOP_DEFAULTS } from './dpop.ts'
 export type { DpopOptions } from './dpop.ts'
 export { memoryReplayCache, MEMORY_REPLAY_CACHE_DEFAULTS } from '../lib/replay-cache.ts'
 export type { ReplayCache, ReplayVerdict, MemoryReplayCacheOptions } from '../lib/replay-cache.ts'
-export { authorizeMessage, impliedScopes, principalKey, PrincipalKind, withImpliedScopes } from '../lib/auth.ts'
-export type { Principal, Authenticator, AuthRefusal, MessageAuthorization, ScopeHierarchy, ScopeRules } from '../lib/auth.ts'
+export { authorizeMessage, impliedScopes, missingScopes, operationScopes, principalKey, PrincipalKind, targetOf, withImpliedScopes } from '../lib/auth.ts'
+export type {
+  Principal, Authenticator, AuthAnswer, AuthOutcome, AuthRefusal, AuthRequest, MessageAuthorization, ScopeHierarchy, ScopeRules,
+} from '../lib/auth.ts'
+export { ANONYMOUS_CONTEXT, credentialContext, isAuthorizationContextSource } from '../lib/authorization-context.ts'
+export type { AuthorizationContext, AuthorizationContextSource } from '../lib/authorization-context.ts'

@@ -172,6 +172,7 @@ describe('readFrontmatter', () => {
       "const isYamlLoaded = () => Object.keys(require.cache).some(path => /[\\\\/]node_modules[\\\\/]yaml[\\\\/]/.test(path))",
       "const rxmcp = await import('./index.ts')",
       "await import('./browser.ts')",
+      "const skills = await import('./entries/skills.ts')",
       "const { PassThrough } = await import('node:stream')",
       'const [toServer, toClient] = [new PassThrough(), new PassThrough()]',
       "const server = rxmcp.createServer({ name: 'plain', version: '1' })",
@@ -180,7 +181,7 @@ describe('readFrontmatter', () => {
       "const client = await rxmcp.connect(rxmcp.stdio({ input: toClient, output: toServer }), { name: 'plain-client', version: '1' })",
       "const called = await client.callTool('echo', {})",
       'const before = isYamlLoaded()',
-      "const read = await rxmcp.readFrontmatter('---\\nname: x\\n---\\n')",
+      "const read = await skills.readFrontmatter('---\\nname: x\\n---\\n')",
       'console.log(JSON.stringify({ text: called.content[0].text, before, read: read?.data, after: isYamlLoaded() }))',
       'process.exit(0)',
     ].join('\n')

@@ -21,7 +21,7 @@ describe('clientAddressKey', () => {
   })
 
   it('is the one key of the listeners and the task quotas; a listener does not lump unknown addresses together', async () => {
-    const root = await import('../../index.ts')
+    const root = await import('../../entries/kernel.ts')
     expect(root.clientAddressKey).toBe(clientAddressKey)
     expect(addressKey('::ffff:10.1.2.3')).toBe('address:10.1.2.3')
     expect([addressKey(undefined), addressKey('')]).toEqual([undefined, undefined])
