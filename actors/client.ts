@@ -1,4 +1,6 @@
-import { Observable, Subject, asyncScheduler, defer, filter, from, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription } from '../lib/rx.ts'
+import {
+  Observable, Subject, asyncScheduler, defer, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription,
+} from '../lib/rx.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
@@ -10,14 +12,9 @@ import { canSendRequest, gateIncomingRequest } from '../lib/lifecycle.ts'
 import { Feature } from '../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
 import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
-import { paginate } from '../lib/operators/paginate.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import {
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolResult, type ClientCapabilities, type CompleteParams, type CompleteResult, type GetPromptResult, type Implementation,
-  type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult,
-  type ListToolsResult, type LoggingLevel, type Prompt, type ReadResourceResult, type Resource, type ResourceTemplate,
-  type Root, type ServerCapabilities, type Tool,
+  SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type ClientCapabilities, type Implementation, type ListToolsResult, type Root, type ServerCapabilities, type Tool,
 } from '../lib/schema/types.ts'
 import { createActor, type ActorRef } from './actor.ts'
 import type { Era } from './context.ts'
@@ -25,8 +22,7 @@ import { clientConnections, RECONNECT_DEFAULTS } from './client/connection.ts'
 import { declaredCapabilities, inputHandlers, registerClientHandlers, type InputHandler } from './client/handlers.ts'
 import { handshake } from './client/handshake.ts'
 import { ModernRequests } from './client/modern-request.ts'
-import { readDiscover } from './client/modern.ts'
-import { InvalidResultError, ToolTaskSupportError } from './client/errors.ts'
+import { ToolTaskSupportError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
@@ -35,10 +31,12 @@ import { withTaskRequests } from './client/task-requests.ts'
 import { UrlElicitations } from './client/url-elicitations.ts'
 import { rootsProblem } from '../lib/schema/input-requests.ts'
 import { ClientSkills } from './client/skills.ts'
-import { ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent } from './client/tasks.ts'
+import { ClientCalls, cursorParams, resultOfLast } from './client/calls.ts'
 import {
-  CLIENT_DEFAULTS,
-  type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type ListenEvent, type McpClient, type ServerDescription, type SubscriptionFilter,
+  ClientTasks, callToolAsTask, lastResult, type CallToolAsTaskOptions, type TaskClientHost, type ToolTaskEvent,
+} from './client/tasks.ts'
+import {
+  CLIENT_DEFAULTS, type CallToolOptions, type ClientMessage, type ClientOptions, type ClientState, type ListenEvent, type McpClient, type SubscriptionFilter,
 } from './client/api.ts'
 
 export { CLIENT_DEFAULTS, RECONNECT_DEFAULTS }
@@ -77,12 +75,11 @@ export async function connect(transport: Transport | (() => Transport), info: Im
   return client
 }
 
-class Client implements McpClient {
+class Client extends ClientCalls implements McpClient {
   readonly actor: ActorRef<ClientState, ClientMessage>
   readonly closed: Promise<void>
   /** Resolves once the first handshake succeeded; rejects with its failure. */
   readonly ready: Promise<void>
-  readonly #info: Implementation
   readonly #options: ClientOptions
   readonly #makeTransport: () => Transport
   readonly #capabilities: ClientCapabilities
@@ -117,7 +114,7 @@ class Client implements McpClient {
   #resolveClosed!: () => void
 
   constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions) {
-    this.#info = info
+    super()
     this.#options = options
     this.#makeTransport = makeTransport
     // MCP roots: a root's uri MUST be a file:// URI; the client never holds another.
@@ -173,6 +170,8 @@ class Client implements McpClient {
   }
 
   get connection(): Connection { return this.#connection! }
+  protected get resultCache(): ResultCache | undefined { return this.#cache }
+  protected get resourceSubscriptions(): ResourceSubscriptions { return this.#resourceSubscriptions }
 
   #open(): Connection {
     const options = this.#options
@@ -356,43 +355,13 @@ class Client implements McpClient {
       }, filter)
   }
 
-  #call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
+  protected call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R> {
     // Without a progress token only the result can arrive: its event is the last one, no filtering needed.
     return lastValueFrom(this.#requestNow<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
   }
 
-  async ping(options?: RequestOptions): Promise<void> {
-    if (this.actor.state.era !== 'modern') return void await this.#call('ping', undefined, options)
-    // MCP 2026-07-28 has no ping: the one request every modern server answers is discover, asked past the cache.
-    this.#cache?.clear('server/discover')
-    await this.#call('server/discover', undefined, options)
-  }
-
-  async discover(options?: RequestOptions): Promise<ServerDescription> {
-    const state = this.actor.state
-    if (state.era !== 'modern') {
-      return { supportedVersions: [state.protocolVersion], capabilities: state.serverCapabilities, serverInfo: state.serverInfo, instructions: state.instructions }
-    }
-    const result = await this.#call<JsonObject>('server/discover', undefined, options)
-    const description = readDiscover(result)
-    if (description === undefined) throw new InvalidResultError('server/discover', 'the result has no supportedVersions list')
-    this.actor.send({ type: 'discovered', version: this.actor.state.protocolVersion, description })
-    return description
-  }
-
-  tools(): Observable<Tool> {
-    return paginate(cursor => this.request<ListToolsResult & JsonObject>('tools/list', cursorParams(cursor), { progress: false }).pipe(
-      resultOf(), mergeMap(result => from(this.#rememberTools(result.tools)).pipe(map(tools => ({ items: tools, nextCursor: result.nextCursor }))))))
-  }
-
-  async listTools(cursor?: string, options?: RequestOptions): Promise<ListToolsResult> {
-    const result = await this.#call<ListToolsResult>('tools/list', cursorParams(cursor), options)
-    const tools = await this.#rememberTools(result.tools)
-    return tools === result.tools ? result : { ...result, tools }
-  }
-
   /** The tools to show of a listed page (see ToolCatalog.remember), invalid ones left out in the modern era over HTTP. */
-  #rememberTools(listed: Tool[]): Promise<Tool[]> {
+  protected rememberTools(listed: Tool[]): Promise<Tool[]> {
     const isExcluding = this.actor.state.era === 'modern' && this.#connection?.transport.kind === 'http'
     return this.#tools.remember(listed, isExcluding, error => this.#options.reportUnhandledError?.(error))
   }
@@ -404,7 +373,7 @@ class Client implements McpClient {
     // Bounded: a server that hands out cursors forever does not keep the retry waiting forever.
     for (let page = 0; page < MAX_RELIST_PAGES; page++) {
       const result = resultOfLast(await lastValueFrom(this.#modern.request<ListToolsResult & JsonObject>(connection, 'tools/list', cursorParams(cursor), { progress: false })))
-      await this.#rememberTools(result.tools)
+      await this.rememberTools(result.tools)
       cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined
       if (cursor === undefined) return
     }
@@ -475,61 +444,6 @@ class Client implements McpClient {
       map(event => event.type === 'result' ? { type: 'result' as const, result: this.#tools.checkResult(name, event.result) } : event))
   }
 
-  resources(): Observable<Resource> {
-    return paginate(cursor => this.request<ListResourcesResult & JsonObject>('resources/list', cursorParams(cursor), { progress: false }).pipe(
-      resultOf(), map(result => ({ items: result.resources, nextCursor: result.nextCursor }))))
-  }
-
-  listResources(cursor?: string, options?: RequestOptions): Promise<ListResourcesResult> {
-    return this.#call('resources/list', cursorParams(cursor), options)
-  }
-
-  resourceTemplates(): Observable<ResourceTemplate> {
-    return paginate(cursor => this.request<ListResourceTemplatesResult & JsonObject>('resources/templates/list', cursorParams(cursor), { progress: false }).pipe(
-      resultOf(), map(result => ({ items: result.resourceTemplates, nextCursor: result.nextCursor }))))
-  }
-
-  listResourceTemplates(cursor?: string, options?: RequestOptions): Promise<ListResourceTemplatesResult> {
-    return this.#call('resources/templates/list', cursorParams(cursor), options)
-  }
-
-  readResource(uri: string, options?: RequestOptions): Promise<ReadResourceResult> {
-    return this.#call('resources/read', { uri }, options)
-  }
-
-  async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    if (this.actor.state.era !== 'modern') return void await this.#call('resources/subscribe', { uri }, options)
-    await this.#resourceSubscriptions.add(uri)
-  }
-
-  async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    if (this.actor.state.era !== 'modern') return void await this.#call('resources/unsubscribe', { uri }, options)
-    await this.#resourceSubscriptions.remove(uri)
-  }
-
-  prompts(): Observable<Prompt> {
-    return paginate(cursor => this.request<ListPromptsResult & JsonObject>('prompts/list', cursorParams(cursor), { progress: false }).pipe(
-      resultOf(), map(result => ({ items: result.prompts, nextCursor: result.nextCursor }))))
-  }
-
-  listPrompts(cursor?: string, options?: RequestOptions): Promise<ListPromptsResult> {
-    return this.#call('prompts/list', cursorParams(cursor), options)
-  }
-
-  getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult> {
-    return this.#call('prompts/get', args === undefined ? { name } : { name, arguments: args }, options)
-  }
-
-  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult> {
-    return this.#call('completion/complete', params as unknown as JsonObject, options)
-  }
-
-  async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
-    // MCP 2026-07-28 removed logging/setLevel: the level rides in every request's _meta instead.
-    if (this.actor.state.era === 'modern') return this.actor.send({ type: 'logLevel', level })
-    await this.#call('logging/setLevel', { level }, options)
-  }
-
   setRoots(roots: Root[]): void {
     if (this.#capabilities.roots === undefined) throw new CapabilityError('This client did not declare roots; pass `roots` to connect()')
     checkRoots(roots)
@@ -556,17 +470,8 @@ class Client implements McpClient {
 /** Most pages a re-listing after -32020 reads. */
 const MAX_RELIST_PAGES = 100
 
-/** The result of a request's last event (a request asked without progress emits only its result). */
-function resultOfLast<R>(event: RequestEvent<R>): R {
-  return (event as { result: R }).result
-}
-
 /** Throws TypeError when a root's uri is not a file:// URI (MCP roots: it MUST be one). */
 function checkRoots(roots: readonly Root[]): void {
   const problem = rootsProblem(roots)
   if (problem !== undefined) throw new TypeError(`Invalid roots: ${problem}`)
-}
-
-function cursorParams(cursor: string | undefined): JsonObject | undefined {
-  return cursor === undefined ? undefined : { cursor }
 }

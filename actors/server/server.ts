@@ -11,12 +11,13 @@ import type {
   Implementation, LoggingLevel, Prompt, PromptArgument, Resource, ResourceTemplate, ServerCapabilities, Tool,
 } from '../../lib/schema/types.ts'
 import {
-  SERVER_DEFAULTS, type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
-  type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerOptions, type ServerSession,
+  type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
+  type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
   type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware,
 } from './api.ts'
 import type { ServerEvent } from '../../lib/events.ts'
+import { SERVER_DEFAULTS, type ServerOptions } from './options.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec, memoryRequestStateStore, type RequestStateStore } from './request-state.ts'

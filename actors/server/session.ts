@@ -18,7 +18,8 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from '../actor.ts'
-import { SERVER_DEFAULTS, type InputOptions, type ServerSession, type SessionState, type SubscriptionMessage, type SubscriptionState } from './api.ts'
+import type { InputOptions, ServerSession, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
+import { SERVER_DEFAULTS } from './options.ts'
 import { ModernContext, SessionContext } from './context.ts'
 import { Round, discover, finishResult, listen, serveModern } from './modern.ts'
 import type { HandlerOutcome } from '../request.ts'
