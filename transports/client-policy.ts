@@ -157,7 +157,5 @@ export function isFailedAuthentication(status: number): boolean {
   return status >= 400 && status < 500 && status !== 429
 }
 
-/** Retry-After in whole seconds, at least 1. */
-export function retryAfterSeconds(waitMs: number): number {
-  return Math.max(1, Math.ceil(waitMs / 1000))
-}
+/** Retry-After in whole seconds, at least 1 (one rule for every listener: lib/http/refusal.ts). */
+export { retryAfterSeconds } from '../lib/http/refusal.ts'

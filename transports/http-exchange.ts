@@ -2,6 +2,9 @@ import type { Principal } from '../lib/auth.ts'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
 import type { HeaderList } from './request-info.ts'
+import type { HttpRefusal, RefusedIds } from '../lib/http/refusal.ts'
+
+export type { RefusedIds } from '../lib/http/refusal.ts'
 
 /**
  * Where SSE text goes: a node response or a web ReadableStream. A sink whose peer stops reading is
@@ -98,7 +101,7 @@ const encoder = new TextEncoder()
  * JSON-RPC 2.0 §5: the response id "MUST be the same as the value of the id member in the Request
  * Object"; only when it could not be read is it null.
  */
-export function replyError(exchange: Exchange, status: number, code: number, message: string, headers?: Record<string, string>, answers: RefusedIds = null): void {
+export function replyError(exchange: Exchange, status: number, code: number, message: string, headers?: Readonly<Record<string, string>>, answers: RefusedIds = null): void {
   const error = { code, message }
   const body = Array.isArray(answers) && answers.length > 0
     ? answers.map(id => ({ jsonrpc: '2.0', id, error }))
@@ -106,8 +109,22 @@ export function replyError(exchange: Exchange, status: number, code: number, mes
   exchange.reply(status, { ...JSON_HEADERS, ...headers }, JSON.stringify(body))
 }
 
-/** What a refusal answers: one request's id, a batch's request ids, or null when none was read. */
-export type RefusedIds = string | number | readonly (string | number)[] | null
+/**
+ * Writes a refusal of the pure rules (lib/http/rules.ts): a JSON-RPC error body (see
+ * {@link replyError}) when it has a code, else its message as it is (no body when empty); a
+ * refusal that drops the connection (413, 408) is written with `refuse`.
+ */
+export function answerRefusal(exchange: Exchange, refusal: HttpRefusal): void {
+  const { status, code, message, headers } = refusal
+  if (code === undefined) return message === '' ? exchange.reply(status, { ...headers }) : exchange.reply(status, { ...headers }, message)
+  if (refusal.isDropped === true) {
+    return exchange.refuse(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }))
+  }
+  if (refusal.data !== undefined) {
+    return exchange.reply(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: '2.0', id: refusal.id ?? null, error: { code, message, data: refusal.data } }))
+  }
+  replyError(exchange, status, code, message, headers, refusal.id ?? null)
+}
 
 /** An Exchange over node:http. */
 export class NodeExchange implements Exchange {

@@ -1,8 +1,8 @@
 import { principalKey, type Authenticator } from '../lib/auth.ts'
-import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 import type { RateLimiterStore, TokenBucketOptions } from '../lib/token-bucket.ts'
-import { JSON_HEADERS, replyError, type Exchange, type RefusedIds } from './http-exchange.ts'
-import { ClientPolicy, addressKey, clientKey, isFailedAuthentication, retryAfterSeconds, type ClientRequest } from './client-policy.ts'
+import { overFailedAuthBudget, overRequestBudget } from '../lib/http/refusal.ts'
+import { answerRefusal, type Exchange, type RefusedIds } from './http-exchange.ts'
+import { ClientPolicy, addressKey, clientKey, isFailedAuthentication, type ClientRequest } from './client-policy.ts'
 
 /** The guard's share of the listener's options. */
 export interface HttpGuardOptions {
@@ -125,15 +125,12 @@ export class HttpGuard {
 /** Answers a POST over its request budget 429 with Retry-After and an error per request; false then. */
 function answerBudget(exchange: Exchange, waitMs: number, answers: RefusedIds): boolean {
   if (waitMs === 0) return true
-  const seconds = retryAfterSeconds(waitMs)
-  replyError(exchange, 429, ErrorCode.RateLimited, `Too many requests: try again in ${seconds} s`, { 'retry-after': String(seconds) }, answers)
+  answerRefusal(exchange, overRequestBudget(waitMs, answers))
   return false
 }
 
 /** Answers a request of an address over its failed-authentication budget: 429, Retry-After, -31029 (id null). */
 function refuseFailures(exchange: Exchange, waitMs: number): false {
-  const seconds = retryAfterSeconds(waitMs)
-  const body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.RateLimited, message: `Too many failed authentications: try again in ${seconds} s` } }
-  exchange.reply(429, { ...JSON_HEADERS, 'retry-after': String(seconds) }, JSON.stringify(body))
+  answerRefusal(exchange, overFailedAuthBudget(waitMs))
   return false
 }

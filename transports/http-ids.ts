@@ -5,28 +5,7 @@ import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
  * that), only the ids, so an answer finds its POST and a request in flight is known.
  */
 
-/** The requests of a decoded body (a message or a batch): their ids, and whether one is initialize. */
-export function requestsOf(payload: unknown): { ids: RequestId[]; isInitialize: boolean; cancelled: RequestId[]; hasBadId: boolean } {
-  const ids: RequestId[] = []
-  const cancelled: RequestId[] = []
-  let isInitialize = false
-  let hasBadId = false
-  for (const message of Array.isArray(payload) ? payload : [payload]) {
-    if (typeof message !== 'object' || message === null) continue
-    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } }
-    // JSON has no Infinity, but 1e400 parses to it: such an id could never be answered by its value.
-    if (typeof id === 'number' && !Number.isFinite(id)) hasBadId = true
-    if (typeof method !== 'string') continue
-    if (typeof id === 'string' || typeof id === 'number') {
-      ids.push(id)
-      if (method === 'initialize') isInitialize = true
-    } else if (method === 'notifications/cancelled' && typeof params === 'object' && params !== null) {
-      const requestId = params.requestId
-      if (typeof requestId === 'string' || typeof requestId === 'number') cancelled.push(requestId)
-    }
-  }
-  return { ids, isInitialize, cancelled, hasBadId }
-}
+export { requestsOf } from '../lib/http/requests.ts'
 
 /** The id a response (or the first response of a batch) answers, if any. */
 export function responseIdOf(payload: JsonRpcPayload): RequestId | undefined {

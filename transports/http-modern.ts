@@ -4,59 +4,8 @@ import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { encodeSseComment, encodeSseEvent } from '../lib/codec/sse.ts'
-import { ErrorCode } from '../lib/jsonrpc/errors.ts'
-import { MODERN_ONLY_METHODS, MetaKey, NAMED_METHODS, decodeHeaderValue, hasModernMeta, isModernVersion, mcpNameOf, readModernMeta, requestMeta } from '../lib/schema/modern.ts'
-import { JSON_HEADERS, SSE_HEADERS, replyError, type Exchange, type Sink } from './http-exchange.ts'
+import { JSON_HEADERS, SSE_HEADERS, type Exchange, type Sink } from './http-exchange.ts'
 import { requestInfo } from './request-info.ts'
-
-/**
- * A POST of the modern era (MCP 2026-07-28): no session id, and a request that speaks a modern
- * version (in MCP-Protocol-Version or in its `_meta`) or asks for a method only that era has. An
- * initialize opens a legacy session, unless it says it is modern (then it is -32601, 404).
- */
-export function isModernPost(exchange: Exchange, payload: unknown): boolean {
-  if (exchange.header('mcp-session-id') !== null || Array.isArray(payload) || !isJsonObject(payload)) return false
-  if (payload.method === 'initialize') return hasModernMeta(payload.params)
-  const header = exchange.header('mcp-protocol-version')?.trim()
-  return (header !== undefined && isModernVersion(header)) || hasModernMeta(payload.params) || MODERN_ONLY_METHODS.has(payload.method as string)
-}
-
-/**
- * Answers a modern-era POST that breaks the rules of Streamable HTTP 2026-07-28, in their order:
- * the `_meta` fields (-32602), MCP-Protocol-Version against them (-32020), a version among
- * `supported` (-32022, listing `advertised`), Mcp-Method and Mcp-Name against the body (-32020);
- * a notification gets 202 (this revision has none to act on). True when it answered. The
- * `Mcp-Param-*` headers are the server's to check: it knows the tools' schemas.
- */
-export function refuseModernPost(exchange: Exchange, message: Record<string, unknown>, supported: readonly string[], advertised: readonly string[]): boolean {
-  if (!('id' in message)) { exchange.reply(202, {}); return true }
-  const id = message.id as string | number
-  const refuse = (status: number, code: number, text: string) => { replyError(exchange, status, code, text, undefined, id); return true }
-  if (typeof message.method !== 'string') return refuse(400, ErrorCode.InvalidRequest, 'Invalid Request: a POST carries a request or a notification')
-  const method = message.method
-  const meta = readModernMeta(message.params, supported, advertised)
-  if ('code' in meta && meta.code === ErrorCode.InvalidParams) return refuse(400, meta.code, meta.message)
-  const requested = requestMeta(message.params)![MetaKey.protocolVersion] as string
-  const header = exchange.header('mcp-protocol-version')?.trim()
-  if (header !== requested) {
-    return refuse(400, ErrorCode.HeaderMismatch, header === undefined ? 'Header mismatch: the MCP-Protocol-Version header is required'
-      : `Header mismatch: MCP-Protocol-Version ${JSON.stringify(header)} does not match _meta ${JSON.stringify(requested)}`)
-  }
-  if ('code' in meta) { exchange.reply(400, JSON_HEADERS, JSON.stringify({ jsonrpc: '2.0', id, error: meta.toJSON() })); return true }
-  const methodHeader = exchange.header('mcp-method')?.trim()
-  if (methodHeader !== method) {
-    return refuse(400, ErrorCode.HeaderMismatch, methodHeader === undefined ? 'Header mismatch: the Mcp-Method header is required'
-      : `Header mismatch: Mcp-Method ${JSON.stringify(methodHeader)} does not match the body's method ${JSON.stringify(method)}`)
-  }
-  if (!NAMED_METHODS.has(method)) return false
-  const raw = exchange.header('mcp-name')?.trim()
-  const name = raw === undefined ? undefined : decodeHeaderValue(raw)
-  const expected = mcpNameOf(method, message.params)
-  if (name !== undefined && name === expected) return false
-  return refuse(400, ErrorCode.HeaderMismatch, raw === undefined ? `Header mismatch: the Mcp-Name header is required for ${method}`
-    : name === undefined ? 'Header mismatch: Mcp-Name is not a valid header value'
-    : `Header mismatch: Mcp-Name ${JSON.stringify(name)} does not match the body's ${JSON.stringify(expected)}`)
-}
 
 /**
  * One modern-era request over Streamable HTTP (MCP 2026-07-28): a POST that carries one request

@@ -1,48 +1,5 @@
-/** Host names that count as this machine, for DNS-rebinding protection. */
-export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]', '::1']
-
-/** True when `host` (a listener's bind address) is this machine only. */
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_HOSTS.includes(host)
-}
-
 /**
- * Whether a request's `Host` header may reach a listener bound to `boundHost` (DNS-rebinding
- * protection): with `allowed` given, one of those names; else, on a loopback listener, a loopback
- * name; else anything. Names compare without case (RFC 9110), with or without the port. Shared by
- * the HTTP and WebSocket listeners so both refuse the same requests.
+ * The listeners' Origin and Host rules, kept where the WebSocket listener, the bridge and the
+ * command import them; they are pure and live in lib/http/origin.ts.
  */
-export function isAllowedHost(host: string | undefined | null, allowed: readonly string[] | undefined, boundHost: string): boolean {
-  if (host === undefined || host === null || (allowed === undefined && !isLoopbackHost(boundHost))) return true
-  const value = host.toLowerCase()
-  const name = value.replace(/:\d+$/, '')
-  const list = allowed ?? LOOPBACK_HOSTS
-  return list.some(entry => {
-    const lower = entry.toLowerCase()
-    return lower === value || lower === name
-  })
-}
-
-/**
- * Whether a browser `Origin` may reach a local server: one of `allowed` when given (`'*'` for any),
- * otherwise an http(s) origin on a loopback name, any port. Shared by the HTTP and WebSocket
- * listeners so both refuse the same pages.
- */
-export function isAllowedOrigin(origin: string, allowed: readonly string[] | undefined): boolean {
-  if (allowed !== undefined) return allowed.includes('*') || allowed.includes(origin)
-  try {
-    const parsed = new URL(origin)
-    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && LOOPBACK_HOSTS.includes(parsed.hostname)
-  } catch {
-    return false
-  }
-}
-
-/**
- * Whether a request comes from a page on another site that sent no Origin: browsers mark every
- * request with `Sec-Fetch-Site`, and a plain GET such as `<img src="http://127.0.0.1:3000/sse">`
- * carries no Origin, so the Origin check alone lets it through. Other clients send neither header.
- */
-export function isCrossSiteWithoutOrigin(headers: { origin?: string; 'sec-fetch-site'?: string | string[] }): boolean {
-  return headers.origin === undefined && headers['sec-fetch-site'] === 'cross-site'
-}
+export { LOOPBACK_HOSTS, isAllowedHost, isAllowedOrigin, isCrossSiteWithoutOrigin, isLoopbackHost } from '../lib/http/origin.ts'
