@@ -64,8 +64,9 @@ export interface HostOptions {
 /** A log message a server sent (`notifications/message`), with the server that sent it. */
 export interface HostLog { readonly server: string; readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown }
 
-/** A resource or prompt of the aggregated view, with the server that owns it. */
+/** A resource of the aggregated view, with the server that owns it. */
 export interface HostResource { readonly server: string; readonly resource: Resource }
+/** A prompt of the aggregated view: its name in the view, the server that owns it, and the prompt as that server listed it. */
 export interface HostPrompt { readonly name: string; readonly server: string; readonly prompt: Prompt }
 
 /** What {@link createHost} returns. */

@@ -37,11 +37,17 @@ export interface RestartPolicy {
   startTimeoutMs?: number
 }
 
+/** DEFAULTS of the restart policy: first delay 500 ms doubling to 30 s, 5 restarts, stable after 60 s, 30 s to start. */
 export const RESTART_DEFAULTS = { initialDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, stableMs: 60_000, startTimeoutMs: 30_000 } as const
 
 /** stderr lines kept per server for a failed state. */
 const STDERR_LINES = 20
 
+/**
+ * One configured server under supervision: starts its client (spawn or connect, then the
+ * handshake), watches it, and restarts it with backoff by the restart policy when it crashes,
+ * giving up after too many crashes in a row; its states are an Observable.
+ */
 export class SupervisedServer {
   readonly #states: BehaviorSubject<ServerState>
   readonly states: Observable<ServerState>
