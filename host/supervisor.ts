@@ -4,6 +4,7 @@
  * when it keeps crashing. Its state is an Observable; the host aggregates what each ready client offers.
  */
 import { BehaviorSubject, timer, type Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
+import { backoffDelay, backoffPolicy } from '../lib/operators/backoff.ts'
 import type { Implementation } from '../lib/schema/types.ts'
 import type { HostServerConfig } from '../lib/host-config.ts'
 import type { McpClient } from '../actors/client.ts'
@@ -119,8 +120,7 @@ export class SupervisedServer {
       this.#states.next({ status: 'failed', reason: `${reason} (${this.#crashes} times in a row)`, stderr: [...this.#lines] })
       return
     }
-    const initial = this.policy.initialDelayMs ?? RESTART_DEFAULTS.initialDelayMs
-    const delayMs = Math.min(initial * 2 ** (this.#crashes - 1), this.policy.maxDelayMs ?? RESTART_DEFAULTS.maxDelayMs)
+    const delayMs = backoffDelay(this.#crashes - 1, backoffPolicy(this.policy, RESTART_DEFAULTS))
     const attempt = this.#crashes + 1
     this.#states.next({ status: 'restarting', attempt, reason, delayMs })
     this.#retry = timer(delayMs, this.scheduler).subscribe(() => void this.#attempt(attempt))

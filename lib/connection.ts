@@ -1,247 +1,28 @@
-import { Observable, Subject, asyncScheduler, isObservable, type SchedulerLike, type Subscriber, type Subscription } from './rx.ts'
-import type {
-  JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId,
-} from './jsonrpc/message.ts'
+import { Observable, Subject, asyncScheduler, isObservable, type Subscriber, type Subscription } from './rx.ts'
+import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
 import {
-  CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, LocalError, McpError,
-  MethodNotFoundError, StructureLimitError, TimeoutError, TransportError,
+  CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, McpError,
+  MethodNotFoundError, StructureLimitError, TransportError,
 } from './jsonrpc/errors.ts'
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
+import { isEncodable, isEncodingFailure, unserializable } from './jsonrpc/encoding-failure.ts'
 import type { Inbound, RequestInfo, Transport } from './transport.ts'
-import type { ProgressSequence, RequestEvent } from './operators/progress.ts'
+import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
-import type { ShapeKind } from './schema/shape.ts'
-import type { ModernMeta } from './schema/modern.ts'
 import type { Principal } from './auth.ts'
+import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions } from './connection-contract.ts'
+import { IncomingRequest } from './incoming-request.ts'
+import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.ts'
+import { failAll, type PendingRequest } from './pending-request.ts'
+import { CallSite } from './call-site.ts'
+import type { InspectionEvent } from './inspection-event.ts'
 
-/** Default request timeout: 60 s without a response or progress. */
-export const DEFAULT_REQUEST_TIMEOUT = 60_000
-
-/** Options of one outgoing request. */
-export interface RequestOptions {
-  /** Milliseconds without a response or progress before the request times out (default 60 s; 0 disables). */
-  timeout?: number
-  /** Hard maximum in milliseconds, whatever progress arrives. */
-  maxTotalTimeout?: number
-  /** Whether progress restarts the timeout (default true). */
-  resetTimeoutOnProgress?: boolean
-  /** Aborting cancels the request on the wire and errors with `CancelledError`. */
-  signal?: AbortSignal
-  /** Ask for progress (adds `_meta.progressToken`). Default true for `request()`. */
-  progress?: boolean
-  /** Extra `_meta` fields to send with the request. */
-  meta?: Meta
-  /** Keep the caller's stack for timeout and closure errors (default: the connection's `captureStack`). */
-  captureStack?: boolean
-  /** The incoming request this one is made on behalf of (a handler asking the client back). */
-  relatedRequestId?: RequestId
-}
-
-/** An event of the connection's inspection stream. */
-export type InspectionEvent =
-  | { type: 'rxmcp.frame.in'; message: unknown }
-  | { type: 'rxmcp.frame.out'; message: JsonRpcPayload }
-  | { type: 'rxmcp.response.unknown'; id: RequestId | null }
-  /** A request (or an unreadable frame) left unanswered because this side writes no responses (see `canRespond`). */
-  | { type: 'rxmcp.request.unanswered'; id: RequestId | null; error?: McpError }
-  | { type: 'rxmcp.handler.error'; method: string; error: unknown }
-  | { type: 'rxmcp.closed'; error?: unknown }
-
-/**
- * One incoming request while its handler runs: its id, method, params, `_meta`, a lazily created
- * AbortSignal, and whether it was cancelled. The request actor of the design, reduced to what the
- * per-message path needs.
- */
-export class IncomingRequest {
-  /** Set once a response went out or the request was cancelled: nothing more may be sent for it. */
-  isDone = false
-  /** The handler's Observable subscription, when the handler returned an Observable. */
-  subscription: Subscription | undefined = undefined
-  /** Created only when a handler reads `signal`, to keep the per-request cost low. */
-  #controller: AbortController | undefined = undefined
-  /** For a request inside a JSON-RPC batch: where its response goes. */
-  batch: BatchCollector | undefined = undefined
-  /** Set once the handler reported progress: its response then goes out a turn later (see #respond). */
-  hasSentProgress = false
-  /** The progress values sent for the request's token (made on the first report), kept increasing. */
-  progress: ProgressSequence | undefined = undefined
-  /**
-   * A modern-era request's own `_meta` (MCP 2026-07-28: version, client capabilities and info, log
-   * level), as the gate read and checked it; undefined for a request of the session's negotiated
-   * version. Read once, so the handler does not parse it again.
-   */
-  modernMeta: ModernMeta | undefined = undefined
-  /** Who sent the request, when its transport authenticated it (see `Inbound`). */
-  principal: Principal | undefined = undefined
-  /** The transport's request that carried it (see `Inbound`); undefined when the transport gave none. */
-  requestInfo: RequestInfo | undefined = undefined
-
-  /** The protocol version the request speaks when it carries its own (`modernMeta`). */
-  get protocolVersion(): string | undefined { return this.modernMeta?.protocolVersion }
-
-  constructor(
-    readonly id: RequestId,
-    readonly method: string,
-    readonly params: JsonObject | undefined,
-  ) {}
-
-  /** `params._meta`, when present. */
-  get meta(): Meta | undefined {
-    const meta = this.params?._meta
-    return isJsonObject(meta) ? meta as Meta : undefined
-  }
-
-  /** The progress token the requester sent, if any. */
-  get progressToken(): string | number | undefined {
-    const token = this.meta?.progressToken
-    return typeof token === 'string' || typeof token === 'number' ? token : undefined
-  }
-
-  /** Aborted when the requester cancels or the connection closes. */
-  get signal(): AbortSignal {
-    this.#controller ??= new AbortController()
-    return this.#controller.signal
-  }
-
-  /** Marks the request done without a response and stops its handler. */
-  cancel(reason?: unknown): void {
-    if (this.isDone) return
-    this.isDone = true
-    this.subscription?.unsubscribe()
-    this.#controller?.abort(reason ?? new CancelledError())
-  }
-}
-
-/** Collects the responses of one JSON-RPC batch (MCP 2025-03-26) and sends them as one array. */
-class BatchCollector {
-  readonly responses: JsonRpcResponse[] = []
-  constructor(public remaining: number, readonly flush: (responses: JsonRpcResponse[]) => void) {}
-  add(response: JsonRpcResponse): void {
-    this.responses.push(response)
-    this.skip()
-  }
-  skip(): void {
-    if (--this.remaining === 0 && this.responses.length > 0) this.flush(this.responses)
-  }
-}
-
-/** A request handler: returns a result object, a Promise of one, or an Observable whose last value is one. */
-export type RequestHandler = (params: JsonObject | undefined, request: IncomingRequest) => unknown
-
-/** A hook that may refuse an incoming request before its handler runs. */
-export type RequestGate = (request: IncomingRequest) => McpError | undefined
-
-/** Options of {@link createConnection}. */
-export interface ConnectionOptions {
-  /** May refuse incoming requests (the lifecycle and capabilities use it). */
-  gateRequest?: RequestGate
-  /** May refuse an outgoing request locally, before it reaches the wire. */
-  gateOutgoing?: (method: string, params: JsonObject | undefined) => Error | undefined
-  /**
-   * The handler of a method no `setRequestHandler` registered, looked up per request (a server's
-   * methods registered after the connection was made); undefined answers -32601.
-   */
-  findHandler?: (method: string) => RequestHandler | undefined
-  /** Sees every incoming notification before the bus does (the lifecycle uses it). */
-  onNotification?: (notification: JsonRpcNotification) => void
-  /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
-  allowBatch?: () => boolean
-  /**
-   * Whether this side may write JSON-RPC responses now (default: always). While it returns false,
-   * nothing is answered: an incoming request is dropped before any gate or handler sees it, and a
-   * frame that cannot be read gets no error (each goes to `inspect` as `rxmcp.request.unanswered`);
-   * responses to this side's own requests and notifications are handled as ever. An MCP 2026-07-28
-   * client writes only requests and notifications (stdio, Streamable HTTP), whatever a server sends.
-   */
-  canRespond?: () => boolean
-  /**
-   * Shapes what goes out for the peer: each result, each request's params and each notification's
-   * params, by kind and method (a legacy session leaves out what its negotiated revision does not
-   * define: pass `(kind, method, payload) => shapeForRevision(kind, method, payload, version)` from
-   * lib/schema/shape.ts, reading the version when called so it follows the negotiation). Called
-   * after `_meta` is added to a request. A result is shaped with the request it answers, and a
-   * notification with the incoming request it belongs to (whose `protocolVersion` is set when it
-   * spoke its own). Default: everything goes as it is, at no cost.
-   */
-  shapeOutgoing?: (kind: ShapeKind, method: string, payload: JsonObject, request?: IncomingRequest) => JsonObject
-  /**
-   * Most entries in one JSON-RPC batch (default 1000). A longer batch is answered with one -32600
-   * (id null) before any entry is looked at, so one frame cannot keep the event loop busy for
-   * seconds or make the server write an error per entry.
-   */
-  maxBatchSize?: number
-  /** Turns a handler's non-McpError failure into the error to answer with (default: -32603, generic message). */
-  toWireError?: (error: unknown, request: IncomingRequest) => McpError
-  idGenerator?: IdGenerator
-  scheduler?: SchedulerLike
-  /** Default timeout of outgoing requests (60 s). */
-  timeout?: number
-  /**
-   * Keep each request's call-site stack, so a `TimeoutError` points at the caller (default false:
-   * it costs about 4 µs per request; turn it on while debugging).
-   */
-  captureStack?: boolean
-  /** Receives inspection events; nothing is built for them when absent. */
-  inspect?: (event: InspectionEvent) => void
-  /** Where errors nobody observes go (default: nowhere but `inspect`). */
-  reportUnhandledError?: (error: unknown) => void
-}
-
-/** DEFAULTS of {@link ConnectionOptions}. */
-export const DEFAULTS = { timeout: DEFAULT_REQUEST_TIMEOUT, maxBatchSize: 1000 } as const
-
-/** An entry of the pending table: the subscriber waiting for a response. */
-interface Pending {
-  subscriber: Subscriber<RequestEvent<JsonObject>>
-  method: string
-}
-
-/**
- * A JSON-RPC peer over one transport: the pipeline of the design.
- *
- * ```
- * transport.inbound -> check shape -> response     -> pending table (by id) -> caller's Observable
- *                                  -> request      -> gate -> handler (value | Promise | Observable) -> response
- *                                  -> notification -> cancelled / progress routing -> bus
- * ```
- *
- * Knows JSON-RPC and the MCP rules every session shares (progress tokens, cancellation, ids never
- * reused), nothing of sessions: the lifecycle and capabilities come in through the gates, so the
- * same connection serves stateless requests that carry their context in `_meta`.
- */
-export interface Connection {
-  /**
-   * Sends a request when subscribed: a cold Observable of progress events and then one result.
-   * Unsubscribing before the result sends `notifications/cancelled`. Times out (with cancellation
-   * on the wire) per {@link RequestOptions}. Errors with `McpError` for an error response,
-   * `TimeoutError`, `CancelledError`, `ConnectionClosedError` or a gate's refusal.
-   */
-  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
-  /**
-   * Sends a notification. Returns the transport's backpressure Promise, if any. `relatedRequestId`
-   * names the incoming request it belongs to (a progress report), for multiplexing transports.
-   */
-  notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void>
-  /** Incoming notifications of one method, as their params. Hot; completes when the connection closes. */
-  notifications<P extends JsonObject = JsonObject>(method: string): Observable<P>
-  /** Registers the handler of a method, replacing any earlier one. */
-  setRequestHandler(method: string, handler: RequestHandler): void
-  /** Removes the handler of a method: it then answers -32601. */
-  removeRequestHandler(method: string): void
-  /** Requests now running, by id. */
-  readonly incoming: ReadonlyMap<RequestId, IncomingRequest>
-  /** The transport underneath. */
-  readonly transport: Transport
-  /** True once the transport has closed. */
-  readonly isClosed: boolean
-  /** Resolves once the transport has closed and every pending request has failed. */
-  readonly closed: Promise<void>
-  /** Starts reading the transport. Called once; further calls do nothing. */
-  start(): void
-  /** Closes the transport; pending requests fail with `ConnectionClosedError`. */
-  close(): Promise<void>
-}
+// The connection's contract and the pieces it is made of live in files of their own; the names
+// stay importable from here.
+export { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, IncomingRequest }
+export type { Connection, ConnectionOptions, RequestGate, RequestHandler, RequestOptions } from './connection-contract.ts'
+export type { InspectionEvent }
 
 /**
  * Makes a {@link Connection} over a transport. Call `start()` after registering handlers.
@@ -254,13 +35,14 @@ export function createConnection(transport: Transport, options: ConnectionOption
   return new JsonRpcConnection(transport, options)
 }
 
+/** The pipeline {@link Connection} draws: one per transport, its state in private fields. */
 class JsonRpcConnection implements Connection {
   readonly #transport: Transport
   readonly #options: ConnectionOptions
   readonly #nextId: IdGenerator
   readonly #inspect: ((event: InspectionEvent) => void) | undefined
   /** Outgoing requests waiting for their response, by id (the id doubles as progress token). */
-  readonly #pending = new Map<RequestId, Pending>()
+  readonly #pending = new Map<RequestId, PendingRequest>()
   /** Incoming requests whose handler runs, by id. */
   readonly #incoming = new Map<RequestId, IncomingRequest>()
   readonly #handlers = new Map<string, RequestHandler>()
@@ -330,7 +112,8 @@ class JsonRpcConnection implements Connection {
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
     // With `captureStack`, a timeout or a closed connection points at the caller, not at a timer.
     // Off by default: capturing costs about 4 µs per request, a fifth of a whole echo round trip.
-    const callSite = new CallSite(method, options?.captureStack ?? this.#options.captureStack ?? false)
+    const callSite = new CallSite(method)
+    if (options?.captureStack ?? this.#options.captureStack ?? false) callSite.capture(JsonRpcConnection.prototype.request)
     const timeout = options?.timeout ?? this.#options.timeout ?? DEFAULT_REQUEST_TIMEOUT
     const source = new Observable<RequestEvent<R>>(subscriber => this.#sendRequest(method, params, options, subscriber as Subscriber<RequestEvent<JsonObject>>, callSite))
     const max = options?.maxTotalTimeout
@@ -449,20 +232,10 @@ class JsonRpcConnection implements Connection {
   }
 
   #receiveBatch(values: unknown[]): void {
-    if (!(this.#options.allowBatch?.() ?? false)) {
-      return this.#sendError(null, new InvalidRequestError('Invalid Request: JSON-RPC batches are not supported in this protocol version'))
-    }
-    if (values.length === 0) return this.#sendError(null, new InvalidRequestError('Invalid Request: empty batch'))
-    const limit = this.#options.maxBatchSize ?? DEFAULTS.maxBatchSize
-    if (values.length > limit) {
-      return this.#sendError(null, new InvalidRequestError(`Invalid Request: a batch of ${values.length} entries exceeds the limit of ${limit}`, { entries: values.length, limit }))
-    }
+    const refusal = batchRefusal(values, this.#options.allowBatch?.() ?? false, this.#options.maxBatchSize ?? DEFAULTS.maxBatchSize)
+    if (refusal !== undefined) return this.#sendError(null, refusal)
     // Requests in the batch (including malformed ones, which are answered too) decide when it flushes.
-    let answered = 0
-    for (const value of values) {
-      const checked = checkMessage(value)
-      if (isCheckFailure(checked) || ('method' in checked && 'id' in checked)) answered++
-    }
+    const answered = countAnswered(values)
     const batch = answered > 0 ? new BatchCollector(answered, responses => this.#sendBatch(responses)) : undefined
     for (const value of values) this.#receiveOne(value, batch)
   }
@@ -668,42 +441,9 @@ class JsonRpcConnection implements Connection {
     this.#inspect?.({ type: 'rxmcp.closed', error })
     // Every pending request fails at once: nobody will answer it now. The error is made only when
     // someone gets it: a one-exchange connection (a modern HTTP request) closes with nothing left.
-    if (this.#pending.size > 0 || this.#incoming.size > 0) this.#failAll(error)
+    if (this.#pending.size > 0 || this.#incoming.size > 0) failAll(this.#pending, this.#incoming, error)
     for (const subject of this.#bus.values()) subject.complete()
     this.#resolveClosed()
-  }
-
-  #failAll(error: unknown): void {
-    const closedError = error instanceof ConnectionClosedError ? error
-      : new ConnectionClosedError(error === undefined ? 'Connection closed' : `Connection closed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
-    const pending = [...this.#pending.values()]
-    this.#pending.clear()
-    for (const entry of pending) entry.subscriber.error(closedError)
-    const incoming = [...this.#incoming.values()]
-    this.#incoming.clear()
-    for (const request of incoming) request.cancel(closedError)
-  }
-}
-
-/** Captures where a request was made, so its timeout or closure error points at the caller. */
-class CallSite {
-  /** Holds the captured frames; V8 formats them only if `.stack` is read, which happens on failure. */
-  readonly #holder: { stack?: string } = {}
-  constructor(readonly method: string, isCapturing: boolean) {
-    if (isCapturing) Error.captureStackTrace?.(this.#holder, JsonRpcConnection.prototype.request)
-  }
-  #withStack<E extends Error>(error: E): E {
-    const stack = this.#holder.stack
-    if (stack !== undefined) error.stack = `${error.name}: ${error.message}${stack.slice(stack.indexOf('\n'))}`
-    return error
-  }
-  timeout(limit: 'each' | 'max', ms: number): Error {
-    return this.#withStack(new TimeoutError(limit === 'max'
-      ? `${this.method} exceeded its maximum total time of ${ms} ms`
-      : `${this.method} timed out after ${ms} ms`, ms))
-  }
-  closed(): Error {
-    return this.#withStack(new ConnectionClosedError(`Cannot send ${this.method}: the connection is closed`))
   }
 }
 
@@ -711,24 +451,6 @@ const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
 const never = () => false
-
-/** The answer to a request whose result or error could not be encoded. */
-function unserializable(id: RequestId | null): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: new InternalError('Internal error: the result could not be serialized').toJSON() }
-}
-
-/**
- * True for a failure to encode a message (JSON.stringify's TypeError on a cycle or a BigInt, a
- * RangeError, whatever a toJSON threw), as opposed to the transport's own failure, which is always
- * a local error (TransportError, ConnectionClosedError).
- */
-function isEncodingFailure(error: unknown): boolean {
-  return !(error instanceof LocalError)
-}
-
-function isEncodable(value: unknown): boolean {
-  try { JSON.stringify(value); return true } catch { return false }
-}
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function'

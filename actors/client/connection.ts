@@ -1,4 +1,5 @@
-import { EMPTY, Observable, catchError, defer, retry, shareReplay, takeUntil, throwError, timer, type SchedulerLike } from '../../lib/rx.ts'
+import { EMPTY, Observable, catchError, defer, retry, shareReplay, takeUntil, throwError, type SchedulerLike } from '../../lib/rx.ts'
+import { backoff, backoffPolicy } from '../../lib/operators/backoff.ts'
 import type { Connection } from '../../lib/connection.ts'
 import { ConnectionClosedError } from '../../lib/jsonrpc/errors.ts'
 
@@ -49,8 +50,7 @@ class DroppedError extends ConnectionClosedError {}
  */
 export function clientConnections(source: ConnectionSource, firstError: (error: unknown) => void): Observable<Connection> {
   const policy = source.reconnect
-  const initial = policy?.initialDelayMs ?? RECONNECT_DEFAULTS.initialDelayMs
-  const max = policy?.maxDelayMs ?? RECONNECT_DEFAULTS.maxDelayMs
+  const delays = backoffPolicy(policy, RECONNECT_DEFAULTS)
   /** Set once a handshake succeeded: only then is a failure a reason to reconnect. */
   let hasConnected = false
   const session = defer(() => new Observable<Connection>(subscriber => {
@@ -74,7 +74,7 @@ export function clientConnections(source: ConnectionSource, firstError: (error: 
         if (!hasConnected) return throwError(() => error)
         if (!(error instanceof DroppedError)) source.reportError(error)
         source.onReconnecting()
-        return timer(Math.min(max, initial * 2 ** (attempt - 1)), source.scheduler)
+        return backoff(attempt - 1, delays, source.scheduler)
       },
     }),
     catchError((error: unknown) => {

@@ -1,0 +1,28 @@
+import type { Subscriber } from './rx.ts'
+import type { JsonObject, RequestId } from './jsonrpc/message.ts'
+import { ConnectionClosedError } from './jsonrpc/errors.ts'
+import type { RequestEvent } from './operators/progress.ts'
+import type { IncomingRequest } from './incoming-request.ts'
+
+/** An entry of a connection's pending table: the subscriber waiting for a response. */
+export interface PendingRequest {
+  subscriber: Subscriber<RequestEvent<JsonObject>>
+  method: string
+}
+
+/**
+ * Fails every request of a connection that closed with `error`: each outgoing one waiting in
+ * `pending` errors with a `ConnectionClosedError` (`error` itself when it is one, else one that
+ * names it as its cause), each incoming one in `incoming` is cancelled with it. Both tables are
+ * emptied first, so nothing a subscriber does meanwhile sees an entry twice.
+ */
+export function failAll(pending: Map<RequestId, PendingRequest>, incoming: Map<RequestId, IncomingRequest>, error: unknown): void {
+  const closedError = error instanceof ConnectionClosedError ? error
+    : new ConnectionClosedError(error === undefined ? 'Connection closed' : `Connection closed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  const pendingEntries = [...pending.values()]
+  pending.clear()
+  for (const entry of pendingEntries) entry.subscriber.error(closedError)
+  const incomingEntries = [...incoming.values()]
+  incoming.clear()
+  for (const request of incomingEntries) request.cancel(closedError)
+}

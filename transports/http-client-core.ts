@@ -1,0 +1,121 @@
+import { Subject } from '../lib/rx.ts'
+import type { HeaderSource, Inbound } from '../lib/transport.ts'
+import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
+import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
+import { decodeJsonFrame } from '../lib/codec/json.ts'
+import { sameOriginRedirects } from './same-origin-redirects.ts'
+import type { HttpClientOptions } from './http-client-options.ts'
+
+/**
+ * The state of one HTTP client transport, which each of its parts reads and writes: the POST
+ * (`http-client-post.ts`, `http-client-modern.ts`), the resumption of a POST's SSE answer
+ * (`http-client-resume.ts`), the standalone GET stream (`http-client-get.ts`) and the legacy
+ * HTTP+SSE client (`http-client-legacy.ts`). Internal: the transport users get is `HttpClient`
+ * of `http-client.ts`, which holds one of these.
+ */
+export class HttpClientCore {
+  /** Every decoded frame, for the connection (the transport's `inbound`). */
+  readonly incoming = new Subject<Inbound>()
+  readonly options: HttpClientOptions
+  readonly fetch: typeof fetch
+  readonly url: URL
+  /** Where the legacy fallback of `httpClient` opens its SSE stream (default: `url`). */
+  readonly sseUrl: URL | undefined
+  readonly maxMessageSize: number
+  /** Aborts every request in flight when the transport closes. */
+  readonly abort = new AbortController()
+  /** Which transport is in use: decided by the first request for `httpClient`. */
+  mode: 'streamable-http' | 'sse' | undefined
+  sessionId: string | undefined
+  protocolVersion: string | undefined
+  /** Legacy mode: where to POST, once the endpoint event arrived. */
+  endpoint: Promise<URL> | undefined
+  isClosed = false
+  isStandaloneOpen = false
+  /** The initialize request as first sent, replayed when the server forgets the session. */
+  initializePayload: JsonRpcPayload | undefined
+  /** Modern requests in flight, by id: aborting one closes its response stream, which cancels it. */
+  readonly modernInFlight = new Map<RequestId, AbortController>()
+  /**
+   * Every POST in flight, each with a signal of its own: closing aborts them all through one
+   * listener. (Fetch leaves its abort listener on the signal it is given until the request is
+   * collected, and many POSTs on one shared signal would pile them up.)
+   */
+  readonly posts = new Set<AbortController>()
+  /** Extra headers per outgoing request (see {@link HeaderSource}). */
+  headerSource: HeaderSource | undefined
+
+  constructor(url: URL, options: HttpClientOptions, mode: 'streamable-http' | 'sse' | undefined, sseUrl?: URL) {
+    this.url = url
+    this.sseUrl = sseUrl
+    this.options = options
+    this.mode = mode
+    // Called as a plain function: a browser's fetch throws "Illegal invocation" when called as a method of another object.
+    // Redirects are followed within the server's origin only: the session id and headers stay with it.
+    this.fetch = sameOriginRedirects(options.fetch ?? ((input, init) => globalThis.fetch(input, init)))
+    this.maxMessageSize = options.maxMessageSize ?? DEFAULT_MAX_MESSAGE_SIZE
+    this.abort.signal.addEventListener('abort', () => { for (const post of this.posts) post.abort() }, { once: true })
+  }
+
+  /** A signal for one POST, aborted when the transport closes; `release` when the POST is over. */
+  postSignal(): { controller: AbortController; release: () => void } {
+    const controller = new AbortController()
+    if (this.abort.signal.aborted) controller.abort()
+    this.posts.add(controller)
+    return { controller, release: () => { this.posts.delete(controller) } }
+  }
+
+  /** The headers of a request in the session: `extra`, the configured ones, the session id and protocol version once known. */
+  headers(extra: Record<string, string>): Headers {
+    const headers = new Headers({ ...this.options.headers, ...extra })
+    if (this.sessionId !== undefined) headers.set('mcp-session-id', this.sessionId)
+    if (this.protocolVersion !== undefined) headers.set('mcp-protocol-version', this.protocolVersion)
+    return headers
+  }
+
+  /** Decodes one frame and hands it to the connection; returns what was decoded. */
+  emit(data: string | Uint8Array): Inbound | undefined {
+    if (this.isClosed) return undefined
+    const item = decodeJsonFrame(data, this.maxMessageSize, this.options.structureLimits)
+    this.incoming.next(item)
+    return item
+  }
+
+  /** Ends the transport with `error` (as a TransportError unless it is one, or a ConnectionClosedError). */
+  fail(error: unknown): void {
+    if (this.isClosed) return
+    this.isClosed = true
+    this.abort.abort()
+    this.incoming.error(error instanceof ConnectionClosedError || error instanceof TransportError ? error : new TransportError(error instanceof Error ? error.message : String(error), { cause: error }))
+  }
+}
+
+/** How much of an error answer's body is read, for the error message. */
+export const ERROR_BODY_LIMIT = 64 * 1024
+
+/** The message of what a fetch threw. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** The ids of the requests in an outgoing message or batch. */
+export function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
+  const ids: RequestId[] = []
+  for (const message of Array.isArray(payload) ? payload : [payload]) {
+    if ('method' in message && 'id' in message) ids.push(message.id)
+  }
+  return ids
+}
+
+/** The ids of the responses in a decoded message or batch. */
+export function responseIdsOf(value: unknown): RequestId[] {
+  const ids: RequestId[] = []
+  for (const message of Array.isArray(value) ? value : [value]) {
+    if (message && typeof message === 'object' && !('method' in message)) {
+      const id = (message as { id?: unknown }).id
+      if (typeof id === 'string' || typeof id === 'number') ids.push(id)
+    }
+  }
+  return ids
+}

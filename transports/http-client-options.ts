@@ -1,0 +1,42 @@
+import type { SchedulerLike } from '../lib/rx.ts'
+import type { StructureLimits } from '../lib/codec/structure.ts'
+
+/** Options of the HTTP client transports. */
+export interface HttpClientOptions {
+  /** Extra headers on every request (an Authorization header, say). */
+  headers?: Record<string, string>
+  /** The fetch to use (default the global one). */
+  fetch?: typeof fetch
+  /**
+   * Reconnection of dropped SSE streams: first delay, cap, and attempts in a row (defaults 1 s, 30 s,
+   * 5). A `retry` field the server sent on the stream wins: the client waits exactly that many
+   * milliseconds before it reconnects (MCP Streamable HTTP).
+   */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+  /** Where the reconnection waits run (default RxJS's `asyncScheduler`): a virtual one in tests. */
+  scheduler?: SchedulerLike
+  /**
+   * Largest incoming message in bytes (default 4 MiB). It bounds a JSON body and one SSE event too:
+   * a server that sends more (an event that never ends, say) fails the request it answers with a
+   * TransportError whose cause is a FrameTooLargeError, and its stream is cancelled.
+   */
+  maxMessageSize?: number
+  /**
+   * Bounds on each incoming message's nesting and members, in a JSON body or an SSE event
+   * (default `STRUCTURE_DEFAULTS`: 128 levels, 100,000 members), checked before it is parsed: a
+   * response past them fails the request it answers at once with `StructureLimitError`, and the
+   * connection serves on.
+   */
+  structureLimits?: StructureLimits
+  /** Streamable HTTP: open the GET stream for server-initiated messages after initialize (default true). */
+  openStandaloneStream?: boolean
+  /**
+   * Streamable HTTP: when the server answers 404 for the session (it expired or restarted), run
+   * initialize again with the same parameters and retry the request (default true). Subscriptions
+   * and other session state of the old session are gone. With false, the connection closes.
+   */
+  reinitializeOnExpiry?: boolean
+}
+
+/** DEFAULTS of {@link HttpClientOptions}. */
+export const HTTP_CLIENT_DEFAULTS = { initialDelayMs: 1000, maxDelayMs: 30_000, maxRetries: 5 } as const
