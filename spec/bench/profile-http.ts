@@ -1,0 +1,54 @@
+/**
+ * Where the Streamable HTTP server spends its time: the everything server over HTTP under
+ * `node --cpu-prof`, 16 legacy sessions with 64 echo calls in flight (or modern-era POSTs), then
+ * the summary of profile.ts.
+ *
+ *   npx tsx spec/bench/profile-http.ts [legacy|modern] [seconds=5]
+ */
+import { spawn } from 'node:child_process'
+import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { openSession, post } from './http-bench.ts'
+import { modernEchoParams } from './modern-bench.ts'
+import { within } from './procs.ts'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const profileDir = `${root}.bench/profiles`
+const [era = 'legacy', secondsText = '5'] = process.argv.slice(2)
+const seconds = Number(secondsText)
+mkdirSync(profileDir, { recursive: true })
+const started = Date.now()
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100', '--import', 'tsx', 'examples/everything/server.ts', '--http', '0'],
+  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+const url = new URL(await within(new Promise<string>(resolve => {
+  let seen = ''
+  const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
+  child.stdout!.on('data', onData)
+  child.stderr!.on('data', onData)
+}), 20_000, 'no URL'))
+const sessions = era === 'legacy' ? await Promise.all(Array.from({ length: 16 }, () => openSession(url))) : []
+const legacyParams = JSON.stringify({ name: 'echo', arguments: { text: 'hello' } })
+const modernParams = modernEchoParams('hello')
+let calls = 0
+let id = 0
+let isRunning = true
+async function lane(index: number): Promise<void> {
+  while (isRunning) {
+    const body = `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":${era === 'legacy' ? legacyParams : modernParams}}`
+    const answer = await post(url, body, sessions[index % 16])
+    if (answer.status !== 200) throw new Error(`status ${answer.status}: ${answer.text}`)
+    calls++
+  }
+}
+setTimeout(() => { isRunning = false }, seconds * 1000)
+await Promise.all(Array.from({ length: 64 }, (_, index) => lane(index)))
+console.log(`${era} http: ${calls} calls in ${seconds} s (${(calls / seconds).toFixed(0)} calls/s under the profiler)`)
+child.kill('SIGINT')
+await new Promise(resolve => child.once('exit', resolve))
+const profile = readdirSync(profileDir).filter(name => name.endsWith('.cpuprofile')).map(name => `${profileDir}/${name}`)
+  
+  // tsx's loader thread writes a profile of its own: the main thread's is the largest.
+  .filter(path => statSync(path).mtimeMs >= started).sort((a, b) => statSync(b).size - statSync(a).size)[0]
+if (profile === undefined) throw new Error('no profile written')
+const summary = spawn(process.execPath, ['--import', 'tsx', 'spec/bench/profile.ts', 'summarize', profile], { cwd: root, stdio: 'inherit' })
+await new Promise(resolve => summary.once('exit', resolve))
