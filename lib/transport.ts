@@ -117,11 +117,6 @@ export interface Transport {
    */
   readonly era?: 'modern'
   /**
-   * Optional: a header of the request the transport carries (HTTP), case-insensitive name, for the
-   * checks only the protocol layer can make (the `Mcp-Param-*` headers of a tool's arguments).
-   */
-  requestHeader?(name: string): string | null
-  /**
    * Optional, client transports that carry per-request headers (the Streamable HTTP client): the
    * client hands over a function computing the extra headers of each outgoing request (the
    * `Mcp-Param-*` headers of a modern tools/call). Transports without headers omit it.

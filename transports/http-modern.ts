@@ -52,14 +52,6 @@ export class ModernExchange implements Transport {
     exchange.onClose(() => this.#end())
   }
 
-  /**
-   * A header of the request (case-insensitive name), for the checks only the protocol layer can
-   * make: the `Mcp-Param-*` headers mirror tool arguments named by the tool's input schema.
-   */
-  requestHeader(name: string): string | null {
-    return this.exchange.header(name.toLowerCase())
-  }
-
   /** True while an SSE stream is open (a listen stream, or a request that streamed notifications). */
   get isStreaming(): boolean { return this.#sink !== undefined && !this.#isDone }
 

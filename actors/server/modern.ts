@@ -222,7 +222,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
         fail(error)
       }
     }
-    const refusal = checkParamHeaders(session, request.method, params)
+    const refusal = checkParamHeaders(session, request, params)
     if (refusal !== undefined) {
       fail(refusal)
     } else if (params?.requestState === undefined && params?.inputResponses === undefined) {
@@ -328,16 +328,20 @@ async function resumeRound(session: Session, request: IncomingRequest, params: J
  * argument the tool mirrors must come with its header, decoded equal (integers compared as
  * numbers); a header without its argument, or one that cannot be decoded, is refused too.
  */
-function checkParamHeaders(session: Session, method: string, params: JsonObject | undefined): HeaderMismatchError | undefined {
-  const header = session.connection.transport.requestHeader
-  if (header === undefined || method !== 'tools/call') return undefined
+function checkParamHeaders(session: Session, request: IncomingRequest, params: JsonObject | undefined): HeaderMismatchError | undefined {
+  // Only a Streamable HTTP POST has headers of its own (a WebSocket's are its upgrade's).
+  const info = request.requestInfo
+  if (request.method !== 'tools/call' || info?.transport !== 'streamable-http') return undefined
   const entry = session.server.router.tool(params)
   if (entry === undefined) return undefined
   const mirrored = entry.headerParams ??= headerParamsFor(entry.wire.inputSchema)
+  if (mirrored.length === 0) return undefined
+  const headers = info.headers
+  if (headers === undefined) return undefined
   const args = params?.arguments
   for (const param of mirrored) {
     const name = `Mcp-Param-${param.name}`
-    const raw = header.call(session.connection.transport, name.toLowerCase())
+    const raw = headers.get(name)
     const value = headerArgumentOf(args, param)
     if (value === undefined) {
       if (raw !== null) return new HeaderMismatchError(`Header mismatch: ${name} is sent but the argument it mirrors is not`)

@@ -186,7 +186,7 @@ export class ServerTasks {
     const taskId = requestor === undefined ? randomTaskId() : undefined
     const owner = requestor ?? `anonymous:${taskId}`
     // Anonymous callers have no identity a quota could hold on to but where they come from.
-    const address = ctx.principal === undefined ? clientAddressKey((ctx.session as Session).connection.transport.remoteAddress) : undefined
+    const address = ctx.principal === undefined ? clientAddressKey(ctx.requestInfo.remoteAddress) : undefined
     this.#reserve(owner, address)
     this.#starting++
     const requested = isJsonObject(params?.task) ? params!.task.ttl : undefined
