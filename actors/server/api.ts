@@ -416,3 +416,5 @@ export type McpHandler = (request: McpRequest, ctx: ServerContext) => Observable
 /** A step of the request pipeline: given the rest of it (`next`), the handler that runs before, around or instead of it. See McpServer.use. */
 export type Middleware = (next: McpHandler) => McpHandler
 
+/** What the router calls for one method: params and the request's context in, the result out. */
+export type RouteHandler = (params: JsonObject | undefined, ctx: ServerContext) => HandlerOutcome<JsonObject>

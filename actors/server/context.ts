@@ -13,7 +13,7 @@ import type { InputOptions, ServerContext, TaskHandle } from './api.ts'
 import type { HandlerOutcome } from '../request.ts'
 import { BaseContext } from '../context.ts'
 import type { Session } from './session.ts'
-import type { Round } from './modern.ts'
+import type { Round } from './round.ts'
 import { checkElicitResult } from './elicitation.ts'
 
 /**

@@ -10,11 +10,9 @@ import { Observable, asyncScheduler, isObservable, type Subscription } from '../
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import {
-  CancelledError, HeaderMismatchError, InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
+  HeaderMismatchError, InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
 } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
-import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
 import {
   CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf,
   type HeaderParam,
@@ -22,138 +20,20 @@ import {
 import type { CacheHint } from './api.ts'
 import { isPromiseLike } from '../request.ts'
 import { ModernContext } from './context.ts'
-import { paramsDigest, type RoundState } from './request-state.ts'
-import { checkElicitResult } from './elicitation.ts'
-import type { ElicitParams } from '../../lib/schema/types.ts'
-import { TASKS_EXTENSION } from './tasks.ts'
+import { paramsDigest } from './request-state.ts'
+import { Round } from './round.ts'
+export { Round } from './round.ts'
+import { TASKS_EXTENSION } from '../../lib/tasks/state.ts'
 import { taskToModernWire } from '../tasks/task.ts'
-import type { RouteHandler } from './router.ts'
+import type { RouteHandler } from './api.ts'
 import type { Session } from './session.ts'
 
 /** Cache hints when nothing else says: always stale, and never shared across authorization contexts. */
 export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
 
-/** The result shapes each input method must answer with, checked before a handler sees them. */
-export const ANSWER_CHECKS: Readonly<Record<string, (answer: JsonObject) => boolean>> = {
-  'elicitation/create': answer => answer.action === 'accept' || answer.action === 'decline' || answer.action === 'cancel',
-  'sampling/createMessage': answer => typeof answer.role === 'string' && answer.content !== undefined,
-  // MCP roots: every root's uri is a file:// URI; a handler never sees another.
-  'roots/list': answer => rootsProblem(answer.roots) === undefined,
-}
 
-/**
- * What one MRTR round knows: the answers the client gave so far (verified), the input requests the
- * handler makes now, and what the handler carries to the next round.
- */
-export class Round {
-  /** Input requests made in this run of the handler, by key (made on the first: most runs ask none). */
-  asked: Map<string, { method: string; params: JsonObject }> | undefined
-  /** Called on the first input request that has no answer. */
-  onAsk: () => void = () => {}
-  /** Default keys: one counter per method, from the start of each run, so keys repeat across runs. */
-  #counters: Map<string, number> | undefined
-  /** What the handler carries to the next round. */
-  #data: unknown
-  /** The signal of this run's handler, made when it first reads `ctx.signal` (most handlers never do). */
-  #controller: AbortController | undefined
-  /**
-   * Whether `answers` came without a requestState (the client answered before any round was sent),
-   * and the handler has not carried anything yet: such answers are taken only while this holds.
-   */
-  #isUnbound: boolean
 
-  /**
-   * @param answers the answers this run may take, by key; one found invalid is dropped (see `ask`).
-   * @param isUnbound the answers came without a requestState (see {@link resumeRound}).
-   */
-  constructor(readonly answers: Record<string, unknown>, data: unknown, isUnbound = false) {
-    this.#data = data
-    this.#isUnbound = isUnbound
-  }
 
-  /** What the handler carries to the next round (`ctx.setRequestState`). */
-  get data(): unknown { return this.#data }
-  set data(value: unknown) {
-    this.#data = value
-    // From here on the run holds data of the server's own: answers no round asked for stop counting.
-    if (this.#isUnbound) {
-      this.#isUnbound = false
-      for (const key of Object.keys(this.answers)) delete this.answers[key]
-    }
-  }
-
-  /**
-   * The answer for `key` (default: `elicitation-1`, `sampling-2`... by method and call order), or
-   * an input request for it: the returned promise then never settles and the round ends.
-   */
-  ask(method: string, params: JsonObject, capabilities: object, key?: string): Promise<unknown> {
-    // MCP sampling and elicitation: a malformed request is the handler's mistake, never asked (nor answered).
-    const problem = inputRequestProblem(method, params)
-    if (problem !== undefined) return Promise.reject(new TypeError(`Cannot ask ${method}: ${problem}`))
-    const prefix = method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'
-    const counters = this.#counters ??= new Map()
-    const count = (counters.get(prefix) ?? 0) + 1
-    counters.set(prefix, count)
-    const id = key ?? `${prefix}-${count}`
-    if (Object.hasOwn(this.answers, id)) {
-      const answer = this.answers[id]
-      // An answer refused here is dropped: a handler that catches the error and asks again under
-      // the same key gets a new round for it (MRTR: ask again for what is missing), never a loop.
-      const refuse = (error: unknown) => {
-        delete this.answers[id]
-        return Promise.reject(error)
-      }
-      // The client's answer is input like any other: of the shape the method answers with, or -32602.
-      if (!isJsonObject(answer) || !(ANSWER_CHECKS[method]?.(answer) ?? true)) {
-        return refuse(new InvalidParamsError(`Invalid params: inputResponses.${id} is not a valid answer to ${method}`, { key: id }))
-      }
-      // An accepted form's content must match the requestedSchema asked now (ElicitationContentError).
-      if (method === 'elicitation/create') return checkElicitResult(params as unknown as ElicitParams, answer, id).catch(refuse)
-      return Promise.resolve(answer)
-    }
-    // MCP 2026-07-28 (MRTR): never ask for what the client did not declare it can answer.
-    const needed = requiredCapability(method, params)
-    if (needed !== undefined && !hasCapability(capabilities, needed)) {
-      return Promise.reject(new MissingRequiredClientCapabilityError(
-        `Missing required client capability: ${needed.join('.')} (the request's _meta did not declare it)`,
-        { requiredCapabilities: capabilityObject(needed) },
-      ))
-    }
-    if (this.asked === undefined) {
-      this.asked = new Map()
-      this.onAsk()
-    }
-    this.asked.set(id, { method, params })
-    return new Promise(() => {})
-  }
-
-  /**
-   * The signal of this run's handler (`ctx.signal`): aborted when `request`'s is (cancelled, the
-   * connection closed), and when the run ends `input_required` ({@link end}).
-   */
-  signalOf(request: AbortSignal): AbortSignal {
-    if (this.#controller === undefined) {
-      const controller = this.#controller = new AbortController()
-      if (request.aborted) controller.abort(request.reason)
-      else request.addEventListener('abort', () => controller.abort(request.reason), { once: true })
-    }
-    return this.#controller.signal
-  }
-
-  /**
-   * The run ended `input_required`: its handler waits, on a promise that never settles, for answers
-   * that only a retry brings, and a retry runs the handler anew. MCP 2026-07-28 MRTR: servers MUST
-   * NOT assume that clients will fulfil the inputRequests or retry, so nothing of this run is kept
-   * for one: its signal aborts, and whatever the handler tied to it (timers, connections,
-   * listeners) is let go now, not never.
-   */
-  end(): void {
-    this.#controller?.abort(ROUND_ENDED)
-  }
-}
-
-/** The reason a run's signal aborts with when its round ended input_required. One object, made once. */
-const ROUND_ENDED = new CancelledError('The request was answered input_required: this run of its handler is over (a retry runs it anew)')
 
 /**
  * Runs a modern request through `route`: the requestState checked, the `Mcp-Param-*` headers of a
@@ -486,13 +366,3 @@ export function listen(session: Session, params: JsonObject | undefined, request
   })
 }
 
-export function capabilityObject(path: readonly string[]): JsonObject {
-  const root: JsonObject = {}
-  let node = root
-  for (const key of path) {
-    const next: JsonObject = {}
-    node[key] = next
-    node = next
-  }
-  return root
-}

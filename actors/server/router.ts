@@ -11,9 +11,9 @@ import { isPromiseLike, mapOutcome, outcomePromise, type HandlerOutcome } from '
 import type { CacheHint } from './api.ts'
 import { compact, compileToolSchemas, type Server, type TemplateEntry, type ToolEntry } from './server.ts'
 import { TaskContext } from './task-context.ts'
+import type { RouteHandler } from './api.ts'
 
-/** What the router calls for one method: params and the request's context in, the result out. */
-export type RouteHandler = (params: JsonObject | undefined, ctx: ServerContext) => HandlerOutcome<JsonObject>
+export type { RouteHandler } from './api.ts'
 
 /**
  * The server's methods over its registries, written once for both eras: a legacy session and a

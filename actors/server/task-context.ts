@@ -29,7 +29,7 @@ import { BaseContext, type Era, type TraceContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { InputOptions, ServerContext, ServerSession, TaskHandle } from './api.ts'
 import { withRelatedTask, type TaskRef, type TaskState } from '../tasks/task.ts'
-import { ANSWER_CHECKS, capabilityObject } from './modern.ts'
+import { ANSWER_CHECKS, capabilityObject } from './input-checks.ts'
 import { checkElicitResult } from './elicitation.ts'
 
 

@@ -22,8 +22,8 @@ import { withCursor } from '../../lib/cursor.ts'
 import type { Server } from './server.ts'
 import type { Session } from './session.ts'
 
-/** The identifier of the MCP 2026-07-28 tasks extension. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+import { TASKS_EXTENSION } from '../../lib/tasks/state.ts'
+export { TASKS_EXTENSION }
 
 /** What the legacy era declares (MCP 2025-11-25 `ServerCapabilities.tasks`): tools/call as tasks, list and cancel. */
 export const LEGACY_TASKS_CAPABILITY = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } })

@@ -1,5 +1,8 @@
 import type { TaskStatus } from '../schema/types.ts'
 
+/** The identifier of the MCP 2026-07-28 tasks extension. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
+
 /*
  * A task's data and the rules of its status (MCP 2025-11-25 basic/utilities/tasks): what the task
  * actor (actors/tasks/task.ts) steps and every task store (memory, Redis) keeps. Pure and a leaf,
