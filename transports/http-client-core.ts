@@ -6,6 +6,7 @@ import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { sameOriginRedirects } from './same-origin-redirects.ts'
 import type { HttpClientOptions } from './http-client-options.ts'
+import type { SseEvent } from '../lib/codec/sse.ts'
 
 /**
  * The state of one HTTP client transport, which each of its parts reads and writes: the POST
@@ -108,14 +109,21 @@ export function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
   return ids
 }
 
-/** The ids of the responses in a decoded message or batch. */
-export function responseIdsOf(value: unknown): RequestId[] {
-  const ids: RequestId[] = []
-  for (const message of Array.isArray(value) ? value : [value]) {
-    if (message && typeof message === 'object' && !('method' in message)) {
-      const id = (message as { id?: unknown }).id
-      if (typeof id === 'string' || typeof id === 'number') ids.push(id)
-    }
-  }
-  return ids
+/**
+ * Hands on the JSON-RPC message an SSE event carries (a priming event carries no data, and an
+ * event of another type is not MCP's) and crosses the requests it answers off `waiting`.
+ */
+export function deliverEvent(core: HttpClientCore, event: SseEvent, waiting?: Set<RequestId>): void {
+  if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
+  const item = core.emit(event.data)
+  if (waiting === undefined || waiting.size === 0 || item?.type !== 'message') return
+  if (Array.isArray(item.message)) for (const message of item.message) crossOff(message, waiting)
+  else crossOff(item.message, waiting)
+}
+
+/** Removes a response's id from `waiting`; a request or notification answers nothing. */
+function crossOff(message: unknown, waiting: Set<RequestId>): void {
+  if (message === null || typeof message !== 'object' || 'method' in message) return
+  const id = (message as { id?: unknown }).id
+  if (typeof id === 'string' || typeof id === 'number') waiting.delete(id)
 }

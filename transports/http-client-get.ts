@@ -1,5 +1,5 @@
 import { FrameTooLargeError } from '../lib/jsonrpc/errors.ts'
-import type { HttpClientCore } from './http-client-core.ts'
+import { deliverEvent, type HttpClientCore } from './http-client-core.ts'
 import { readSseEvents, tooLarge } from './http-client-body.ts'
 import { maxReconnects, reconnectDelay, sleep } from './http-client-retry.ts'
 
@@ -29,8 +29,7 @@ export async function openStandalone(core: HttpClientCore, lastEventId: string |
       isAnyEvent = true
       if (event.id !== undefined) lastEventId = event.id
       if (event.retry !== undefined) retry = event.retry
-      if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
-      core.emit(event.data)
+      deliverEvent(core, event)
     }, core.maxMessageSize)
   } catch (error) {
     // No request to fail here, and a reconnect would replay it: the server is broken, the transport ends.

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { FrameTooLargeError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
-import { messageOf, responseIdsOf, type HttpClientCore } from './http-client-core.ts'
+import { deliverEvent, messageOf, type HttpClientCore } from './http-client-core.ts'
 import { readBody, readSseEvents, tooLarge } from './http-client-body.ts'
 import { refused } from './http-client-post.ts'
 
@@ -51,11 +51,7 @@ export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, 
     if (contentType.includes('text/event-stream')) {
       const waiting = new Set([request.id])
       try {
-        await readSseEvents(response, event => {
-          if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
-          const item = core.emit(event.data)
-          if (item?.type === 'message') for (const id of responseIdsOf(item.message)) waiting.delete(id)
-        }, core.maxMessageSize)
+        await readSseEvents(response, event => deliverEvent(core, event, waiting), core.maxMessageSize)
       } catch (error) {
         if (error instanceof FrameTooLargeError) throw tooLarge(error, `The response stream of POST ${core.url}`)
         if (core.isClosed || controller.signal.aborted) return

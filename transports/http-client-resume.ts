@@ -1,6 +1,6 @@
 import type { RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError } from '../lib/jsonrpc/errors.ts'
-import { responseIdsOf, type HttpClientCore } from './http-client-core.ts'
+import { deliverEvent, type HttpClientCore } from './http-client-core.ts'
 import { readSseEvents, tooLarge } from './http-client-body.ts'
 import { getStream } from './http-client-get.ts'
 import { maxReconnects, reconnectDelay, sleep } from './http-client-retry.ts'
@@ -21,9 +21,7 @@ export async function readSse(core: HttpClientCore, response: Response, pending:
     await readSseEvents(response, event => {
       if (event.id !== undefined) lastEventId = event.id
       if (event.retry !== undefined) retry = event.retry
-      if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
-      const item = core.emit(event.data)
-      if (item?.type === 'message') for (const id of responseIdsOf(item.message)) waiting.delete(id)
+      deliverEvent(core, event, waiting)
     }, core.maxMessageSize)
   } catch (error) {
     // Resuming would replay the same oversized event: the requests still owed fail instead.
