@@ -1,9 +1,8 @@
-import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { randomUUID } from 'node:crypto'
-import { createServer, type McpServer } from '../../actors/server.ts'
-import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
-import { redisScaleOut, type RedisScaleOut } from '../../transports/redis.ts'
-import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
+import { createServer } from '../../actors/server.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { useScaleOut } from '../helpers/scale-instances.ts'
 
 /**
  * Two instances of one listener on a real redis-server, behind a proxy that names the client in
@@ -14,31 +13,18 @@ import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 
 const ACCEPT = 'application/json, text/event-stream'
 
-let redis: TestRedis
-beforeAll(async () => { redis = await startRedis() }, 30_000)
-afterAll(async () => { await redis?.stop() })
-
-interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer }
-const instances: Instance[] = []
-afterEach(async () => {
-  for (const instance of instances.splice(0)) {
-    await instance.server.close().catch(() => {})
-    await instance.http.close().catch(() => {})
-    await instance.scale.close()
-  }
-})
+const cluster = useScaleOut()
 
 /** One instance of the listener: scale-out on the test's Redis, one request per client budget, clients by X-Real-IP. */
 async function instance(prefix: string): Promise<string> {
-  const scale = await redisScaleOut(redis.url, { prefix })
-  const server = createServer({ name: 'forwarded', version: '1' }, { ...scale.server })
-  const http = streamableHttp({
-    ...scale.http,
-    rateLimit: { capacity: 1, refillPerSecond: 0.001 },
-    clientAddress: request => request.header('x-real-ip') ?? undefined,
-  })
-  await server.listen(http)
-  instances.push({ scale, server, http })
+  const { http } = await cluster.start(prefix, scale => ({
+    server: createServer({ name: 'forwarded', version: '1' }, { ...scale.server }),
+    http: streamableHttp({
+      ...scale.http,
+      rateLimit: { capacity: 1, refillPerSecond: 0.001 },
+      clientAddress: request => request.header('x-real-ip') ?? undefined,
+    }),
+  }))
   return http.url!
 }
 

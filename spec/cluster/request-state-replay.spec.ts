@@ -1,12 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { randomUUID } from 'node:crypto'
-import { createServer, type McpServer } from '../../actors/server.ts'
-import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
-import { redisScaleOut, type RedisScaleOut } from '../../transports/redis.ts'
+import { createServer } from '../../actors/server.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
 import { ErrorCode } from '../../lib/jsonrpc/errors.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { MetaKey } from '../../lib/schema/modern.ts'
-import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
+import { useScaleOut } from '../helpers/scale-instances.ts'
 import { events, messages } from '../helpers/sse-events.ts'
 
 /**
@@ -22,34 +21,21 @@ const META = { [MetaKey.protocolVersion]: MODERN, [MetaKey.clientCapabilities]: 
 const yes = { action: 'accept', content: { ok: true } }
 const USED = { code: ErrorCode.InvalidParams, message: 'Invalid params: requestState has already been used; send the request again without it', data: { reason: 'used' } }
 
-let redis: TestRedis
-beforeAll(async () => { redis = await startRedis() }, 30_000)
-afterAll(async () => { await redis?.stop() })
-
-interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer }
-const instances: Instance[] = []
-afterEach(async () => {
-  for (const instance of instances.splice(0)) {
-    await instance.server.close().catch(() => {})
-    await instance.http.close().catch(() => {})
-    await instance.scale.close()
-  }
-})
+const cluster = useScaleOut()
 
 /** One instance: `redisScaleOut`'s options spread, nothing else shared; `transfers` records its side effects. */
 async function instance(prefix: string) {
-  const scale = await redisScaleOut(redis.url, { prefix })
-  const server = createServer({ name: 'bank', version: '1' }, { ...scale.server })
   const transfers: unknown[] = []
-  server.tool('transfer', { inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } } }, async ({ amount }, ctx) => {
-    const answer = await ctx.elicit({ mode: 'form', message: 'Send it?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }, { key: 'confirm' })
-    if (answer.action !== 'accept' || answer.content?.ok !== true) return { content: [{ type: 'text', text: 'not sent' }] }
-    transfers.push(amount)
-    return { content: [{ type: 'text', text: `sent ${String(amount)}` }] }
+  const { http } = await cluster.start(prefix, scale => {
+    const server = createServer({ name: 'bank', version: '1' }, { ...scale.server })
+    server.tool('transfer', { inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } } }, async ({ amount }, ctx) => {
+      const answer = await ctx.elicit({ mode: 'form', message: 'Send it?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } }, { key: 'confirm' })
+      if (answer.action !== 'accept' || answer.content?.ok !== true) return { content: [{ type: 'text', text: 'not sent' }] }
+      transfers.push(amount)
+      return { content: [{ type: 'text', text: `sent ${String(amount)}` }] }
+    })
+    return { server, http: streamableHttp({ port: 0, ...scale.http }) }
   })
-  const http = streamableHttp({ port: 0, ...scale.http })
-  await server.listen(http)
-  instances.push({ scale, server, http })
   let nextId = 1
   /** One modern tools/call of `transfer` over HTTP; resolves with its JSON-RPC answer (JSON or SSE). */
   const call = async (params: JsonObject): Promise<JsonObject> => {
