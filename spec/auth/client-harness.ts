@@ -6,6 +6,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose'
+import { writeFetchResponse } from '../helpers/pipe-response.ts'
 
 /** How the fake servers behave. */
 export interface HarnessOptions {
@@ -268,15 +269,7 @@ async function forward(entry: Seen, response: ServerResponse, upstream: string):
     if (typeof value === 'string' && !['authorization', 'dpop', 'host', 'connection', 'content-length'].includes(name)) headers.set(name, value)
   }
   const answer = await fetch(upstream, { method: entry.method, headers, body: entry.method === 'GET' || entry.method === 'DELETE' ? undefined : entry.body })
-  const answerHeaders: Record<string, string> = {}
-  answer.headers.forEach((value, name) => { answerHeaders[name] = value })
-  response.writeHead(answer.status, answerHeaders)
-  if (answer.body === null) return void response.end()
-  response.flushHeaders()
-  const reader = answer.body.getReader()
-  response.on('close', () => { void reader.cancel().catch(() => undefined) })
-  for (let read = await reader.read(); !read.done; read = await reader.read()) response.write(read.value)
-  response.end()
+  await writeFetchResponse(answer, response)
 }
 
 /** A DPoP proof's key thumbprint and claims, when it is a valid proof for `method` at `url`. */

@@ -7,6 +7,7 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { ConnectionClosedError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { writeFetchResponse } from '../helpers/pipe-response.ts'
 
 /**
  * The session id in the client's hands (MCP 2025-11-25 Streamable HTTP: the client MUST handle it
@@ -36,15 +37,7 @@ async function forward(request: IncomingMessage, response: ServerResponse, body:
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers.set(name, value)
   const answer = await fetch(target, { method: request.method, headers, body: request.method === 'POST' ? body : undefined })
-  const answerHeaders: Record<string, string> = {}
-  answer.headers.forEach((value, name) => { answerHeaders[name] = value })
-  response.writeHead(answer.status, answerHeaders)
-  if (answer.body === null) return void response.end()
-  response.flushHeaders()
-  const reader = answer.body.getReader()
-  response.on('close', () => { void reader.cancel().catch(() => undefined) })
-  for (let read = await reader.read(); !read.done; read = await reader.read()) response.write(read.value)
-  response.end()
+  await writeFetchResponse(answer, response)
 }
 
 describe('the client keeps the session id with the server that issued it', () => {
