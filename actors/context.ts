@@ -130,12 +130,39 @@ export function traceContextOf(meta: Meta | undefined): TraceContext | undefined
   return trace
 }
 
-/** The part of a session a context needs: its connection and negotiated version. */
+/**
+ * Where a request's own messages go while its handler runs: a session's connection (see
+ * {@link connectionHost}), or the reply stream of a request that came with one and belongs to no
+ * session (a modern-era HTTP POST). One per session or per such request, never one per message.
+ */
 export interface ContextHost {
-  readonly connection: Connection
+  /** The protocol version the requests served here speak (a modern request's context reads its own). */
   readonly protocolVersion: string
+  /** True once nothing more can be sent. */
+  readonly isClosed: boolean
+  /** Sends a notification tied to the request `relatedRequestId`. */
+  notify(method: string, params: JsonObject | undefined, relatedRequestId: RequestId): void | Promise<void>
+  /** Ends the stream carrying the request's messages while it goes on (see RequestContext.closeStream); a no-op where there is none. */
+  closeStream(relatedRequestId: RequestId): void
+  /** Sends a request to the peer (the legacy era's server-to-client requests). */
+  request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
+  /** The transport's kind, for the {@link RequestInfo} of a request whose transport gave none. */
+  readonly transportKind: string | undefined
   /** Where a warning about the handler's use of the context goes (a {@link ProgressWarning}). */
   report?(warning: ProgressWarning): void
+}
+
+/** The {@link ContextHost} of the requests arriving on `connection`. */
+export function connectionHost(connection: Connection, protocolVersion: () => string, report?: (warning: ProgressWarning) => void): ContextHost {
+  return {
+    get protocolVersion() { return protocolVersion() },
+    get isClosed() { return connection.isClosed },
+    notify: (method, params, relatedRequestId) => connection.notify(method, params, relatedRequestId),
+    closeStream: relatedRequestId => connection.transport.closeStream?.(relatedRequestId),
+    request: (method, params, options) => connection.request(method, params, options),
+    transportKind: connection.transport.kind,
+    report,
+  }
 }
 
 /**
@@ -157,7 +184,7 @@ export class BaseContext implements RequestContext {
   get principal(): Principal | undefined { return this.incoming.principal }
   get requestInfo(): RequestInfo {
     // A transport that tells nothing (stdio, memory): made when first read, kept with the request.
-    return this.incoming.requestInfo ??= bareRequestInfo(this.host.connection.transport.kind)
+    return this.incoming.requestInfo ??= bareRequestInfo(this.host.transportKind)
   }
 
   /**
@@ -181,16 +208,16 @@ export class BaseContext implements RequestContext {
   }
 
   notify(method: string, params?: JsonObject): void {
-    if (this.host.connection.isClosed) return
-    const written = this.host.connection.notify(method, params, this.incoming.id)
+    if (this.host.isClosed) return
+    const written = this.host.notify(method, params, this.incoming.id)
     written?.catch(() => {})
   }
 
   closeStream(): void {
-    this.host.connection.transport.closeStream?.(this.incoming.id)
+    this.host.closeStream(this.incoming.id)
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
-    return this.host.connection.request<R>(method, params, { signal: this.incoming.signal, relatedRequestId: this.incoming.id, ...options })
+    return this.host.request<R>(method, params, { signal: this.incoming.signal, relatedRequestId: this.incoming.id, ...options })
   }
 }

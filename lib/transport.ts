@@ -1,5 +1,5 @@
 import type { Observable } from './rx.ts'
-import type { JsonObject, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
+import type { JsonObject, JsonRpcMessage, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
 import type { Principal } from './auth.ts'
 import type { AuthorizationContext } from './authorization-context.ts'
@@ -16,7 +16,7 @@ export type Inbound =
    * WebSocket upgrade). `requestInfo`: the transport's request that carried it (the HTTP POST, the
    * WebSocket upgrade), which every request of the frame sees as `ctx.requestInfo`.
    */
-  | { type: 'message'; message: unknown; principal?: Principal; requestInfo?: RequestInfo }
+  | ({ type: 'message' } & Envelope)
   | { type: 'invalid'; error: McpError | LocalError }
 
 /**
@@ -67,12 +67,47 @@ export interface SendOptions {
 export type HeaderSource = (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined
 
 /**
+ * A decoded message as a transport hands it over, with what came with it: who sent it (when the
+ * transport authenticated it) and the transport-level request that carried it.
+ */
+export interface Envelope {
+  message: unknown
+  principal?: Principal
+  requestInfo?: RequestInfo
+}
+
+/**
+ * The reply stream of one request that came with its own and belongs to no session (a modern-era
+ * Streamable HTTP POST): the server writes that request's notifications and then its response,
+ * which ends it. Nothing else goes on it.
+ */
+export interface Reply {
+  /** Writes one message; throws `TransportError` once the reply is over. */
+  send(message: JsonRpcMessage): void
+  /** True once the reply is over (answered, or the client went away). */
+  readonly isClosed: boolean
+  /** Resolves when the reply is over; when that is before the response, the request is cancelled. */
+  readonly closed: Promise<void>
+}
+
+/** A request with its own {@link Reply}: see {@link TransportServer.requests}. */
+export interface ReplyEnvelope extends Envelope {
+  readonly reply: Reply
+}
+
+/**
  * A source of transports, one per client session: what an HTTP or WebSocket listener is.
  * `McpServer.listen` accepts one and serves every transport it emits.
  */
 export interface TransportServer {
   /** Emits a transport for each new session. Hot; completes when the server closes. */
   readonly connections: Observable<Transport>
+  /**
+   * Emits each request that comes with its own reply stream and belongs to no session (a modern-era
+   * Streamable HTTP POST): the server serves it without a session or connection of its own.
+   * Listeners that carry only sessions leave it out.
+   */
+  readonly requests?: Observable<ReplyEnvelope>
   /** Starts accepting (binds a port); resolves once it does. */
   start?(): Promise<void>
   /** Stops accepting and closes every session. */
@@ -111,11 +146,6 @@ export interface Transport {
    * server answers whatever arrives, initialize or not, since there is no handshake to wait for.
    */
   readonly isStateless?: boolean
-  /**
-   * Optional: 'modern' for a transport that carries only modern-era requests (MCP 2026-07-28: a
-   * Streamable HTTP POST without a session); the server then serves whatever arrives as modern.
-   */
-  readonly era?: 'modern'
   /**
    * Optional, client transports that carry per-request headers (the Streamable HTTP client): the
    * client hands over a function computing the extra headers of each outgoing request (the

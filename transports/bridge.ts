@@ -2,6 +2,7 @@ import { asyncScheduler, interval, Subscription, type SchedulerLike } from '../l
 import type { Inbound, SendOptions, Transport, TransportServer } from '../lib/transport.ts'
 import type { JsonRpcMessage, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ErrorCode, InternalError, InvalidRequestError, McpError } from '../lib/jsonrpc/errors.ts'
+import { replyTransport } from './reply-transport.ts'
 import { stdioClient, type StdioClientOptions, type StdioClientTransport } from './stdio.ts'
 
 export { shareUpstream, SHARED_UPSTREAM_DEFAULTS, type SharedUpstream, type SharedUpstreamOptions } from './bridge-shared.ts'
@@ -95,18 +96,21 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
     return undefined
   }
   for (const listener of listeners) {
-    subscription.add(listener.connections.subscribe(downstream => {
-      const session = new BridgeSession(downstream, scheduler.now(), report, () => {
-        sessions.delete(session)
-        if (session.upstream !== undefined) stopping.add(session)
-      }, () => stopping.delete(session))
-      sessions.add(session)
-      session.start(() => {
-        const refusal = admit(session)
-        if (refusal !== undefined) return refusal
-        return upstream()
-      }, scheduler, target => options.onSession?.(target))
-    }))
+    // A request that belongs to no session (a modern-era POST) goes to a child as a one-exchange transport.
+    if (listener.requests !== undefined) subscription.add(listener.requests.subscribe(envelope => serve(replyTransport(envelope, 'streamable-http'))))
+    subscription.add(listener.connections.subscribe(downstream => serve(downstream)))
+  }
+  function serve(downstream: Transport): void {
+    const session = new BridgeSession(downstream, scheduler.now(), report, () => {
+      sessions.delete(session)
+      if (session.upstream !== undefined) stopping.add(session)
+    }, () => stopping.delete(session))
+    sessions.add(session)
+    session.start(() => {
+      const refusal = admit(session)
+      if (refusal !== undefined) return refusal
+      return upstream()
+    }, scheduler, target => options.onSession?.(target))
   }
   if (idleTimeout > 0) {
     // Checked a few times per timeout, so a session overstays by at most a quarter of it.

@@ -1,5 +1,5 @@
 import { Subject, asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
-import type { Transport } from '../lib/transport.ts'
+import type { ReplyEnvelope, Transport } from '../lib/transport.ts'
 import { createMemoryRateLimiterStore, type RateLimiterStore } from '../lib/token-bucket.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
@@ -11,7 +11,7 @@ import { answerRefusal, type Exchange } from './http-exchange.ts'
 import { randomId } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import { SharedSessions } from './http-shared.ts'
-import type { ModernExchange } from './http-modern.ts'
+import type { ModernReply } from './http-modern.ts'
 import { SessionTable } from './http-sessions.ts'
 import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions } from './streamable-http-options.ts'
 
@@ -29,11 +29,13 @@ export class HttpListenerCore {
   readonly options: StreamableHttpOptions
   /** The options the pure rules read (lib/http/rules.ts). */
   readonly rules: HttpRules
-  /** Each new session or modern-era exchange, for the server to serve. */
+  /** Each new session, for the server to serve. */
   readonly connections = new Subject<Transport>()
+  /** Each modern-era request, with its reply, for the server to serve without a session. */
+  readonly requests = new Subject<ReplyEnvelope>()
   readonly sessions: SessionTable
   /** Modern-era requests being answered (for keep-alives on their streams and for close). */
-  readonly exchanges = new Set<ModernExchange>()
+  readonly exchanges = new Set<ModernReply>()
   readonly config: SessionConfig
   /** Authentication, scopes and request budgets (the `auth` and `rateLimit` options). */
   readonly guard: HttpGuard

@@ -1,7 +1,8 @@
 import { checkModernPost } from '../lib/http/modern-rules.ts'
 import { answerRefusal, type Exchange } from './http-exchange.ts'
 import type { HttpListenerCore } from './http-listener.ts'
-import { ModernExchange } from './http-modern.ts'
+import { ModernReply } from './http-modern.ts'
+import { requestInfo } from './request-info.ts'
 
 /**
  * A modern-era POST (MCP 2026-07-28; see isModernPost), checked by the rules of its revision
@@ -19,8 +20,9 @@ export function postModern(core: HttpListenerCore, exchange: Exchange, payload: 
   const client = core.guard.clientKey(exchange)
   const full = core.sessions.hold(client, message.id as string | number)
   if (full !== undefined) return answerRefusal(exchange, full)
-  const transport = new ModernExchange(exchange, payload, core.config.highWaterMark, core.options.jsonResponse === true, core.guard.clientAddress(exchange))
-  core.exchanges.add(transport)
-  void transport.closed.then(() => { core.exchanges.delete(transport); core.sessions.held.release(client) })
-  core.connections.next(transport)
+  const reply = new ModernReply(exchange, core.config.highWaterMark, core.options.jsonResponse === true)
+  core.exchanges.add(reply)
+  void reply.closed.then(() => { core.exchanges.delete(reply); core.sessions.held.release(client) })
+  // The POST itself goes with its request: its headers (made when read) and the client's address.
+  core.requests.next({ message: payload, principal: exchange.principal, requestInfo: requestInfo('streamable-http', exchange.headerList(), core.guard.clientAddress(exchange)), reply })
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import type { Observable, SchedulerAction, Subscription } from '../lib/rx.ts'
-import type { Transport } from '../lib/transport.ts'
+import type { ReplyEnvelope, Transport } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { corsHeaders, preflightHeaders } from '../lib/http/origin.ts'
 import { NOT_FOUND } from '../lib/http/refusal.ts'
@@ -35,6 +35,7 @@ class HttpTransportServer implements StreamableHttpServer {
   /** What every handler shares: options, rules, sessions, exchanges, guard, cluster. */
   readonly #core: HttpListenerCore
   readonly connections: Observable<Transport>
+  readonly requests: Observable<ReplyEnvelope>
   #http: HttpServer | undefined
   #url: string | undefined
   /** Sweeps idle sessions and sends keep-alives; unref'd so it never holds the process open. */
@@ -47,6 +48,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const core = new HttpListenerCore(options, exchange => this.#serveForwarded(exchange))
     this.#core = core
     this.connections = core.connections.asObservable()
+    this.requests = core.requests.asObservable()
     this.nodeHandler = this.nodeHandler.bind(this)
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
@@ -91,6 +93,7 @@ class HttpTransportServer implements StreamableHttpServer {
     for (const exchange of [...core.exchanges]) void exchange.close()
     core.exchanges.clear()
     core.connections.complete()
+    core.requests.complete()
     if (this.#http !== undefined) await closeServer(this.#http)
   }
 

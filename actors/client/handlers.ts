@@ -6,7 +6,7 @@ import { applyDefaults } from '../../lib/validator.ts'
 import { inputRequestProblem } from '../../lib/schema/input-requests.ts'
 import type { ClientCapabilities, CreateMessageParams, ElicitParams, Root } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../actor.ts'
-import { BaseContext, type ContextHost } from '../context.ts'
+import { BaseContext, connectionHost } from '../context.ts'
 import { mapOutcome } from '../request.ts'
 import type { ClientMessage, ClientOptions, ClientState } from './api.ts'
 import type { UrlElicitations } from './url-elicitations.ts'
@@ -63,7 +63,7 @@ export function inputHandlers(options: ClientOptions, capabilities: ClientCapabi
  */
 export function registerClientHandlers(connection: Connection, handlers: ReadonlyMap<string, InputHandler>, actor: ActorRef<ClientState, ClientMessage>, report?: (warning: Error) => void): void {
   // Contexts answer on the connection their request came in on, even while a newer one starts.
-  const host: ContextHost = { connection, get protocolVersion() { return actor.state.protocolVersion }, report }
+  const host = connectionHost(connection, () => actor.state.protocolVersion, report)
   for (const [method, handler] of handlers) {
     connection.setRequestHandler(method, (params, request: IncomingRequest) => handler(params, new BaseContext(host, request)))
   }

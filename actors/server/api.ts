@@ -27,8 +27,12 @@ export type SubscriptionMessage = { type: 'updated' }
 
 /** The context a server handler receives: the request's, plus the session and requests back to the client. */
 export interface ServerContext extends RequestContext {
-  /** The session the request arrived on. */
-  readonly session: ServerSession
+  /**
+   * The legacy session the request arrived on; undefined for a request that belongs to no session
+   * (every modern-era request over Streamable HTTP; a modern request on a stdio or WebSocket
+   * connection is served on that connection's session).
+   */
+  readonly session: ServerSession | undefined
   /** The client's declared capabilities (from initialize, or from `_meta` in the modern era). */
   readonly clientCapabilities: ClientCapabilities
   /** The client's name and version, as it gave them in initialize. */

@@ -12,7 +12,8 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { InputOptions, ServerContext, TaskHandle } from './api.ts'
 import type { HandlerOutcome } from '../request.ts'
 import { BaseContext } from '../context.ts'
-import type { Session } from './session.ts'
+import type { ServingScope, SessionCore } from './core.ts'
+export type { ServingScope }
 import type { Round } from './round.ts'
 import { checkElicitResult } from './elicitation.ts'
 
@@ -21,8 +22,8 @@ import { checkElicitResult } from './elicitation.ts'
  * info, `logging/setLevel`); asking the client is a live server-to-client request.
  */
 export class SessionContext extends BaseContext implements ServerContext {
-  constructor(readonly session: Session, incoming: IncomingRequest) {
-    super(session, incoming)
+  constructor(readonly session: SessionCore, incoming: IncomingRequest) {
+    super(session.scope.host, incoming)
   }
   get clientCapabilities(): ClientCapabilities { return this.session.state.clientCapabilities }
   get clientInfo(): Implementation | undefined { return this.session.state.clientInfo }
@@ -59,9 +60,10 @@ export class SessionContext extends BaseContext implements ServerContext {
 export class ModernContext extends BaseContext implements ServerContext {
   override readonly era = 'modern' as const
 
-  constructor(readonly session: Session, incoming: IncomingRequest, readonly modernMeta: ModernMeta, readonly round: Round) {
-    super(session, incoming)
+  constructor(readonly scope: ServingScope, incoming: IncomingRequest, readonly modernMeta: ModernMeta, readonly round: Round) {
+    super(scope.host, incoming)
   }
+  get session(): SessionCore | undefined { return this.scope.session }
   override get protocolVersion(): string { return this.modernMeta.protocolVersion }
   get clientCapabilities(): ClientCapabilities { return this.modernMeta.clientCapabilities as ClientCapabilities }
   get clientInfo(): Implementation | undefined { return this.modernMeta.clientInfo as Implementation | undefined }
@@ -76,7 +78,7 @@ export class ModernContext extends BaseContext implements ServerContext {
   /** Not a task: a task's handler gets a TaskContext. */
   get task(): TaskHandle | undefined { return undefined }
   runAsTask<R extends JsonObject>(work: (ctx: ServerContext) => HandlerOutcome<R>): Promise<R> {
-    return this.session.server.tasks.runAsTask(this, this.incoming.params, work)
+    return this.scope.server.tasks.runAsTask(this, this.incoming.params, work)
   }
   setRequestState(value: unknown): void { this.round.data = value }
 

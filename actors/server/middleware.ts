@@ -122,7 +122,10 @@ function rolesClaim(ctx: ServerContext): readonly string[] {
 
 /** Options of {@link rateLimit}. */
 export interface RateLimitOptions extends TokenBucketOptions {
-  /** Whose budget a request spends (default: the principal, else the session). */
+  /**
+   * Whose budget a request spends (default: the principal, else the legacy session, else the
+   * client's address, else one budget for every anonymous caller the transport cannot tell apart).
+   */
   key?: (ctx: ServerContext) => string
   /** Methods that spend nothing (default none; ping never reaches middleware). */
   free?: readonly string[]
@@ -147,7 +150,10 @@ export function rateLimit(options: RateLimitOptions): Middleware {
 
 function defaultKey(ctx: ServerContext): string {
   const key = principalKey(ctx.principal)
-  return key !== '' ? key : `session:${ctx.session.id}`
+  if (key !== '') return key
+  if (ctx.session !== undefined) return `session:${ctx.session.id}`
+  const address = ctx.requestInfo.remoteAddress
+  return address !== undefined ? `address:${address}` : 'anonymous'
 }
 
 /** One line of the audit trail: who called what, how it ended, how long it took. */

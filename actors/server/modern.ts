@@ -20,13 +20,14 @@ import {
 import type { CacheHint } from './api.ts'
 import { isPromiseLike } from '../request.ts'
 import { ModernContext } from './context.ts'
+import type { ServingScope } from './core.ts'
 import { paramsDigest } from './request-state.ts'
 import { Round } from './round.ts'
 export { Round } from './round.ts'
 import { TASKS_EXTENSION } from '../../lib/tasks/state.ts'
 import { taskToModernWire } from '../tasks/task.ts'
 import type { RouteHandler } from './api.ts'
-import type { Session } from './session.ts'
+import type { ServerCore } from './core.ts'
 
 /** Cache hints when nothing else says: always stale, and never shared across authorization contexts. */
 export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
@@ -42,9 +43,9 @@ export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
  * errors carry only codes of this era ({@link toModernWireError}: never -32002 or -32042); a
  * handler's URL elicitation error becomes an input round ({@link askUrlElicitations}).
  */
-export function serveModern(session: Session, route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
+export function serveModern(scope: ServingScope, route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
-    const server = session.server
+    const server = scope.server
     const meta = request.modernMeta!
     let handler: Subscription | undefined
     let isAsking = false
@@ -52,7 +53,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
     const fail = (error: unknown) => subscriber.error(error instanceof McpError ? toModernWireError(error) : error)
     const run = (round: Round) => {
       if (isOver) return
-      const ctx = new ModernContext(session, request, meta, round)
+      const ctx = new ModernContext(scope, request, meta, round)
       round.onAsk = () => {
         isAsking = true
         // Inputs asked in the same turn (Promise.all, or one after another without waiting) go
@@ -70,7 +71,7 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
       } catch (error) {
         return failed(error)
       }
-      const done = (result: unknown) => { if (!isAsking) { subscriber.next(finishResult(session, request.method, params, result)); subscriber.complete() } }
+      const done = (result: unknown) => { if (!isAsking) { subscriber.next(finishResult(server, request.method, params, result)); subscriber.complete() } }
       if (isObservable(outcome)) {
         let last: unknown
         handler = outcome.subscribe({ next: value => { last = value }, error: failed, complete: () => done(last) })
@@ -96,19 +97,19 @@ export function serveModern(session: Session, route: RouteHandler, params: JsonO
           method: request.method, digest: await paramsDigest(params), principal: principalKey(request.principal),
           asked, answers: round.answers, data: round.data,
         })
-        subscriber.next(finishResult(session, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
+        subscriber.next(finishResult(server, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
         subscriber.complete()
       } catch (error) {
         fail(error)
       }
     }
-    const refusal = checkParamHeaders(session, request, params)
+    const refusal = checkParamHeaders(server, request, params)
     if (refusal !== undefined) {
       fail(refusal)
     } else if (params?.requestState === undefined && params?.inputResponses === undefined) {
       run(new Round({}, undefined))
     } else {
-      resumeRound(session, request, params).then(run, fail)
+      resumeRound(server, request, params).then(run, fail)
     }
     return () => { isOver = true; handler?.unsubscribe() }
   })
@@ -173,7 +174,7 @@ function askUrlElicitations(method: string, round: Round, error: UrlElicitationR
  * with -32602 (`reason: 'used'`), so what the handler does after its last input runs at most once
  * per state.
  */
-async function resumeRound(session: Session, request: IncomingRequest, params: JsonObject): Promise<Round> {
+async function resumeRound(server: ServerCore, request: IncomingRequest, params: JsonObject): Promise<Round> {
   const method = request.method
   const responses = params.inputResponses
   if (responses !== undefined && !isJsonObject(responses)) throw new InvalidParamsError('Invalid params: inputResponses must be an object of answers by key')
@@ -182,7 +183,6 @@ async function resumeRound(session: Session, request: IncomingRequest, params: J
     const ahead: Record<string, unknown> = Object.create(null)
     return new Round(responses === undefined ? ahead : Object.assign(ahead, responses), undefined, true)
   }
-  const server = session.server
   const state = await server.requestStates.open(params.requestState)
   if (typeof state === 'string') {
     throw new InvalidParamsError(state === 'expired' ? 'Invalid params: requestState has expired; send the request again without it'
@@ -208,11 +208,11 @@ async function resumeRound(session: Session, request: IncomingRequest, params: J
  * argument the tool mirrors must come with its header, decoded equal (integers compared as
  * numbers); a header without its argument, or one that cannot be decoded, is refused too.
  */
-function checkParamHeaders(session: Session, request: IncomingRequest, params: JsonObject | undefined): HeaderMismatchError | undefined {
+function checkParamHeaders(server: ServerCore, request: IncomingRequest, params: JsonObject | undefined): HeaderMismatchError | undefined {
   // Only a Streamable HTTP POST has headers of its own (a WebSocket's are its upgrade's).
   const info = request.requestInfo
   if (request.method !== 'tools/call' || info?.transport !== 'streamable-http') return undefined
-  const entry = session.server.router.tool(params)
+  const entry = server.router.tool(params)
   if (entry === undefined) return undefined
   const mirrored = entry.headerParams ??= headerParamsFor(entry.wire.inputSchema)
   if (mirrored.length === 0) return undefined
@@ -247,13 +247,13 @@ function headerParamsFor(inputSchema: unknown): HeaderParam[] {
  * the others), and for cacheable results `ttlMs` and `cacheScope`
  * (the registration's, else the server's for the method, else always-stale private).
  */
-export function finishResult(session: Session, method: string, params: JsonObject | undefined, result: unknown): JsonObject {
+export function finishResult(server: ServerCore, method: string, params: JsonObject | undefined, result: unknown): JsonObject {
   // A copy (the handler may return the same object every time), `resultType` first so that the
   // handler's own wins; written out rather than spread with computed keys, which costs on this path.
   const body: JsonObject = Object.assign({ resultType: 'complete' }, isJsonObject(result) ? result : undefined)
   // Every result names the server; discover's carries all it says of itself (icons, website), the
   // others its name and version only, so a small result stays small.
-  const info = method === 'server/discover' ? session.server.info : session.server.briefInfo
+  const info = method === 'server/discover' ? server.info : server.briefInfo
   const own = body._meta
   if (isJsonObject(own)) {
     const meta = Object.assign({}, own)
@@ -261,7 +261,7 @@ export function finishResult(session: Session, method: string, params: JsonObjec
     body._meta = meta
   } else body._meta = { 'io.modelcontextprotocol/serverInfo': info }
   if (body.resultType === 'complete' && body.ttlMs === undefined) {
-    const hint = CACHEABLE_METHODS.has(method) ? cacheHintOf(session, method, params) : session.server.methodCacheHints?.get(method)
+    const hint = CACHEABLE_METHODS.has(method) ? cacheHintOf(server, method, params) : server.methodCacheHints?.get(method)
     if (hint !== undefined) {
       body.ttlMs = hint.ttlMs
       body.cacheScope = hint.cacheScope
@@ -270,8 +270,7 @@ export function finishResult(session: Session, method: string, params: JsonObjec
   return body
 }
 
-function cacheHintOf(session: Session, method: string, params: JsonObject | undefined): CacheHint {
-  const server = session.server
+function cacheHintOf(server: ServerCore, method: string, params: JsonObject | undefined): CacheHint {
   if (method === 'resources/read' && typeof params?.uri === 'string') {
     const own = server.router.cacheHintOfResource(params.uri)
     if (own !== undefined) return own
@@ -280,8 +279,7 @@ function cacheHintOf(session: Session, method: string, params: JsonObject | unde
 }
 
 /** The answer to `server/discover`: versions, capabilities, instructions (finished like any result). */
-export function discover(session: Session): JsonObject {
-  const server = session.server
+export function discover(server: ServerCore): JsonObject {
   // The legacy `tasks` capability is not of this era: the tasks extension says it here.
   const { tasks: _legacyTasks, ...capabilities } = server.capabilities()
   const result: JsonObject = { supportedVersions: [...server.versions.all], capabilities: capabilities as JsonObject }
@@ -308,9 +306,9 @@ const LIST_FILTERS = { tools: 'toolsListChanged', prompts: 'promptsListChanged',
  *   and the stream closes. The notification goes first: on HTTP the response ends the stream.
  * - the transport closes: nothing can be sent; the client sees a drop.
  */
-export function listen(session: Session, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
+export function listen(scope: ServingScope, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
-    const server = session.server
+    const server = scope.server
     const filter = params?.notifications
     if (!isJsonObject(filter)) return subscriber.error(new InvalidParamsError('Invalid params: subscriptions/listen needs a notifications filter object'))
     const capabilities = server.capabilities()
@@ -340,11 +338,11 @@ export function listen(session: Session, params: JsonObject | undefined, request
       }
     }
     // Who the requestor is, to hear only of tasks it owns (an anonymous one owns a task by its id).
-    const ownerCtx = taskIds.size > 0 ? new ModernContext(session, request, request.modernMeta!, new Round({}, undefined)) : undefined
+    const ownerCtx = taskIds.size > 0 ? new ModernContext(scope, request, request.modernMeta!, new Round({}, undefined)) : undefined
     const tag = { [MetaKey.subscriptionId]: request.id }
     const send = (method: string, extra: JsonObject = {}) => {
       if (request.isDone) return
-      const written = session.connection.notify(method, { _meta: tag, ...extra }, request.id)
+      const written = scope.host.notify(method, { _meta: tag, ...extra }, request.id)
       written?.catch(() => {})
     }
     send('notifications/subscriptions/acknowledged', { notifications: accepted })

@@ -9,7 +9,8 @@ import type { CallToolResult, CompleteResult, Resource } from '../../lib/schema/
 import type { Completer, ObjectStandardSchema, ReadOutcome, ServerContext } from './api.ts'
 import { isPromiseLike, mapOutcome, outcomePromise, type HandlerOutcome } from '../request.ts'
 import type { CacheHint } from './api.ts'
-import { compact, compileToolSchemas, type Server, type TemplateEntry, type ToolEntry } from './server.ts'
+import { compact, compileToolSchemas, type TemplateEntry, type ToolEntry } from './registry.ts'
+import type { RouterCore, ServerCore } from './core.ts'
 import { TaskContext } from './task-context.ts'
 import type { RouteHandler } from './api.ts'
 
@@ -20,12 +21,12 @@ export type { RouteHandler } from './api.ts'
  * modern stateless request both call {@link Router.route} with a context their era filled. What
  * differs between the eras (the lifecycle, `_meta`, MRTR, listen) stays outside.
  */
-export class Router {
+export class Router implements RouterCore {
   /** The handler of each method the registries answer. */
   readonly routes: ReadonlyMap<string, RouteHandler>
 
-  constructor(readonly server: Server) {
-    const listed = (kind: 'tools' | 'prompts' | 'templates', key: string, entries: () => Map<string, { wire: unknown; isEnabled: boolean }>): RouteHandler =>
+  constructor(readonly server: ServerCore) {
+    const listed = (kind: 'tools' | 'prompts' | 'templates', key: string, entries: () => ReadonlyMap<string, { wire: unknown; isEnabled: boolean }>): RouteHandler =>
       params => {
         const page = pageOf(kind, enabledWire(entries()), params?.cursor, server.pageSize)
         return withCursor({ [key]: page.items }, page.nextCursor)
@@ -242,7 +243,7 @@ function isCreateTaskResult(result: object): boolean {
   return (result as JsonObject).resultType === 'task' || (isJsonObject((result as JsonObject).task) && (result as JsonObject).content === undefined)
 }
 
-function enabledWire<W>(entries: Map<string, { wire: W; isEnabled: boolean }>): W[] {
+function enabledWire<W>(entries: ReadonlyMap<string, { wire: W; isEnabled: boolean }>): W[] {
   const out: W[] = []
   for (const entry of entries.values()) if (entry.isEnabled) out.push(entry.wire)
   return out

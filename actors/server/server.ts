@@ -10,6 +10,7 @@ import { ProgressWarning } from '../../lib/operators/progress.ts'
 import type {
   Implementation, LoggingLevel, Prompt, PromptArgument, Resource, ResourceTemplate, ServerCapabilities, Tool,
 } from '../../lib/schema/types.ts'
+import { compact, compileToolSchemas, type ListKind, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './registry.ts'
 import {
   type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerSession,
@@ -24,38 +25,11 @@ import { RequestStateCodec, memoryRequestStateStore, type RequestStateStore } fr
 import { outcomeObservable } from '../request.ts'
 import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
+import { serveSessionless } from './sessionless.ts'
+import type { ServerCore } from './core.ts'
+
+export type { ListKind }
 import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
-
-export interface ToolEntry {
-  name: string
-  definition: ToolDefinition
-  handler: ToolHandler<any>
-  validateInput: Validator | undefined
-  /** The JSON Schema of the arguments, compiled into `validateInput` on the first call. */
-  jsonInput: object | undefined
-  /** The JSON Schema of `structuredContent`, compiled into `validateOutput` on the first call. */
-  jsonOutput: object | undefined
-  /** The Standard Schema of the arguments, when `inputSchema` is one (then `validateInput` is unset). */
-  standardInput: ObjectStandardSchema | undefined
-  /** The Standard Schema of `structuredContent`, when `outputSchema` is one (then `validateOutput` is unset). */
-  standardOutput: ObjectStandardSchema | undefined
-  validateOutput: Validator | undefined
-  /** The arguments mirrored into `Mcp-Param-*` headers (modern HTTP), read on the first call that needs them. */
-  headerParams?: HeaderParam[]
-  /** The wire form, rebuilt when the definition changes. */
-  wire: Tool
-  isEnabled: boolean
-}
-
-export interface ResourceEntry { uri: string; definition: ResourceDefinition; handler: ResourceHandler; wire: Resource; isEnabled: boolean }
-export interface TemplateEntry { template: UriTemplate; definition: ResourceTemplateDefinition; handler: TemplateHandler; wire: ResourceTemplate; isEnabled: boolean }
-export interface PromptEntry {
-  name: string; definition: PromptDefinition; handler: PromptHandler<any>; wire: Prompt; isEnabled: boolean
-  /** The Standard Schema of the arguments, when the definition has one. */
-  standardArguments: ObjectStandardSchema | undefined
-}
-
-export type ListKind = 'tools' | 'resources' | 'prompts'
 
 const ANY_OBJECT_SCHEMA = Object.freeze({ type: 'object' as const })
 
@@ -63,7 +37,7 @@ const ANY_OBJECT_SCHEMA = Object.freeze({ type: 'object' as const })
  * The server: registries of tools, resources and prompts, the event bus, and the sessions it
  * serves. Handling requests belongs to the {@link Router}; sessions and modern requests call it.
  */
-export class Server implements McpServer {
+export class Server implements McpServer, ServerCore {
   readonly info: Implementation
   readonly options: ServerOptions
   readonly pageSize: number
@@ -76,7 +50,7 @@ export class Server implements McpServer {
   /** Extensions declared with {@link Server.extension}, by identifier, with their settings. */
   readonly extensions = new Map<string, JsonObject>()
   readonly #sessions = new Set<Session>()
-  /** One-exchange transports being answered (modern HTTP requests). */
+  /** One-exchange transports being answered (stateless legacy HTTP). */
   readonly #exchanges = new Set<Session>()
   /** Transport servers being listened on, with the subscription to their sessions. */
   readonly #listeners = new Map<TransportServer, Subscription>()
@@ -358,6 +332,13 @@ export class Server implements McpServer {
       next: transport => { this.#open(transport) },
       error: error => this.report(error),
     })
+    // Requests that belong to no session come with their reply: each is served as it is.
+    if (source.requests !== undefined) {
+      subscription.add(source.requests.subscribe({
+        next: envelope => serveSessionless(this, envelope),
+        error: error => this.report(error),
+      }))
+    }
     this.#listeners.set(source, subscription)
     await source.start?.()
     return source
@@ -365,8 +346,8 @@ export class Server implements McpServer {
 
   #open(transport: Transport): ServerSession {
     const session = new Session(this, transport)
-    // A one-exchange transport (a modern HTTP request, stateless HTTP) is no session a user would
-    // list, and has none to tell of list changes: it is only kept to be closed with the server.
+    // A one-exchange transport (stateless legacy HTTP) is no session a user would list, and has
+    // none to tell of list changes: it is only kept to be closed with the server.
     const isExchange = transport.isStateless === true
     const sessions = isExchange ? this.#exchanges : this.#sessions
     sessions.add(session)
@@ -410,22 +391,6 @@ export class Server implements McpServer {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Compiles a tool's JSON Schemas. A schema the compiler refuses becomes `Failure` naming the tool:
- * a TypeError at registration, an InternalError (-32603) on a call.
- */
-export function compileToolSchemas(entry: ToolEntry, compiler: JsonSchemaCompiler, Failure: new (message: string) => Error): void {
-  const compile = (schema: object, key: string): Validator => {
-    try {
-      return compiler.compileSchema(schema)
-    } catch (error) {
-      throw new Failure(`Tool ${JSON.stringify(entry.name)}: ${key}: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
-  if (entry.jsonInput !== undefined) entry.validateInput = compile(entry.jsonInput, 'inputSchema')
-  if (entry.jsonOutput !== undefined) entry.validateOutput = compile(entry.jsonOutput, 'outputSchema')
-}
-
-/**
  * The JSON Schema to send for a Standard Schema: the one the user gave, else the schema's own
  * conversion. Throws a TypeError naming the tool or prompt when there is neither.
  */
@@ -464,11 +429,4 @@ function promptArgumentsOf(schema: JsonObject, label: string): PromptArgument[] 
 function versionsOf(given: readonly string[] | undefined): { all: readonly string[]; legacy: readonly string[]; modern: readonly string[] } {
   const all = given ?? [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS]
   return { all, legacy: all.filter(version => !isModernVersion(version)), modern: all.filter(isModernVersion) }
-}
-
-/** Drops keys whose value is undefined, so the wire form carries no `"x": null` noise. */
-export function compact<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item
-  return out as T
 }

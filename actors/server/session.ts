@@ -9,7 +9,7 @@ import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/li
 import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
-import { LATEST_MODERN_VERSION, LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, hasModernMeta, readModernMeta } from '../../lib/schema/modern.ts'
+import { MODERN_ONLY_METHODS, hasModernMeta } from '../../lib/schema/modern.ts'
 import { resultOf, type RequestEvent } from '../../lib/operators/progress.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import {
@@ -21,10 +21,14 @@ import { createActor, withEffects, type ActorRef } from '../actor.ts'
 import type { InputOptions, ServerSession, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
 import { SERVER_DEFAULTS } from './options.ts'
 import { ModernContext, SessionContext } from './context.ts'
-import { Round, discover, finishResult, listen, serveModern } from './modern.ts'
+import { connectionHost } from '../context.ts'
+import { gateModern } from './classify.ts'
+import { Round } from './round.ts'
+import { modernHandler } from './modern-methods.ts'
 import type { HandlerOutcome } from '../request.ts'
-import type { RouteHandler } from './router.ts'
-import type { ListKind, Server } from './server.ts'
+import type { RouteHandler } from './api.ts'
+import type { ListKind } from './registry.ts'
+import type { ServerCore, ServingScope, SessionCore } from './core.ts'
 import { taskToWire, withRelatedTask, type TaskState } from '../tasks/task.ts'
 
 // ---------------------------------------------------------------------------------------------
@@ -84,20 +88,20 @@ let sessionCount = 0
 /** Tells this process's session ids from another's. */
 const PROCESS_TAG = randomId(6)
 
-/**
- * One transport's connection to the server: a legacy session (initialize, then requests of the
- * negotiated version), and the place modern-era requests arriving on the same transport are served
- * (each with its own `_meta`). A Streamable HTTP modern request is a one-exchange transport, so it
- * gets a Session of its own that ends with its answer.
- */
 /** The methods a session answers itself, beside the router's: no `server.method` may take them. */
 export const SESSION_METHODS: ReadonlySet<string> = new Set([
   'initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'server/discover', 'subscriptions/listen',
 ])
 
-export class Session implements ServerSession {
+/**
+ * One transport's connection to the server: a legacy session (initialize, then requests of the
+ * negotiated version), and the place modern-era requests arriving on the same transport (stdio,
+ * WebSocket) are served, each with its own `_meta`. A modern request that comes with its own reply
+ * stream (a Streamable HTTP POST) gets no Session: see serveSessionless.
+ */
+export class Session implements SessionCore {
   readonly id: string
-  readonly server: Server
+  readonly server: ServerCore
   readonly connection: Connection
   /** The session's actor, made when first needed: a modern HTTP request never needs it. */
   #actor: ActorRef<SessionState, SessionMessage> | undefined
@@ -106,16 +110,15 @@ export class Session implements ServerSession {
   #capabilities: ServerCapabilities = {}
   /** Set for transports that carry one exchange without a session (stateless HTTP). */
   readonly #isStateless: boolean
-  /** Set for transports that carry only modern-era requests (a Streamable HTTP 2026-07-28 POST). */
-  readonly #isModernOnly: boolean
+  /** Where this session's requests are served: its server, its connection, itself. */
+  readonly scope: ServingScope
 
-  constructor(server: Server, transport: Transport) {
+  constructor(server: ServerCore, transport: Transport) {
     // A session shared between instances is named the same on each (its tasks are found by it).
     // Otherwise unique across processes too: a task store shared between instances owns tasks by it.
     this.id = transport.shared?.id ?? `session-${PROCESS_TAG}-${++sessionCount}`
     this.server = server
     this.#isStateless = transport.isStateless === true
-    this.#isModernOnly = transport.era === 'modern'
     if (this.#isStateless) this.#capabilities = server.capabilities()
     const options = server.options
     this.connection = createConnection(transport, {
@@ -131,15 +134,15 @@ export class Session implements ServerSession {
       allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
       // What goes out fits the negotiated revision (initialize is answered after the version is set);
       // the result of a modern request, the revision it spoke.
-      // A modern-only transport's notifications (progress, a listen stream) speak the modern era too.
       shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload,
-        request?.protocolVersion ?? (this.#isModernOnly ? LATEST_MODERN_VERSION : this.actor.state.protocolVersion)),
+        request?.protocolVersion ?? this.actor.state.protocolVersion),
       maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
       captureStack: options.captureStack,
       inspect: options.inspect,
       reportUnhandledError: error => server.report(error),
     })
+    this.scope = { server, host: connectionHost(this.connection, () => this.protocolVersion, warning => server.report(warning)), session: this }
     this.#registerHandlers()
     if (transport.shared !== undefined) this.#share(transport.shared)
     this.closed = this.connection.closed.then(() => {
@@ -203,9 +206,9 @@ export class Session implements ServerSession {
       if (request.method === 'initialize') {
         return new MethodNotFoundError(`Method not found: initialize (this server speaks only MCP ${versions.modern.join(', ')}, which has no initialize)`, { supported: [...versions.all] })
       }
-      return this.#gateModern(request)
+      return gateModern(this.server, request)
     }
-    if (servesModern && (this.#isModernOnly || hasModernMeta(request.params) || MODERN_ONLY_METHODS.has(request.method))) return this.#gateModern(request)
+    if (servesModern && (hasModernMeta(request.params) || MODERN_ONLY_METHODS.has(request.method))) return gateModern(this.server, request)
     if (MODERN_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method}`)
     const state = this.actor.state
     // A stateless transport has no session to initialize: each exchange stands alone.
@@ -218,24 +221,6 @@ export class Session implements ServerSession {
     if (needed !== undefined && !hasCapability(this.#capabilities, needed)) {
       return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
     }
-    return undefined
-  }
-
-  /**
-   * A modern request: its `_meta` (-32602 without version or capabilities, -32022 for a version this
-   * server does not serve, listing all it does), a method of this era (-32601 for the legacy-only
-   * ones), a capability the server offers now. Marks the request with its version.
-   */
-  #gateModern(request: IncomingRequest): McpError | undefined {
-    const versions = this.server.versions
-    const meta = readModernMeta(request.params, versions.modern, versions.all)
-    if (meta instanceof McpError) return meta
-    if (LEGACY_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method} (not part of MCP ${meta.protocolVersion})`)
-    const needed = requiredCapability(request.method)
-    if (needed !== undefined && !hasCapability(this.server.capabilities(), needed)) {
-      return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
-    }
-    request.modernMeta = meta
     return undefined
   }
 
@@ -382,24 +367,25 @@ export class Session implements ServerSession {
       return {}
     })
 
-    setRequestHandler('server/discover', params => finishResult(this, 'server/discover', params, discover(this)))
-    setRequestHandler('subscriptions/listen', (params, request) =>
-      listen(this, params, request).pipe(map(result => finishResult(this, 'subscriptions/listen', params, result))))
+    // The modern era's own methods (a modern request on a stdio or WebSocket connection), through the middleware there.
+    for (const method of ['server/discover', 'subscriptions/listen']) {
+      const handler = modernHandler(server, this.scope, method)!
+      connection.setRequestHandler(method, (params, request) => handler(params, request))
+    }
 
     for (const [method, route] of server.router.routes) connection.setRequestHandler(method, (params, request) => this.#serve(route, params, request))
   }
 
   /** One request of the router's: in the era it speaks (the gate marked a modern one with its version). */
   #serve(route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): unknown {
-    const wrapped = this.server.wrap(request.method, route)
-    if (request.modernMeta !== undefined) return serveModern(this, wrapped, params, request)
-    return wrapped(params, new SessionContext(this, request))
+    if (request.modernMeta !== undefined) return modernHandler(this.server, this.scope, request.method)!(params, request)
+    return this.server.wrap(request.method, route)(params, new SessionContext(this, request))
   }
 
   /** A session method through the server's middleware, when it has any, with the context of its era. */
   #guard(method: string, handler: (params: JsonObject | undefined, request: IncomingRequest) => unknown, params: JsonObject | undefined, request: IncomingRequest): unknown {
     if (!this.server.hasMiddleware) return handler(params, request)
-    const ctx = request.modernMeta === undefined ? new SessionContext(this, request) : new ModernContext(this, request, request.modernMeta, new Round({}, undefined))
+    const ctx = request.modernMeta === undefined ? new SessionContext(this, request) : new ModernContext(this.scope, request, request.modernMeta, new Round({}, undefined))
     return this.server.compose(method, () => handler(params, request) as HandlerOutcome<JsonObject>)(params, ctx)
   }
 

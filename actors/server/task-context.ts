@@ -159,7 +159,9 @@ export class TaskContext implements ServerContext {
     }
     return this.#controller.signal
   }
-  get session(): ServerSession { return this.#origin.session }
+  get session(): ServerSession | undefined { return this.#origin.session }
+  /** The session of a legacy task's request (a legacy request always has one). */
+  get #legacySession(): ServerSession { return this.#origin.session! }
   get clientCapabilities(): ClientCapabilities { return this.#origin.clientCapabilities }
   get clientInfo(): Implementation | undefined { return this.#origin.clientInfo }
   get logLevel(): LoggingLevel { return this.#origin.logLevel }
@@ -190,35 +192,35 @@ export class TaskContext implements ServerContext {
 
   notify(method: string, params?: JsonObject): void {
     if (this.era === 'modern' || this.#isOver) return
-    this.session.notify(method as never, params as never)
+    this.#legacySession.notify(method as never, params as never)
   }
 
   log(level: LoggingLevel, data: unknown, logger?: string): void {
-    if (this.era === 'legacy' && !this.#isOver) this.session.log(level, data, logger)
+    if (this.era === 'legacy' && !this.#isOver) this.#legacySession.log(level, data, logger)
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
     if (this.era === 'modern') {
       return throwError(() => new CapabilityError(`Cannot send ${method} to a client in the modern era: a task asks through ctx.elicit, ctx.sample, ctx.listRoots`))
     }
-    return this.session.request<R>(method as never, this.#related(params ?? {}) as never, { signal: this.signal, ...options } as never) as Observable<RequestEvent<R>>
+    return this.#legacySession.request<R>(method as never, this.#related(params ?? {}) as never, { signal: this.signal, ...options } as never) as Observable<RequestEvent<R>>
   }
 
   sample(params: CreateMessageParams, options?: InputOptions): Promise<CreateMessageResult> {
     if (this.#inputs !== undefined) return this.#inputs.ask('sampling/createMessage', params as unknown as JsonObject, this.clientCapabilities, options?.key) as Promise<CreateMessageResult>
-    return this.#live(() => this.session.sample(this.#related(params as unknown as JsonObject) as unknown as CreateMessageParams, { signal: this.signal, ...options }))
+    return this.#live(() => this.#legacySession.sample(this.#related(params as unknown as JsonObject) as unknown as CreateMessageParams, { signal: this.signal, ...options }))
   }
 
   /** The client's answer, checked against `params` in either era (see checkElicitResult). */
   elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
     const answer = this.#inputs !== undefined ? this.#inputs.ask('elicitation/create', params as unknown as JsonObject, this.clientCapabilities, options?.key)
-      : this.#live(() => this.session.elicit(this.#related(params as unknown as JsonObject) as unknown as ElicitParams, { signal: this.signal, ...options }))
+      : this.#live(() => this.#legacySession.elicit(this.#related(params as unknown as JsonObject) as unknown as ElicitParams, { signal: this.signal, ...options }))
     return answer.then(result => checkElicitResult(params, result))
   }
 
   listRoots(options?: InputOptions): Promise<ListRootsResult> {
     if (this.#inputs !== undefined) return this.#inputs.ask('roots/list', {}, this.clientCapabilities, options?.key) as Promise<ListRootsResult>
-    return this.#live(() => this.session.listRoots({ signal: this.signal, ...options }))
+    return this.#live(() => this.#legacySession.listRoots({ signal: this.signal, ...options }))
   }
 
   /** Params with the related-task `_meta` (MCP 2025-11-25: every message of a task carries it). */

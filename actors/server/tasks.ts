@@ -19,8 +19,7 @@ import { clientAddressKey } from '../../lib/client-address.ts'
 import { TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
 import { TaskContext } from './task-context.ts'
 import { withCursor } from '../../lib/cursor.ts'
-import type { Server } from './server.ts'
-import type { Session } from './session.ts'
+import type { ServerCore, SessionCore, TasksCore } from './core.ts'
 
 import { TASKS_EXTENSION } from '../../lib/tasks/state.ts'
 export { TASKS_EXTENSION }
@@ -72,8 +71,8 @@ const SESSION_OWNER = 'session:'
 /** Whether a request may become a task, must, or may not. */
 export type TaskSupport = 'forbidden' | 'optional' | 'required'
 
-export class ServerTasks {
-  readonly #server: Server
+export class ServerTasks implements TasksCore {
+  readonly #server: ServerCore
   readonly #live = new Map<string, LiveTask>()
   /** Running tasks here per owner, and per address key (only keys with some). */
   readonly #runningByOwner = new Map<string, number>()
@@ -83,7 +82,7 @@ export class ServerTasks {
   #store: TaskStore | undefined
   readonly #scheduler: SchedulerLike | undefined
 
-  constructor(server: Server, private readonly emit: (event: ServerEvent) => void) {
+  constructor(server: ServerCore, private readonly emit: (event: ServerEvent) => void) {
     this.#server = server
     this.#scheduler = server.options.tasks?.scheduler
   }
@@ -135,7 +134,8 @@ export class ServerTasks {
     // An authenticated caller owns its tasks whatever session or exchange it uses next.
     if (ctx.principal !== undefined) return `principal:${principalKey(ctx.principal)}`
     // A stateless exchange (modern, or legacy HTTP without sessions) has no session to bind to.
-    if (ctx.era === 'legacy' && (ctx.session as Session).connection.transport.isStateless !== true) return `${SESSION_OWNER}${ctx.session.id}`
+    const session = ctx.era === 'legacy' ? ctx.session as SessionCore | undefined : undefined
+    if (session !== undefined && session.connection.transport.isStateless !== true) return `${SESSION_OWNER}${session.id}`
     return undefined
   }
 
@@ -203,7 +203,7 @@ export class ServerTasks {
         await this.store.delete(stored.taskId, owner).catch(() => false)
         throw new Error('The task store ignored TaskCreate.taskId; it must use the id it is given')
       }
-      if (owner === `${SESSION_OWNER}${ctx.session.id}` && (ctx.session as Session).connection.isClosed) {
+      if (ctx.session !== undefined && owner === `${SESSION_OWNER}${ctx.session.id}` && (ctx.session as SessionCore).connection.isClosed) {
         // The session ended while the task was being stored: its tasks went with it, so does this one.
         await this.store.delete(stored.taskId, owner).catch(() => false)
         throw new InternalError('Internal error: the session ended')
@@ -214,7 +214,7 @@ export class ServerTasks {
     } finally {
       this.#starting--
     }
-    const sessionId = ctx.era === 'legacy' ? ctx.session.id : undefined
+    const sessionId = ctx.era === 'legacy' ? ctx.session?.id : undefined
     const ref = createTask<JsonObject>({
       taskId: stored.taskId, owner, createdAt: stored.createdAt, ttlMs: stored.ttlMs, pollIntervalMs: stored.pollIntervalMs,
       scheduler: this.#scheduler,
@@ -397,9 +397,9 @@ export class ServerTasks {
    * `owner` option's owner, outlive the session by design. A session handed over to another
    * instance (the Redis scale-out) has not ended: its tasks stay.
    */
-  async sessionEnded(session: Session): Promise<void> {
+  async sessionEnded(session: SessionCore): Promise<void> {
     const transport = session.connection.transport
-    if (transport.isStateless === true || transport.era === 'modern' || transport.isHandedOver === true) return
+    if (transport.isStateless === true || transport.isHandedOver === true) return
     const owner = `${SESSION_OWNER}${session.id}`
     // Bounded scan: at most maxRunningTasks run here.
     const stopped: PromiseLike<void>[] = []

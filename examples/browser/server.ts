@@ -34,7 +34,7 @@ export async function startBrowserExample(port = 0): Promise<BrowserExample> {
   // Not started on a port of its own: this node:http server hands it its requests and upgrades.
   const http = streamableHttp()
   const ws = websocket()
-  await server.listen({ connections: http.connections, close: () => http.close() })
+  await server.listen({ connections: http.connections, requests: http.requests, close: () => http.close() })
   await server.listen({ connections: ws.connections, close: () => ws.close() })
   const node = createNodeServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]

@@ -306,7 +306,7 @@ describe('createServer', () => {
     const server = createServer({ name: 'url', version: '1' })
     server.tool('login', {}, async (_args, ctx) => {
       const answer = await ctx.elicit({ mode: 'url', message: 'Sign in', elicitationId: 'e-1', url: 'https://example.com/login' })
-      ctx.session.completeElicitation('e-1')
+      ctx.session!.completeElicitation('e-1')
       return { content: [{ type: 'text', text: answer.action }] }
     })
     await using pair = await connectInMemory(server, { elicitation: { url: params => ({ action: params.mode === 'url' ? 'accept' : 'decline' }) } })

@@ -1,0 +1,68 @@
+/**
+ * The server's registries as its parts see them: one entry per tool, resource, template and
+ * prompt (the definition, the handler, the wire form, the compiled validators), and the helpers
+ * that fill them. A leaf: the server fills the entries, the router reads them.
+ */
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import type { JsonSchemaCompiler, Validator } from '../../lib/validator.ts'
+import type { UriTemplate } from '../../lib/uri-template.ts'
+import type { HeaderParam } from '../../lib/schema/modern.ts'
+import type { Prompt, Resource, ResourceTemplate, Tool } from '../../lib/schema/types.ts'
+import type {
+  ObjectStandardSchema, PromptDefinition, PromptHandler, ResourceDefinition, ResourceHandler, ResourceTemplateDefinition,
+  TemplateHandler, ToolDefinition, ToolHandler,
+} from './api.ts'
+
+export interface ToolEntry {
+  name: string
+  definition: ToolDefinition
+  handler: ToolHandler<any>
+  validateInput: Validator | undefined
+  /** The JSON Schema of the arguments, compiled into `validateInput` on the first call. */
+  jsonInput: object | undefined
+  /** The JSON Schema of `structuredContent`, compiled into `validateOutput` on the first call. */
+  jsonOutput: object | undefined
+  /** The Standard Schema of the arguments, when `inputSchema` is one (then `validateInput` is unset). */
+  standardInput: ObjectStandardSchema | undefined
+  /** The Standard Schema of `structuredContent`, when `outputSchema` is one (then `validateOutput` is unset). */
+  standardOutput: ObjectStandardSchema | undefined
+  validateOutput: Validator | undefined
+  /** The arguments mirrored into `Mcp-Param-*` headers (modern HTTP), read on the first call that needs them. */
+  headerParams?: HeaderParam[]
+  /** The wire form, rebuilt when the definition changes. */
+  wire: Tool
+  isEnabled: boolean
+}
+
+export interface ResourceEntry { uri: string; definition: ResourceDefinition; handler: ResourceHandler; wire: Resource; isEnabled: boolean }
+export interface TemplateEntry { template: UriTemplate; definition: ResourceTemplateDefinition; handler: TemplateHandler; wire: ResourceTemplate; isEnabled: boolean }
+export interface PromptEntry {
+  name: string; definition: PromptDefinition; handler: PromptHandler<any>; wire: Prompt; isEnabled: boolean
+  /** The Standard Schema of the arguments, when the definition has one. */
+  standardArguments: ObjectStandardSchema | undefined
+}
+
+export type ListKind = 'tools' | 'resources' | 'prompts'
+
+/**
+ * Compiles a tool's JSON Schemas. A schema the compiler refuses becomes `Failure` naming the tool:
+ * a TypeError at registration, an InternalError (-32603) on a call.
+ */
+export function compileToolSchemas(entry: ToolEntry, compiler: JsonSchemaCompiler, Failure: new (message: string) => Error): void {
+  const compile = (schema: object, key: string): Validator => {
+    try {
+      return compiler.compileSchema(schema)
+    } catch (error) {
+      throw new Failure(`Tool ${JSON.stringify(entry.name)}: ${key}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  if (entry.jsonInput !== undefined) entry.validateInput = compile(entry.jsonInput, 'inputSchema')
+  if (entry.jsonOutput !== undefined) entry.validateOutput = compile(entry.jsonOutput, 'outputSchema')
+}
+
+/** Drops keys whose value is undefined, so the wire form carries no `"x": null` noise. */
+export function compact<T extends object>(value: T): T {
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item
+  return out as T
+}

@@ -1,0 +1,120 @@
+/**
+ * A request served without a session (MCP 2026-07-28 over Streamable HTTP: a POST that carries
+ * one modern-era request and gets its answer on its own response). Nothing is built for it but
+ * the request itself and its scope: no Session, no Connection, no table of routes. It is checked
+ * as JSON-RPC, classified once ({@link gateModern}), its handler looked up once, and its
+ * notifications and response written to the request's {@link Reply}.
+ */
+import { asyncScheduler, throwError, type Observable, type Subscription } from '../../lib/rx.ts'
+import type { Reply, ReplyEnvelope } from '../../lib/transport.ts'
+import type { JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../lib/jsonrpc/message.ts'
+import { CapabilityError, ConnectionClosedError, InternalError, McpError, MethodNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
+import { checkMessage, isCheckFailure } from '../../lib/jsonrpc/guards.ts'
+import { isEncodingFailure, unserializable } from '../../lib/jsonrpc/encoding-failure.ts'
+import { IncomingRequest } from '../../lib/incoming-request.ts'
+import type { ContextHost } from '../context.ts'
+import type { RequestEvent } from '../../lib/operators/progress.ts'
+import type { ServingScope } from './core.ts'
+import { gateModern } from './classify.ts'
+import { modernHandler } from './modern-methods.ts'
+import type { ServerCore } from './core.ts'
+
+/** Serves `envelope`'s request on its reply; answers a request that cannot be served with its error. */
+export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): void {
+  const { reply } = envelope
+  const inspect = server.options.inspect
+  inspect?.({ type: 'rxmcp.frame.in', message: envelope.message })
+  const checked = checkMessage(envelope.message)
+  if (isCheckFailure(checked)) return answer(server, reply, { jsonrpc: '2.0', id: checked.id, error: checked.error.toJSON() })
+  // The listener answers a notification itself (202); a response has nothing to answer here.
+  if (!('method' in checked) || !('id' in checked)) return
+  const message = checked as JsonRpcRequest
+  const request = new IncomingRequest(message.id, message.method, message.params)
+  request.principal = envelope.principal
+  request.requestInfo = envelope.requestInfo
+  const refusal = gateModern(server, request)
+  const scope: ServingScope = { server, host: new ReplyHost(server, reply, request), session: undefined }
+  const handler = refusal === undefined ? modernHandler(server, scope, message.method) : undefined
+  if (refusal !== undefined || handler === undefined) {
+    return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: (refusal ?? new MethodNotFoundError(`Method not found: ${message.method}`)).toJSON() })
+  }
+  let subscription: Subscription | undefined
+  const fail = (error: unknown) => {
+    if (request.isDone) return
+    request.isDone = true
+    if (!(error instanceof McpError)) inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
+    respond(server, reply, request, { jsonrpc: '2.0', id: request.id, error: (error instanceof McpError ? error : new InternalError('Internal error')).toJSON() })
+  }
+  let outcome: Observable<JsonObject>
+  try {
+    outcome = handler(message.params, request)
+  } catch (error) {
+    return fail(error)
+  }
+  // The client went away before the answer: the request is cancelled (closing the stream is the
+  // cancellation of this revision), its handler stopped.
+  void reply.closed.then(() => {
+    if (request.isDone) return
+    subscription?.unsubscribe()
+    request.cancel(new ConnectionClosedError('The client closed the response stream'))
+  })
+  let last: JsonObject | undefined
+  subscription = outcome.subscribe({
+    next: value => { last = value },
+    error: fail,
+    complete: () => {
+      if (request.isDone) return
+      if (last === undefined) return fail(new InternalError('Handler completed without a result'))
+      request.isDone = true
+      respond(server, reply, request, { jsonrpc: '2.0', id: request.id, result: last })
+    },
+  })
+}
+
+/**
+ * The response of a request that reported progress goes out one macrotask later, so that it does
+ * not share a read with its last progress notification (see lib/connection.ts, which does the same).
+ */
+function respond(server: ServerCore, reply: Reply, request: IncomingRequest, response: JsonRpcResponse): void {
+  if (!request.hasSentProgress) return answer(server, reply, response)
+  asyncScheduler.schedule(() => answer(server, reply, response))
+}
+
+/** Writes the response; one that cannot be encoded (a cycle, a BigInt) is answered -32603 instead. */
+function answer(server: ServerCore, reply: Reply, response: JsonRpcResponse): void {
+  if (reply.isClosed) return
+  try {
+    write(server, reply, response)
+  } catch (error) {
+    if (error instanceof TransportError) return
+    if (!isEncodingFailure(error)) return server.report(error)
+    server.options.inspect?.({ type: 'rxmcp.handler.error', method: 'encode', error })
+    try { write(server, reply, unserializable(response.id as RequestId | null)) } catch (again) { server.report(again) }
+  }
+}
+
+function write(server: ServerCore, reply: Reply, message: JsonRpcMessage): void {
+  server.options.inspect?.({ type: 'rxmcp.frame.out', message })
+  reply.send(message)
+}
+
+/**
+ * The {@link ContextHost} of a sessionless request: its notifications go on its reply. There is no
+ * peer to send requests to (the modern era asks through input rounds), and no stream to end while
+ * the request goes on (a modern request is not resumed).
+ */
+class ReplyHost implements ContextHost {
+  constructor(readonly server: ServerCore, readonly reply: Reply, readonly incoming: IncomingRequest) {}
+  get protocolVersion(): string { return this.incoming.protocolVersion! }
+  get isClosed(): boolean { return this.reply.isClosed }
+  get transportKind(): string | undefined { return this.incoming.requestInfo?.transport }
+  notify(method: string, params: JsonObject | undefined): void {
+    if (this.incoming.isDone || this.reply.isClosed) return
+    write(this.server, this.reply, params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params })
+  }
+  closeStream(): void {}
+  request<R extends JsonObject>(method: string): Observable<RequestEvent<R>> {
+    return throwError(() => new CapabilityError(`Cannot send ${method} to a client in the modern era (MCP 2026-07-28): servers ask through input_required results`))
+  }
+  report(warning: Error): void { this.server.report(warning) }
+}
