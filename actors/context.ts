@@ -142,8 +142,6 @@ export interface ContextHost {
   readonly isClosed: boolean
   /** Sends a notification tied to the request `relatedRequestId`. */
   notify(method: string, params: JsonObject | undefined, relatedRequestId: RequestId): void | Promise<void>
-  /** Ends the stream carrying the request's messages while it goes on (see RequestContext.closeStream); a no-op where there is none. */
-  closeStream(relatedRequestId: RequestId): void
   /** Sends a request to the peer (the legacy era's server-to-client requests). */
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>>
   /** The transport's kind, for the {@link RequestInfo} of a request whose transport gave none. */
@@ -158,7 +156,6 @@ export function connectionHost(connection: Connection, protocolVersion: () => st
     get protocolVersion() { return protocolVersion() },
     get isClosed() { return connection.isClosed },
     notify: (method, params, relatedRequestId) => connection.notify(method, params, relatedRequestId),
-    closeStream: relatedRequestId => connection.transport.closeStream?.(relatedRequestId),
     request: (method, params, options) => connection.request(method, params, options),
     transportKind: connection.transport.kind,
     report,
@@ -214,7 +211,7 @@ export class BaseContext implements RequestContext {
   }
 
   closeStream(): void {
-    this.host.closeStream(this.incoming.id)
+    this.incoming.stream?.close()
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {

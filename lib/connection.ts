@@ -7,7 +7,7 @@ import {
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
 import { isEncodable, isEncodingFailure, unserializable } from './jsonrpc/encoding-failure.ts'
-import type { Inbound, RequestInfo, Transport } from './transport.ts'
+import type { Inbound, RequestInfo, ResponseStream, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { Principal } from './auth.ts'
@@ -53,6 +53,8 @@ class JsonRpcConnection implements Connection {
   #principal: Principal | undefined = undefined
   /** The transport's request that carried the frame being handled (see #receive). */
   #requestInfo: RequestInfo | undefined = undefined
+  /** The stream that carries the answers of the frame being handled (see #receive). */
+  #stream: ResponseStream | undefined = undefined
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -210,6 +212,7 @@ class JsonRpcConnection implements Connection {
     // Frames are handled synchronously: each request of this one takes its sender from here.
     this.#principal = item.principal
     this.#requestInfo = item.requestInfo
+    this.#stream = item.stream
     if (Array.isArray(value)) return this.#receiveBatch(value)
     this.#receiveOne(value, undefined)
   }
@@ -308,6 +311,7 @@ class JsonRpcConnection implements Connection {
     request.batch = batch
     request.principal = this.#principal
     request.requestInfo = this.#requestInfo
+    request.stream = this.#stream
     const refusal = this.#options.gateRequest?.(request)
     if (refusal !== undefined) return this.#answerError(id, refusal, batch)
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)

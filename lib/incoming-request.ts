@@ -2,7 +2,7 @@ import type { Subscription } from './rx.ts'
 import type { JsonObject, Meta, RequestId } from './jsonrpc/message.ts'
 import { CancelledError } from './jsonrpc/errors.ts'
 import { isJsonObject } from './jsonrpc/guards.ts'
-import type { RequestInfo } from './transport.ts'
+import type { RequestInfo, ResponseStream } from './transport.ts'
 import type { ProgressSequence } from './operators/progress.ts'
 import type { ModernMeta } from './schema/modern.ts'
 import type { Principal } from './auth.ts'
@@ -36,6 +36,8 @@ export class IncomingRequest {
   principal: Principal | undefined = undefined
   /** The transport's request that carried it (see `Inbound`); undefined when the transport gave none. */
   requestInfo: RequestInfo | undefined = undefined
+  /** The stream carrying its answers, when the transport has one it can end and resume (see `Envelope.stream`). */
+  stream: ResponseStream | undefined = undefined
 
   /** The protocol version the request speaks when it carries its own (`modernMeta`). */
   get protocolVersion(): string | undefined { return this.modernMeta?.protocolVersion }

@@ -74,6 +74,19 @@ export interface Envelope {
   message: unknown
   principal?: Principal
   requestInfo?: RequestInfo
+  /**
+   * The stream that carries the answers to this message, where the transport has one per message
+   * that can be ended and resumed (a Streamable HTTP POST's SSE stream with an event store): a
+   * handler ends it with `ctx.closeStream()` while its request goes on, and the client resumes it
+   * (SSE polling, SEP-1699). Undefined elsewhere; `ctx.closeStream()` is then a no-op.
+   */
+  stream?: ResponseStream
+}
+
+/** See {@link Envelope.stream}. */
+export interface ResponseStream {
+  /** Ends the stream without ending its requests; what they send meanwhile is replayed on resumption. */
+  close(): void
 }
 
 /**
@@ -136,11 +149,6 @@ export interface Transport {
   readonly inbound: Observable<Inbound>
   send(payload: JsonRpcPayload, options?: SendOptions): void | Promise<void>
   close(): Promise<void>
-  /**
-   * Optional: ends the stream that carries a request's messages without ending the request, so the
-   * client reconnects and resumes it (SSE polling, SEP-1699). Transports without such streams omit it.
-   */
-  closeStream?(relatedRequestId: RequestId): void
   /**
    * Optional: true for a transport that carries one exchange and no session (stateless HTTP): the
    * server answers whatever arrives, initialize or not, since there is no handshake to wait for.

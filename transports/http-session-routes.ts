@@ -83,7 +83,7 @@ export async function postMcp(core: HttpListenerCore, exchange: Exchange): Promi
   }
   const stream = session.openPostStream(ids, exchange.header('mcp-protocol-version') ?? undefined)
   if (stream === undefined) return answerRefusal(exchange, tooManyStreams(session.id, answers))
-  const error = session.receive(payload, exchange.principal, info)
+  const error = session.receive(payload, exchange.principal, info, stream)
   // An error about the whole body (a batch where batches are not allowed): on this POST, as 400.
   if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }
   session.abandon(cancelled)

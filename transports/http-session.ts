@@ -126,11 +126,13 @@ export class HttpSession implements Transport, ListenerSession {
    * connection answered about the body as a whole (id null: a batch where none is allowed), which
    * belongs on this POST.
    */
-  receive(payload: unknown, principal?: Principal, requestInfo?: RequestInfo): JsonRpcPayload | undefined {
+  receive(payload: unknown, principal?: Principal, requestInfo?: RequestInfo, stream?: HttpStream): JsonRpcPayload | undefined {
     const errors: JsonRpcPayload[] = []
     this.#frameErrors = errors
     try {
-      const item: Inbound = { type: 'message', message: payload, principal, requestInfo }
+      // A POST's SSE stream can be ended while its requests go on, when its events are stored.
+      const closable = stream === undefined || this.config.eventStore === undefined ? undefined : { close: () => this.#endStream(stream) }
+      const item: Inbound = { type: 'message', message: payload, principal, requestInfo, stream: closable }
       // Not read yet (a transport server whose connections are subscribed late): kept, bounded.
       this.#inbound.push(item)
     } finally {
@@ -398,13 +400,10 @@ export class HttpSession implements Transport, ListenerSession {
     else void stored.then(deliver, () => deliver(undefined))
   }
 
-  closeStream(requestId: RequestId): void {
-    // Without a store the messages sent meanwhile would be lost, so the stream stays open.
-    if (this.config.eventStore === undefined) return
-    const route = this.#routes?.get(requestId)
-    if (!(route instanceof HttpStream) || route.sink === undefined) return
-    // Ended but kept: later events are stored under it and replayed when the client comes back.
-    route.end()
+  /** Ends a POST stream whose events are stored, kept: later events are replayed when the client comes back. */
+  #endStream(stream: HttpStream): void {
+    if (stream.sink === undefined || !this.#streams?.has(stream.id)) return
+    stream.end()
   }
 
   async close(): Promise<void> {

@@ -100,8 +100,8 @@ function write(server: ServerCore, reply: Reply, message: JsonRpcMessage): void 
 
 /**
  * The {@link ContextHost} of a sessionless request: its notifications go on its reply. There is no
- * peer to send requests to (the modern era asks through input rounds), and no stream to end while
- * the request goes on (a modern request is not resumed).
+ * peer to send requests to (the modern era asks through input rounds); its envelope has no
+ * `stream` to end while the request goes on (a modern request is not resumed).
  */
 class ReplyHost implements ContextHost {
   constructor(readonly server: ServerCore, readonly reply: Reply, readonly incoming: IncomingRequest) {}
@@ -112,7 +112,6 @@ class ReplyHost implements ContextHost {
     if (this.incoming.isDone || this.reply.isClosed) return
     write(this.server, this.reply, params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params })
   }
-  closeStream(): void {}
   request<R extends JsonObject>(method: string): Observable<RequestEvent<R>> {
     return throwError(() => new CapabilityError(`Cannot send ${method} to a client in the modern era (MCP 2026-07-28): servers ask through input_required results`))
   }
