@@ -178,8 +178,6 @@ export interface Transport {
    * change of the session's negotiated state to `shared.save`. The state is opaque to the transport.
    */
   readonly shared?: SharedSession
-  /** Optional: the peer's network address (an IP), for per-client limits (the bridge's, the task quotas). */
-  readonly remoteAddress?: string
   /**
    * Optional: true once the transport stopped carrying a session that goes on elsewhere (a shared
    * session another instance takes over). The server then keeps what the session owns (its tasks)

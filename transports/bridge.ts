@@ -141,7 +141,8 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
  */
 class BridgeSession {
   upstream: Transport | undefined
-  readonly address: string | undefined
+  /** The client's address, as the first message's envelope gave it (its limit per address counts the children by it). */
+  address: string | undefined
   /** Requests from downstream still unanswered, and the progress tokens they carry, for routing. */
   readonly #inFlight = new Set<RequestId>()
   readonly #byProgressToken = new Map<string | number, RequestId>()
@@ -151,7 +152,6 @@ class BridgeSession {
   #now: () => number = () => 0
 
   constructor(readonly downstream: Transport, now: number, readonly report: (error: unknown) => void, readonly onEnd: () => void, readonly onStopped: () => void) {
-    this.address = downstream.remoteAddress
     this.#lastActivity = now
   }
 
@@ -183,6 +183,7 @@ class BridgeSession {
     const payload = item.message as JsonRpcPayload
     const messages = Array.isArray(payload) ? payload : [payload]
     if (this.upstream === undefined) {
+      this.address ??= item.requestInfo?.remoteAddress
       const opened = open()
       if (typeof opened === 'string') return this.#refuse(messages, opened)
       this.upstream = opened

@@ -13,7 +13,6 @@ export function replyTransport(envelope: ReplyEnvelope, kind: string): Transport
   return {
     kind,
     isStateless: true,
-    remoteAddress: envelope.requestInfo?.remoteAddress,
     inbound: new Observable<Inbound>(subscriber => {
       if (reply.isClosed) return subscriber.complete()
       subscriber.next({ type: 'message', message: envelope.message, principal: envelope.principal, requestInfo: envelope.requestInfo })
