@@ -150,11 +150,6 @@ export interface Transport {
   send(payload: JsonRpcPayload, options?: SendOptions): void | Promise<void>
   close(): Promise<void>
   /**
-   * Optional: true for a transport that carries one exchange and no session (stateless HTTP): the
-   * server answers whatever arrives, initialize or not, since there is no handshake to wait for.
-   */
-  readonly isStateless?: boolean
-  /**
    * Optional, client transports that carry per-request headers (the Streamable HTTP client): the
    * client hands over a function computing the extra headers of each outgoing request (the
    * `Mcp-Param-*` headers of a modern tools/call). Transports without headers omit it.

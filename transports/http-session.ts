@@ -94,8 +94,6 @@ export class HttpSession implements Transport, ListenerSession {
   #routes: Map<RequestId, Route> | undefined
   /** Set while a POST body is handed to the connection: errors about the whole body collect here. */
   #frameErrors: JsonRpcPayload[] | undefined
-  /** One exchange, no session (stateless mode). */
-  isStateless = false
   /** Set when the session ended here only, handed over to another instance (see Transport.isHandedOver). */
   isHandedOver = false
   /** The principal that created the session (`principalKey`): only its requests may use it. */

@@ -12,7 +12,6 @@ export function replyTransport(envelope: ReplyEnvelope, kind: string): Transport
   const { reply } = envelope
   return {
     kind,
-    isStateless: true,
     inbound: new Observable<Inbound>(subscriber => {
       if (reply.isClosed) return subscriber.complete()
       subscriber.next({ type: 'message', message: envelope.message, principal: envelope.principal, requestInfo: envelope.requestInfo })

@@ -50,8 +50,6 @@ export class Server implements McpServer, ServerCore {
   /** Extensions declared with {@link Server.extension}, by identifier, with their settings. */
   readonly extensions = new Map<string, JsonObject>()
   readonly #sessions = new Set<Session>()
-  /** One-exchange transports being answered (stateless legacy HTTP). */
-  readonly #exchanges = new Set<Session>()
   /** Transport servers being listened on, with the subscription to their sessions. */
   readonly #listeners = new Map<TransportServer, Subscription>()
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
@@ -346,18 +344,14 @@ export class Server implements McpServer, ServerCore {
 
   #open(transport: Transport): ServerSession {
     const session = new Session(this, transport)
-    // A one-exchange transport (stateless legacy HTTP) is no session a user would list, and has
-    // none to tell of list changes: it is only kept to be closed with the server.
-    const isExchange = transport.isStateless === true
-    const sessions = isExchange ? this.#exchanges : this.#sessions
-    sessions.add(session)
+    this.#sessions.add(session)
     // A legacy session hears list changes (once operating) and updates of what it subscribed to.
-    const events = isExchange ? undefined : this.#events.subscribe(event => {
+    const events = this.#events.subscribe(event => {
       if (event.type === 'list_changed') session.listChanged(event.kind)
       else if (event.type === 'resource_updated') session.resourceUpdated(event.uri)
       else if (event.sessionId === session.id) session.taskChanged(event.task)
     })
-    void session.closed.then(() => { events?.unsubscribe(); sessions.delete(session) })
+    void session.closed.then(() => { events.unsubscribe(); this.#sessions.delete(session) })
     session.connection.start()
     return session
   }
@@ -375,7 +369,7 @@ export class Server implements McpServer, ServerCore {
     const listeners = [...this.#listeners]
     this.#listeners.clear()
     for (const [, subscription] of listeners) subscription.unsubscribe()
-    await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions, ...this.#exchanges].map(session => session.close())])
+    await Promise.all([...listeners.map(([listener]) => listener.close()), ...[...this.#sessions].map(session => session.close())])
     await this.tasks.close()
   }
 

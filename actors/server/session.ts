@@ -22,7 +22,7 @@ import type { InputOptions, ServerSession, SessionState, SubscriptionMessage, Su
 import { SERVER_DEFAULTS } from './options.ts'
 import { ModernContext, SessionContext } from './context.ts'
 import { connectionHost } from '../context.ts'
-import { gateModern } from './classify.ts'
+import { classify, type LegacyGate } from './classify.ts'
 import { Round } from './round.ts'
 import { modernHandler } from './modern-methods.ts'
 import type { HandlerOutcome } from '../request.ts'
@@ -108,8 +108,6 @@ export class Session implements SessionCore {
   readonly closed: Promise<void>
   /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
   #capabilities: ServerCapabilities = {}
-  /** Set for transports that carry one exchange without a session (stateless HTTP). */
-  readonly #isStateless: boolean
   /** Where this session's requests are served: its server, its connection, itself. */
   readonly scope: ServingScope
 
@@ -118,8 +116,6 @@ export class Session implements SessionCore {
     // Otherwise unique across processes too: a task store shared between instances owns tasks by it.
     this.id = transport.shared?.id ?? `session-${PROCESS_TAG}-${++sessionCount}`
     this.server = server
-    this.#isStateless = transport.isStateless === true
-    if (this.#isStateless) this.#capabilities = server.capabilities()
     const options = server.options
     this.connection = createConnection(transport, {
       gateRequest: request => this.#gate(request),
@@ -147,7 +143,7 @@ export class Session implements SessionCore {
     if (transport.shared !== undefined) this.#share(transport.shared)
     this.closed = this.connection.closed.then(() => {
       // The session's own tasks end with it (see ServerTasks.sessionEnded).
-      if (!this.#isStateless) void server.tasks.sessionEnded(this).catch(error => server.report(error))
+      void server.tasks.sessionEnded(this).catch(error => server.report(error))
       const actor = this.#actor
       if (actor === undefined) return
       actor.send({ type: 'closed' })
@@ -194,35 +190,14 @@ export class Session implements SessionCore {
   report(warning: Error): void { this.server.report(warning) }
 
   #gate(request: IncomingRequest): McpError | undefined {
-    // MCP 2026-07-28: a request that carries its version in _meta (or asks for a method only that
-    // era has) is served statelessly, whatever this transport did before.
-    // A server configured without modern versions is a legacy server: those requests are unknown.
-    const versions = this.server.versions
-    const servesModern = versions.modern.length > 0
-    // MCP 2026-07-28 versioning: a server that speaks no legacy revision refuses initialize, naming
-    // the versions it serves (legacy clients have no other diagnostic), and takes every other
-    // request as modern.
-    if (servesModern && versions.legacy.length === 0) {
-      if (request.method === 'initialize') {
-        return new MethodNotFoundError(`Method not found: initialize (this server speaks only MCP ${versions.modern.join(', ')}, which has no initialize)`, { supported: [...versions.all] })
-      }
-      return gateModern(this.server, request)
-    }
-    if (servesModern && (hasModernMeta(request.params) || MODERN_ONLY_METHODS.has(request.method))) return gateModern(this.server, request)
-    if (MODERN_ONLY_METHODS.has(request.method)) return new MethodNotFoundError(`Method not found: ${request.method}`)
-    const state = this.actor.state
-    // A stateless transport has no session to initialize: each exchange stands alone.
-    if (!this.#isStateless) {
-      const refusal = gateIncomingRequest('server', state.status, request.method)
-      if (refusal !== undefined) return refusal
-    }
-    // A method whose capability this server did not offer at initialize does not exist for this client.
-    const needed = requiredCapability(request.method)
-    if (needed !== undefined && !hasCapability(this.#capabilities, needed)) {
-      return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
-    }
-    return undefined
+    return classify(this.server, request, this.#gateView)
   }
+
+  /** What the session tells `classify` of itself: where its lifecycle is, what it was offered. */
+  readonly #gateView: LegacyGate = ((session: Session): LegacyGate => ({
+    get status() { return session.actor.state.status },
+    get capabilities() { return session.#capabilities },
+  }))(this)
 
   #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
     const state = this.actor.state

@@ -1,21 +1,26 @@
 /**
- * A request served without a session (MCP 2026-07-28 over Streamable HTTP: a POST that carries
- * one modern-era request and gets its answer on its own response). Nothing is built for it but
- * the request itself and its scope: no Session, no Connection, no table of routes. It is checked
- * as JSON-RPC, classified once ({@link gateModern}), its handler looked up once, and its
- * notifications and response written to the request's {@link Reply}.
+ * A request served without a session: a modern-era request over Streamable HTTP (MCP 2026-07-28:
+ * a POST that carries one request and gets its answer on its own response), or a legacy one on a
+ * `stateless` listener. Nothing is built for it but the request itself and its scope: no Session,
+ * no Connection, no table of routes. It is checked as JSON-RPC, classified once ({@link classify}),
+ * its handler looked up once, its outcome normalised once, and its notifications and response
+ * written to the request's {@link Reply}.
  */
 import { asyncScheduler, throwError, type Observable, type Subscription } from '../../lib/rx.ts'
 import type { Reply, ReplyEnvelope } from '../../lib/transport.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, ConnectionClosedError, InternalError, McpError, MethodNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
-import { checkMessage, isCheckFailure } from '../../lib/jsonrpc/guards.ts'
+import { checkMessage, isCheckFailure, isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { isEncodingFailure, unserializable } from '../../lib/jsonrpc/encoding-failure.ts'
 import { IncomingRequest } from '../../lib/incoming-request.ts'
 import type { ContextHost } from '../context.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ServingScope } from './core.ts'
-import { gateModern } from './classify.ts'
+import { classify } from './classify.ts'
+import { statelessHandler } from './stateless.ts'
+import { outcomeObservable } from '../request.ts'
+import { batchRefusal } from '../../lib/batch-collector.ts'
+import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { modernHandler } from './modern-methods.ts'
 import type { ServerCore } from './core.ts'
 
@@ -24,52 +29,62 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   const { reply } = envelope
   const inspect = server.options.inspect
   inspect?.({ type: 'rxmcp.frame.in', message: envelope.message })
+  // No session negotiated a revision with batches: a batch is refused whole (id null).
+  if (Array.isArray(envelope.message)) return answer(server, reply, { jsonrpc: '2.0', id: null, error: batchRefusal(envelope.message, false, 0)!.toJSON() })
   const checked = checkMessage(envelope.message)
   if (isCheckFailure(checked)) return answer(server, reply, { jsonrpc: '2.0', id: checked.id, error: checked.error.toJSON() })
-  // The listener answers a notification itself (202); a response has nothing to answer here.
+  // Notifications have no one to reach without a session (a cancellation names a request of
+  // another exchange); the listener answers them 202. A response answers nothing here.
   if (!('method' in checked) || !('id' in checked)) return
   const message = checked as JsonRpcRequest
   const request = new IncomingRequest(message.id, message.method, message.params)
   request.principal = envelope.principal
   request.requestInfo = envelope.requestInfo
-  const refusal = gateModern(server, request)
+  // Classified once: the era, and a modern request's `_meta` (marked on it).
+  const refusal = classify(server, request, undefined)
+  if (refusal !== undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: refusal.toJSON() })
+  const isModern = request.modernMeta !== undefined
   const scope: ServingScope = { server, host: new ReplyHost(server, reply, request), session: undefined }
-  const handler = refusal === undefined ? modernHandler(server, scope, message.method) : undefined
-  if (refusal !== undefined || handler === undefined) {
-    return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: (refusal ?? new MethodNotFoundError(`Method not found: ${message.method}`)).toJSON() })
-  }
-  let subscription: Subscription | undefined
+  // Looked up once, for this era.
+  const handler = isModern ? modernHandler(server, scope, message.method) : statelessHandler(server, scope, message.method)
+  if (handler === undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: new MethodNotFoundError(`Method not found: ${message.method}`).toJSON() })
   const fail = (error: unknown) => {
     if (request.isDone) return
     request.isDone = true
     if (!(error instanceof McpError)) inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
     respond(server, reply, request, { jsonrpc: '2.0', id: request.id, error: (error instanceof McpError ? error : new InternalError('Internal error')).toJSON() })
   }
-  let outcome: Observable<JsonObject>
+  let outcome: Observable<unknown>
   try {
-    outcome = handler(message.params, request)
+    // One operator for a value, a Promise, an Observable.
+    outcome = outcomeObservable(handler(message.params, request))
   } catch (error) {
     return fail(error)
   }
-  // The client went away before the answer: the request is cancelled (closing the stream is the
-  // cancellation of this revision), its handler stopped.
+  let subscription: Subscription | undefined
+  // The client went away before the answer: the request is cancelled (for the modern era, closing
+  // the stream is the cancellation), its handler stopped.
   void reply.closed.then(() => {
     if (request.isDone) return
     subscription?.unsubscribe()
     request.cancel(new ConnectionClosedError('The client closed the response stream'))
   })
-  let last: JsonObject | undefined
+  let last: unknown
+  let hasValue = false
   subscription = outcome.subscribe({
-    next: value => { last = value },
+    next: value => { last = value; hasValue = true },
     error: fail,
     complete: () => {
       if (request.isDone) return
-      if (last === undefined) return fail(new InternalError('Handler completed without a result'))
+      if (!hasValue) return fail(new InternalError('Handler completed without a result'))
       request.isDone = true
-      respond(server, reply, request, { jsonrpc: '2.0', id: request.id, result: last })
+      const result = !isJsonObject(last) ? EMPTY_RESULT : isModern ? last : shapeForRevision('result', request.method, last, scope.host.protocolVersion)
+      respond(server, reply, request, { jsonrpc: '2.0', id: request.id, result })
     },
   })
 }
+
+const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 
 /**
  * The response of a request that reported progress goes out one macrotask later, so that it does
@@ -105,7 +120,8 @@ function write(server: ServerCore, reply: Reply, message: JsonRpcMessage): void 
  */
 class ReplyHost implements ContextHost {
   constructor(readonly server: ServerCore, readonly reply: Reply, readonly incoming: IncomingRequest) {}
-  get protocolVersion(): string { return this.incoming.protocolVersion! }
+  /** A modern request's own version; a legacy one without a session speaks the newest legacy revision served. */
+  get protocolVersion(): string { return this.incoming.protocolVersion ?? this.server.versions.legacy[0] ?? this.server.versions.all[0]! }
   get isClosed(): boolean { return this.reply.isClosed }
   get transportKind(): string | undefined { return this.incoming.requestInfo?.transport }
   notify(method: string, params: JsonObject | undefined): void {

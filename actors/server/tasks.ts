@@ -133,9 +133,8 @@ export class ServerTasks implements TasksCore {
     if (own !== undefined) return own
     // An authenticated caller owns its tasks whatever session or exchange it uses next.
     if (ctx.principal !== undefined) return `principal:${principalKey(ctx.principal)}`
-    // A stateless exchange (modern, or legacy HTTP without sessions) has no session to bind to.
-    const session = ctx.era === 'legacy' ? ctx.session as SessionCore | undefined : undefined
-    if (session !== undefined && session.connection.transport.isStateless !== true) return `${SESSION_OWNER}${session.id}`
+    // A request without a session (modern, or stateless legacy HTTP) has nothing to bind to.
+    if (ctx.era === 'legacy' && ctx.session !== undefined) return `${SESSION_OWNER}${ctx.session.id}`
     return undefined
   }
 
@@ -399,7 +398,7 @@ export class ServerTasks implements TasksCore {
    */
   async sessionEnded(session: SessionCore): Promise<void> {
     const transport = session.connection.transport
-    if (transport.isStateless === true || transport.isHandedOver === true) return
+    if (transport.isHandedOver === true) return
     const owner = `${SESSION_OWNER}${session.id}`
     // Bounded scan: at most maxRunningTasks run here.
     const stopped: PromiseLike<void>[] = []
