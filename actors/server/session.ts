@@ -134,6 +134,13 @@ export class Session implements ServerSession {
       // A modern-only transport's notifications (progress, a listen stream) speak the modern era too.
       shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload,
         request?.protocolVersion ?? (this.#isModernOnly ? LATEST_MODERN_VERSION : this.actor.state.protocolVersion)),
+      // The negotiated version goes with every message from the initialize answer on (HTTP checks
+      // MCP-Protocol-Version by it); before, the state holds only a default, which is no version.
+      // Read without making the actor: a modern HTTP request never needs one.
+      protocolVersion: () => {
+        const state = this.#actor?.state
+        return state === undefined || state.status === 'awaiting-initialize' ? undefined : state.protocolVersion
+      },
       maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
       captureStack: options.captureStack,
@@ -410,8 +417,6 @@ export class Session implements ServerSession {
     const clientCapabilities = isJsonObject(params?.capabilities) ? params!.capabilities as ClientCapabilities : {}
     const clientInfo = isJsonObject(params?.clientInfo) ? params!.clientInfo as unknown as Implementation : undefined
     this.actor.send({ type: 'initialize', protocolVersion, clientInfo, clientCapabilities })
-    // The transport is told, not left to read it off the answer (HTTP checks MCP-Protocol-Version by it).
-    this.connection.transport.setProtocolVersion?.(protocolVersion)
     this.#capabilities = server.capabilities()
     const result: JsonObject = { protocolVersion, capabilities: this.#capabilities as JsonObject, serverInfo: server.info as unknown as JsonObject }
     if (server.options.instructions !== undefined) result.instructions = server.options.instructions
