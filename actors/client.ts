@@ -99,6 +99,12 @@ class Client extends ClientCalls implements McpClient {
   readonly #closing = new Subject<void>()
   /** The newest connection opened, live or not: the fast path of requests reads it. */
   #connection: Connection | undefined
+  /**
+   * Whether the newest connection's modern era was settled over Streamable HTTP, as the envelope of
+   * its discover answer said (`requestInfo.transport`): its tools/call requests then carry the
+   * `Mcp-Param-*` headers, so tools whose x-mcp-header annotations are invalid are left out.
+   */
+  #isOverStreamableHttp = false
   /** The id of the request the newest connection sent last (a listen stream matches notifications by it). */
   #lastRequestId: RequestId | undefined
   /** Modern era: what subscribeResource asked for, served by one listen stream. */
@@ -144,6 +150,7 @@ class Client extends ClientCalls implements McpClient {
     this.#modern = new ModernRequests({
       actor: this.actor, info, capabilities: this.#capabilities, handlers: this.#handlers, modernVersions: this.#modernVersions,
       maxInputRounds: options.maxInputRounds ?? CLIENT_DEFAULTS.maxInputRounds, cache: this.#cache,
+      headersOf: (method, params) => this.#tools.headers.headersOfRequest(method, params),
       relistTools: connection => this.#relistTools(connection),
     })
     this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
@@ -156,6 +163,7 @@ class Client extends ClientCalls implements McpClient {
         actor: this.actor, info, capabilities: this.#capabilities, era: options.era ?? CLIENT_DEFAULTS.era, cache: this.#cache,
         modernVersions: this.#modernVersions, legacyVersions: options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS,
         probeTimeout: options.probeTimeout ?? CLIENT_DEFAULTS.probeTimeout, scheduler: options.scheduler,
+        settledOver: requestInfo => { this.#isOverStreamableHttp = requestInfo?.transport === 'streamable-http' },
       }, connection),
       reconnect: options.reconnect,
       scheduler: options.scheduler,
@@ -185,6 +193,9 @@ class Client extends ClientCalls implements McpClient {
       canRespond: () => this.actor.state.era !== 'modern',
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
       allowBatch: () => this.actor.state.era !== 'modern' && Feature.batch(this.actor.state.protocolVersion),
+      // A legacy session's version goes with each message once initialize answered (HTTP sends it
+      // as MCP-Protocol-Version); a modern request carries its own in _meta, read from there.
+      protocolVersion: () => this.actor.state.era === 'legacy' ? this.actor.state.protocolVersion : undefined,
       // What goes out fits the negotiated revision (before the answer to initialize: the one asked for).
       shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.actor.state.protocolVersion),
       idGenerator: () => (this.#lastRequestId = nextId()),
@@ -194,6 +205,7 @@ class Client extends ClientCalls implements McpClient {
       reportUnhandledError: options.reportUnhandledError,
     })
     this.#connection = connection
+    this.#isOverStreamableHttp = false
     registerClientHandlers(connection, this.#handlers, this.actor, options.reportUnhandledError)
     // What a listing said of task support holds for the session that listed, until its tools change.
     this.#tools.forgetTaskSupport()
@@ -202,7 +214,6 @@ class Client extends ClientCalls implements McpClient {
     connection.notifications('notifications/elicitation/complete').subscribe(params => {
       if (this.#urlElicitations.complete(params)) this.#elicitationCompletions.next(params)
     })
-    transport.setHeaderSource?.(request => this.actor.state.era === 'modern' ? this.#tools.headers.headersOfRequest(request.method, request.params) : undefined)
     const cache = this.#cache
     if (cache !== undefined) {
       // MCP caching: a change notification makes the matching cached results stale at once.
@@ -360,9 +371,16 @@ class Client extends ClientCalls implements McpClient {
     return lastValueFrom(this.#requestNow<JsonObject>(method, params, { progress: false, ...options })).then(resultOfLast) as Promise<R>
   }
 
-  /** The tools to show of a listed page (see ToolCatalog.remember), invalid ones left out in the modern era over HTTP. */
+  /**
+   * The tools to show of a listed page (see ToolCatalog.remember). MCP 2026-07-28 Streamable HTTP:
+   * a client MUST leave out tools whose x-mcp-header annotations are invalid, since it could not
+   * send their `Mcp-Param-*` headers; elsewhere the annotations mean nothing and every tool stays.
+   * Which transport that is comes from the transport's own word on a message (see
+   * #isOverStreamableHttp), never from asking the transport object: learned once per connection,
+   * as the era is, because a listed page may come from the cache, with no frame of its own.
+   */
   protected rememberTools(listed: Tool[]): Promise<Tool[]> {
-    const isExcluding = this.actor.state.era === 'modern' && this.#connection?.transport.kind === 'http'
+    const isExcluding = this.actor.state.era === 'modern' && this.#isOverStreamableHttp
     return this.#tools.remember(listed, isExcluding, error => this.#options.reportUnhandledError?.(error))
   }
 

@@ -14,7 +14,6 @@ export type {
 export { mapOutcome } from '../actors/request.ts'
 export { createConnection, DEFAULT_REQUEST_TIMEOUT, DEFAULTS as CONNECTION_DEFAULTS } from '../lib/connection.ts'
 export type { IncomingRequest, Connection, ConnectionOptions, RequestHandler, InspectionEvent } from '../lib/connection.ts'
-export type { HeaderSource } from '../lib/transport.ts'
 export { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
 export type { Codec, Decoder, DecoderOptions, Encode } from '../lib/codec/codec.ts'
 export { STRUCTURE_DEFAULTS } from '../lib/codec/structure.ts'

@@ -29,6 +29,12 @@ export interface RequestOptions {
   captureStack?: boolean
   /** The incoming request this one is made on behalf of (a handler asking the client back). */
   relatedRequestId?: RequestId
+  /**
+   * Extra transport headers for this request's message (`SendOptions.headers`: Streamable HTTP
+   * adds them to its POST; transports without headers ignore them). A modern client adds the
+   * `Mcp-Param-*` headers of a tools/call here itself.
+   */
+  headers?: Record<string, string>
 }
 
 /** A request handler: returns a result object, a Promise of one, or an Observable whose last value is one. */
@@ -50,6 +56,12 @@ export interface ConnectionOptions {
   findHandler?: (method: string) => RequestHandler | undefined
   /** Sees every incoming notification before the bus does (the lifecycle uses it). */
   onNotification?: (notification: JsonRpcNotification) => void
+  /**
+   * The protocol version negotiated for this connection's messages, read at each send and passed
+   * to the transport as `SendOptions.protocolVersion` (HTTP: `MCP-Protocol-Version`); undefined
+   * while none is (before the initialize answer). Keep it cheap: it runs once per message.
+   */
+  protocolVersion?: () => string | undefined
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
   allowBatch?: () => boolean
   /**

@@ -7,7 +7,7 @@ import {
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
 import { isEncodable, isEncodingFailure, unserializable } from './jsonrpc/encoding-failure.ts'
-import type { Inbound, RequestInfo, ResponseStream, Transport } from './transport.ts'
+import type { Inbound, RequestInfo, ResponseStream, SendOptions, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { Principal } from './auth.ts'
@@ -55,6 +55,11 @@ class JsonRpcConnection implements Connection {
   #requestInfo: RequestInfo | undefined = undefined
   /** The stream that carries the answers of the frame being handled (see #receive). */
   #stream: ResponseStream | undefined = undefined
+  /**
+   * The send options of a message that carries only the protocol version: one object per
+   * version, reused for every such message (most of a session's), so a send makes none.
+   */
+  #versionOnly: SendOptions | undefined = undefined
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -157,7 +162,7 @@ class JsonRpcConnection implements Connection {
       signal.addEventListener('abort', onAbort, { once: true })
     }
     try {
-      const written = this.#send(message, options?.relatedRequestId)
+      const written = this.#send(message, options?.relatedRequestId, options?.headers)
       if (written !== undefined) written.catch(error => this.#failPending(id, error))
     } catch (error) {
       this.#failPending(id, error)
@@ -185,9 +190,27 @@ class JsonRpcConnection implements Connection {
     pending.subscriber.error(error instanceof TransportError || error instanceof ConnectionClosedError ? error : new TransportError(`Could not send ${pending.method}`, { cause: error }))
   }
 
-  #send(payload: JsonRpcPayload, relatedRequestId?: RequestId): void | Promise<void> {
+  /**
+   * Hands one message to the transport with what is known of it (`SendOptions`). The common
+   * messages make no options object: none without anything to tell, a shared one per protocol
+   * version (see #versionOnly); only a message that belongs to a request or carries headers gets
+   * its own.
+   */
+  #send(payload: JsonRpcPayload, relatedRequestId?: RequestId, headers?: Record<string, string>): void | Promise<void> {
     this.#inspect?.({ type: 'rxmcp.frame.out', message: payload })
-    return relatedRequestId === undefined ? this.#transport.send(payload) : this.#transport.send(payload, { relatedRequestId })
+    const protocolVersion = this.#options.protocolVersion?.()
+    if (headers !== undefined) return this.#transport.send(payload, { relatedRequestId, protocolVersion, headers })
+    if (relatedRequestId !== undefined) {
+      return this.#transport.send(payload, protocolVersion === undefined ? { relatedRequestId } : { relatedRequestId, protocolVersion })
+    }
+    return protocolVersion === undefined ? this.#transport.send(payload) : this.#transport.send(payload, this.#versionOptions(protocolVersion))
+  }
+
+  /** The shared options of a message that tells only `protocolVersion` (see #versionOnly). */
+  #versionOptions(protocolVersion: string): SendOptions {
+    const known = this.#versionOnly
+    if (known?.protocolVersion === protocolVersion) return known
+    return this.#versionOnly = Object.freeze({ protocolVersion })
   }
 
   #report(error: unknown): void {
@@ -265,7 +288,10 @@ class JsonRpcConnection implements Connection {
     }
     this.#pending.delete(id!)
     if ('error' in response) return pending.subscriber.error(McpError.from(response.error))
-    pending.subscriber.next({ type: 'result', result: response.result })
+    // What the transport told of the frame goes with the result (the client learns from it which
+    // transport answered); a frame it told nothing of adds nothing to the event.
+    const requestInfo = this.#requestInfo
+    pending.subscriber.next(requestInfo === undefined ? { type: 'result', result: response.result } : { type: 'result', result: response.result, requestInfo })
     pending.subscriber.complete()
   }
 

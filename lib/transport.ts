@@ -1,5 +1,5 @@
 import type { Observable } from './rx.ts'
-import type { JsonObject, JsonRpcMessage, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
+import type { JsonRpcMessage, JsonRpcPayload, RequestId } from './jsonrpc/message.ts'
 import type { McpError, LocalError } from './jsonrpc/errors.ts'
 import type { Principal } from './auth.ts'
 import type { AuthorizationContext } from './authorization-context.ts'
@@ -14,7 +14,9 @@ export type Inbound =
   /**
    * `principal`: who sent it, when the transport authenticated the frame (HTTP bearer token,
    * WebSocket upgrade). `requestInfo`: the transport's request that carried it (the HTTP POST, the
-   * WebSocket upgrade), which every request of the frame sees as `ctx.requestInfo`.
+   * WebSocket upgrade), which every request of the frame sees as `ctx.requestInfo` and every
+   * response as `ResultEvent.requestInfo` (the HTTP client transport gives each frame one that
+   * names only its `transport`: `'streamable-http'` or `'sse'`).
    */
   | ({ type: 'message' } & Envelope)
   | { type: 'invalid'; error: McpError | LocalError }
@@ -55,16 +57,34 @@ export function bareRequestInfo(transport: string | undefined): RequestInfo {
 }
 
 /**
- * What the connection tells a transport about an outgoing message, beyond the message itself.
- * Transports that multiplex (Streamable HTTP: one SSE stream per POST) route by it; others ignore it.
+ * What the connection tells a transport about one outgoing message, beyond the message itself:
+ * everything a transport needs per message travels here, so no transport is told anything apart.
+ * A transport uses what it has a place for and ignores the rest (stdio, memory and WebSocket
+ * ignore it all). The connection passes no object when it has nothing to tell.
  */
 export interface SendOptions {
-  /** The incoming request this message answers or belongs to (its progress, its requests back). */
+  /**
+   * The incoming request this message answers or belongs to (its progress, its requests back).
+   * Transports that multiplex (Streamable HTTP: one SSE stream per POST) route by it.
+   */
   relatedRequestId?: RequestId
+  /**
+   * The protocol version negotiated for the messages of this connection (a legacy session's, from
+   * the initialize answer on; `ConnectionOptions.protocolVersion`), undefined while none is. The
+   * Streamable HTTP client sends it as `MCP-Protocol-Version` (on this POST and the session's later
+   * GET and DELETE); the Streamable HTTP server session checks the header of later POSTs against
+   * it, from the first message that carries it (the initialize answer). A modern request carries
+   * its own version in `_meta`, which the HTTP client reads from the message instead.
+   */
+  protocolVersion?: string
+  /**
+   * Extra transport headers for this one message (the `Mcp-Param-*` headers the client mirrors
+   * from a modern tools/call's arguments, or `RequestOptions.headers`). The HTTP client adds them
+   * to the POST that carries the message, under its standard headers; transports without headers
+   * ignore them.
+   */
+  headers?: Record<string, string>
 }
-
-/** Extra headers for one outgoing request (undefined for none); see `Transport.setHeaderSource`. */
-export type HeaderSource = (request: { method: string; params?: JsonObject }) => Record<string, string> | undefined
 
 /**
  * A decoded message as a transport hands it over, with what came with it: who sent it (when the
@@ -133,9 +153,11 @@ export interface TransportServer {
  * - `inbound` is subscribed to once, by the connection. Subscribing starts delivery; it emits one
  *   {@link Inbound} per decoded frame, completes when the peer closes cleanly, and errors with a
  *   `TransportError` on failure. Unsubscribing stops reading.
- * - `send` writes one message (or a batch) as one frame. It returns a Promise when the caller
- *   should wait (the sink is full), otherwise nothing; it throws or rejects with `TransportError`
- *   when the transport is closed.
+ * - `send` writes one message (or a batch) as one frame, with what the connection knows of it
+ *   ({@link SendOptions}: the request it belongs to, the negotiated protocol version, extra
+ *   headers; absent when there is nothing). It returns a Promise when the caller should wait (the
+ *   sink is full), otherwise nothing; it throws or rejects with `TransportError` when the
+ *   transport is closed.
  * - `close` ends the transport; `inbound` completes. Calling it twice is harmless.
  *
  * @example
@@ -149,14 +171,6 @@ export interface Transport {
   readonly inbound: Observable<Inbound>
   send(payload: JsonRpcPayload, options?: SendOptions): void | Promise<void>
   close(): Promise<void>
-  /**
-   * Optional, client transports that carry per-request headers (the Streamable HTTP client): the
-   * client hands over a function computing the extra headers of each outgoing request (the
-   * `Mcp-Param-*` headers of a modern tools/call). Transports without headers omit it.
-   */
-  setHeaderSource?(source: HeaderSource): void
-  /** Optional: told the negotiated protocol version (HTTP sends it as MCP-Protocol-Version). */
-  setProtocolVersion?(version: string): void
   /**
    * Optional, client transports that send credentials: the authorization context the next request
    * goes out in (see lib/authorization-context.ts), `''` for none, null when the transport cannot

@@ -1,5 +1,5 @@
 import { Subject } from '../lib/rx.ts'
-import type { HeaderSource, Inbound } from '../lib/transport.ts'
+import { bareRequestInfo, type Inbound, type RequestInfo } from '../lib/transport.ts'
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
@@ -29,6 +29,7 @@ export class HttpClientCore {
   /** Which transport is in use: decided by the first request for `httpClient`. */
   mode: 'streamable-http' | 'sse' | undefined
   sessionId: string | undefined
+  /** The session's negotiated version, as the last message that carried one told it (`SendOptions.protocolVersion`). */
   protocolVersion: string | undefined
   /** Legacy mode: where to POST, once the endpoint event arrived. */
   endpoint: Promise<URL> | undefined
@@ -44,8 +45,6 @@ export class HttpClientCore {
    * collected, and many POSTs on one shared signal would pile them up.)
    */
   readonly posts = new Set<AbortController>()
-  /** Extra headers per outgoing request (see {@link HeaderSource}). */
-  headerSource: HeaderSource | undefined
 
   constructor(url: URL, options: HttpClientOptions, mode: 'streamable-http' | 'sse' | undefined, sseUrl?: URL) {
     this.url = url
@@ -67,20 +66,33 @@ export class HttpClientCore {
     return { controller, release: () => { this.posts.delete(controller) } }
   }
 
-  /** The headers of a request in the session: `extra`, the configured ones, the session id and protocol version once known. */
-  headers(extra: Record<string, string>): Headers {
-    const headers = new Headers({ ...this.options.headers, ...extra })
+  /**
+   * The headers of a request in the session: the configured ones, then the message's own
+   * (`SendOptions.headers`), then `extra`, the session id and protocol version once known.
+   */
+  headers(extra: Record<string, string>, message?: Record<string, string>): Headers {
+    const headers = new Headers({ ...this.options.headers, ...message, ...extra })
     if (this.sessionId !== undefined) headers.set('mcp-session-id', this.sessionId)
     if (this.protocolVersion !== undefined) headers.set('mcp-protocol-version', this.protocolVersion)
     return headers
   }
 
-  /** Decodes one frame and hands it to the connection; returns what was decoded. */
+  /**
+   * Decodes one frame and hands it to the connection, with the transport's word on it
+   * (`requestInfo`: which transport carried it); returns what was decoded.
+   */
   emit(data: string | Uint8Array): Inbound | undefined {
     if (this.isClosed) return undefined
     const item = decodeJsonFrame(data, this.maxMessageSize, this.options.structureLimits)
+    // Set on the item the decoder just made: no object per frame.
+    if (item.type === 'message') item.requestInfo = this.requestInfo
     this.incoming.next(item)
     return item
+  }
+
+  /** What the transport tells of each frame it hands on: its kind, once known (see `Inbound`). */
+  get requestInfo(): RequestInfo | undefined {
+    return this.mode === 'streamable-http' ? STREAMABLE_HTTP_INFO : this.mode === 'sse' ? SSE_INFO : undefined
   }
 
   /** Ends the transport with `error` (as a TransportError unless it is one, or a ConnectionClosedError). */
@@ -91,6 +103,11 @@ export class HttpClientCore {
     this.incoming.error(error instanceof ConnectionClosedError || error instanceof TransportError ? error : new TransportError(error instanceof Error ? error.message : String(error), { cause: error }))
   }
 }
+
+/** The `requestInfo` of every frame of a Streamable HTTP client transport: the transport's name, nothing per request. */
+const STREAMABLE_HTTP_INFO = bareRequestInfo('streamable-http')
+/** The same for the legacy HTTP+SSE client. */
+const SSE_INFO = bareRequestInfo('sse')
 
 /** How much of an error answer's body is read, for the error message. */
 export const ERROR_BODY_LIMIT = 64 * 1024

@@ -54,11 +54,11 @@ export function openLegacy(core: HttpClientCore, url: URL): Promise<URL> {
   })
 }
 
-/** POSTs one message to the endpoint, once known; the answer comes on the stream. */
-export async function postLegacy(core: HttpClientCore, payload: JsonRpcPayload): Promise<void> {
+/** POSTs one message to the endpoint, once known, with its own `headers`; the answer comes on the stream. */
+export async function postLegacy(core: HttpClientCore, payload: JsonRpcPayload, headers?: Record<string, string>): Promise<void> {
   const endpoint = await core.endpoint!
   const response = await core.fetch(endpoint, {
-    method: 'POST', headers: core.headers({ 'content-type': 'application/json' }), body: JSON.stringify(payload), signal: core.abort.signal,
+    method: 'POST', headers: core.headers({ 'content-type': 'application/json' }, headers), body: JSON.stringify(payload), signal: core.abort.signal,
   }).catch(error => { throw new TransportError(`POST ${endpoint} failed: ${messageOf(error)}`, { cause: error }) })
   void response.body?.cancel()
   if (!response.ok) throw UnauthorizedError.fromResponse(response, endpoint) ?? new HttpStatusError(`POST ${endpoint} answered ${response.status}`, response.status)

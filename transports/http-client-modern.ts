@@ -20,17 +20,18 @@ export interface ModernRequest {
 }
 
 /**
- * One modern request as its own POST, with the request metadata headers and no session. Settles
- * once its answer was read; rejects with TransportError when the POST fails or its response
- * stream ends before the response (a modern stream is never resumed).
+ * One modern request as its own POST, with the message's own `headers` (the client's `Mcp-Param-*`
+ * ones), the request metadata headers over them, and no session. Settles once its answer was read;
+ * rejects with TransportError when the POST fails or its response stream ends before the response
+ * (a modern stream is never resumed).
  */
-export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, request: ModernRequest): Promise<void> {
+export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, request: ModernRequest, messageHeaders?: Record<string, string>): Promise<void> {
   const { controller, release } = core.postSignal()
   core.modernInFlight.set(request.id, controller)
   try {
     const headers = new Headers({
       ...core.options.headers,
-      ...core.headerSource?.(request),
+      ...messageHeaders,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': request.version,

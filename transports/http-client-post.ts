@@ -15,24 +15,27 @@ import { openLegacy, postLegacy } from './http-client-legacy.ts'
  * from then on; one that forgot the session (404) gets initialize again, once.
  */
 
-/** One POST, with a signal of its own for as long as it lasts (see `HttpClientCore.posts`). */
-export async function post(core: HttpClientCore, payload: JsonRpcPayload, isRetry = false): Promise<void> {
+/**
+ * One POST, with a signal of its own for as long as it lasts (see `HttpClientCore.posts`), and
+ * the message's own `headers` (`SendOptions.headers`).
+ */
+export async function post(core: HttpClientCore, payload: JsonRpcPayload, headers?: Record<string, string>, isRetry = false): Promise<void> {
   const { controller, release } = core.postSignal()
   try {
-    return await postOnce(core, payload, isRetry, controller.signal)
+    return await postOnce(core, payload, headers, isRetry, controller.signal)
   } finally {
     release()
   }
 }
 
-async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, isRetry: boolean, signal: AbortSignal): Promise<void> {
+async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, messageHeaders: Record<string, string> | undefined, isRetry: boolean, signal: AbortSignal): Promise<void> {
   const isInitialize = !Array.isArray(payload) && 'method' in payload && payload.method === 'initialize'
   if (isInitialize) core.initializePayload = payload
   let response: Response
   try {
     response = await core.fetch(core.url, {
       method: 'POST',
-      headers: core.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+      headers: core.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, messageHeaders),
       body: JSON.stringify(payload),
       signal,
     })
@@ -45,7 +48,7 @@ async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, isRetry: 
     void response.body?.cancel()
     core.mode = 'sse'
     core.endpoint = openLegacy(core, core.sseUrl ?? core.url)
-    return postLegacy(core, payload)
+    return postLegacy(core, payload, messageHeaders)
   }
   // A refused request that is not initialize says nothing of the transport (the 4xx of a probe).
   if (core.mode === undefined && (response.ok || isInitialize)) core.mode = 'streamable-http'
@@ -58,7 +61,7 @@ async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, isRetry: 
       return core.fail(new ConnectionClosedError('The server no longer knows this session (404); connect again'))
     }
     await reinitialize(core)
-    return post(core, payload, true)
+    return post(core, payload, messageHeaders, true)
   }
   if (!response.ok) return await refused(core, response, payload)
   const contentType = response.headers.get('content-type') ?? ''
@@ -119,7 +122,7 @@ function emitErrorFor(core: HttpClientCore, payload: JsonRpcPayload, text: strin
     const ids = requestIdsOf(payload)
     // The server answered with id null; pin it to the request so its caller is not left waiting.
     if (body?.id === null && ids.length === 1) body.id = ids[0]
-    core.incoming.next({ type: 'message', message: body })
+    core.incoming.next({ type: 'message', message: body, requestInfo: core.requestInfo })
   } catch { /* not JSON after all */ }
 }
 

@@ -1,5 +1,5 @@
 import type { Observable } from '../lib/rx.ts'
-import type { HeaderSource, Inbound, Transport } from '../lib/transport.ts'
+import type { Inbound, SendOptions, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { TransportError } from '../lib/jsonrpc/errors.ts'
 import { ANONYMOUS_CONTEXT, credentialContext, isAuthorizationContextSource, type AuthorizationContext } from '../lib/authorization-context.ts'
@@ -13,30 +13,24 @@ import { openLegacy, postLegacy } from './http-client-legacy.ts'
 export { HTTP_CLIENT_DEFAULTS }
 export type { HttpClientOptions }
 
-export type { HeaderSource }
-
 /** A client transport over HTTP that knows the session it is in. */
 export interface HttpClientTransport extends Transport {
   /** The session id the server gave, once initialized (Streamable HTTP). */
   readonly sessionId: string | undefined
   /** Which transport is in use: decided by the first request for {@link httpClient}. */
   readonly mode: 'streamable-http' | 'sse' | undefined
-  /** Tells the transport the negotiated version, for the MCP-Protocol-Version header. */
-  setProtocolVersion(version: string): void
-  /**
-   * Installs the source of per-request extra headers (the client calls it with the function that
-   * computes the `Mcp-Param-*` headers of its tools/call requests). Replaces any earlier one.
-   */
-  setHeaderSource(source: HeaderSource): void
 }
 
 /**
  * The Streamable HTTP client transport (MCP 2025-03-26 onward).
  *
- * Each message is POSTed with `Accept: application/json, text/event-stream`; a JSON answer is read
- * whole, an SSE answer event by event. The session id from initialize goes on every later request,
- * with MCP-Protocol-Version once known. After initialize it opens the GET stream when the server
- * offers one. A dropped SSE stream is resumed with `Last-Event-ID`, waiting the server's `retry`
+ * Each message is POSTed with `Accept: application/json, text/event-stream` and the extra headers
+ * its send options give (`SendOptions.headers`); a JSON answer is read whole, an SSE answer event
+ * by event. The session id from initialize goes on every later request, with MCP-Protocol-Version
+ * once a message's send options name the negotiated version (`SendOptions.protocolVersion`: the
+ * client passes it from the initialize answer on). After initialize it opens the GET stream when
+ * the server offers one. Each frame it hands on names the transport (`requestInfo.transport`:
+ * `'streamable-http'`, or `'sse'` for the legacy HTTP+SSE one). A dropped SSE stream is resumed with `Last-Event-ID`, waiting the server's `retry`
  * or an exponential backoff with a cap. `close()` DELETEs the session.
  *
  * A modern request (MCP 2026-07-28: its `_meta` names a protocol version) is one POST of its own,
@@ -44,7 +38,8 @@ export interface HttpClientTransport extends Transport {
  * resumption (a response stream that ends before its response fails the request with
  * `TransportError`). Its standard headers are read from the message itself: `MCP-Protocol-Version`
  * (the `_meta` version), `Mcp-Method`, and `Mcp-Name` (the tool or prompt name, the resource URI;
- * base64-sentinel encoded when not plain ASCII); the {@link HeaderSource} adds `Mcp-Param-*`.
+ * base64-sentinel encoded when not plain ASCII); the message's send options add the client's
+ * `Mcp-Param-*` headers.
  * A `notifications/cancelled` for a modern request in flight is not POSTed: closing that
  * request's response stream is the cancellation on HTTP.
  *
@@ -106,13 +101,13 @@ class HttpClient implements HttpClientTransport {
   }
   get mode(): 'streamable-http' | 'sse' | undefined { return this.#core.mode }
 
-  setProtocolVersion(version: string): void { this.#core.protocolVersion = version }
-
-  setHeaderSource(source: HeaderSource): void { this.#core.headerSource = source }
-
-  send(payload: JsonRpcPayload): Promise<void> {
+  send(payload: JsonRpcPayload, options?: SendOptions): Promise<void> {
     const core = this.#core
     if (core.isClosed) return Promise.reject(new TransportError('The HTTP transport is closed'))
+    // The negotiated version, kept for this POST and the session's later GET and DELETE.
+    const version = options?.protocolVersion
+    if (version !== undefined) core.protocolVersion = version
+    const headers = options?.headers
     const cancelled = cancelledRequestOf(payload)
     const inFlight = cancelled === undefined ? undefined : core.modernInFlight.get(cancelled)
     if (inFlight !== undefined) {
@@ -122,9 +117,9 @@ class HttpClient implements HttpClientTransport {
     }
     if (core.mode !== 'sse') {
       const modern = modernRequestOf(payload)
-      if (modern !== undefined) return postModern(core, payload, modern)
+      if (modern !== undefined) return postModern(core, payload, modern, headers)
     }
-    return core.mode === 'sse' ? postLegacy(core, payload) : post(core, payload)
+    return core.mode === 'sse' ? postLegacy(core, payload, headers) : post(core, payload, headers)
   }
 
   async close(): Promise<void> {

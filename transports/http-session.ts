@@ -100,7 +100,7 @@ export class HttpSession implements Transport, ListenerSession {
   principalKey = ''
   /** The id of the initialize request, to read the negotiated version off its answer. */
   initializeRequestId: RequestId | undefined
-  /** The negotiated protocol version, once initialize is answered. */
+  /** The negotiated protocol version, once initialize is answered (see #learnVersion). */
   protocolVersion: string | undefined
   /** Set when the session is shared between instances: the server saves its state here. */
   shared: SharedSession | undefined
@@ -147,7 +147,12 @@ export class HttpSession implements Transport, ListenerSession {
     return this.#routes !== undefined && this.#routes.size > 0
   }
 
-  setProtocolVersion(version: string): void {
+  /**
+   * Takes the session's negotiated version from a message the server sends (`SendOptions`: the
+   * initialize answer is the first to carry it), before that message goes out: later POSTs are
+   * checked against it. A shared session's record keeps it for the other instances.
+   */
+  #learnVersion(version: string): void {
     this.protocolVersion = version
     if (this.shared !== undefined) quietly(this.config.cluster?.save(this.id, { protocolVersion: version }))
   }
@@ -362,6 +367,8 @@ export class HttpSession implements Transport, ListenerSession {
 
   send(payload: JsonRpcPayload, options?: SendOptions): void {
     if (this.#isEnded) throw new TransportError('The HTTP session has ended')
+    const version = options?.protocolVersion
+    if (version !== undefined && version !== this.protocolVersion) this.#learnVersion(version)
     const responseId = this.#routedResponseId(payload)
     // An error answering nothing this session routes, sent while a body is handed over: it is about
     // that body as a whole (id null, or an id the transport did not read as a request's).

@@ -1,11 +1,12 @@
-import { lastValueFrom, type SchedulerLike } from '../../lib/rx.ts'
+import { filter, lastValueFrom, type SchedulerLike } from '../../lib/rx.ts'
 import type { Connection } from '../../lib/connection.ts'
+import type { RequestInfo } from '../../lib/transport.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import {
   ErrorCode, ForbiddenError, HttpStatusError, LocalErrorCode, McpError, ProtocolError, RateLimitedError, TimeoutError, UnsupportedVersionError,
 } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { resultOf } from '../../lib/operators/progress.ts'
+import { isResultEvent, resultOf, type ResultEvent } from '../../lib/operators/progress.ts'
 import { withTimeout } from '../../lib/operators/with-timeout.ts'
 import { isVersionAccepted } from '../../lib/schema/negotiate.ts'
 import { isModernVersion } from '../../lib/schema/modern.ts'
@@ -31,6 +32,11 @@ export interface HandshakeHost {
   /** Where the probe's timer runs (default: RxJS's async scheduler). */
   readonly scheduler?: SchedulerLike
   readonly cache: ResultCache | undefined
+  /**
+   * Told, once the modern era is settled, what the transport said of the frame that carried the
+   * discover answer (its `requestInfo`; undefined when it said nothing).
+   */
+  settledOver(requestInfo: RequestInfo | undefined): void
 }
 
 /**
@@ -79,12 +85,13 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
   const context = host.cache === undefined ? undefined : await authorizationContextOf(connection)
   for (;;) {
     const params = stampModernMeta(undefined, { version, capabilities: host.capabilities, info: host.info })
-    let result: JsonObject
+    let answer: ResultEvent<JsonObject>
     try {
-      const request = connection.request<JsonObject>('server/discover', params, { progress: false })
+      // The result event, not only the result: its requestInfo is the transport's word on the answer.
+      const request = connection.request<JsonObject>('server/discover', params, { progress: false }).pipe(filter(isResultEvent))
       // The probe's own clock (on the client's scheduler): past it, a silent server is taken as legacy
       // (MCP stdio backward compatibility); timing out unsubscribes, which cancels the probe on the wire.
-      result = await lastValueFrom((canFallBack ? request.pipe(withTimeout({ each: host.probeTimeout, scheduler: host.scheduler })) : request).pipe(resultOf()))
+      answer = await lastValueFrom(canFallBack ? request.pipe(withTimeout({ each: host.probeTimeout, scheduler: host.scheduler })) : request)
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.UnsupportedProtocolVersion) {
         // MCP versioning: a modern server; use a version of its `supported` list, never fall back blindly.
@@ -98,6 +105,7 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
       if (canFallBack && isLegacySign(error)) return false
       throw error
     }
+    const result = answer.result
     const outcome = readResult('server/discover', result)
     const description = outcome.kind === 'complete' ? readDiscover(result) : undefined
     if (description === undefined) {
@@ -110,6 +118,7 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
       throw new NoCommonVersionError(description.supportedVersions, ours)
     }
     if (chosen === version && host.cache !== undefined && await authorizationContextOf(connection) === context) host.cache.set('server/discover', undefined, result, context!)
+    host.settledOver(answer.requestInfo)
     host.actor.send({ type: 'discovered', version: chosen, description })
     return true
   }
@@ -157,7 +166,8 @@ async function initialize(host: HandshakeHost, connection: Connection): Promise<
     await connection.close()
     throw new ProtocolError('The initialize result has no serverInfo')
   }
+  // From here on the connection passes the negotiated version with each message (see the client's
+  // ConnectionOptions.protocolVersion): notifications/initialized is the first to carry it.
   host.actor.send({ type: 'initialized', result })
-  connection.transport.setProtocolVersion?.(result.protocolVersion)
   await connection.notify('notifications/initialized')
 }

@@ -22,6 +22,11 @@ export interface ModernRequestHost {
   readonly modernVersions: readonly string[]
   readonly maxInputRounds: number
   readonly cache: ResultCache | undefined
+  /**
+   * The extra transport headers of a request (the `Mcp-Param-*` headers of a tools/call of a listed
+   * tool with x-mcp-header parameters; see ToolHeaders), undefined for none.
+   */
+  headersOf(method: string, params: JsonObject | undefined): Record<string, string> | undefined
   /** Lists every tool again (all pages, past the cache) so the headers of a retried call are current. */
   relistTools(connection: Connection): Promise<void>
 }
@@ -85,7 +90,7 @@ export class ModernRequests {
     // Each round is cached on its own params: a retry carries inputResponses or requestState, which
     // no cache key takes (MCP caching: results of MRTR retries MUST NOT be cached).
     const send = (next: JsonObject | undefined) => {
-      const events = defer(() => connection.request<JsonObject>(method, this.stamp(next), options))
+      const events = defer(() => connection.request<JsonObject>(method, this.stamp(next), this.#withHeaders(method, next, options)))
       if (cache === undefined) return events
       // Kept only while the context is the one asked in: a credential that changed meanwhile (a new
       // authorization) may not be the one the result came with.
@@ -107,6 +112,18 @@ export class ModernRequests {
       inputRounds({ method, params, resend: send, answer: (key, request) => answerInputRequest(host, key, request), maxRounds: this.host.maxInputRounds }),
       catchError((error: unknown) => this.#recover(error, connection, method, params, options, attempt)),
     )
+  }
+
+  /**
+   * `options` with the request's own transport headers (MCP 2026-07-28 Streamable HTTP: a tools/call
+   * mirrors its x-mcp-header arguments into `Mcp-Param-*` headers), over any the caller gave. Read
+   * as each attempt goes out, so a call retried after -32020 has the headers of the tools listed
+   * again. The caller's options as they are when there are none (no object per request).
+   */
+  #withHeaders(method: string, params: JsonObject | undefined, options: RequestOptions | undefined): RequestOptions | undefined {
+    const headers = this.host.headersOf(method, params)
+    if (headers === undefined) return options
+    return { ...options, headers: options?.headers === undefined ? headers : { ...options.headers, ...headers } }
   }
 
   /** The one-time corrections a modern error allows; any other error goes to the caller as it is. */

@@ -3,7 +3,6 @@
  * prompt (the definition, the handler, the wire form, the compiled validators), and the helpers
  * that fill them. A leaf: the server fills the entries, the router reads them.
  */
-import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import type { JsonSchemaCompiler, Validator } from '../../lib/validator.ts'
 import type { UriTemplate } from '../../lib/uri-template.ts'
 import type { HeaderParam } from '../../lib/schema/modern.ts'

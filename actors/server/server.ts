@@ -2,9 +2,9 @@ import { Observable, Subject, defer, type Subscription } from '../../lib/rx.ts'
 import type { Transport, TransportServer } from '../../lib/transport.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { checkSchemaShape, loadedJsonSchema, type JsonSchemaCompiler, type Validator } from '../../lib/validator.ts'
+import { checkSchemaShape, loadedJsonSchema } from '../../lib/validator.ts'
 import { isStandardSchema, standardJsonSchema, type StandardSchemaV1 } from '../../lib/standard-schema.ts'
-import { uriTemplate, type UriTemplate } from '../../lib/uri-template.ts'
+import { uriTemplate } from '../../lib/uri-template.ts'
 import { ToolNameWarning, toolNameIssues } from '../../lib/tool-names.ts'
 import { ProgressWarning } from '../../lib/operators/progress.ts'
 import type {
@@ -12,14 +12,14 @@ import type {
 } from '../../lib/schema/types.ts'
 import { compact, compileToolSchemas, type ListKind, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './registry.ts'
 import {
-  type McpServer, type ObjectStandardSchema, type PromptDefinition, type PromptHandler, type Registration,
+  type McpServer, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
   type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware,
 } from './api.ts'
 import type { ServerEvent } from '../../lib/events.ts'
 import { SERVER_DEFAULTS, type ServerOptions } from './options.ts'
-import { MODERN_PROTOCOL_VERSIONS, isModernVersion, type HeaderParam } from '../../lib/schema/modern.ts'
+import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec, memoryRequestStateStore, type RequestStateStore } from './request-state.ts'
 import { outcomeObservable } from '../request.ts'

@@ -1,15 +1,14 @@
-import { Observable, lastValueFrom, map } from '../../lib/rx.ts'
+import { Observable, lastValueFrom } from '../../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type RequestOptions } from '../../lib/connection.ts'
 import type { SharedSession, Transport } from '../../lib/transport.ts'
 import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
-import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, MethodNotFoundError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
+import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { randomId } from '../../lib/base64url.ts'
-import { canSendRequest, gateIncomingRequest, stepLifecycle } from '../../lib/lifecycle.ts'
-import { Feature, negotiateVersion } from '../../lib/schema/negotiate.ts'
+import { canSendRequest, stepLifecycle } from '../../lib/lifecycle.ts'
+import { Feature } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
-import { MODERN_ONLY_METHODS, hasModernMeta } from '../../lib/schema/modern.ts'
 import { resultOf, type RequestEvent } from '../../lib/operators/progress.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import {
@@ -18,13 +17,14 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
 import { createActor, withEffects, type ActorRef } from '../actor.ts'
-import type { InputOptions, ServerSession, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
+import type { InputOptions, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
 import { SERVER_DEFAULTS } from './options.ts'
 import { ModernContext, SessionContext } from './context.ts'
 import { connectionHost } from '../context.ts'
 import { classify, type LegacyGate } from './classify.ts'
 import { Round } from './round.ts'
 import { modernHandler } from './modern-methods.ts'
+import { initializeAnswer, requireLevel, requireUri } from './stateless.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { RouteHandler } from './api.ts'
 import type { ListKind } from './registry.ts'
@@ -132,6 +132,13 @@ export class Session implements SessionCore {
       // the result of a modern request, the revision it spoke.
       shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload,
         request?.protocolVersion ?? this.actor.state.protocolVersion),
+      // The negotiated version goes with every message from the initialize answer on (HTTP checks
+      // MCP-Protocol-Version by it); before, the state holds only a default, which is no version.
+      // Read without making the actor: a modern HTTP request never needs one.
+      protocolVersion: () => {
+        const state = this.#actor?.state
+        return state === undefined || state.status === 'awaiting-initialize' ? undefined : state.protocolVersion
+      },
       maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
       captureStack: options.captureStack,
@@ -320,9 +327,7 @@ export class Session implements SessionCore {
       connection.setRequestHandler(method, (params, request) => this.#guard(method, handler, params, request))
 
     setRequestHandler('logging/setLevel', params => {
-      const level = params?.level
-      if (typeof level !== 'string' || !LOGGING_LEVELS.includes(level as LoggingLevel)) throw new InvalidParamsError(`Invalid params: unknown logging level ${JSON.stringify(level)}`)
-      this.actor.send({ type: 'set-level', level: level as LoggingLevel })
+      this.actor.send({ type: 'set-level', level: requireLevel(params) })
       return {}
     })
 
@@ -365,19 +370,13 @@ export class Session implements SessionCore {
   }
 
   #initialize(params: JsonObject | undefined): JsonObject {
-    const server = this.server
-    const supported = server.versions.legacy
-    const protocolVersion = negotiateVersion(params?.protocolVersion, supported)
-    const clientCapabilities = isJsonObject(params?.capabilities) ? params!.capabilities as ClientCapabilities : {}
-    const clientInfo = isJsonObject(params?.clientInfo) ? params!.clientInfo as unknown as Implementation : undefined
+    const { protocolVersion, clientCapabilities, clientInfo, result } = initializeAnswer(this.server, params)
     this.actor.send({ type: 'initialize', protocolVersion, clientInfo, clientCapabilities })
-    // The transport is told, not left to read it off the answer (HTTP checks MCP-Protocol-Version by it).
-    this.connection.transport.setProtocolVersion?.(protocolVersion)
-    this.#capabilities = server.capabilities()
-    const result: JsonObject = { protocolVersion, capabilities: this.#capabilities as JsonObject, serverInfo: server.info as unknown as JsonObject }
-    if (server.options.instructions !== undefined) result.instructions = server.options.instructions
+    // Fixed for the session's life: what it was offered now.
+    this.#capabilities = result.capabilities as ServerCapabilities
     return result
   }
+
 }
 
 /** The part of a session's state another instance needs to go on serving it. */
@@ -411,10 +410,4 @@ function checkRoots(result: ListRootsResult): ListRootsResult {
   const problem = rootsProblem((result as { roots?: unknown }).roots)
   if (problem !== undefined) throw new InvalidParamsError(`Invalid params: the roots/list result is not valid: ${problem}`)
   return result
-}
-
-function requireUri(params: JsonObject | undefined): string {
-  const uri = params?.uri
-  if (typeof uri !== 'string') throw new InvalidParamsError('Invalid params: uri must be a string')
-  return uri
 }

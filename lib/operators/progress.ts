@@ -1,5 +1,6 @@
 import { filter, map, type OperatorFunction } from '../rx.ts'
 import { LocalError, LocalErrorCode } from '../jsonrpc/errors.ts'
+import type { RequestInfo } from '../transport.ts'
 
 /** A progress report for an outgoing request, from `notifications/progress`. */
 export interface ProgressEvent {
@@ -13,6 +14,12 @@ export interface ProgressEvent {
 export interface ResultEvent<R> {
   type: 'result'
   result: R
+  /**
+   * What the transport told of the frame that carried the response (its inbound item's
+   * `requestInfo`: for the HTTP client, `transport: 'streamable-http'`); absent when it told
+   * nothing, and on a result that did not come off the wire (a cached one).
+   */
+  requestInfo?: RequestInfo
 }
 
 /** What a request Observable emits: progress reports, then exactly one result. */

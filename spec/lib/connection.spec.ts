@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { NEVER, Observable, firstValueFrom, lastValueFrom, toArray, timer, map } from 'rxjs'
+import { NEVER, Observable, Subject, firstValueFrom, lastValueFrom, toArray, timer, map } from 'rxjs'
 import { DEFAULTS, createConnection, type InspectionEvent } from '../../lib/connection.ts'
 import {
   CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidParamsError, McpError, ParseError, TimeoutError,
@@ -8,6 +8,8 @@ import { createMemoryPair } from '../../transports/memory.ts'
 import { FakeTransport } from '../helpers/fake-transport.ts'
 import { verifies } from '../helpers/verifies.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
+import { bareRequestInfo, type Inbound, type SendOptions, type Transport } from '../../lib/transport.ts'
+import type { JsonRpcPayload } from '../../lib/jsonrpc/message.ts'
 
 function pair() {
   const [a, b] = createMemoryPair()
@@ -437,5 +439,67 @@ describe('createConnection: shapeOutgoing', () => {
     callee.setRequestHandler('tools/list', () => ({ tools: [tool] }))
     start()
     expect(await lastValueFrom(caller.request('tools/list'))).toEqual({ type: 'result', result: { tools: [tool] } })
+  })
+})
+
+describe('createConnection: what goes with each message (SendOptions)', () => {
+  /** A transport that records each send with its options, and plays frames from the peer. */
+  function recordingTransport() {
+    const inbound = new Subject<Inbound>()
+    const sends: { payload: JsonRpcPayload; options: SendOptions | undefined; argumentCount: number }[] = []
+    const transport: Transport = {
+      inbound,
+      send(payload, ...rest: [SendOptions?]) { sends.push({ payload, options: rest[0], argumentCount: 1 + rest.length }) },
+      close: async () => inbound.complete(),
+    }
+    return { transport, inbound, sends }
+  }
+
+  it('passes no options when there is nothing to tell, then one shared object per protocol version', async () => {
+    const { transport, sends } = recordingTransport()
+    let version: string | undefined
+    const connection = createConnection(transport, { protocolVersion: () => version })
+    connection.start()
+    await connection.notify('notifications/one')
+    version = '2025-11-25'
+    await connection.notify('notifications/two')
+    await connection.notify('notifications/three')
+    version = '2025-06-18'
+    await connection.notify('notifications/four')
+    expect(sends.map(send => [send.argumentCount, send.options])).toEqual([
+      [1, undefined], [2, { protocolVersion: '2025-11-25' }], [2, { protocolVersion: '2025-11-25' }], [2, { protocolVersion: '2025-06-18' }],
+    ])
+    expect(sends[2]!.options).toBe(sends[1]!.options)
+  })
+
+  it('passes a request\'s headers and the version with its message only, and the related request with an answer', async () => {
+    const { transport, inbound, sends } = recordingTransport()
+    const connection = createConnection(transport, { protocolVersion: () => '2025-11-25' })
+    connection.setRequestHandler('ping', () => ({}))
+    connection.start()
+    const headers = { 'mcp-param-region': 'eu' }
+    const subscription = connection.request('tools/call', { name: 'route' }, { headers, progress: false }).subscribe()
+    inbound.next({ type: 'message', message: { jsonrpc: '2.0', id: 'p1', method: 'ping' } })
+    subscription.unsubscribe()
+    expect(sends.map(send => send.options)).toEqual([
+      { protocolVersion: '2025-11-25', headers },
+      { relatedRequestId: 'p1', protocolVersion: '2025-11-25' },
+      // The cancellation of the call is a message of its own: no headers.
+      { protocolVersion: '2025-11-25' },
+    ])
+    expect(sends[2]!.payload).toMatchObject({ method: 'notifications/cancelled' })
+  })
+
+  it('gives the result what the transport told of the frame that carried it (requestInfo), and nothing when it told nothing', async () => {
+    const { transport, inbound } = recordingTransport()
+    const connection = createConnection(transport)
+    connection.start()
+    const requestInfo = bareRequestInfo('streamable-http')
+    const told = lastValueFrom(connection.request('one', undefined, { progress: false }))
+    inbound.next({ type: 'message', message: { jsonrpc: '2.0', id: 0, result: { n: 1 } }, requestInfo })
+    const silent = lastValueFrom(connection.request('two', undefined, { progress: false }))
+    inbound.next({ type: 'message', message: { jsonrpc: '2.0', id: 1, result: { n: 2 } } })
+    expect(await told).toStrictEqual({ type: 'result', result: { n: 1 }, requestInfo })
+    expect(await silent).toStrictEqual({ type: 'result', result: { n: 2 } })
   })
 })

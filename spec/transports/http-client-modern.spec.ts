@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { lastValueFrom, toArray } from 'rxjs'
+import { lastValueFrom, map, toArray } from 'rxjs'
 import { connect, type ListenEvent } from '../../actors/client.ts'
 import { InvalidToolError } from '../../actors/client/errors.ts'
 import { HeaderMismatchError, ResponseLostError, TransportError } from '../../lib/jsonrpc/errors.ts'
@@ -9,6 +9,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
 import { createConnection } from '../../lib/connection.ts'
+import { bareRequestInfo, type SendOptions, type Transport } from '../../lib/transport.ts'
 
 const INFO = { name: 'http-modern-test', version: '1.0.0' }
 const DISCOVER = {
@@ -82,6 +83,17 @@ const TOOLS = [
   { name: 'plain', inputSchema: { type: 'object' } },
 ]
 
+/** A modern server over a memory pair (server/discover, tools/list of TOOLS, tools/call); returns the client's end. */
+function memoryServer() {
+  const [near, far] = createMemoryPair()
+  const server = createConnection(far)
+  server.setRequestHandler('server/discover', () => DISCOVER)
+  server.setRequestHandler('tools/list', () => ({ tools: TOOLS }))
+  server.setRequestHandler('tools/call', () => ({ content: [] }))
+  server.start()
+  return near
+}
+
 describe('streamableHttpClient in the modern era', () => {
   it('sends MCP-Protocol-Version, Mcp-Method and Mcp-Name (encoded) on every POST, and no session id, GET or DELETE', async () => {
     const { url, seen, posts } = await fakeHttp({
@@ -132,14 +144,49 @@ describe('streamableHttpClient in the modern era', () => {
     expect((reported[1] as InvalidToolError).tool).toBe('bad-duplicate')
   })
 
+  it('leaves them out on any transport whose frames name Streamable HTTP (requestInfo.transport), whatever the transport object is', async () => {
+    const near = memoryServer()
+    const requestInfo = bareRequestInfo('streamable-http')
+    const transport: Transport = {
+      inbound: near.inbound.pipe(map(item => item.type === 'message' ? { ...item, requestInfo } : item)),
+      send: (payload, options) => near.send(payload, options),
+      close: () => near.close(),
+    }
+    await using client = await connect(transport, INFO, { reportUnhandledError: () => {} })
+    expect((await client.listTools()).tools.map(tool => tool.name)).toEqual(['query', 'plain'])
+  })
+
   it('keeps every tool on a transport without headers (stdio, memory), where x-mcp-header means nothing', async () => {
-    const [near, far] = createMemoryPair()
-    const server = createConnection(far)
-    server.setRequestHandler('server/discover', () => DISCOVER)
-    server.setRequestHandler('tools/list', () => ({ tools: TOOLS }))
-    server.start()
+    const near = memoryServer()
     await using client = await connect(near, INFO)
     expect((await client.listTools()).tools.map(tool => tool.name)).toEqual(['query', 'bad-number', 'bad-duplicate', 'plain'])
+  })
+
+  it('adds the Mcp-Param-* headers to the caller\'s own headers of a call (RequestOptions.headers), the mirrored ones winning', async () => {
+    const { url, posts } = await fakeHttp({ 'tools/list': () => ({ tools: TOOLS }), 'tools/call': () => ({ content: [] }) })
+    await using client = await connect(streamableHttpClient(url), INFO)
+    await client.listTools()
+    await client.callTool('query', { region: 'eu' }, { headers: { 'x-trace': 't1', 'Mcp-Param-Region': 'forged' } })
+    await client.callTool('plain', {}, { headers: { 'x-trace': 't2' } })
+    expect(posts('tools/call').map(entry => [entry.headers['x-trace'], entry.headers['mcp-param-region']])).toEqual([['t1', 'eu'], ['t2', undefined]])
+  })
+
+  it('hands a modern tools/call its Mcp-Param-* headers with the message (SendOptions.headers), and other requests none', async () => {
+    const near = memoryServer()
+    const sent: { method: unknown; options: SendOptions | undefined }[] = []
+    const transport: Transport = {
+      inbound: near.inbound,
+      send: (payload, options) => { sent.push({ method: (payload as { method?: unknown }).method, options }); return near.send(payload, options) },
+      close: () => near.close(),
+    }
+    await using client = await connect(transport, INFO)
+    await client.listTools()
+    await client.callTool('query', { region: 'eu', priority: 7 })
+    expect(sent).toEqual([
+      { method: 'server/discover', options: undefined },
+      { method: 'tools/list', options: undefined },
+      { method: 'tools/call', options: { headers: { 'Mcp-Param-Region': 'eu', 'Mcp-Param-Priority': '7' } } },
+    ])
   })
 
   it('lists tools again and retries once on -32020, with the headers of the new definition', async () => {

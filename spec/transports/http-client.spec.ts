@@ -1,4 +1,5 @@
 import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
@@ -58,12 +59,40 @@ describe('streamableHttpClient', () => {
       await vi.waitFor(() => expect(seen.some(request => request.method === 'GET')).toBe(true))
       await client.close()
       expect(seen[0]).toEqual({ method: 'POST', version: null, session: null })
+      // Every request after the initialize answer carries the negotiated version: notifications/initialized, the call, the GET, the DELETE.
+      expect(seen.slice(1).map(request => [request.method, request.version])).toEqual(seen.slice(1).map(request => [request.method, '2025-11-25']))
       expect(seen.filter(request => request.method === 'POST').at(-1)).toMatchObject({ method: 'POST', version: '2025-11-25', session: expect.any(String) })
       expect(seen.at(-1)).toMatchObject({ method: 'DELETE', session: expect.any(String) })
       // The listener ends the session once it has read the DELETE.
       await vi.waitFor(() => expect(http.sessionCount).toBe(0))
     } finally {
       await server.close()
+    }
+  })
+
+  it('sends a message\'s own headers and protocol version (SendOptions) on its POST, and keeps the version for later ones', async () => {
+    const seen: Record<string, string | null>[] = []
+    const node = createNodeServer(async (req, res) => {
+      for await (const _chunk of req) { /* read the body */ }
+      seen.push({ version: req.headers['mcp-protocol-version'] as string ?? null, param: req.headers['mcp-param-region'] as string ?? null, type: req.headers['content-type'] ?? null })
+      res.statusCode = 202
+      res.end()
+    })
+    await new Promise<void>(resolve => node.listen(0, '127.0.0.1', resolve))
+    const transport = streamableHttpClient(`http://127.0.0.1:${(node.address() as AddressInfo).port}/mcp`, { openStandaloneStream: false })
+    try {
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/one' })
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/two' }, { protocolVersion: '2025-06-18', headers: { 'Mcp-Param-Region': 'eu', 'content-type': 'text/plain' } })
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/three' })
+      expect(seen).toEqual([
+        { version: null, param: null, type: 'application/json' },
+        // The transport's own headers stay over a message's.
+        { version: '2025-06-18', param: 'eu', type: 'application/json' },
+        { version: '2025-06-18', param: null, type: 'application/json' },
+      ])
+    } finally {
+      await transport.close()
+      await new Promise<void>(resolve => node.close(() => resolve()))
     }
   })
 
