@@ -113,7 +113,7 @@ export const OAUTH_FETCH_DEFAULTS = {
 } as const
 
 /** What one MCP server (one canonical URL) needs between requests. */
-interface Session {
+interface ServerAuthorization {
   /** The canonical server URL: the token store key. */
   key: string
   url: URL
@@ -186,8 +186,8 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     timeoutMs: options.requestTimeoutMs ?? OAUTH_FETCH_DEFAULTS.requestTimeoutMs,
     maxRedirects: OAUTH_FETCH_DEFAULTS.maxRedirects,
   }
-  /** Sessions by canonical server URL. */
-  const sessions = new Map<string, Session>()
+  /** What each server needs between requests, by canonical server URL. */
+  const authorizations = new Map<string, ServerAuthorization>()
   /** Registered clients by issuer: a new authorization server gets a registration of its own. */
   const clients = new Map<string, Promise<RegisteredClient>>()
   /**
@@ -201,23 +201,23 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   /** The private_key_jwt key, imported on first use. */
   let privateKey: Promise<CryptoKey> | undefined
 
-  const sessionFor = (url: URL): Session => {
+  const authorizationFor = (url: URL): ServerAuthorization => {
     const key = canonicalResource(new URL(url.origin + url.pathname))
-    let session = sessions.get(key)
-    if (session === undefined) {
+    let server = authorizations.get(key)
+    if (server === undefined) {
       const serverUrl = new URL(key)
-      sessions.set(key, session = { key, url: serverUrl, fetch: guardedFetch(baseFetch, serverUrl, policy), discovery: undefined, scope: undefined, lock: Promise.resolve() })
+      authorizations.set(key, server = { key, url: serverUrl, fetch: guardedFetch(baseFetch, serverUrl, policy), discovery: undefined, scope: undefined, lock: Promise.resolve() })
     }
-    return session
+    return server
   }
-  const locked = <T>(session: Session, work: () => Promise<T>): Promise<T> => {
-    const run = session.lock.then(work, work)
-    session.lock = run.catch(() => undefined)
+  const locked = <T>(server: ServerAuthorization, work: () => Promise<T>): Promise<T> => {
+    const run = server.lock.then(work, work)
+    server.lock = run.catch(() => undefined)
     return run
   }
-  const http = (session: Session): HttpOptions => ({
+  const http = (server: ServerAuthorization): HttpOptions => ({
     // Every token and registration request goes through the guard: checked, bounded, timed.
-    [oauth.customFetch]: (url, init) => session.fetch(url, init as RequestInit),
+    [oauth.customFetch]: (url, init) => server.fetch(url, init as RequestInit),
     // The guard's rule (https, or http to loopback) stands in for oauth4webapi's https-only one.
     [oauth.allowInsecureRequests]: true,
   })
@@ -237,10 +237,10 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     privateKey ??= typeof key === 'string' ? importPKCS8(key, options.signingAlgorithm ?? OAUTH_FETCH_DEFAULTS.signingAlgorithm) : Promise.resolve(key)
     return privateKey
   }
-  const contextFor = async (session: Session, discovery: Discovery, scope: string | undefined): Promise<GrantContext> => {
+  const contextFor = async (server: ServerAuthorization, discovery: Discovery, scope: string | undefined): Promise<GrantContext> => {
     const issuer = discovery.server.issuer
     let client = clients.get(issuer)
-    const stored = client === undefined || (options.clientId !== undefined && clientIdIssuer === undefined) ? await store.get(session.key) : undefined
+    const stored = client === undefined || (options.clientId !== undefined && clientIdIssuer === undefined) ? await store.get(server.key) : undefined
     if (options.clientId !== undefined) {
       clientIdIssuer ??= stored?.clientId === options.clientId ? stored.issuer : issuer
       if (clientIdIssuer !== issuer) {
@@ -258,15 +258,15 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
         hasPrivateKey: options.privateKey !== undefined, clientMetadataUrl: options.clientMetadataUrl, clientMetadata: options.clientMetadata,
         redirectUri: options.redirectUri, scope,
         grantTypes: grant === 'authorization_code' ? ['authorization_code', 'refresh_token'] : [typeof grant === 'string' ? grant : grant.type],
-      }, http(session))
+      }, http(server))
       clients.set(issuer, client)
       // A failed registration is tried again next time.
       client.catch(() => { if (clients.get(issuer) === client) clients.delete(issuer) })
     }
     return {
       server: discovery.server, hasMetadata: discovery.hasMetadata, client: await client, privateKey: await keyFor(),
-      dpop: await dpopFor(discovery), resource: discovery.resource, http: http(session), now,
-      checkEndpoint: url => checkEndpoint(url, session.url, policy, AbortSignal.timeout(policy.timeoutMs)),
+      dpop: await dpopFor(discovery), resource: discovery.resource, http: http(server), now,
+      checkEndpoint: url => checkEndpoint(url, server.url, policy, AbortSignal.timeout(policy.timeoutMs)),
     }
   }
 
@@ -279,43 +279,43 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   }
 
   /** Gets new tokens: refresh when allowed and the issuer is unchanged, else register and run the grant. */
-  const authorize = async (session: Session, failed: TokenSet | undefined, resourceMetadataUrl: string | undefined, scope: (discovery: Discovery) => string | undefined, canRefresh: boolean): Promise<'refreshed' | 'authorized'> => {
+  const authorize = async (server: ServerAuthorization, failed: TokenSet | undefined, resourceMetadataUrl: string | undefined, scope: (discovery: Discovery) => string | undefined, canRefresh: boolean): Promise<'refreshed' | 'authorized'> => {
     // Always discover again: the resource may have moved to another authorization server (SEP-2352).
-    const discovery = session.discovery = await discover(session.url, resourceMetadataUrl, session.fetch, options.issuer)
+    const discovery = server.discovery = await discover(server.url, resourceMetadataUrl, server.fetch, options.issuer)
     if (canRefresh && failed?.refreshToken !== undefined && failed.issuer === discovery.server.issuer) {
-      const context = await contextFor(session, discovery, failed.scope)
+      const context = await contextFor(server, discovery, failed.scope)
       const refreshed = await refreshGrant(context, failed).catch(() => undefined)
-      if (refreshed !== undefined) { await store.set(session.key, refreshed); return 'refreshed' }
+      if (refreshed !== undefined) { await store.set(server.key, refreshed); return 'refreshed' }
     }
     // The authorization code grant needs PKCE S256: checked before registering anywhere (MCP: refuse to proceed).
     if (grant === 'authorization_code') checkPkceSupport(discovery.server, discovery.hasMetadata)
     const wanted = scope(discovery)
-    const context = await contextFor(session, discovery, wanted)
-    session.scope = wanted
+    const context = await contextFor(server, discovery, wanted)
+    server.scope = wanted
     let tokens: TokenSet
     if (grant === 'client_credentials') tokens = await clientCredentialsGrant(context, wanted)
-    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery, session.fetch), wanted)
+    else if (typeof grant === 'object') tokens = await extensionGrant(context, grant.type, await grant.parameters(discovery, server.fetch), wanted)
     else {
       if (options.redirect === undefined || options.redirectUri === undefined) throw new AuthorizationError(AuthorizationErrorCode.InteractionRequired, 'authorization needs the redirect and redirectUri options')
       tokens = await authorizationCodeGrant(context, wanted, options.redirect, options.redirectUri)
     }
-    await store.set(session.key, tokens)
+    await store.set(server.key, tokens)
     return 'authorized'
   }
 
   /** The stored tokens, refreshed first when they expire within refreshSkewMs. */
-  const currentTokens = async (session: Session): Promise<TokenSet | undefined> => {
-    const tokens = await store.get(session.key)
+  const currentTokens = async (server: ServerAuthorization): Promise<TokenSet | undefined> => {
+    const tokens = await store.get(server.key)
     if (tokens?.expiresAt === undefined || tokens.refreshToken === undefined || tokens.expiresAt - now() > refreshSkewMs) return tokens
-    return locked(session, async () => {
-      const latest = await store.get(session.key)
+    return locked(server, async () => {
+      const latest = await store.get(server.key)
       // Another request refreshed while this one waited.
       if (latest !== undefined && latest.accessToken !== tokens.accessToken) return latest
       try {
-        const discovery = session.discovery ??= await discover(session.url, undefined, session.fetch, options.issuer)
+        const discovery = server.discovery ??= await discover(server.url, undefined, server.fetch, options.issuer)
         if (discovery.server.issuer !== tokens.issuer) return tokens
-        const refreshed = await refreshGrant(await contextFor(session, discovery, tokens.scope), tokens)
-        await store.set(session.key, refreshed)
+        const refreshed = await refreshGrant(await contextFor(server, discovery, tokens.scope), tokens)
+        await store.set(server.key, refreshed)
         return refreshed
       } catch {
         // A failed refresh leaves the old token: the server's 401 starts a full authorization.
@@ -341,14 +341,14 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   /** The headers that authorize a request to `target` without sending one: for WebSocket upgrades. */
   const headersFor = async (target: string | URL, method = 'GET'): Promise<Record<string, string>> => {
     const url = new URL(target)
-    const session = sessionFor(url)
-    let tokens = await currentTokens(session)
+    const server = authorizationFor(url)
+    let tokens = await currentTokens(server)
     if (tokens === undefined) {
       // No request was refused yet: discovery starts from the well-known metadata of the URL.
-      await locked(session, async () => {
-        if (await store.get(session.key) === undefined) await authorize(session, undefined, undefined, discovery => initialScope(discovery, undefined), false)
+      await locked(server, async () => {
+        if (await store.get(server.key) === undefined) await authorize(server, undefined, undefined, discovery => initialScope(discovery, undefined), false)
       })
-      tokens = await currentTokens(session)
+      tokens = await currentTokens(server)
     }
     if (tokens === undefined) return {}
     const headers = new Headers()
@@ -362,7 +362,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
 
   const authorizedFetch: typeof fetch = async (input, requestInit) => {
     const url = new URL(input instanceof Request ? input.url : input instanceof URL ? input.href : input)
-    const session = sessionFor(url)
+    const server = authorizationFor(url)
     // A stream body can be sent once: read it whole, so that the request can be sent again.
     const init = requestInit?.body instanceof ReadableStream ? { ...requestInit, body: await new Response(requestInit.body).arrayBuffer(), duplex: undefined } : requestInit
     /** Grants run for this request (step-ups included); refreshes do not count. */
@@ -373,7 +373,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     for (let round = 0; ; round++) {
       // The caller gave up while this request waited for an authorization.
       init?.signal?.throwIfAborted()
-      const tokens = await currentTokens(session)
+      const tokens = await currentTokens(server)
       const response = await send(input, init, url, tokens)
       if (response.status !== 401 && response.status !== 403) return response
       const challenge = authChallenge(response.headers.get('www-authenticate'))
@@ -390,16 +390,16 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
       if (!isStepUp && authorizations > 0) return response
       void response.body?.cancel()
       if (authorizations >= maxAttempts) {
-        throw new AuthorizationError(AuthorizationErrorCode.TooManyAttempts, `${session.key} still asks for more scope after ${authorizations} authorizations`)
+        throw new AuthorizationError(AuthorizationErrorCode.TooManyAttempts, `${server.key} still asks for more scope after ${authorizations} authorizations`)
       }
-      const outcome = await locked(session, async () => {
-        const latest = await store.get(session.key)
+      const outcome = await locked(server, async () => {
+        const latest = await store.get(server.key)
         // Another request already replaced the token that failed: retry with it.
         if (latest !== undefined && latest.accessToken !== tokens?.accessToken) return 'reused'
         const challenged = challenge?.params.scope
-        return authorize(session, tokens, challenge?.params.resource_metadata, discovery => isStepUp
+        return authorize(server, tokens, challenge?.params.resource_metadata, discovery => isStepUp
           // Step-up: what was asked for before plus what the challenge names.
-          ? union(session.scope ?? tokens?.scope ?? initialScope(discovery, undefined), challenged)
+          ? union(server.scope ?? tokens?.scope ?? initialScope(discovery, undefined), challenged)
           : initialScope(discovery, challenged), !isStepUp && !hasRefreshed)
       })
       if (outcome === 'refreshed') hasRefreshed = true
@@ -407,7 +407,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
     }
   }
   /** The authorization context of the next request to `target`: the one of the access token held for its server. */
-  const authorizationContext = async (target: string | URL): Promise<string> => credentialContext((await store.get(sessionFor(new URL(target)).key))?.accessToken)
+  const authorizationContext = async (target: string | URL): Promise<string> => credentialContext((await store.get(authorizationFor(new URL(target)).key))?.accessToken)
 
   return Object.assign(authorizedFetch, { headersFor, authorizationContext })
 }

@@ -9,8 +9,8 @@ import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcPayload, JsonRpcRequest, RequestId } from '../lib/jsonrpc/message.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 
-/** One session's side of a shared upstream. */
-export class SharedSession {
+/** One downstream connection's side of a shared upstream (its tenancy of the children). */
+export class ChildTenant {
   readonly inbound = new Subject<Inbound>()
   isOpen = true
   /** The child this session holds (an exclusive lane): its requests go there, and that child's questions come here. */
@@ -32,7 +32,7 @@ export interface ChildOwner {
   /** The child answered its initialize (a result or an error). */
   initialized(child: SharedChild, answer: JsonRpcMessage): void
   /** A session's answer came back; `method` is the request's. The lane may rewrite the answer before it is delivered. */
-  answered(child: SharedChild, session: SharedSession, answer: JsonRpcMessage, method: string): JsonRpcMessage
+  answered(child: SharedChild, session: ChildTenant, answer: JsonRpcMessage, method: string): JsonRpcMessage
   /** The last request that held the child was answered or cancelled. */
   released(child: SharedChild): void
   /** A request of the child's own (elicitation, sampling, roots): the lane routes it. */
@@ -45,7 +45,7 @@ export interface ChildOwner {
 
 /** A session's request the child is serving. */
 interface Pending {
-  readonly session: SharedSession
+  readonly session: ChildTenant
   readonly id: RequestId
   readonly method: string
   /** It holds the child for its session (an exclusive lane). */
@@ -63,7 +63,7 @@ const INITIALIZE_ID = 'i'
  */
 export class SharedChild {
   /** The session whose requests it serves now (exclusive lanes); undefined when idle. */
-  holder: SharedSession | undefined
+  holder: ChildTenant | undefined
   /** Answered its initialize with a result. */
   isReady = false
   /** Being closed (retired or failed): no new requests go to it. */
@@ -73,7 +73,7 @@ export class SharedChild {
   /** Upstream request id -> the session's request. */
   readonly #pending = new Map<RequestId, Pending>()
   /** Upstream progress token -> the session and the token it used. */
-  readonly #tokens = new Map<string, { session: SharedSession; token: string | number }>()
+  readonly #tokens = new Map<string, { session: ChildTenant; token: string | number }>()
   /** Holding requests of the holder in flight. */
   #holding = 0
   /** The lane's initialize is waiting for its answer. */
@@ -96,8 +96,8 @@ export class SharedChild {
   }
 
   /** Sessions with requests on this child that are not cancelled. */
-  get sessions(): Set<SharedSession> {
-    const sessions = new Set<SharedSession>()
+  get sessions(): Set<ChildTenant> {
+    const sessions = new Set<ChildTenant>()
     for (const pending of this.#pending.values()) if (!pending.isCancelled) sessions.add(pending.session)
     return sessions
   }
@@ -115,7 +115,7 @@ export class SharedChild {
   }
 
   /** A session's request, renamed (id and progress token); `holds` when it holds the child for the session. */
-  request(session: SharedSession, message: JsonRpcRequest, holds: boolean): void {
+  request(session: ChildTenant, message: JsonRpcRequest, holds: boolean): void {
     const upstreamId = this.#nextId++
     this.#pending.set(upstreamId, { session, id: message.id, method: message.method, holds, isCancelled: false })
     if (holds) this.#holding++
@@ -127,7 +127,7 @@ export class SharedChild {
   }
 
   /** A session's notifications/cancelled: passed on renamed; the request no longer holds the child. False when it is not here. */
-  cancel(session: SharedSession, message: JsonRpcMessage & { params?: JsonObject }, requestId: RequestId | undefined): boolean {
+  cancel(session: ChildTenant, message: JsonRpcMessage & { params?: JsonObject }, requestId: RequestId | undefined): boolean {
     for (const [upstreamId, pending] of this.#pending) {
       if (pending.session !== session || pending.id !== requestId || pending.isCancelled) continue
       this.#write({ ...message, params: { ...message.params, requestId: upstreamId } } as JsonRpcMessage)
@@ -138,7 +138,7 @@ export class SharedChild {
   }
 
   /** A session left: each of its requests here is cancelled up, so the child stops working for nobody. */
-  leave(session: SharedSession): void {
+  leave(session: ChildTenant): void {
     for (const [upstreamId, pending] of this.#pending) {
       if (pending.session !== session || pending.isCancelled) continue
       this.#write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: upstreamId, reason: 'The client went away' } })
@@ -215,7 +215,7 @@ export class SharedChild {
   }
 
   /** The session a request of the child's belongs to by the progress token it carries, with that token renamed back. */
-  byProgressToken(request: JsonRpcRequest): { session: SharedSession; request: JsonRpcRequest } | undefined {
+  byProgressToken(request: JsonRpcRequest): { session: ChildTenant; request: JsonRpcRequest } | undefined {
     const meta = request.params?._meta
     const owner = meta?.progressToken === undefined ? undefined : this.#tokens.get(String(meta.progressToken))
     if (owner === undefined) return undefined

@@ -3,7 +3,7 @@ import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest, RequestId } from '../lib/jsonrpc/message.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
-import { SharedChild, SharedSession, type ChildOwner } from './bridge-shared-child.ts'
+import { SharedChild, ChildTenant, type ChildOwner } from './bridge-shared-child.ts'
 
 /** One upstream transport shared by many sessions: see {@link shareUpstream}. */
 export interface SharedUpstream {
@@ -97,7 +97,7 @@ export function shareUpstream(upstream: Transport | (() => Transport), options: 
   }
   return {
     open() {
-      const session = new SharedSession()
+      const session = new ChildTenant()
       let lane: Lane | undefined
       return {
         kind: 'shared',
@@ -130,11 +130,11 @@ function canAsk(params: JsonObject | undefined): boolean {
 }
 
 /** A request of a session's waiting for a child. */
-interface Waiting { readonly session: SharedSession; readonly message: JsonRpcRequest }
+interface Waiting { readonly session: ChildTenant; readonly message: JsonRpcRequest }
 
 /** Sessions that share children: their children, the initialize they share, the queue, tasks and the child's requests. */
 class Lane implements ChildOwner {
-  readonly sessions = new Set<SharedSession>()
+  readonly sessions = new Set<ChildTenant>()
   readonly children: SharedChild[] = []
   /** The version the first initialize asked for, and the one the child answered with. */
   askedVersion: string | undefined
@@ -145,14 +145,14 @@ class Lane implements ChildOwner {
   #initializeParams: JsonObject | undefined
   #initializeResult: JsonObject | undefined
   /** Sessions waiting for the first answer to initialize, with the ids they used. */
-  #initializeWaiters: { session: SharedSession; id: RequestId }[] | undefined
+  #initializeWaiters: { session: ChildTenant; id: RequestId }[] | undefined
   /** A child serves one session at a time: its sessions can be asked, and nothing says which is asked. */
   #isExclusive = false
   readonly #queue: Waiting[] = []
   /** Task id -> the session whose request made it, and the child that holds it (MCP 2025-11-25 tasks). */
-  readonly #tasks = new Map<string, { session: SharedSession; child: SharedChild }>()
+  readonly #tasks = new Map<string, { session: ChildTenant; child: SharedChild }>()
   /** The children's requests, by the id the session saw -> the session asked, the child and its id. */
-  readonly #asked = new Map<number, { session: SharedSession; child: SharedChild; id: RequestId }>()
+  readonly #asked = new Map<number, { session: ChildTenant; child: SharedChild; id: RequestId }>()
   #nextAskedId = 0
   #failure: unknown
 
@@ -166,12 +166,12 @@ class Lane implements ChildOwner {
     readonly canReplace: boolean,
   ) {}
 
-  join(session: SharedSession): void {
+  join(session: ChildTenant): void {
     this.sessions.add(session)
     if (this.#failure !== undefined) session.inbound.error(this.#failure)
   }
 
-  leave(session: SharedSession): void {
+  leave(session: ChildTenant): void {
     this.sessions.delete(session)
     for (let index = this.#queue.length - 1; index >= 0; index--) if (this.#queue[index]!.session === session) this.#queue.splice(index, 1)
     for (const [taskId, owner] of this.#tasks) if (owner.session === session) this.#tasks.delete(taskId)
@@ -182,7 +182,7 @@ class Lane implements ChildOwner {
     this.#drain()
   }
 
-  fromSession(session: SharedSession, message: JsonRpcMessage): void {
+  fromSession(session: ChildTenant, message: JsonRpcMessage): void {
     if (typeof message !== 'object' || message === null) return
     if (!('method' in message)) return this.#answerToChild(session, message)
     if (!('id' in message)) return this.#notification(session, message)
@@ -192,7 +192,7 @@ class Lane implements ChildOwner {
 
   // ---- a session's messages
 
-  #initialize(session: SharedSession, message: JsonRpcRequest): void {
+  #initialize(session: ChildTenant, message: JsonRpcRequest): void {
     if (this.#initializeResult !== undefined) { session.deliver({ jsonrpc: '2.0', id: message.id, result: this.#initializeResult }); return }
     if (this.#initializeWaiters !== undefined) { this.#initializeWaiters.push({ session, id: message.id }); return }
     this.#initializeWaiters = [{ session, id: message.id }]
@@ -205,7 +205,7 @@ class Lane implements ChildOwner {
     child.initialize(message.params)
   }
 
-  #request(session: SharedSession, message: JsonRpcRequest): void {
+  #request(session: ChildTenant, message: JsonRpcRequest): void {
     const taskId = message.params?.taskId
     if (typeof taskId === 'string' && message.method.startsWith('tasks/')) {
       const task = this.#tasks.get(taskId)
@@ -233,7 +233,7 @@ class Lane implements ChildOwner {
     this.#queue.push({ session, message })
   }
 
-  #notification(session: SharedSession, message: JsonRpcMessage & { method: string; params?: JsonObject }): void {
+  #notification(session: ChildTenant, message: JsonRpcMessage & { method: string; params?: JsonObject }): void {
     // The bridge told each child itself, once its initialize was answered.
     if (message.method === 'notifications/initialized') return
     if (message.method === 'notifications/cancelled') {
@@ -249,7 +249,7 @@ class Lane implements ChildOwner {
   }
 
   /** A session's answer to a child's request: passed on only from the session that was asked. */
-  #answerToChild(session: SharedSession, message: JsonRpcMessage & { id: RequestId | null }): void {
+  #answerToChild(session: ChildTenant, message: JsonRpcMessage & { id: RequestId | null }): void {
     if (typeof message.id !== 'number') return
     const asked = this.#asked.get(message.id)
     if (asked === undefined || asked.session !== session) return
@@ -273,7 +273,7 @@ class Lane implements ChildOwner {
     this.#answerWaiters(answer)
   }
 
-  answered(child: SharedChild, session: SharedSession, answer: JsonRpcMessage, method: string): JsonRpcMessage {
+  answered(child: SharedChild, session: ChildTenant, answer: JsonRpcMessage, method: string): JsonRpcMessage {
     if (!('result' in answer)) return answer
     // A task made for this session: its later messages name the task, and so find the session.
     const taskId = (answer.result as { task?: { taskId?: unknown } }).task?.taskId
@@ -298,7 +298,7 @@ class Lane implements ChildOwner {
   }
 
   asked(child: SharedChild, request: JsonRpcRequest): void {
-    let target: SharedSession | undefined
+    let target: ChildTenant | undefined
     let message = request
     const byToken = child.byProgressToken(request)
     const task = (request.params?._meta?.[RELATED_TASK] as { taskId?: unknown } | undefined)?.taskId
@@ -374,7 +374,7 @@ class Lane implements ChildOwner {
     return this.#spawn(true)
   }
 
-  #hold(child: SharedChild, session: SharedSession): void {
+  #hold(child: SharedChild, session: ChildTenant): void {
     child.holder = session
     session.held = child
   }
@@ -414,7 +414,7 @@ class Lane implements ChildOwner {
     asked?.child.send({ jsonrpc: '2.0', id: asked.id, error: { code: ErrorCode.InternalError, message: reason } })
   }
 
-  #busy(session: SharedSession, message: JsonRpcRequest, reason: string): void {
+  #busy(session: ChildTenant, message: JsonRpcRequest, reason: string): void {
     session.deliver({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.ConnectionClosed, message: reason } })
   }
 }

@@ -80,9 +80,9 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
   const maxChildren = options.maxChildren ?? BRIDGE_DEFAULTS.maxChildren
   const maxPerClient = options.maxChildrenPerClient ?? BRIDGE_DEFAULTS.maxChildrenPerClient
   const idleTimeout = options.childIdleTimeout ?? BRIDGE_DEFAULTS.childIdleTimeout
-  const sessions = new Set<BridgeSession>()
+  const sessions = new Set<BridgedConnection>()
   // Ended sessions whose upstream is still shutting down: their processes count until they are gone.
-  const stopping = new Set<BridgeSession>()
+  const stopping = new Set<BridgedConnection>()
   const subscription = new Subscription()
   const children = () => { let count = stopping.size; for (const session of sessions) if (session.upstream !== undefined) count++; return count }
   const childrenOf = (address: string) => {
@@ -90,7 +90,7 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
     for (const session of [...sessions, ...stopping]) if (session.upstream !== undefined && session.address === address) count++
     return count
   }
-  const admit = (session: BridgeSession): string | undefined => {
+  const admit = (session: BridgedConnection): string | undefined => {
     if (children() >= maxChildren) return `Server busy: ${maxChildren} sessions are being served; try again later`
     if (session.address !== undefined && childrenOf(session.address) >= maxPerClient) return `Server busy: ${maxPerClient} sessions from ${session.address} are being served; try again later`
     return undefined
@@ -101,7 +101,7 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
     subscription.add(listener.connections.subscribe(downstream => serve(downstream)))
   }
   function serve(downstream: Transport): void {
-    const session = new BridgeSession(downstream, scheduler.now(), report, () => {
+    const session = new BridgedConnection(downstream, scheduler.now(), report, () => {
       sessions.delete(session)
       if (session.upstream !== undefined) stopping.add(session)
     }, () => stopping.delete(session))
@@ -139,7 +139,7 @@ export function bridge(listeners: readonly TransportServer[], upstream: () => Tr
  *    \--first message, over a limit--> refused (requests answered with an error) --> ended
  * ```
  */
-class BridgeSession {
+class BridgedConnection {
   upstream: Transport | undefined
   /** The client's address, as the first message's envelope gave it (its limit per address counts the children by it). */
   address: string | undefined
