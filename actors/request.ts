@@ -1,9 +1,9 @@
 import { Observable, from, isObservable, lastValueFrom, of } from '../lib/rx.ts'
+import { isPromiseLike, type Outcome } from '../lib/outcome.ts'
 
-/**
- * What a handler may return: a value, a Promise of one, or an Observable whose last value counts.
- */
-export type HandlerOutcome<T> = T | PromiseLike<T> | Observable<T>
+/** What a handler may return: a value, a Promise of one, or an Observable whose last value counts. */
+export type HandlerOutcome<T> = Outcome<T>
+export { isPromiseLike }
 
 /**
  * Runs a handler and maps its outcome, keeping its kind: a value stays a value, a Promise a
@@ -49,11 +49,6 @@ export function mapOutcome<T, R>(run: () => HandlerOutcome<T>, project: (value: 
   } catch (error) {
     return recover(error)
   }
-}
-
-/** True for anything with a `then` method. */
-export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
 }
 
 /** An outcome as a Promise: an Observable's last value, a value or PromiseLike as it resolves. */

@@ -1,4 +1,5 @@
-import { Observable, Subject, asyncScheduler, isObservable, type Subscriber, type Subscription } from './rx.ts'
+import { Observable, Subject, asyncScheduler, type Subscriber, type Subscription } from './rx.ts'
+import { settleOutcome } from './outcome.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
 import {
   CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, McpError,
@@ -343,26 +344,11 @@ class JsonRpcConnection implements Connection {
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
     this.#incoming.set(id, request)
-    let outcome: unknown
-    try {
-      outcome = handler(message.params, request)
-    } catch (error) {
-      return this.#fail(request, error)
-    }
-    if (isObservable(outcome)) {
-      // The last value is the result; progress goes out through the context meanwhile.
-      let last: unknown = undefined
-      let hasValue = false
-      request.subscription = outcome.subscribe({
-        next: value => { last = value; hasValue = true },
-        error: error => this.#fail(request, error),
-        complete: () => hasValue ? this.#succeed(request, last) : this.#fail(request, new InternalError('Handler completed without a result')),
-      })
-    } else if (isPromiseLike(outcome)) {
-      outcome.then(result => this.#succeed(request, result), error => this.#fail(request, error))
-    } else {
-      this.#succeed(request, outcome)
-    }
+    // The last value of an Observable is the result; progress goes out through the context meanwhile.
+    request.subscription = settleOutcome(() => handler(message.params, request), {
+      value: result => this.#succeed(request, result),
+      error: error => this.#fail(request, error),
+    })
   }
 
   #succeed(request: IncomingRequest, result: unknown): void {
@@ -482,9 +468,6 @@ const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
 const never = () => false
 
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function'
-}
 
 function abortReason(reason: unknown): string {
   if (reason instanceof Error) return reason.message

@@ -6,7 +6,8 @@
  * or an `input_required` result when the handler asked the client for something (MRTR).
  */
 import { principalKey } from '../../lib/auth.ts'
-import { Observable, asyncScheduler, isObservable, type Subscription } from '../../lib/rx.ts'
+import { Observable, asyncScheduler, type Subscription } from '../../lib/rx.ts'
+import { settleOutcome } from '../../lib/outcome.ts'
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import {
@@ -18,7 +19,6 @@ import {
   type HeaderParam,
 } from '../../lib/schema/modern.ts'
 import type { CacheHint } from './api.ts'
-import { isPromiseLike } from '../request.ts'
 import { ModernContext } from './context.ts'
 import type { ServingScope } from './core.ts'
 import { paramsDigest } from './request-state.ts'
@@ -65,19 +65,10 @@ export function serveModern(scope: ServingScope, route: RouteHandler, params: Js
         if (error instanceof UrlElicitationRequiredError && askUrlElicitations(request.method, round, error, meta.clientCapabilities, fail)) return
         fail(error)
       }
-      let outcome: unknown
-      try {
-        outcome = route(params, ctx)
-      } catch (error) {
-        return failed(error)
-      }
-      const done = (result: unknown) => { if (!isAsking) { subscriber.next(finishResult(server, request.method, params, result)); subscriber.complete() } }
-      if (isObservable(outcome)) {
-        let last: unknown
-        handler = outcome.subscribe({ next: value => { last = value }, error: failed, complete: () => done(last) })
-      } else if (isPromiseLike(outcome)) {
-        Promise.resolve(outcome).then(done, failed)
-      } else done(outcome)
+      handler = settleOutcome<unknown>(() => route(params, ctx), {
+        value: result => { if (!isAsking) { subscriber.next(finishResult(server, request.method, params, result)); subscriber.complete() } },
+        error: failed,
+      })
     }
     const endRound = async (round: Round) => {
       handler?.unsubscribe()

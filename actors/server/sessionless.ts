@@ -6,7 +6,7 @@
  * its handler looked up once, its outcome normalised once, and its notifications and response
  * written to the request's {@link Reply}.
  */
-import { asyncScheduler, throwError, type Observable, type Subscription } from '../../lib/rx.ts'
+import { asyncScheduler, throwError, type Observable } from '../../lib/rx.ts'
 import type { Reply, ReplyEnvelope } from '../../lib/transport.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, ConnectionClosedError, InternalError, McpError, MethodNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
@@ -18,7 +18,7 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ServingScope } from './core.ts'
 import { classify } from './classify.ts'
 import { statelessHandler } from './stateless.ts'
-import { outcomeObservable } from '../request.ts'
+import { settleOutcome } from '../../lib/outcome.ts'
 import { batchRefusal } from '../../lib/batch-collector.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { modernHandler } from './modern-methods.ts'
@@ -54,33 +54,21 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
     if (!(error instanceof McpError)) inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
     respond(server, reply, request, { jsonrpc: '2.0', id: request.id, error: (error instanceof McpError ? error : new InternalError('Internal error')).toJSON() })
   }
-  let outcome: Observable<unknown>
-  try {
-    // One operator for a value, a Promise, an Observable.
-    outcome = outcomeObservable(handler(message.params, request))
-  } catch (error) {
-    return fail(error)
-  }
-  let subscription: Subscription | undefined
   // The client went away before the answer: the request is cancelled (for the modern era, closing
   // the stream is the cancellation), its handler stopped.
   void reply.closed.then(() => {
     if (request.isDone) return
-    subscription?.unsubscribe()
+    request.subscription?.unsubscribe()
     request.cancel(new ConnectionClosedError('The client closed the response stream'))
   })
-  let last: unknown
-  let hasValue = false
-  subscription = outcome.subscribe({
-    next: value => { last = value; hasValue = true },
-    error: fail,
-    complete: () => {
+  request.subscription = settleOutcome(() => handler(message.params, request), {
+    value: last => {
       if (request.isDone) return
-      if (!hasValue) return fail(new InternalError('Handler completed without a result'))
       request.isDone = true
       const result = !isJsonObject(last) ? EMPTY_RESULT : isModern ? last : shapeForRevision('result', request.method, last, scope.host.protocolVersion)
       respond(server, reply, request, { jsonrpc: '2.0', id: request.id, result })
     },
+    error: fail,
   })
 }
 

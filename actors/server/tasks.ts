@@ -7,13 +7,14 @@
  * streams into `notifications/tasks` (modern).
  */
 import { principalKey } from '../../lib/auth.ts'
-import { Observable, filter, firstValueFrom, isObservable, type SchedulerLike } from '../../lib/rx.ts'
+import { Observable, filter, firstValueFrom, type SchedulerLike } from '../../lib/rx.ts'
+import { settleOutcome } from '../../lib/outcome.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, MethodNotFoundError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import type { ServerContext } from './api.ts'
 import type { ServerEvent } from '../../lib/events.ts'
-import { isPromiseLike, outcomePromise, type HandlerOutcome } from '../request.ts'
+import { outcomePromise, type HandlerOutcome } from '../request.ts'
 import { TaskStoreFullError, createMemoryTaskStore, randomTaskId, type TaskStore } from '../tasks/store.ts'
 import { clientAddressKey } from '../../lib/client-address.ts'
 import { TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
@@ -439,24 +440,11 @@ function count(counts: Map<string, number>, key: string, delta: number): void {
 /** The handler's work as the Observable a task actor subscribes: cancel and expiry unsubscribe it and abort the signal. */
 function runWork(work: (ctx: ServerContext) => HandlerOutcome<JsonObject>, context: TaskContext): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
-    let outcome: HandlerOutcome<JsonObject>
-    try {
-      outcome = work(context)
-    } catch (error) {
-      subscriber.error(error)
-      return
-    }
-    if (isObservable(outcome)) {
-      const subscription = outcome.subscribe(subscriber)
-      return () => { subscription.unsubscribe(); context.abort() }
-    }
-    if (isPromiseLike(outcome)) {
-      Promise.resolve(outcome).then(value => { subscriber.next(value); subscriber.complete() }, error => subscriber.error(error))
-    } else {
-      subscriber.next(outcome)
-      subscriber.complete()
-    }
-    return () => context.abort()
+    const running = settleOutcome(() => work(context), {
+      value: value => { subscriber.next(value); subscriber.complete() },
+      error: error => subscriber.error(error),
+    })
+    return () => { running?.unsubscribe(); context.abort() }
   })
 }
 
