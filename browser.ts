@@ -36,7 +36,7 @@ export type {
 export type { RequestContext, Era, TraceContext } from './actors/context.ts'
 export type { HandlerOutcome } from './actors/request.ts'
 export type { RequestOptions } from './lib/connection.ts'
-export type { Transport, TransportServer, Inbound, Envelope, Reply, ReplyEnvelope, SendOptions, RequestInfo } from './lib/transport.ts'
+export type { Transport, TransportServer, Inbound, Envelope, ResponseStream, Reply, ReplyEnvelope, SendOptions, RequestInfo } from './lib/transport.ts'
 export {
   ErrorCode, McpError, MethodNotFoundError, InvalidParamsError, InternalError, ResourceNotFoundError,
   UrlElicitationRequiredError, ForbiddenError, RateLimitedError, TimeoutError, CancelledError, ConnectionClosedError,

@@ -1,5 +1,5 @@
 import { Observable, Subject, asyncScheduler, type Subscriber, type Subscription } from './rx.ts'
-import { settleOutcome } from './outcome.ts'
+import { settleOutcome, type OutcomeObserver } from './outcome.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
 import {
   CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, McpError,
@@ -61,6 +61,11 @@ class JsonRpcConnection implements Connection {
    * version, reused for every such message (most of a session's), so a send makes none.
    */
   #versionOnly: SendOptions | undefined = undefined
+  /** Where each request's outcome goes: made once, so that settling a value allocates nothing. */
+  readonly #settled: OutcomeObserver<unknown, IncomingRequest> = {
+    value: (request, result) => this.#succeed(request, result),
+    error: (request, error) => this.#fail(request, error),
+  }
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -344,11 +349,14 @@ class JsonRpcConnection implements Connection {
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
     this.#incoming.set(id, request)
+    let outcome: unknown
+    try {
+      outcome = handler(message.params, request)
+    } catch (error) {
+      return this.#fail(request, error)
+    }
     // The last value of an Observable is the result; progress goes out through the context meanwhile.
-    request.subscription = settleOutcome(() => handler(message.params, request), {
-      value: result => this.#succeed(request, result),
-      error: error => this.#fail(request, error),
-    })
+    request.subscription = settleOutcome(outcome, request, this.#settled)
   }
 
   #succeed(request: IncomingRequest, result: unknown): void {

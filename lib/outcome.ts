@@ -4,10 +4,13 @@ import { InternalError } from './jsonrpc/errors.ts'
 /** What a handler may return: a value, a Promise of one, or an Observable whose last value counts. */
 export type Outcome<T> = T | PromiseLike<T> | Observable<T>
 
-/** Where {@link settleOutcome} delivers: exactly one of the two, once. */
-export interface OutcomeObserver<T> {
-  value(result: T): void
-  error(error: unknown): void
+/**
+ * Where {@link settleOutcome} delivers: exactly one of the two, once, with the context it was given
+ * (so one observer, made once, serves every request: the sync path allocates nothing).
+ */
+export interface OutcomeObserver<T, C> {
+  value(context: C, result: T): void
+  error(context: C, error: unknown): void
 }
 
 /** True for anything with a `then` method. */
@@ -16,31 +19,24 @@ export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 }
 
 /**
- * Runs a handler and settles its outcome, once: a value at once, a PromiseLike when it settles,
- * an Observable's last value when it completes (an `InternalError` when it completes with none),
- * and a throw of `run` as its error. Returns what stops an Observable's work (unsubscribing it),
- * undefined for the others. The one place a handler's value / Promise / Observable / throw becomes
- * one answer: the connection, the modern and sessionless paths and the tasks all go through it. A
- * value costs nothing beyond the call (no Observable, no Promise), which keeps the per-request path cheap.
+ * Settles a handler's outcome, once: a value at once, a PromiseLike when it settles, an
+ * Observable's last value when it completes (an `InternalError` when it completes with none).
+ * Returns what stops an Observable's work (unsubscribing it), undefined for the others. The one
+ * place a handler's value / Promise / Observable becomes one answer (a handler that throws is
+ * caught where it is called, and goes to the same `error`): the connection, the modern and
+ * sessionless paths and the tasks all go through it. A value costs nothing beyond the call.
  */
-export function settleOutcome<T>(run: () => Outcome<T>, observer: OutcomeObserver<T>): Subscription | undefined {
-  let outcome: Outcome<T>
-  try {
-    outcome = run()
-  } catch (error) {
-    observer.error(error)
-    return undefined
-  }
+export function settleOutcome<T, C>(outcome: Outcome<T>, context: C, observer: OutcomeObserver<T, C>): Subscription | undefined {
   if (isObservable(outcome)) {
     let last: T | undefined
     let hasValue = false
     return (outcome as Observable<T>).subscribe({
       next: value => { last = value; hasValue = true },
-      error: error => observer.error(error),
-      complete: () => hasValue ? observer.value(last as T) : observer.error(new InternalError('Handler completed without a result')),
+      error: error => observer.error(context, error),
+      complete: () => hasValue ? observer.value(context, last as T) : observer.error(context, new InternalError('Handler completed without a result')),
     })
   }
-  if (isPromiseLike(outcome)) (outcome as PromiseLike<T>).then(value => observer.value(value), error => observer.error(error))
-  else observer.value(outcome as T)
+  if (isPromiseLike(outcome)) (outcome as PromiseLike<T>).then(value => observer.value(context, value), error => observer.error(context, error))
+  else observer.value(context, outcome as T)
   return undefined
 }

@@ -58,8 +58,6 @@ export interface ServerCore {
 export interface RouterCore {
   /** The handler of each method the registries answer. */
   readonly routes: ReadonlyMap<string, RouteHandler>
-  /** The tool a tools/call names, when it is registered and enabled. */
-  tool(params: JsonObject | undefined): ToolEntry | undefined
   /** The cache hints a resource's or its template's registration gives its reads, if any. */
   cacheHintOfResource(uri: string): CacheHint | undefined
   /** True when `uri` names an enabled resource or matches an enabled template. */

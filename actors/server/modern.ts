@@ -11,13 +11,10 @@ import { settleOutcome } from '../../lib/outcome.ts'
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import {
-  HeaderMismatchError, InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
+  InternalError, InvalidParamsError, McpError, MissingRequiredClientCapabilityError, UrlElicitationRequiredError, toModernWireError,
 } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import {
-  CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey, decodeHeaderValue, headerArgumentOf, headerParamsOf,
-  type HeaderParam,
-} from '../../lib/schema/modern.ts'
+import { CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, MetaKey } from '../../lib/schema/modern.ts'
 import type { CacheHint } from './api.ts'
 import { ModernContext } from './context.ts'
 import type { ServingScope } from './core.ts'
@@ -37,9 +34,9 @@ export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
 
 
 /**
- * Runs a modern request through `route`: the requestState checked, the `Mcp-Param-*` headers of a
- * tool call checked, the handler run with a {@link ModernContext}, and its answer finished. An
- * Observable: unsubscribing (the client closed the stream, or cancelled) stops the handler. Its
+ * Runs a modern request through `route`: the requestState checked, the handler run with a
+ * {@link ModernContext}, and its answer finished (a tool call's `Mcp-Param-*` headers are checked
+ * by the router, where the tool is found). An Observable: unsubscribing (the client closed the stream, or cancelled) stops the handler. Its
  * errors carry only codes of this era ({@link toModernWireError}: never -32002 or -32042); a
  * handler's URL elicitation error becomes an input round ({@link askUrlElicitations}).
  */
@@ -65,9 +62,15 @@ export function serveModern(scope: ServingScope, route: RouteHandler, params: Js
         if (error instanceof UrlElicitationRequiredError && askUrlElicitations(request.method, round, error, meta.clientCapabilities, fail)) return
         fail(error)
       }
-      handler = settleOutcome<unknown>(() => route(params, ctx), {
-        value: result => { if (!isAsking) { subscriber.next(finishResult(server, request.method, params, result)); subscriber.complete() } },
-        error: failed,
+      let outcome: unknown
+      try {
+        outcome = route(params, ctx)
+      } catch (error) {
+        return failed(error)
+      }
+      handler = settleOutcome(outcome, undefined, {
+        value: (_, result) => { if (!isAsking) { subscriber.next(finishResult(server, request.method, params, result)); subscriber.complete() } },
+        error: (_, error) => failed(error),
       })
     }
     const endRound = async (round: Round) => {
@@ -94,10 +97,7 @@ export function serveModern(scope: ServingScope, route: RouteHandler, params: Js
         fail(error)
       }
     }
-    const refusal = checkParamHeaders(server, request, params)
-    if (refusal !== undefined) {
-      fail(refusal)
-    } else if (params?.requestState === undefined && params?.inputResponses === undefined) {
+    if (params?.requestState === undefined && params?.inputResponses === undefined) {
       run(new Round({}, undefined))
     } else {
       resumeRound(server, request, params).then(run, fail)
@@ -192,44 +192,6 @@ async function resumeRound(server: ServerCore, request: IncomingRequest, params:
     for (const key of Object.keys(state.asked)) if (Object.hasOwn(responses, key)) answers[key] = responses[key]
   }
   return new Round(Object.assign(answers, state.answers), state.data)
-}
-
-/**
- * A tool call's `Mcp-Param-*` headers against its arguments (Streamable HTTP 2026-07-28): each
- * argument the tool mirrors must come with its header, decoded equal (integers compared as
- * numbers); a header without its argument, or one that cannot be decoded, is refused too.
- */
-function checkParamHeaders(server: ServerCore, request: IncomingRequest, params: JsonObject | undefined): HeaderMismatchError | undefined {
-  // Only a Streamable HTTP POST has headers of its own (a WebSocket's are its upgrade's).
-  const info = request.requestInfo
-  if (request.method !== 'tools/call' || info?.transport !== 'streamable-http') return undefined
-  const entry = server.router.tool(params)
-  if (entry === undefined) return undefined
-  const mirrored = entry.headerParams ??= headerParamsFor(entry.wire.inputSchema)
-  if (mirrored.length === 0) return undefined
-  const headers = info.headers
-  if (headers === undefined) return undefined
-  const args = params?.arguments
-  for (const param of mirrored) {
-    const name = `Mcp-Param-${param.name}`
-    const raw = headers.get(name)
-    const value = headerArgumentOf(args, param)
-    if (value === undefined) {
-      if (raw !== null) return new HeaderMismatchError(`Header mismatch: ${name} is sent but the argument it mirrors is not`)
-      continue
-    }
-    if (raw === null) return new HeaderMismatchError(`Header mismatch: ${name} is required when the argument it mirrors is given`)
-    const decoded = decodeHeaderValue(raw.trim())
-    if (decoded === undefined) return new HeaderMismatchError(`Header mismatch: ${name} is not a valid header value`)
-    const isEqual = typeof value === 'number' ? decoded.trim() !== '' && Number(decoded) === value : decoded === String(value)
-    if (!isEqual) return new HeaderMismatchError(`Header mismatch: ${name} ${JSON.stringify(decoded)} does not match the argument ${JSON.stringify(value)}`)
-  }
-  return undefined
-}
-
-function headerParamsFor(inputSchema: unknown): HeaderParam[] {
-  const read = headerParamsOf(inputSchema)
-  return read.valid ? read.params : []
 }
 
 /**

@@ -12,6 +12,7 @@ import type { CacheHint } from './api.ts'
 import { compact, compileToolSchemas, type TemplateEntry, type ToolEntry } from './registry.ts'
 import type { RouterCore, ServerCore } from './core.ts'
 import { TaskContext } from './task-context.ts'
+import { checkParamHeaders } from './param-headers.ts'
 import type { RouteHandler } from './api.ts'
 
 export type { RouteHandler } from './api.ts'
@@ -48,13 +49,6 @@ export class Router implements RouterCore {
     ])
   }
 
-  /** The tool a tools/call names, when it is registered and enabled. */
-  tool(params: JsonObject | undefined): ToolEntry | undefined {
-    const name = params?.name
-    const entry = typeof name === 'string' ? this.server.tools.get(name) : undefined
-    return entry?.isEnabled ? entry : undefined
-  }
-
   /** The cache hints a resource's or its template's registration gives its reads, if any. */
   cacheHintOfResource(uri: string): CacheHint | undefined {
     const entry = this.server.resources.get(uri)
@@ -74,6 +68,11 @@ export class Router implements RouterCore {
     const entry = typeof name === 'string' ? this.server.tools.get(name) : undefined
     // MCP tools: an unknown tool is a protocol error (-32602), not a tool result.
     if (entry === undefined || !entry.isEnabled) throw new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(name)}`)
+    // A modern call over Streamable HTTP mirrors arguments in `Mcp-Param-*` headers: checked here, where the tool is found.
+    if (ctx.era === 'modern' && !(ctx instanceof TaskContext)) {
+      const mismatch = checkParamHeaders(entry, ctx.requestInfo, params)
+      if (mismatch !== undefined) throw mismatch
+    }
     const support = entry.definition.execution?.taskSupport ?? 'forbidden'
     // A task-capable call becomes a task here, before its handler, unless the handler decides (taskStart 'handler').
     if (!(ctx instanceof TaskContext) && entry.definition.taskStart !== 'handler' && this.server.tasks.decide(support, params, ctx)) {

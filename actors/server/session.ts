@@ -24,6 +24,7 @@ import { connectionHost } from '../context.ts'
 import { classify, type LegacyGate } from './classify.ts'
 import { Round } from './round.ts'
 import { modernHandler } from './modern-methods.ts'
+import { serveModern } from './modern.ts'
 import { initializeAnswer, requireLevel, requireUri } from './stateless.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { RouteHandler } from './api.ts'
@@ -358,7 +359,8 @@ export class Session implements SessionCore {
 
   /** One request of the router's: in the era it speaks (the gate marked a modern one with its version). */
   #serve(route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): unknown {
-    if (request.modernMeta !== undefined) return modernHandler(this.server, this.scope, request.method)!(params, request)
+    // The route is known already: no second lookup (modernHandler finds the same for a sessionless request).
+    if (request.modernMeta !== undefined) return serveModern(this.scope, this.server.wrap(request.method, route), params, request)
     return this.server.wrap(request.method, route)(params, new SessionContext(this, request))
   }
 

@@ -61,14 +61,20 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
     request.subscription?.unsubscribe()
     request.cancel(new ConnectionClosedError('The client closed the response stream'))
   })
-  request.subscription = settleOutcome(() => handler(message.params, request), {
-    value: last => {
+  let outcome: unknown
+  try {
+    outcome = handler(message.params, request)
+  } catch (error) {
+    return fail(error)
+  }
+  request.subscription = settleOutcome(outcome, request, {
+    value: (_, last) => {
       if (request.isDone) return
       request.isDone = true
       const result = !isJsonObject(last) ? EMPTY_RESULT : isModern ? last : shapeForRevision('result', request.method, last, scope.host.protocolVersion)
       respond(server, reply, request, { jsonrpc: '2.0', id: request.id, result })
     },
-    error: fail,
+    error: (_, error) => fail(error),
   })
 }
 

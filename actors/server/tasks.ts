@@ -7,8 +7,8 @@
  * streams into `notifications/tasks` (modern).
  */
 import { principalKey } from '../../lib/auth.ts'
-import { Observable, filter, firstValueFrom, type SchedulerLike } from '../../lib/rx.ts'
-import { settleOutcome } from '../../lib/outcome.ts'
+import { Observable, filter, firstValueFrom, type SchedulerLike, type Subscriber } from '../../lib/rx.ts'
+import { settleOutcome, type OutcomeObserver } from '../../lib/outcome.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, MethodNotFoundError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
@@ -440,12 +440,22 @@ function count(counts: Map<string, number>, key: string, delta: number): void {
 /** The handler's work as the Observable a task actor subscribes: cancel and expiry unsubscribe it and abort the signal. */
 function runWork(work: (ctx: ServerContext) => HandlerOutcome<JsonObject>, context: TaskContext): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
-    const running = settleOutcome(() => work(context), {
-      value: value => { subscriber.next(value); subscriber.complete() },
-      error: error => subscriber.error(error),
-    })
+    let outcome: HandlerOutcome<JsonObject>
+    try {
+      outcome = work(context)
+    } catch (error) {
+      subscriber.error(error)
+      return () => context.abort()
+    }
+    const running = settleOutcome(outcome, subscriber, TO_SUBSCRIBER)
     return () => { running?.unsubscribe(); context.abort() }
   })
+}
+
+/** Settles a task's work into the Observable the task runs: its one value, then completion. */
+const TO_SUBSCRIBER: OutcomeObserver<JsonObject, Subscriber<JsonObject>> = {
+  value: (subscriber, value) => { subscriber.next(value); subscriber.complete() },
+  error: (subscriber, error) => subscriber.error(error),
 }
 
 /** Whether the request's client declared the tasks extension (modern era: per request, in `_meta`). */
