@@ -2,7 +2,7 @@ import type { Observable, SchedulerLike } from './rx.ts'
 import type { JsonObject, JsonRpcNotification, Meta, RequestId } from './jsonrpc/message.ts'
 import type { McpError } from './jsonrpc/errors.ts'
 import type { IdGenerator } from './jsonrpc/ids.ts'
-import type { Transport } from './transport.ts'
+import type { SharedSession, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
 import type { ShapeKind } from './schema/shape.ts'
 import type { IncomingRequest } from './incoming-request.ts'
@@ -62,6 +62,11 @@ export interface ConnectionOptions {
    * while none is (before the initialize answer). Keep it cheap: it runs once per message.
    */
   protocolVersion?: () => string | undefined
+  /**
+   * Called with the shared-session record a message came with (`Envelope.session`), before the
+   * message is handled: the server's session adopts it on the first (its id, its restored state).
+   */
+  sharedSession?: (shared: SharedSession) => void
   /** Whether a JSON-RPC batch is legal now (MCP 2025-03-26 only). Default: never. */
   allowBatch?: () => boolean
   /**

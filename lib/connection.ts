@@ -242,6 +242,7 @@ class JsonRpcConnection implements Connection {
     this.#principal = item.principal
     this.#requestInfo = item.requestInfo
     this.#stream = item.stream
+    if (item.session !== undefined) this.#options.sharedSession?.(item.session)
     if (Array.isArray(value)) return this.#receiveBatch(value)
     this.#receiveOne(value, undefined)
   }

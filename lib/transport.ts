@@ -101,6 +101,11 @@ export interface Envelope {
    * (SSE polling, SEP-1699). Undefined elsewhere; `ctx.closeStream()` is then a no-op.
    */
   stream?: ResponseStream
+  /**
+   * The record of the legacy session this message belongs to, when the listener keeps its sessions
+   * beyond this process (the same object on every message of the session); see {@link SharedSession}.
+   */
+  session?: SharedSession
 }
 
 /** See {@link Envelope.stream}. */
@@ -180,22 +185,15 @@ export interface Transport {
   authorizationContext?(): AuthorizationContext | Promise<AuthorizationContext>
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
-  /**
-   * Optional: the session this transport carries is kept beyond this process (a listener sharing
-   * its sessions between instances through Redis). The server names its session by `shared.id`,
-   * starts from `shared.restored` when the session began on another instance, and hands every
-   * change of the session's negotiated state to `shared.save`. The state is opaque to the transport.
-   */
-  readonly shared?: SharedSession
-  /**
-   * Optional: true once the transport stopped carrying a session that goes on elsewhere (a shared
-   * session another instance takes over). The server then keeps what the session owns (its tasks)
-   * instead of ending it with the session.
-   */
-  readonly isHandedOver?: boolean
 }
 
-/** A session kept beyond one process: see {@link Transport.shared}. */
+/**
+ * A legacy session kept beyond this process (a listener sharing its sessions between instances
+ * through Redis), as every message of the session carries it ({@link Envelope.session}). The
+ * server names its session by `id`, starts from `restored` when the session began on another
+ * instance, and hands every change of the session's negotiated state to `save`. The state is
+ * opaque to the transport.
+ */
 export interface SharedSession {
   /** The session's id across every instance (the listener's session id). */
   readonly id: string
@@ -203,4 +201,9 @@ export interface SharedSession {
   readonly restored?: string
   /** Stores the session's state as JSON text (negotiated version, client capabilities and info, log level, subscriptions). */
   save(state: string): void
+  /**
+   * Set by the listener once it stopped carrying the session, which goes on on another instance:
+   * the server then keeps what the session owns (its tasks) instead of ending it with the session.
+   */
+  isHandedOver?: boolean
 }

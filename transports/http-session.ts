@@ -94,8 +94,6 @@ export class HttpSession implements Transport, ListenerSession {
   #routes: Map<RequestId, Route> | undefined
   /** Set while a POST body is handed to the connection: errors about the whole body collect here. */
   #frameErrors: JsonRpcPayload[] | undefined
-  /** Set when the session ended here only, handed over to another instance (see Transport.isHandedOver). */
-  isHandedOver = false
   /** The principal that created the session (`principalKey`): only its requests may use it. */
   principalKey = ''
   /** The id of the initialize request, to read the negotiated version off its answer. */
@@ -130,7 +128,7 @@ export class HttpSession implements Transport, ListenerSession {
     try {
       // A POST's SSE stream can be ended while its requests go on, when its events are stored.
       const closable = stream === undefined || this.config.eventStore === undefined ? undefined : { close: () => this.#endStream(stream) }
-      const item: Inbound = { type: 'message', message: payload, principal, requestInfo, stream: closable }
+      const item: Inbound = { type: 'message', message: payload, principal, requestInfo, stream: closable, session: this.shared }
       // Not read yet (a transport server whose connections are subscribed late): kept, bounded.
       this.#inbound.push(item)
     } finally {
@@ -423,7 +421,7 @@ export class HttpSession implements Transport, ListenerSession {
     if (this.#isEnded) return
     this.#isEnded = true
     // Read by the server when the connection closes: a session that goes on elsewhere keeps its tasks.
-    if (handOver && this.shared !== undefined) this.isHandedOver = true
+    if (handOver && this.shared !== undefined) this.shared.isHandedOver = true
     const store = handOver && this.shared !== undefined ? undefined : this.config.eventStore
     if (this.#streams !== undefined) {
       for (const stream of this.#streams.values()) {

@@ -59,6 +59,7 @@ export class LegacySession implements Transport, ListenerSession {
       // The decoded item is this POST's own: what came with it goes on it, no copy.
       if (principal !== undefined) decoded.principal = principal
       decoded.requestInfo = requestInfo
+      if (this.shared !== undefined) decoded.session = this.shared
     }
     this.#inbound.push(decoded)
   }

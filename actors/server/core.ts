@@ -86,6 +86,8 @@ export interface SessionCore extends ServerSession {
   readonly server: ServerCore
   readonly scope: ServingScope
   readonly connection: Connection
+  /** True once the session goes on on another instance (a shared session handed over): what it owns stays. */
+  readonly isHandedOver: boolean
   /** Sends `notifications/message` if `level` passes the session's level, tied to a request when given. */
   log(level: LoggingLevel, data: unknown, logger?: string, relatedRequestId?: string | number): void
 }

@@ -101,7 +101,10 @@ export const SESSION_METHODS: ReadonlySet<string> = new Set([
  * stream (a Streamable HTTP POST) gets no Session: see serveSessionless.
  */
 export class Session implements SessionCore {
-  readonly id: string
+  /** Unique across processes; a shared session's is the listener's, adopted with its first message. */
+  #id: string
+  /** The record of a session kept beyond this process, once its first message brought it. */
+  #shared: SharedSession | undefined
   readonly server: ServerCore
   readonly connection: Connection
   /** The session's actor, made when first needed: a modern HTTP request never needs it. */
@@ -113,13 +116,14 @@ export class Session implements SessionCore {
   readonly scope: ServingScope
 
   constructor(server: ServerCore, transport: Transport) {
-    // A session shared between instances is named the same on each (its tasks are found by it).
-    // Otherwise unique across processes too: a task store shared between instances owns tasks by it.
-    this.id = transport.shared?.id ?? `session-${PROCESS_TAG}-${++sessionCount}`
+    // Unique across processes: a task store shared between instances owns tasks by it. A session
+    // shared between instances is named the same on each instead (see #adopt).
+    this.#id = `session-${PROCESS_TAG}-${++sessionCount}`
     this.server = server
     const options = server.options
     this.connection = createConnection(transport, {
       gateRequest: request => this.#gate(request),
+      sharedSession: shared => { if (this.#shared === undefined) this.#adopt(shared) },
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
       findHandler: method => {
         const route = server.methods.get(method)
@@ -148,7 +152,6 @@ export class Session implements SessionCore {
     })
     this.scope = { server, host: connectionHost(this.connection, () => this.protocolVersion, warning => server.report(warning)), session: this }
     this.#registerHandlers()
-    if (transport.shared !== undefined) this.#share(transport.shared)
     this.closed = this.connection.closed.then(() => {
       // The session's own tasks end with it (see ServerTasks.sessionEnded).
       void server.tasks.sessionEnded(this).catch(error => server.report(error))
@@ -157,6 +160,19 @@ export class Session implements SessionCore {
       actor.send({ type: 'closed' })
       void actor.stop()
     })
+  }
+
+  get id(): string { return this.#id }
+  get isHandedOver(): boolean { return this.#shared?.isHandedOver === true }
+
+  /**
+   * The first message of a session kept beyond this process brings its record: the session takes
+   * its id (the same on every instance, so its tasks are found by it) and goes on from what was saved.
+   */
+  #adopt(shared: SharedSession): void {
+    this.#shared = shared
+    this.#id = shared.id
+    this.#share(shared)
   }
 
   get actor(): ActorRef<SessionState, SessionMessage> {
@@ -177,6 +193,8 @@ export class Session implements SessionCore {
   #share(shared: SharedSession): void {
     const restored = shared.restored === undefined ? undefined : restoreState(shared.restored, this)
     if (restored !== undefined) {
+      // An actor made before this first message (a list change heard meanwhile) gives way to the restored one.
+      void this.#actor?.stop()
       this.#actor = createActor<SessionState, SessionMessage>(restored, sessionBehaviour(this), { name: this.id, reportError: error => this.server.report(error) })
       // What was offered at initialize is not saved: the server offers what it offers now.
       this.#capabilities = this.server.capabilities()

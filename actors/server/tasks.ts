@@ -398,8 +398,7 @@ export class ServerTasks implements TasksCore {
    * instance (the Redis scale-out) has not ended: its tasks stay.
    */
   async sessionEnded(session: SessionCore): Promise<void> {
-    const transport = session.connection.transport
-    if (transport.isHandedOver === true) return
+    if (session.isHandedOver) return
     const owner = `${SESSION_OWNER}${session.id}`
     // Bounded scan: at most maxRunningTasks run here.
     const stopped: PromiseLike<void>[] = []
