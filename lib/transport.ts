@@ -126,6 +126,11 @@ export interface Reply {
   readonly isClosed: boolean
   /** Resolves when the reply is over; when that is before the response, the request is cancelled. */
   readonly closed: Promise<void>
+  /**
+   * Ends the reply from this side (the listener closing, or a bridge whose child went away); one
+   * not answered yet tells its client that no answer is coming, as its transport can.
+   */
+  close(): void
 }
 
 /** A request with its own {@link Reply}: see {@link TransportServer.requests}. */

@@ -32,7 +32,7 @@ export async function postStateless(core: HttpListenerCore, exchange: Exchange, 
     if (result === undefined) exchange.reply(202, {})
     else exchange.reply(200, JSON_HEADERS, result)
   } finally {
-    reply.end()
+    reply.close()
     if (isHeld) core.sessions.held.release(client)
   }
 }
@@ -54,7 +54,7 @@ class JsonReply implements Reply {
 
   constructor(readonly ids: readonly RequestId[], exchange: Exchange) {
     // The client went away: the request is cancelled.
-    exchange.onClose(() => this.end())
+    exchange.onClose(() => this.close())
   }
 
   get isClosed(): boolean { return this.#isDone }
@@ -66,10 +66,11 @@ class JsonReply implements Reply {
     const text = JSON.stringify(message)
     if (message.id === null) this.bodyError = text
     else this.#resolve(text)
-    this.end()
+    this.close()
   }
 
-  end(): void {
+  /** Ends the reply; without a response it answers 202, as a POST whose request was cancelled. */
+  close(): void {
     if (this.#isDone) return
     this.#isDone = true
     this.#resolve(undefined)

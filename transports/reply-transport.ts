@@ -18,6 +18,7 @@ export function replyTransport(envelope: ReplyEnvelope, kind: string): Transport
       void reply.closed.then(() => subscriber.complete())
     }),
     send: (payload: JsonRpcPayload) => reply.send(payload as JsonRpcMessage),
-    close: async () => {},
+    // The consumer is done with it (the bridge's child went away): an unanswered client hears so.
+    close: async () => reply.close(),
   }
 }

@@ -9,7 +9,8 @@ import type { ServerCore } from './core.ts'
 /** What a legacy session contributes to classifying its requests: where its lifecycle is, what it was offered. */
 export interface LegacyGate {
   readonly status: LifecycleState
-  readonly capabilities: ServerCapabilities
+  /** What the session was offered at initialize. */
+  readonly offered: ServerCapabilities
 }
 
 /**
@@ -42,7 +43,7 @@ export function classify(server: ServerCore, request: IncomingRequest, session: 
     if (refusal !== undefined) return refusal
   }
   const needed = requiredCapability(request.method)
-  if (needed !== undefined && !hasCapability(session?.capabilities ?? server.capabilities(), needed)) {
+  if (needed !== undefined && !hasCapability(session?.offered ?? server.capabilities(), needed)) {
     return new MethodNotFoundError(`Method not found: ${request.method} (capability ${needed.join('.')} not offered)`)
   }
   return undefined

@@ -13,7 +13,6 @@ import type { InputOptions, ServerContext, TaskHandle } from './api.ts'
 import type { HandlerOutcome } from '../request.ts'
 import { BaseContext } from '../context.ts'
 import type { ServingScope, SessionCore } from './core.ts'
-export type { ServingScope }
 import type { Round } from './round.ts'
 import { checkElicitResult } from './elicitation.ts'
 

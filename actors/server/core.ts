@@ -45,12 +45,11 @@ export interface ServerCore {
   readonly events: Observable<ServerEvent>
   /** Emits once when the server starts closing. */
   readonly closing: Observable<void>
-  readonly hasMiddleware: boolean
   capabilities(): ServerCapabilities
   /** `route` inside the middleware, made once per route. */
   wrap(method: string, route: RouteHandler): RouteHandler
-  /** `route` inside the middleware, made now. */
-  compose(method: string, route: RouteHandler): RouteHandler
+  /** `run` (one of the server's own methods) through the middleware as `method`; the context is made only when there is middleware. */
+  throughMiddleware(method: string, params: JsonObject | undefined, context: () => ServerContext, run: () => unknown): unknown
   report(error: unknown): void
 }
 

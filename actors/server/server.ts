@@ -15,14 +15,14 @@ import {
   type McpServer, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
-  type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware,
+  type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware, type ServerContext,
 } from './api.ts'
 import type { ServerEvent } from '../../lib/events.ts'
 import { SERVER_DEFAULTS, type ServerOptions } from './options.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
 import { RequestStateCodec, memoryRequestStateStore, type RequestStateStore } from './request-state.ts'
-import { outcomeObservable } from '../request.ts'
+import { outcomeObservable, type HandlerOutcome } from '../request.ts'
 import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
 import { serveSessionless } from './sessionless.ts'
@@ -125,7 +125,6 @@ export class Server implements McpServer, ServerCore {
   /** Each route wrapped in the middleware, made on its first request after a change. */
   #wrapped = new WeakMap<RouteHandler, RouteHandler>()
 
-  get hasMiddleware(): boolean { return this.#middleware.length > 0 }
 
   use(...middleware: Middleware[]): { remove(): void } {
     for (const each of middleware) if (typeof each !== 'function') throw new TypeError('Middleware is a function from the next handler to a handler')
@@ -152,6 +151,15 @@ export class Server implements McpServer, ServerCore {
     const innermost: McpHandler = (request, ctx) => defer(() => outcomeObservable(route(request.params, ctx)))
     const handler = this.#middleware.reduceRight<McpHandler>((next, middleware) => middleware(next), innermost)
     return (params, ctx) => handler({ method, params }, ctx)
+  }
+
+  /**
+   * `run`, one of the server's own methods (not a route), through the middleware as `method`; the
+   * context is made only when there is middleware to see it.
+   */
+  throughMiddleware(method: string, params: JsonObject | undefined, context: () => ServerContext, run: () => unknown): unknown {
+    if (this.#middleware.length === 0) return run()
+    return this.compose(method, () => run() as HandlerOutcome<JsonObject>)(params, context())
   }
 
   /** Cache hints of the methods registered with one (`server.method`'s `cache`); made on the first. */

@@ -5,7 +5,7 @@ import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { randomId } from '../../lib/base64url.ts'
-import { canSendRequest, stepLifecycle } from '../../lib/lifecycle.ts'
+import { canSendRequest, stepLifecycle, type LifecycleState } from '../../lib/lifecycle.ts'
 import { Feature } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
@@ -19,14 +19,12 @@ import {
 import { createActor, withEffects, type ActorRef } from '../actor.ts'
 import type { InputOptions, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
 import { SERVER_DEFAULTS } from './options.ts'
-import { ModernContext, SessionContext } from './context.ts'
+import { SessionContext } from './context.ts'
 import { connectionHost } from '../context.ts'
 import { classify, type LegacyGate } from './classify.ts'
-import { Round } from './round.ts'
 import { modernHandler } from './modern-methods.ts'
 import { serveModern } from './modern.ts'
 import { initializeAnswer, requireLevel, requireUri } from './stateless.ts'
-import type { HandlerOutcome } from '../request.ts'
 import type { RouteHandler } from './api.ts'
 import type { ListKind } from './registry.ts'
 import type { ServerCore, ServingScope, SessionCore } from './core.ts'
@@ -100,7 +98,7 @@ export const SESSION_METHODS: ReadonlySet<string> = new Set([
  * WebSocket) are served, each with its own `_meta`. A modern request that comes with its own reply
  * stream (a Streamable HTTP POST) gets no Session: see serveSessionless.
  */
-export class Session implements SessionCore {
+export class Session implements SessionCore, LegacyGate {
   /** Unique across processes; a shared session's is the listener's, adopted with its first message. */
   #id: string
   /** The record of a session kept beyond this process, once its first message brought it. */
@@ -216,14 +214,13 @@ export class Session implements SessionCore {
   report(warning: Error): void { this.server.report(warning) }
 
   #gate(request: IncomingRequest): McpError | undefined {
-    return classify(this.server, request, this.#gateView)
+    return classify(this.server, request, this)
   }
 
-  /** What the session tells `classify` of itself: where its lifecycle is, what it was offered. */
-  readonly #gateView: LegacyGate = ((session: Session): LegacyGate => ({
-    get status() { return session.actor.state.status },
-    get capabilities() { return session.#capabilities },
-  }))(this)
+  /** Where the session's lifecycle is (see LegacyGate). */
+  get status(): LifecycleState { return this.actor.state.status }
+  /** What the session was offered at initialize (see LegacyGate). */
+  get offered(): ServerCapabilities { return this.#capabilities }
 
   #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
     const state = this.actor.state
@@ -367,10 +364,7 @@ export class Session implements SessionCore {
     })
 
     // The modern era's own methods (a modern request on a stdio or WebSocket connection), through the middleware there.
-    for (const method of ['server/discover', 'subscriptions/listen']) {
-      const handler = modernHandler(server, this.scope, method)!
-      connection.setRequestHandler(method, (params, request) => handler(params, request))
-    }
+    for (const method of ['server/discover', 'subscriptions/listen']) connection.setRequestHandler(method, modernHandler(server, this.scope, method)!)
 
     for (const [method, route] of server.router.routes) connection.setRequestHandler(method, (params, request) => this.#serve(route, params, request))
   }
@@ -382,11 +376,10 @@ export class Session implements SessionCore {
     return this.server.wrap(request.method, route)(params, new SessionContext(this, request))
   }
 
-  /** A session method through the server's middleware, when it has any, with the context of its era. */
+  /** A session method through the server's middleware, when it has any. */
   #guard(method: string, handler: (params: JsonObject | undefined, request: IncomingRequest) => unknown, params: JsonObject | undefined, request: IncomingRequest): unknown {
-    if (!this.server.hasMiddleware) return handler(params, request)
-    const ctx = request.modernMeta === undefined ? new SessionContext(this, request) : new ModernContext(this.scope, request, request.modernMeta, new Round({}, undefined))
-    return this.server.compose(method, () => handler(params, request) as HandlerOutcome<JsonObject>)(params, ctx)
+    // Only legacy requests reach these methods (classify refuses them in the modern era).
+    return this.server.throughMiddleware(method, params, () => new SessionContext(this, request), () => handler(params, request))
   }
 
   #initialize(params: JsonObject | undefined): JsonObject {

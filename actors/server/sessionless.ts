@@ -18,7 +18,7 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ServingScope } from './core.ts'
 import { classify } from './classify.ts'
 import { statelessHandler } from './stateless.ts'
-import { settleOutcome } from '../../lib/outcome.ts'
+import { settleOutcome, type OutcomeObserver } from '../../lib/outcome.ts'
 import { batchRefusal } from '../../lib/batch-collector.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { modernHandler } from './modern-methods.ts'
@@ -43,39 +43,42 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   // Classified once: the era, and a modern request's `_meta` (marked on it).
   const refusal = classify(server, request, undefined)
   if (refusal !== undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: refusal.toJSON() })
-  const isModern = request.modernMeta !== undefined
-  const scope: ServingScope = { server, host: new ReplyHost(server, reply, request), session: undefined }
+  const served = new SessionlessRequest(server, reply, request)
   // Looked up once, for this era.
-  const handler = isModern ? modernHandler(server, scope, message.method) : statelessHandler(server, scope, message.method)
+  const handler = request.modernMeta !== undefined ? modernHandler(server, served, message.method) : statelessHandler(server, served, message.method)
   if (handler === undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: new MethodNotFoundError(`Method not found: ${message.method}`).toJSON() })
-  const fail = (error: unknown) => {
-    if (request.isDone) return
-    request.isDone = true
-    if (!(error instanceof McpError)) inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
-    respond(server, reply, request, { jsonrpc: '2.0', id: request.id, error: (error instanceof McpError ? error : new InternalError('Internal error')).toJSON() })
-  }
   // The client went away before the answer: the request is cancelled (for the modern era, closing
   // the stream is the cancellation), its handler stopped.
-  void reply.closed.then(() => {
-    if (request.isDone) return
-    request.subscription?.unsubscribe()
-    request.cancel(new ConnectionClosedError('The client closed the response stream'))
-  })
+  // (Checked first: the reply also closes after every answer, and an error is not made for nothing.)
+  void reply.closed.then(() => { if (!request.isDone) request.cancel(new ConnectionClosedError('The client closed the response stream')) })
   let outcome: unknown
   try {
     outcome = handler(message.params, request)
   } catch (error) {
-    return fail(error)
+    return fail(served, error)
   }
-  request.subscription = settleOutcome(outcome, request, {
-    value: (_, last) => {
-      if (request.isDone) return
-      request.isDone = true
-      const result = !isJsonObject(last) ? EMPTY_RESULT : isModern ? last : shapeForRevision('result', request.method, last, scope.host.protocolVersion)
-      respond(server, reply, request, { jsonrpc: '2.0', id: request.id, result })
-    },
-    error: (_, error) => fail(error),
-  })
+  request.subscription = settleOutcome(outcome, served, SETTLED)
+}
+
+/** Where every sessionless request's outcome goes (one object for all). */
+const SETTLED: OutcomeObserver<unknown, SessionlessRequest> = {
+  value: (served, last) => {
+    const request = served.incoming
+    if (request.isDone) return
+    request.isDone = true
+    const result = !isJsonObject(last) ? EMPTY_RESULT
+      : request.modernMeta !== undefined ? last : shapeForRevision('result', request.method, last, served.protocolVersion)
+    respond(served, { jsonrpc: '2.0', id: request.id, result })
+  },
+  error: (served, error) => fail(served, error),
+}
+
+function fail(served: SessionlessRequest, error: unknown): void {
+  const request = served.incoming
+  if (request.isDone) return
+  request.isDone = true
+  if (!(error instanceof McpError)) served.server.options.inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
+  respond(served, { jsonrpc: '2.0', id: request.id, error: (error instanceof McpError ? error : new InternalError('Internal error')).toJSON() })
 }
 
 const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
@@ -84,8 +87,8 @@ const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
  * The response of a request that reported progress goes out one macrotask later, so that it does
  * not share a read with its last progress notification (see lib/connection.ts, which does the same).
  */
-function respond(server: ServerCore, reply: Reply, request: IncomingRequest, response: JsonRpcResponse): void {
-  if (!request.hasSentProgress) return answer(server, reply, response)
+function respond({ server, reply, incoming }: SessionlessRequest, response: JsonRpcResponse): void {
+  if (!incoming.hasSentProgress) return answer(server, reply, response)
   asyncScheduler.schedule(() => answer(server, reply, response))
 }
 
@@ -108,12 +111,15 @@ function write(server: ServerCore, reply: Reply, message: JsonRpcMessage): void 
 }
 
 /**
- * The {@link ContextHost} of a sessionless request: its notifications go on its reply. There is no
- * peer to send requests to (the modern era asks through input rounds); its envelope has no
+ * A sessionless request being served: its scope (no session) and its {@link ContextHost} in one
+ * object, the only one made for it beside the request. Its notifications go on its reply. There is
+ * no peer to send requests to (the modern era asks through input rounds); its envelope has no
  * `stream` to end while the request goes on (a modern request is not resumed).
  */
-class ReplyHost implements ContextHost {
+class SessionlessRequest implements ContextHost, ServingScope {
+  readonly session = undefined
   constructor(readonly server: ServerCore, readonly reply: Reply, readonly incoming: IncomingRequest) {}
+  get host(): ContextHost { return this }
   /** A modern request's own version; a legacy one without a session speaks the newest legacy revision served. */
   get protocolVersion(): string { return this.incoming.protocolVersion ?? this.server.versions.legacy[0] ?? this.server.versions.all[0]! }
   get isClosed(): boolean { return this.reply.isClosed }

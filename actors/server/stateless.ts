@@ -72,9 +72,7 @@ export function statelessHandler(server: ServerCore, scope: ServingScope, method
 }
 
 function guarded(scope: ServingScope, method: string, handler: (params: JsonObject | undefined) => JsonObject): StatelessHandler {
-  return (params, request) => scope.server.hasMiddleware
-    ? scope.server.compose(method, () => handler(params))(params, new StatelessContext(scope, request))
-    : handler(params)
+  return (params, request) => scope.server.throughMiddleware(method, params, () => new StatelessContext(scope, request), () => handler(params))
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { randomUUID } from 'node:crypto'
 import { createServer } from '../../actors/server.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { useScaleOut } from '../helpers/scale-instances.ts'
+import { postTo, useScaleOut } from '../helpers/scale-instances.ts'
 
 /**
  * Two instances of one listener on a real redis-server, behind a proxy that names the client in
@@ -10,7 +10,6 @@ import { useScaleOut } from '../helpers/scale-instances.ts'
  * must still see the headers of the POST the client sent and the address the front resolved.
  */
 
-const ACCEPT = 'application/json, text/event-stream'
 
 const cluster = useScaleOut()
 
@@ -25,23 +24,18 @@ async function instance(prefix: string): Promise<string> {
   return http.url!
 }
 
-async function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Headers; body: string }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: JSON.stringify(body) })
-  return { status: response.status, headers: response.headers, body: await response.text() }
-}
-
 describe('issue 21: ctx.request', { timeout: 30_000 }, () => {
   it('gives a request forwarded to the session\'s owner the headers of the client\'s POST and the address the front resolved', async () => {
     const prefix = `request-info-${randomUUID()}:`
     const front = await instance(prefix)
     const owner = await instance(prefix)
-    const init = await post(owner, { 'x-real-ip': '203.0.113.10' }, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
+    const init = await postTo(owner, { 'x-real-ip': '203.0.113.10' }, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
     expect(init.status).toBe(200)
     const session = init.headers.get('mcp-session-id')!
     const headers = { 'x-real-ip': '203.0.113.10', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }
-    expect((await post(owner, headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202)
+    expect((await postTo(owner, headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202)
     // Through the front, from another client address and with a header of the client's own.
-    const call = await post(front, { ...headers, 'x-real-ip': '203.0.113.20', 'x-tag': 'forwarded' }, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } })
+    const call = await postTo(front, { ...headers, 'x-real-ip': '203.0.113.20', 'x-tag': 'forwarded' }, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } })
     expect(call.status).toBe(200)
     const data = call.body.split('\n').find(line => line.startsWith('data: {'))!
     const answer = JSON.parse(data.slice('data: '.length)) as { id: number; result: { content: { text: string }[] } }

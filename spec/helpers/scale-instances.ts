@@ -35,3 +35,9 @@ export function useScaleOut(): { start(prefix: string, make: (scale: RedisScaleO
     },
   }
 }
+
+/** A raw POST to an instance, as a client sends it (JSON, both answer types accepted): status, headers, body text. */
+export async function postTo(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; headers: Headers; body: string }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) })
+  return { status: response.status, headers: response.headers, body: await response.text() }
+}

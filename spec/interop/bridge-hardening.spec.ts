@@ -99,6 +99,18 @@ const isAlive = (pid: number) => { try { process.kill(pid, 0); return true } cat
 
 // Real child processes: room for a loaded machine.
 describe('bridge', { timeout: 30_000 }, () => {
+  it('answers a modern-era POST whose child exits before answering, instead of leaving it open', async () => {
+    const { http } = await startBridge()
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } }
+    const response = await within(fetch(http, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'crash' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crash', arguments: {}, _meta: meta } }),
+    }).then(async answer => ({ status: answer.status, body: await answer.text() })), 10_000, 'an answer after the child exited')
+    expect(response.status).toBeGreaterThanOrEqual(200)
+    expect(response.body).toMatch(/"error"/)
+  })
+
   it('has small defaults for children and 16 MiB messages', () => {
     expect(BRIDGE_DEFAULTS).toMatchObject({ maxChildren: 8, maxChildrenPerClient: 4, childIdleTimeout: 5 * 60_000, maxMessageSize: 16 * 1024 * 1024 })
   })
