@@ -16,7 +16,7 @@ import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import {
   SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type ClientCapabilities, type Implementation, type ListToolsResult, type Root, type ServerCapabilities, type Tool,
 } from '../lib/schema/types.ts'
-import { createActor, type ActorRef } from './actor.ts'
+import { createActor, type ActorRef } from './reducer-actor.ts'
 import type { Era } from './context.ts'
 import { clientConnections, RECONNECT_DEFAULTS } from './client/connection.ts'
 import { declaredCapabilities, inputHandlers, registerClientHandlers, type InputHandler } from './client/handlers.ts'

@@ -7,9 +7,12 @@ export { TokenBuckets, memoryRateLimiterStore } from '../lib/token-bucket.ts'
 export type { TokenBucketOptions, TokenBucketState, RateLimiter } from '../lib/token-bucket.ts'
 export { clientAddressKey } from '../lib/client-address.ts'
 export { traceContextOf } from '../actors/context.ts'
-export { createActor, withEffects } from '../actors/actor.ts'
+export {
+  createActor, createActorSystem, fromObservable, effect, NONE, isFinal, backoff, backoffDelay, canRetry, backoffTimer, retryWithBackoff, BACKOFF_DEFAULTS,
+} from '../actors/actor.ts'
 export type {
-  ActorRef, ActorOptions, Behaviour, Step, Effect, SupervisionStrategy, ActorInspectionEvent,
+  ActorLogic, ActorSelf, ActorStatus, Address, ChildMessage, Effect, Snapshot, SpawnEffect, Step, Supervision,
+  ActorInspectionEvent, ActorRef, ActorSystem, ActorSystemOptions, SpawnOptions, Backoff, BackoffOptions,
 } from '../actors/actor.ts'
 export { mapOutcome } from '../actors/request.ts'
 export { createConnection, DEFAULT_REQUEST_TIMEOUT, DEFAULTS as CONNECTION_DEFAULTS } from '../lib/connection.ts'

@@ -7,7 +7,7 @@ import type {
   CompleteParams, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
   LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../actor.ts'
+import type { ActorRef } from '../reducer-actor.ts'
 import type { ClientMessage, ClientState, ServerDescription } from './api.ts'
 import type { ResultCache } from './cache.ts'
 import { InvalidResultError } from './errors.ts'

@@ -9,7 +9,7 @@ import type { InferInput, InferOutput, StandardSchemaV1 } from '../../lib/standa
 import type {
   CallToolResult, ClientCapabilities, CompleteResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, Icon, Implementation, ListRootsResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations, ServerRequests, ServerNotifications, ClientNotifications, ParamsArgument, RequestParams, RequestResult, NotificationParams, OtherMethod, ObjectJsonSchema, InferJsonSchema,
 } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../actor.ts'
+import type { ActorRef } from '../reducer-actor.ts'
 import type { RequestContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 

@@ -16,7 +16,7 @@ import {
   type ClientCapabilities, type CreateMessageParams, type CreateMessageResult, type ElicitParams, type ElicitResult,
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
-import { createActor, withEffects, type ActorRef } from '../actor.ts'
+import { createActor, withEffects, type ActorRef } from '../reducer-actor.ts'
 import type { InputOptions, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
 import { SERVER_DEFAULTS } from './options.ts'
 import { SessionContext } from './context.ts'

@@ -4,7 +4,7 @@ import { ErrorCode, InternalError, McpError, toModernWireError } from '../../lib
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
 export { TASK_DEFAULTS, TASK_TRANSITION_ERROR_CODE, TERMINAL_STATUSES, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
-import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../actor.ts'
+import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../reducer-actor.ts'
 
 /*
  * A task (MCP 2025-11-25 basic/utilities/tasks) as an actor: one mailbox and one state machine per

@@ -1,0 +1,438 @@
+import { BehaviorSubject, Observable, Subject, asyncScheduler, type SchedulerLike, type Subscription } from '../rx.ts'
+import { backoffDelay } from '../operators/retry-policy.ts'
+import {
+  NONE, type ActorLogic, type ActorSelf, type ActorStatus, type Address, type AnyActorLogic, type ChildMessage, type Effect,
+  type Snapshot, type Supervision,
+} from './logic.ts'
+
+/**
+ * The actor runtime: runs logic (lib/actor/logic.ts) in actors with a mailbox, parents and
+ * children, supervision, timers on an injected scheduler, a registry and an inspection stream.
+ *
+ * Costs, since a request is an actor: spawning allocates the actor and nothing else; a child table,
+ * a timer table, a mailbox, the snapshot and event streams are each made when first needed; an
+ * inspection event is built only while someone subscribes to `system.inspect`.
+ */
+
+/** An event of `system.inspect`: every spawn, message, transition, failure, restart and end. */
+export type ActorInspectionEvent =
+  | { readonly type: 'rxmcp.actor.spawned'; readonly actor: string; readonly parent: string | undefined; readonly logic: string }
+  | { readonly type: 'rxmcp.actor.message'; readonly actor: string; readonly message: unknown }
+  | { readonly type: 'rxmcp.actor.transition'; readonly actor: string; readonly state: unknown; readonly effects: readonly Effect[] }
+  | { readonly type: 'rxmcp.actor.failed'; readonly actor: string; readonly error: unknown; readonly strategy: Supervision['strategy'] }
+  | { readonly type: 'rxmcp.actor.restarting'; readonly actor: string; readonly attempt: number; readonly delay: number }
+  | { readonly type: 'rxmcp.actor.ended'; readonly actor: string; readonly status: ActorStatus }
+  /** A message nobody could take: to a parent an actor has not, a child it has not, or an actor that ended. */
+  | { readonly type: 'rxmcp.actor.dead-letter'; readonly actor: string; readonly message: unknown }
+
+/** A running actor, as others hold it: they send to it and watch its snapshots; they never read its state. */
+export interface ActorRef<M, S = unknown> {
+  /** Its name among its parent's children (or the system's roots). */
+  readonly id: string
+  /** `system/parent/.../id`: unique in the system while the actor lives. */
+  readonly path: string
+  /** Queues a message; messages are handled one at a time, in order. Dropped (a dead letter) once the actor ended. */
+  send(message: M): void
+  /** The snapshot now and after each change; completes when the actor ends. */
+  readonly snapshots: Observable<Snapshot<S>>
+  /** The actor's `emit` effects; completes when the actor ends. */
+  readonly events: Observable<unknown>
+  /** Stops the actor (and its children first, in the order they were spawned); status `stopped`. */
+  stop(): void
+}
+
+/** How to spawn an actor from outside a transition (an owner bridging I/O, or a root). */
+export interface SpawnOptions<I> {
+  /** Its name among its parent's children; default the logic's name and a counter. */
+  id?: string
+  input?: I
+  /** The parent: the actor becomes its child (stopped with it, supervised by it). Default: a root of the system. */
+  parent?: ActorRef<never>
+  /** What happens when it fails (default `stop`). */
+  supervision?: Supervision
+  /** Registers it in the system under this name. */
+  systemId?: string
+  /** Receives its `emit` effects, synchronously, in order: where the owner does I/O. */
+  onEvent?: (event: unknown) => void
+}
+
+/** One actor system per server, client and host: a registry, a scheduler, an inspection stream. */
+export interface ActorSystem {
+  readonly name: string
+  /** Where every timer of every actor of this system runs. */
+  readonly scheduler: SchedulerLike
+  spawn<S, M, I = undefined>(logic: ActorLogic<S, M, I>, options?: SpawnOptions<I>): ActorRef<M, S>
+  /** The actor registered under `systemId`, while it lives. */
+  get<M = unknown>(systemId: string): ActorRef<M> | undefined
+  /** Every spawn, message, transition, failure, restart and end, as events; built only while subscribed. */
+  readonly inspect: Observable<ActorInspectionEvent>
+  /** Stops every root actor, in spawn order (each after its children). */
+  stop(): void
+}
+
+/** Options of {@link createActorSystem}. */
+export interface ActorSystemOptions {
+  /** The first segment of every path (default `system`). */
+  name?: string
+  /** Where timers run (default RxJS's async scheduler); a `TestScheduler` in tests. */
+  scheduler?: SchedulerLike
+  /** Where a root actor's failure goes (a child's goes to its parent). */
+  reportError?: (error: unknown, actor: string) => void
+}
+
+/**
+ * Creates an actor system.
+ *
+ * @example
+ * const system = createActorSystem({ scheduler })
+ * const counter = system.spawn({ name: 'counter', initial: () => 0, transition: (n, m: 'inc') => [n + 1, NONE] })
+ * counter.send('inc')
+ */
+export function createActorSystem(options: ActorSystemOptions = {}): ActorSystem {
+  return new System(options)
+}
+
+/**
+ * Spawns `logic` as the root of a system of its own (for a lone actor, and tests).
+ * @example
+ * const actor = createActor(counterLogic)
+ */
+export function createActor<S, M, I = undefined>(logic: ActorLogic<S, M, I>, options: SpawnOptions<I> & ActorSystemOptions = {}): ActorRef<M, S> {
+  return new System(options).spawn(logic, options)
+}
+
+class System implements ActorSystem {
+  readonly name: string
+  readonly scheduler: SchedulerLike
+  readonly reportError: (error: unknown, actor: string) => void
+  readonly #registry = new Map<string, Actor>()
+  readonly #roots = new Set<Actor>()
+  #inspect: Subject<ActorInspectionEvent> | undefined
+  #count = 0
+
+  constructor(options: ActorSystemOptions) {
+    this.name = options.name ?? 'system'
+    this.scheduler = options.scheduler ?? asyncScheduler
+    this.reportError = options.reportError ?? (() => {})
+  }
+
+  /** Whether anyone reads inspection events now (checked before one is built). */
+  get isInspected(): boolean { return this.#inspect?.observed === true }
+
+  get inspect(): Observable<ActorInspectionEvent> {
+    return (this.#inspect ??= new Subject()).asObservable()
+  }
+
+  emit(event: ActorInspectionEvent): void { this.#inspect?.next(event) }
+
+  spawn<S, M, I>(logic: ActorLogic<S, M, I>, options: SpawnOptions<I> = {}): ActorRef<M, S> {
+    const parent = options.parent as Actor | undefined
+    if (parent !== undefined && !(parent instanceof Actor)) throw new TypeError('spawn: the parent must be an actor of this runtime')
+    return this.make(logic, options.id ?? `${logic.name}-${++this.#count}`, options.input, parent, options.supervision, options.systemId, options.onEvent) as unknown as ActorRef<M, S>
+  }
+
+  make(logic: AnyActorLogic, id: string, input: unknown, parent: Actor | undefined, supervision: Supervision | undefined,
+    systemId: string | undefined, onEvent: ((event: unknown) => void) | undefined): Actor {
+    if (systemId !== undefined && this.#registry.has(systemId)) throw new Error(`spawn: "${systemId}" is registered already`)
+    const actor = new Actor(this, logic, id, input, parent, supervision ?? STOP, systemId, onEvent)
+    if (parent === undefined) this.#roots.add(actor)
+    else parent.adopt(actor)
+    if (systemId !== undefined) this.#registry.set(systemId, actor)
+    if (this.isInspected) this.emit({ type: 'rxmcp.actor.spawned', actor: actor.path, parent: parent?.path, logic: logic.name })
+    actor.begin()
+    return actor
+  }
+
+  forget(actor: Actor): void {
+    if (actor.parent === undefined) this.#roots.delete(actor)
+    if (actor.systemId !== undefined && this.#registry.get(actor.systemId) === actor) this.#registry.delete(actor.systemId)
+  }
+
+  get<M>(systemId: string): ActorRef<M> | undefined {
+    return this.#registry.get(systemId) as ActorRef<M> | undefined
+  }
+
+  stop(): void {
+    for (const root of [...this.#roots]) root.stop()
+  }
+}
+
+const STOP: Supervision = Object.freeze({ strategy: 'stop' })
+
+class Actor implements ActorRef<unknown, unknown>, ActorSelf {
+  #status: ActorStatus = 'active'
+  #state: unknown
+  #output: unknown
+  #error: unknown
+  /** Messages waiting while one is handled; made on the first re-entrant send. */
+  #mailbox: unknown[] | undefined
+  #isProcessing = false
+  /** Between a failure and its restart: messages are dead letters. */
+  #isRestarting = false
+  #children: Map<string, Actor> | undefined
+  #timers: Map<string, Subscription> | undefined
+  #started: { unsubscribe(): void } | undefined
+  #snapshots: BehaviorSubject<Snapshot<unknown>> | undefined
+  #events: Subject<unknown> | undefined
+  /** Failures in a row, for `restart`; and when the current run began (for `stableMs`). */
+  #restarts = 0
+  #runSince = 0
+  #restartTimer: Subscription | undefined
+
+  constructor(
+    readonly system: System,
+    readonly logic: AnyActorLogic,
+    readonly id: string,
+    readonly input: unknown,
+    readonly parent: Actor | undefined,
+    readonly supervision: Supervision,
+    readonly systemId: string | undefined,
+    readonly onEvent: ((event: unknown) => void) | undefined,
+  ) {}
+
+  get path(): string { return `${this.parent === undefined ? this.system.name : this.parent.path}/${this.id}` }
+
+  get snapshots(): Observable<Snapshot<unknown>> {
+    if (this.#snapshots === undefined) {
+      this.#snapshots = new BehaviorSubject(this.#snapshot())
+      if (this.#status !== 'active') this.#snapshots.complete()
+    }
+    return this.#snapshots.asObservable()
+  }
+
+  get events(): Observable<unknown> {
+    if (this.#events === undefined) {
+      this.#events = new Subject()
+      if (this.#status !== 'active') this.#events.complete()
+    }
+    return this.#events.asObservable()
+  }
+
+  #snapshot(): Snapshot<unknown> {
+    return this.#status === 'done' ? { status: 'done', state: this.#state, output: this.#output }
+      : this.#status === 'error' ? { status: 'error', state: this.#state, error: this.#error }
+        : { status: this.#status, state: this.#state }
+  }
+
+  /** Takes the initial state and starts the logic's source, if it has one. */
+  begin(): void {
+    try {
+      this.#state = this.logic.initial(this.input)
+    } catch (error) {
+      this.fail(error)
+      return
+    }
+    this.#runSince = this.system.scheduler.now()
+    if (this.logic.start !== undefined) {
+      this.#isProcessing = true
+      try {
+        const started = this.logic.start(this.input, this)
+        if (this.#status === 'active' && !this.#isRestarting) this.#started = started
+        else started.unsubscribe()
+      } catch (error) {
+        this.fail(error)
+      } finally {
+        this.#isProcessing = false
+      }
+      this.#drain()
+    }
+  }
+
+  adopt(child: Actor): void {
+    this.#children ??= new Map()
+    if (this.#children.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
+    this.#children.set(child.id, child)
+  }
+
+  send(message: unknown): void {
+    if (this.#status !== 'active' || this.#isRestarting) {
+      if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.dead-letter', actor: this.path, message })
+      return
+    }
+    if (this.#isProcessing) {
+      (this.#mailbox ??= []).push(message)
+      return
+    }
+    this.#handle(message)
+    this.#drain()
+  }
+
+  #drain(): void {
+    const mailbox = this.#mailbox
+    if (mailbox === undefined) return
+    while (mailbox.length > 0 && this.#status === 'active' && !this.#isRestarting) this.#handle(mailbox.shift())
+  }
+
+  #handle(message: unknown): void {
+    const system = this.system
+    this.#isProcessing = true
+    try {
+      if (system.isInspected) system.emit({ type: 'rxmcp.actor.message', actor: this.path, message })
+      let step
+      try {
+        step = this.logic.transition(this.#state, message)
+      } catch (error) {
+        this.#failed(error, true)
+        return
+      }
+      const [next, effects] = step
+      if (!Object.is(next, this.#state)) {
+        this.#state = next
+        this.#snapshots?.next(this.#snapshot())
+      }
+      if (system.isInspected) system.emit({ type: 'rxmcp.actor.transition', actor: this.path, state: next, effects })
+      if (effects !== NONE) this.#run(effects)
+    } finally {
+      this.#isProcessing = false
+    }
+  }
+
+  #run(effects: readonly Effect[]): void {
+    for (const effect of effects) {
+      if (this.#status !== 'active' || this.#isRestarting) return
+      try {
+        this.#perform(effect)
+      } catch (error) {
+        this.#failed(error, false)
+      }
+    }
+  }
+
+  #perform(effect: Effect): void {
+    switch (effect.type) {
+      case 'send': return this.#deliver(effect.to, effect.message)
+      case 'spawn': {
+        this.system.make(effect.logic, effect.id, effect.input, this, effect.supervision, effect.systemId, undefined)
+        return
+      }
+      case 'stop': {
+        if (effect.id === undefined) return this.#end('stopped')
+        this.#children?.get(effect.id)?.stop()
+        return
+      }
+      case 'timer': {
+        const timers = this.#timers ??= new Map()
+        timers.get(effect.id)?.unsubscribe()
+        const { id, message } = effect
+        timers.set(id, this.system.scheduler.schedule(() => { timers.delete(id); this.send(message) }, effect.delay))
+        return
+      }
+      case 'cancel-timer': {
+        const timer = this.#timers?.get(effect.id)
+        if (timer !== undefined) { timer.unsubscribe(); this.#timers!.delete(effect.id) }
+        return
+      }
+      case 'emit': {
+        this.onEvent?.(effect.event)
+        this.#events?.next(effect.event)
+        return
+      }
+      case 'done': return this.done(effect.output)
+      case 'fail': return this.#failed(effect.error, false)
+    }
+  }
+
+  #deliver(to: Address, message: unknown): void {
+    const target: { send(message: unknown): void } | undefined = to === 'self' ? this
+      : to === 'parent' ? this.parent
+        : 'child' in to ? this.#children?.get(to.child)
+          : 'systemId' in to ? this.system.get(to.systemId)
+            : to.ref as { send(message: unknown): void }
+    if (target !== undefined) target.send(message)
+    else if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.dead-letter', actor: this.path, message })
+  }
+
+  sendParent(message: unknown): void { this.#deliver('parent', message) }
+
+  done(output?: unknown): void {
+    this.#output = output
+    this.#end('done')
+  }
+
+  fail(error: unknown): void { this.#failed(error, false) }
+
+  /** A failure, handled by the strategy the parent declared (`thrown`: a transition threw, which `resume` may skip). */
+  #failed(error: unknown, thrown: boolean): void {
+    if (this.#status !== 'active' || this.#isRestarting) return
+    const supervision = this.supervision
+    const system = this.system
+    if (system.isInspected) system.emit({ type: 'rxmcp.actor.failed', actor: this.path, error, strategy: supervision.strategy })
+    switch (supervision.strategy) {
+      case 'resume':
+        if (thrown) return
+        break
+      case 'restart': {
+        const now = system.scheduler.now()
+        if (supervision.stableMs !== undefined && now - this.#runSince >= supervision.stableMs) this.#restarts = 0
+        if (this.#restarts < supervision.backoff.retries) return this.#restart(supervision, error)
+        break
+      }
+      case 'escalate': {
+        this.#error = error
+        this.#end('error', true)
+        if (this.parent !== undefined) this.parent.fail(error)
+        else system.reportError(error, this.path)
+        return
+      }
+    }
+    this.#error = error
+    this.#end('error')
+  }
+
+  #restart(supervision: Extract<Supervision, { strategy: 'restart' }>, error: unknown): void {
+    const attempt = this.#restarts++
+    const delay = backoffDelay(supervision.backoff, attempt)
+    this.#isRestarting = true
+    this.#error = error
+    this.#teardown()
+    if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.restarting', actor: this.path, attempt: attempt + 1, delay })
+    this.#restartTimer = this.system.scheduler.schedule(() => {
+      this.#restartTimer = undefined
+      if (this.#status !== 'active') return
+      this.#isRestarting = false
+      this.#error = undefined
+      this.begin()
+      this.#snapshots?.next(this.#snapshot())
+    }, delay)
+  }
+
+  /** Ends what the current run holds: its source, its timers, its children (in spawn order), its mail. */
+  #teardown(): void {
+    const started = this.#started
+    this.#started = undefined
+    started?.unsubscribe()
+    if (this.#timers !== undefined) {
+      for (const timer of this.#timers.values()) timer.unsubscribe()
+      this.#timers.clear()
+    }
+    if (this.#children !== undefined) for (const child of [...this.#children.values()]) child.stop()
+    if (this.#mailbox !== undefined) this.#mailbox.length = 0
+  }
+
+  stop(): void { this.#end('stopped') }
+
+  /** Makes the status final: ends the run, tells the parent (unless `quiet`), completes the streams. */
+  #end(status: Exclude<ActorStatus, 'active'>, quiet = false): void {
+    if (this.#status !== 'active') return
+    this.#status = status
+    this.#isRestarting = false
+    this.#restartTimer?.unsubscribe()
+    this.#teardown()
+    const parent = this.parent
+    parent?.disown(this)
+    this.system.forget(this)
+    if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.ended', actor: this.path, status })
+    if (this.#snapshots !== undefined) { this.#snapshots.next(this.#snapshot()); this.#snapshots.complete() }
+    this.#events?.complete()
+    if (quiet) return
+    if (status === 'done') parent?.send({ type: 'rxmcp.child.done', id: this.id, output: this.#output } satisfies ChildMessage)
+    else if (status === 'error') {
+      if (parent !== undefined) parent.send({ type: 'rxmcp.child.error', id: this.id, error: this.#error } satisfies ChildMessage)
+      else this.system.reportError(this.#error, this.path)
+    }
+  }
+
+  disown(child: Actor): void {
+    if (this.#children?.get(child.id) === child) this.#children.delete(child.id)
+  }
+}
