@@ -10,6 +10,7 @@ import type {
   CallToolResult, ClientCapabilities, CompleteResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, Icon, Implementation, ListRootsResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations, ServerRequests, ServerNotifications, ClientNotifications, ParamsArgument, RequestParams, RequestResult, NotificationParams, OtherMethod, ObjectJsonSchema, InferJsonSchema,
 } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../reducer-actor.ts'
+import type { ActorSystem } from '../actor.ts'
 import type { RequestContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 
@@ -393,6 +394,12 @@ export interface McpServer {
    * too. Hot: a subscriber sees what happens after it subscribed; it never completes.
    */
   readonly events: Observable<ServerEvent>
+  /**
+   * The server's actor system: its sessions, their in-flight requests and subscriptions, its tasks.
+   * `server.system.inspect` shows every spawn, message, transition and end as events (nothing is
+   * built while nobody subscribes).
+   */
+  readonly system: ActorSystem
   /** Sends a log message to every session (each filters by its own level). */
   log(level: LoggingLevel, data: unknown, logger?: string): void
   /** Serves one client over `transport`; resolves once the transport is being read. */

@@ -10,6 +10,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import type { ServerEvent } from '../../lib/events.ts'
 import type { Implementation, LoggingLevel, ServerCapabilities } from '../../lib/schema/types.ts'
 import type { ContextHost } from '../context.ts'
+import type { ActorSystem } from '../actor.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { CacheHint, RouteHandler, ServerContext, ServerSession } from './api.ts'
 import type { ServerOptions } from './options.ts'
@@ -43,6 +44,8 @@ export interface ServerCore {
   readonly requestStates: RequestStateCodec
   readonly usedRequestStates: RequestStateStore
   readonly events: Observable<ServerEvent>
+  /** The server's actors (see McpServer.system). */
+  readonly system: ActorSystem
   /** Emits once when the server starts closing. */
   readonly closing: Observable<void>
   capabilities(): ServerCapabilities

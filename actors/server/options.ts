@@ -23,6 +23,12 @@ export interface ServerOptions {
   protocolVersions?: readonly string[]
   /** Log level of a session before the client sets one (default 'debug': everything is sent). */
   defaultLogLevel?: LoggingLevel
+  /**
+   * Where the server's time runs (default RxJS's async scheduler): its actor system's timers
+   * (request timeouts, task TTLs, restarts), and the tasks' clock unless `tasks.scheduler` says
+   * otherwise. A `TestScheduler` or `VirtualTimeScheduler` makes all of it virtual in tests.
+   */
+  scheduler?: SchedulerLike
   /** Default timeout of requests the server sends to clients (60 s). */
   timeout?: number
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */

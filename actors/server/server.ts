@@ -27,6 +27,7 @@ import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
 import { serveSessionless } from './sessionless.ts'
 import type { ServerCore } from './core.ts'
+import { createActorSystem, type ActorSystem } from '../actor.ts'
 
 export type { ListKind }
 import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
@@ -66,6 +67,8 @@ export class Server implements McpServer, ServerCore {
   readonly router: Router
   /** The server's tasks (both eras). */
   readonly tasks: ServerTasks
+  /** The server's actors (sessions, their requests and subscriptions, tasks), on `options.scheduler`. */
+  readonly system: ActorSystem
   /** Signs and checks the `requestState` of MRTR rounds (made on the first round). */
   #requestStates: RequestStateCodec | undefined
 
@@ -73,6 +76,7 @@ export class Server implements McpServer, ServerCore {
     this.info = info
     this.options = options
     this.pageSize = options.pageSize ?? SERVER_DEFAULTS.pageSize
+    this.system = createActorSystem({ name: info.name, scheduler: options.scheduler, reportError: error => this.report(error) })
     this.router = new Router(this)
     this.tasks = new ServerTasks(this, event => this.#emit(event))
     // Other instances' events come in as if raised here; this server's own go out through #emit.

@@ -85,7 +85,7 @@ export class ServerTasks implements TasksCore {
 
   constructor(server: ServerCore, private readonly emit: (event: ServerEvent) => void) {
     this.#server = server
-    this.#scheduler = server.options.tasks?.scheduler
+    this.#scheduler = server.options.tasks?.scheduler ?? server.options.scheduler
   }
 
   /** The store: the one given, else a memory store made when first needed. */
