@@ -81,6 +81,8 @@ export type Effect =
 export type ChildMessage =
   | { readonly type: 'rxmcp.child.done'; readonly id: string; readonly output: unknown }
   | { readonly type: 'rxmcp.child.error'; readonly id: string; readonly error: unknown }
+  /** The child failed and starts over after `delay` ms (`attempt` 1 for the first restart in a row). */
+  | { readonly type: 'rxmcp.child.restarting'; readonly id: string; readonly attempt: number; readonly delay: number; readonly error: unknown }
 
 /** A transition's answer: the next state and the effects to run, in order. */
 export type Step<S> = readonly [state: S, effects: readonly Effect[]]

@@ -386,6 +386,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     this.#error = error
     this.#teardown()
     if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.restarting', actor: this.path, attempt: attempt + 1, delay })
+    this.parent?.send({ type: 'rxmcp.child.restarting', id: this.id, attempt: attempt + 1, delay, error } satisfies ChildMessage)
     this.#restartTimer = this.system.scheduler.schedule(() => {
       this.#restartTimer = undefined
       if (this.#status !== 'active') return

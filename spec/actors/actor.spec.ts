@@ -140,7 +140,12 @@ describe('supervision, per strategy', () => {
     owner.send({ type: 'to-child', id: 'c', message: { type: 'boom' } })
     expect(events.filter(event => event.type === 'rxmcp.actor.restarting').map(event => (event as { delay: number }).delay)).toEqual([100, 200])
     expect(events.filter(event => event.type === 'rxmcp.actor.dead-letter')).toHaveLength(1)
-    expect(last!.state.heard).toEqual([{ type: 'heard', text: 'back at 0' }, { type: 'rxmcp.child.error', id: 'c', error: new Error('boom at 0') }])
+    expect(last!.state.heard).toEqual([
+      { type: 'rxmcp.child.restarting', id: 'c', attempt: 1, delay: 100, error: new Error('boom at 1') },
+      { type: 'heard', text: 'back at 0' },
+      { type: 'rxmcp.child.restarting', id: 'c', attempt: 2, delay: 200, error: new Error('boom at 0') },
+      { type: 'rxmcp.child.error', id: 'c', error: new Error('boom at 0') },
+    ])
   })
 
   it('restart: a run that lasted stableMs resets the count', () => {
@@ -256,7 +261,11 @@ describe('fromObservable', () => {
     sources[1]!.next({ type: 'heard', text: 'two' })
     actor.stop()
     expect(sources[1]!.observed).toBe(false)
-    expect(heard).toEqual([{ type: 'heard', text: 'one' }, { type: 'heard', text: 'two' }])
+    expect(heard).toEqual([
+      { type: 'heard', text: 'one' },
+      { type: 'rxmcp.child.restarting', id: 'work', attempt: 1, delay: 5, error: new Error('lost') },
+      { type: 'heard', text: 'two' },
+    ])
   })
 
   it('completes as done with its last value', () => {
