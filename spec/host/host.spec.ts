@@ -21,7 +21,7 @@ const require = createRequire(import.meta.url)
 const EVERYTHING_EXAMPLE = { command: process.execPath, args: ['--import', 'tsx', 'examples/everything/server.ts'] }
 const OFFICIAL_EVERYTHING = { command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] }
 const FILESYSTEM = { command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')] }
-const FAST_RESTARTS: HostOptions['restart'] = { initialDelayMs: 20, maxDelayMs: 100, maxRestarts: 2 }
+const FAST_RESTARTS: HostOptions['restart'] = { initial: 20, max: 100, retries: 2 }
 
 const cleanup: (() => Promise<void>)[] = []
 afterEach(async () => { for (const close of cleanup.splice(0).reverse()) await close() })
