@@ -49,14 +49,17 @@ export interface HostState {
 export type HostMessage =
   /** Starts supervising a server: `supervisor` is its supervisor's logic. */
   | { readonly type: 'add'; readonly config: HostServerConfig; readonly supervisor: AnyActorLogic }
-  /** Stops a server's supervisor (its run and client first) and drops it from the view. */
+  /** Stops a server's supervisor (its run and client first): the server is `stopped`, then forgotten. */
   | { readonly type: 'remove'; readonly name: string }
+  /** Drops a stopped server from the states (sent by the host actor to itself after `remove`). */
+  | { readonly type: 'forget'; readonly name: string }
   /** A new configuration: the view's order and tool lists follow it (the servers are added and removed apart). */
   | { readonly type: 'configure'; readonly config: HostConfig }
   | SupervisorReport
   | ChildMessage
 
 const EMPTY_OFFER: Offer = Object.freeze({ tools: [], resources: [], prompts: [] })
+const STOPPED: ServerState = Object.freeze({ status: 'stopped' })
 
 /** The host's logic, its input the configuration it starts with (the owner adds its servers). */
 export const hostLogic: ActorLogic<HostState, HostMessage, HostConfig> = {
@@ -70,17 +73,24 @@ export const hostLogic: ActorLogic<HostState, HostMessage, HostConfig> = {
         return [withServer(state, name, { state: { status: 'starting', attempt: 1 } }), [effect.spawn(name, message.supervisor), effect.send({ child: name }, { type: 'run' })]]
       }
       case 'remove': {
-        if (!state.servers.has(message.name)) return [state, NONE]
-        const servers = new Map(state.servers)
-        servers.delete(message.name)
+        const server = state.servers.get(message.name)
+        if (server === undefined || server.state.status === 'stopped') return [state, NONE]
         const offers = new Map(state.offers)
         offers.delete(message.name)
-        return [publish({ ...state, servers, states: statesOf(servers), offers }), [effect.stop(message.name)]]
+        // Seen as stopped first, then gone: two snapshots, as the states stream has always shown.
+        return [publish({ ...withServer(state, message.name, { state: STOPPED }), offers }), [effect.stop(message.name), effect.send('self', { type: 'forget', name: message.name })]]
+      }
+      case 'forget': {
+        if (state.servers.get(message.name)?.state.status !== 'stopped') return [state, NONE]
+        const servers = new Map(state.servers)
+        servers.delete(message.name)
+        return [{ ...state, servers, states: statesOf(servers) }, NONE]
       }
       case 'configure': return [publish({ ...state, config: message.config }), NONE]
       case 'server': {
-        // A report from a supervisor removed meanwhile is late: nothing to change.
-        if (!state.servers.has(message.name)) return [state, NONE]
+        // A report from a supervisor stopped or removed meanwhile is late: nothing to change.
+        const known = state.servers.get(message.name)
+        if (known === undefined || known.state.status === 'stopped') return [state, NONE]
         const next = withServer(state, message.name, { state: message.state, client: message.client, pid: message.pid })
         // Its client gone (crashed, failed): what it offered leaves the view with it.
         if (message.client !== undefined || !next.offers.has(message.name)) return [next, NONE]

@@ -279,7 +279,8 @@ class HostOwner implements Host {
   async close(): Promise<void> {
     if (this.#isClosed) return
     this.#isClosed = true
-    // The host actor stops its supervisors first, and each its run, which closes its client.
+    // Each server stopped (its supervisor, and its run, which closes its client), then the host actor.
+    for (const name of this.#state.servers.keys()) this.#actor.send({ type: 'remove', name })
     this.system.stop()
     this.#logs.complete()
     await this.#closed()

@@ -86,7 +86,12 @@ describe('hostLogic', () => {
     ['an offer of a server with no client is dropped', added, { type: 'offer', name: 'a', kind: 'tools', items: [{ name: 'read' }] }, state => state, added, NONE],
     ['a crash takes the server\'s offer out of the view', offered, { type: 'server', name: 'a', state: { status: 'restarting', attempt: 2, reason: 'x', delayMs: 100 } },
       state => [state.tools, state.servers.get('a')?.client], [[], undefined], NONE],
-    ['remove stops its supervisor and drops it', offered, { type: 'remove', name: 'a' }, state => [state.states.size, state.tools], [0, []], [effect.stop('a')]],
+    ['remove stops its supervisor: the server is stopped, out of the view, then forgotten', offered, { type: 'remove', name: 'a' },
+      state => [state.states, state.tools], [new Map([['a', { status: 'stopped' }]]), []], [effect.stop('a'), effect.send('self', { type: 'forget', name: 'a' })]],
+    ['forget drops a stopped server', hostLogic.transition(offered, { type: 'remove', name: 'a' })[0], { type: 'forget', name: 'a' }, state => state.states.size, 0, NONE],
+    ['forget leaves a server that runs', offered, { type: 'forget', name: 'a' }, state => state, offered, NONE],
+    ['a report of a stopped server is late: dropped', hostLogic.transition(offered, { type: 'remove', name: 'a' })[0], { type: 'server', name: 'a', state: { status: 'starting', attempt: 1 } },
+      state => state.states.get('a'), { status: 'stopped' }, NONE],
     ['a report of a server removed meanwhile is late: dropped', empty, { type: 'server', name: 'a', state: { status: 'stopped' } }, state => state, empty, NONE],
     ['a supervisor that ended is nothing more to do', added, { type: 'rxmcp.child.done', id: 'a', output: undefined }, state => state, added, NONE],
   ])('%s', (_, state, message, read, expected, effects) => {
@@ -205,8 +210,11 @@ describe('the host\'s supervision, in virtual time', () => {
     const ended: string[] = []
     host.system.inspect.subscribe((event: ActorInspectionEvent) => { if (event.type === 'rxmcp.actor.ended') ended.push(`${event.actor} ${event.status}`) })
     let isComplete = false
-    host.states.subscribe({ complete: () => { isComplete = true } })
+    const states: string[] = []
+    host.states.subscribe({ next: map => states.push([...map].map(([name, state]) => `${name} ${state.status}`).join(', ')), complete: () => { isComplete = true } })
     await host.close()
+    // Each server seen stopped, then gone, as before the actors.
+    expect(states).toEqual(['a ready, b ready', 'a stopped, b ready', 'b ready', 'b stopped', ''])
     expect(ended).toEqual([
       'host/host/a/client stopped', 'host/host/a stopped', 'host/host/b/client stopped', 'host/host/b stopped', 'host/host stopped',
     ])
