@@ -80,8 +80,9 @@ export interface Host extends HostView {
   /** Every server's log messages, as they come (hot). */
   readonly logs: Observable<HostLog>
   /**
-   * The host's actor system (on the `scheduler` option): the host actor, one supervisor per
-   * running server (`host/<server>`) and its current run (`host/<server>/client`). Its `inspect`
+   * The host's actor system (on the `scheduler` option): the host actor (`host/host`), one
+   * supervisor per running server (`host/host/<server>`) and its current run
+   * (`host/host/<server>/client`). Its `inspect`
    * shows every message, transition, restart and end as events (nothing is built while nobody
    * subscribes).
    */
@@ -116,8 +117,8 @@ export function createHost(config: HostConfig, options: HostOptions = {}): Host 
 class HostOwner implements Host {
   readonly system: ActorSystem
   readonly #actor: ActorRef<HostMessage, HostState>
-  /** The host actor's latest snapshot (from the owner's own subscription). */
-  #state: HostState
+  /** The host actor's latest snapshot's state (from the owner's own subscription). */
+  #state!: HostState
   readonly #logs = new Subject<HostLog>()
   readonly logs = this.#logs.asObservable()
   /** Tool, sampling and elicitation consents given for good (`allow-always`), by key. */
@@ -140,7 +141,6 @@ class HostOwner implements Host {
     this.system = createActorSystem({ name: 'host', scheduler: this.#scheduler, reportError: error => console.error('rxmcp host:', error) })
     this.#actor = this.system.spawn(hostLogic, { id: 'host', input: config })
     const snapshots = this.#actor.snapshots.pipe(map(snapshot => snapshot.state))
-    this.#state = hostLogic.initial(config)
     snapshots.subscribe(state => { this.#state = state })
     this.states = snapshots.pipe(map(state => state.states), distinctUntilChanged())
     this.tools = snapshots.pipe(map(state => state.tools), distinctUntilChanged())
