@@ -5,13 +5,13 @@ import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, ConnectionClosedError, ProtocolError } from '../lib/jsonrpc/errors.ts'
+import { CapabilityError, ConnectionClosedError } from '../lib/jsonrpc/errors.ts'
 import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
-import { canSendRequest, gateIncomingRequest } from '../lib/lifecycle.ts'
+import { gateIncomingRequest } from '../lib/lifecycle.ts'
 import { Feature } from '../lib/schema/negotiate.ts'
-import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
-import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
+import { hasCapability } from '../lib/schema/capabilities.ts'
+import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import {
   SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type ClientCapabilities, type Implementation, type ListToolsResult, type Root, type ServerCapabilities, type Tool,
@@ -28,6 +28,7 @@ import { ResourceSubscriptions, listenLegacy, listenModern } from './client/list
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
 import { clientLogic, type ClientEvent, type ClientStateSource } from './client/state.ts'
+import { gateOutgoing } from './client/gate-outgoing.ts'
 import { withTaskRequests } from './client/task-requests.ts'
 import { UrlElicitations } from './client/url-elicitations.ts'
 import { rootsProblem } from '../lib/schema/input-requests.ts'
@@ -201,7 +202,7 @@ class Client extends ClientCalls implements McpClient {
       // and a client writes only requests and notifications (stdio, Streamable HTTP): whatever a
       // server sends, nothing is answered, not even with an error.
       canRespond: () => this.#state.era !== 'modern',
-      gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
+      gateOutgoing: (method, params) => gateOutgoing(this.#state, method, params),
       allowBatch: () => this.#state.era !== 'modern' && Feature.batch(this.#state.protocolVersion),
       // A legacy session's version goes with each message once initialize answered (HTTP sends it
       // as MCP-Protocol-Version); a modern request carries its own in _meta, read from there.
@@ -264,24 +265,6 @@ class Client extends ClientCalls implements McpClient {
   get serverCapabilities(): ServerCapabilities { return this.#state.serverCapabilities }
   get protocolVersion(): string { return this.#state.protocolVersion }
   get instructions(): string | undefined { return this.#state.instructions }
-
-  #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
-    const state = this.#state
-    if (state.era === 'modern') {
-      if (LEGACY_ONLY_METHODS.has(method)) return new ProtocolError(`${method} does not exist in MCP ${state.protocolVersion} (the modern era); the server speaks no legacy session`)
-    } else if (MODERN_ONLY_METHODS.has(method)) {
-      // The probe of the handshake is the one modern request a session that is not modern yet sends.
-      if (method !== 'server/discover' || state.status !== 'awaiting-initialize') return new ProtocolError(`${method} exists only in the modern era; this session speaks MCP ${state.protocolVersion}`)
-      return undefined
-    } else if (!canSendRequest('client', state.status, method)) {
-      return new ProtocolError(`Cannot send ${method} while the session is ${state.status}`)
-    }
-    const needed = requiredCapability(method, params)
-    if (needed !== undefined && !hasCapability(state.serverCapabilities, needed)) {
-      return new CapabilityError(`The server did not declare the ${needed.join('.')} capability, which ${method} needs`)
-    }
-    return undefined
-  }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
     return this.#request<R>(method, params as JsonObject | undefined, options)
