@@ -5,12 +5,13 @@
  * within HOST_LIMIT_DEFAULTS, and a storm is coalesced on the host's scheduler (virtual time here).
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { Subject, VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { Subject, VirtualTimeScheduler, asyncScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
 import { createMemoryPair, type MemoryTransport } from '../../transports/memory.ts'
 import { connect } from '../../actors/client.ts'
 import { createHost, type Host, type HostOptions } from '../../host/host.ts'
 import { hostServer } from '../../host/gateway.ts'
-import { HOST_LIMIT_DEFAULTS } from '../../host/bounds.ts'
+import { HOST_LIMIT_DEFAULTS, newestListing } from '../../host/bounds.ts'
+import { createTestScheduler } from '../helpers/marbles.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
 
 const cleanup: (() => Promise<unknown>)[] = []
@@ -166,4 +167,33 @@ describe('issue 20: the gateway passes a 10 MiB description and 100k tools throu
     expect(published.flat()).not.toContain('stale')
     expect(server.listings.tools).toBe(3)
   }, 30_000)
+})
+
+describe('newestListing', () => {
+  it('lists at once, at most once per interval, and drops a listing a newer one overtakes (switchMap)', () => {
+    createTestScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const changes = hot('--a-b---|')
+      // The first listing is slow: the change at 2 lists again at the interval's end (3), before it answers.
+      const listings = [cold('----(1|)'), cold('-(2|)'), cold('-(3|)')]
+      let next = 0
+      expectObservable(newestListing(changes, () => listings[next++]!, 3, asyncScheduler)).toBe('----2--3|')
+      expectSubscriptions(listings[0]!.subscriptions).toBe('^--!')
+      expectSubscriptions(listings[1]!.subscriptions).toBe('---^!')
+      expectSubscriptions(listings[2]!.subscriptions).toBe('------^!')
+    })
+  })
+
+  it('is one listing for a storm within an interval, and none after the changes end', () => {
+    createTestScheduler().run(({ cold, hot, expectObservable }) => {
+      const changes = hot('-aaaaa-----|')
+      let next = 0
+      expectObservable(newestListing(changes, () => cold('(x|)', { x: ++next }), 3, asyncScheduler)).toBe('x--y--z----|', { x: 1, y: 2, z: 3 })
+    })
+  })
+
+  it('is empty when the changes end before anything changed, after its first listing', () => {
+    createTestScheduler().run(({ cold, expectObservable }) => {
+      expectObservable(newestListing(cold('|'), () => cold('-(x|)'), 3, asyncScheduler)).toBe('-(x|)')
+    })
+  })
 })
