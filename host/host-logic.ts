@@ -38,6 +38,8 @@ export interface HostState {
   readonly states: ReadonlyMap<string, ServerState>
   /** Each connected server's offer. */
   readonly offers: ReadonlyMap<string, Offer>
+  /** Consents given for good (`allow-always`), by key (`tool:<server>:<tool>`, `sampling:<server>`, `elicitation:<server>`). */
+  readonly allowedAlways: ReadonlySet<string>
   readonly tools: readonly HostTool[]
   /** The aggregated tools by name: a call looks its tool up on every request (the gateway's hot path). */
   readonly toolsByName: ReadonlyMap<string, HostTool>
@@ -55,6 +57,8 @@ export type HostMessage =
   | { readonly type: 'forget'; readonly name: string }
   /** A new configuration: the view's order and tool lists follow it (the servers are added and removed apart). */
   | { readonly type: 'configure'; readonly config: HostConfig }
+  /** The user allowed something for good: not asked again. */
+  | { readonly type: 'allow-always'; readonly key: string }
   | SupervisorReport
   | ChildMessage
 
@@ -64,7 +68,7 @@ const STOPPED: ServerState = Object.freeze({ status: 'stopped' })
 /** The host's logic, its input the configuration it starts with (the owner adds its servers). */
 export const hostLogic: ActorLogic<HostState, HostMessage, HostConfig> = {
   name: 'host',
-  initial: config => ({ config, servers: new Map(), states: new Map(), offers: new Map(), tools: [], toolsByName: new Map(), resources: [], prompts: [] }),
+  initial: config => ({ config, servers: new Map(), states: new Map(), offers: new Map(), allowedAlways: new Set(), tools: [], toolsByName: new Map(), resources: [], prompts: [] }),
   transition: (state, message): Step<HostState> => {
     switch (message.type) {
       case 'add': {
@@ -87,6 +91,7 @@ export const hostLogic: ActorLogic<HostState, HostMessage, HostConfig> = {
         return [{ ...state, servers, states: statesOf(servers) }, NONE]
       }
       case 'configure': return [publish({ ...state, config: message.config }), NONE]
+      case 'allow-always': return state.allowedAlways.has(message.key) ? [state, NONE] : [{ ...state, allowedAlways: new Set([...state.allowedAlways, message.key]) }, NONE]
       case 'server': {
         // A report from a supervisor stopped or removed meanwhile is late: nothing to change.
         const known = state.servers.get(message.name)

@@ -121,8 +121,6 @@ class HostOwner implements Host {
   #state!: HostState
   readonly #logs = new Subject<HostLog>()
   readonly logs = this.#logs.asObservable()
-  /** Tool, sampling and elicitation consents given for good (`allow-always`), by key. */
-  readonly #allowedAlways = new Set<string>()
   /** Clients closing (a run ended): close() and reload() wait for them. */
   readonly #closing = new Set<Promise<unknown>>()
   readonly #policy: FullRestartPolicy
@@ -261,9 +259,9 @@ class HostOwner implements Host {
 
   async #ask(request: ConsentRequest, key: string): Promise<boolean> {
     const consent = this.options.consent
-    if (consent === undefined || this.#allowedAlways.has(key)) return true
+    if (consent === undefined || this.#state.allowedAlways.has(key)) return true
     const answer = await consent(request)
-    if (answer === 'allow-always') this.#allowedAlways.add(key)
+    if (answer === 'allow-always') this.#actor.send({ type: 'allow-always', key })
     return answer !== 'deny'
   }
 

@@ -93,6 +93,7 @@ describe('hostLogic', () => {
     ['a report of a stopped server is late: dropped', hostLogic.transition(offered, { type: 'remove', name: 'a' })[0], { type: 'server', name: 'a', state: { status: 'starting', attempt: 1 } },
       state => state.states.get('a'), { status: 'stopped' }, NONE],
     ['a report of a server removed meanwhile is late: dropped', empty, { type: 'server', name: 'a', state: { status: 'stopped' } }, state => state, empty, NONE],
+    ['allow-always remembers a consent for good', empty, { type: 'allow-always', key: 'tool:a:read' }, state => state.allowedAlways, new Set(['tool:a:read']), NONE],
     ['a supervisor that ended is nothing more to do', added, { type: 'rxmcp.child.done', id: 'a', output: undefined }, state => state, added, NONE],
   ])('%s', (_, state, message, read, expected, effects) => {
     const [next, ran] = hostLogic.transition(state, message)
