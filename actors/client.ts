@@ -1,24 +1,25 @@
 import {
-  Observable, Subject, asyncScheduler, defer, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription,
+  Observable, Subject, asyncScheduler, defer, distinctUntilChanged, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription,
 } from '../lib/rx.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
 import type { JsonObject, RequestId } from '../lib/jsonrpc/message.ts'
-import { CapabilityError, ConnectionClosedError, ProtocolError } from '../lib/jsonrpc/errors.ts'
+import { CapabilityError, ConnectionClosedError } from '../lib/jsonrpc/errors.ts'
 import { createIdGenerator } from '../lib/jsonrpc/ids.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
-import { canSendRequest, gateIncomingRequest } from '../lib/lifecycle.ts'
+import { gateIncomingRequest } from '../lib/lifecycle.ts'
 import { Feature } from '../lib/schema/negotiate.ts'
-import { hasCapability, requiredCapability } from '../lib/schema/capabilities.ts'
-import { LEGACY_ONLY_METHODS, MODERN_ONLY_METHODS, MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
+import { hasCapability } from '../lib/schema/capabilities.ts'
+import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../lib/schema/modern.ts'
 import { resultOf, type RequestEvent } from '../lib/operators/progress.ts'
 import {
   SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type ClientCapabilities, type Implementation, type ListToolsResult, type Root, type ServerCapabilities, type Tool,
 } from '../lib/schema/types.ts'
-import { createActor, type ActorRef } from './reducer-actor.ts'
+import { createActorSystem, type ActorRef, type ActorSystem } from './actor.ts'
 import type { Era } from './context.ts'
 import { clientConnections, RECONNECT_DEFAULTS } from './client/connection.ts'
+import { backoff } from '../lib/operators/retry-policy.ts'
 import { declaredCapabilities, inputHandlers, registerClientHandlers, type InputHandler } from './client/handlers.ts'
 import { handshake } from './client/handshake.ts'
 import { ModernRequests } from './client/modern-request.ts'
@@ -26,7 +27,8 @@ import { ToolTaskSupportError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
-import { stepClient } from './client/state.ts'
+import { clientLogic, type ClientEvent, type ClientStateSource } from './client/state.ts'
+import { gateOutgoing } from './client/gate-outgoing.ts'
 import { withTaskRequests } from './client/task-requests.ts'
 import { UrlElicitations } from './client/url-elicitations.ts'
 import { rootsProblem } from '../lib/schema/input-requests.ts'
@@ -76,7 +78,14 @@ export async function connect(transport: Transport | (() => Transport), info: Im
 }
 
 class Client extends ClientCalls implements McpClient {
-  readonly actor: ActorRef<ClientState, ClientMessage>
+  /** The client's actors (see McpClient.system). */
+  readonly system: ActorSystem
+  /** The client actor: its lifecycle, era, version, log level and roots (see clientLogic). */
+  readonly #actor: ActorRef<ClientMessage, ClientState>
+  /** The client actor's state as of its latest snapshot (from the client's own subscription). */
+  #state!: ClientState
+  /** What the client's parts reach of its state: the latest snapshot, and the actor's mailbox. */
+  readonly #source: ClientStateSource
   readonly closed: Promise<void>
   /** Resolves once the first handshake succeeded; rejects with its failure. */
   readonly ready: Promise<void>
@@ -134,21 +143,23 @@ class Client extends ClientCalls implements McpClient {
       const scheduler = options.scheduler ?? asyncScheduler
       this.#cache = new ResultCache(() => scheduler.now(), cache === true ? CLIENT_DEFAULTS.cacheMaxEntries : cache.maxEntries ?? CLIENT_DEFAULTS.cacheMaxEntries)
     }
-    this.actor = createActor<ClientState, ClientMessage>({
-      status: 'awaiting-initialize',
-      era: undefined,
-      protocolVersion: legacyAsked,
-      serverCapabilities: {},
-      roots: options.roots ?? [],
-    }, (state, message) => stepClient(state, message, legacyAsked), { name: `client:${info.name}` })
-    const handlers = inputHandlers(options, declared, () => this.actor.state.roots, this.#urlElicitations)
+    this.system = createActorSystem({ name: `client:${info.name}`, scheduler: options.scheduler, reportError: error => options.reportUnhandledError?.(error) })
+    this.#actor = this.system.spawn(clientLogic(legacyAsked), {
+      id: 'client',
+      input: { status: 'awaiting-initialize', era: undefined, protocolVersion: legacyAsked, serverCapabilities: {}, roots: options.roots ?? [] },
+      onEvent: event => this.#onEvent(event as ClientEvent),
+    })
+    this.#actor.snapshots.subscribe(snapshot => { this.#state = snapshot.state })
+    const client = this
+    this.#source = { get current() { return client.#state }, send: message => client.#actor.send(message) }
+    const handlers = inputHandlers(options, declared, () => this.#state.roots, this.#urlElicitations)
     // The server's sampling and elicitation requests run as tasks when it asks (MCP 2025-11-25), if allowed.
     this.#capabilities = options.tasks === undefined || options.tasks === false ? declared
       : withTaskRequests(handlers, declared, options.tasks === true ? {} : options.tasks, error => options.reportUnhandledError?.(error))
     this.#handlers = handlers
     this.#isNotingUrlElicitations = hasCapability(this.#capabilities, ['elicitation', 'url'])
     this.#modern = new ModernRequests({
-      actor: this.actor, info, capabilities: this.#capabilities, handlers: this.#handlers, modernVersions: this.#modernVersions,
+      state: this.#source, info, capabilities: this.#capabilities, handlers: this.#handlers, modernVersions: this.#modernVersions,
       maxInputRounds: options.maxInputRounds ?? CLIENT_DEFAULTS.maxInputRounds, cache: this.#cache,
       headersOf: (method, params) => this.#tools.headers.headersOfRequest(method, params),
       relistTools: connection => this.#relistTools(connection),
@@ -160,16 +171,16 @@ class Client extends ClientCalls implements McpClient {
     this.#connections = clientConnections({
       open: () => this.#open(),
       initialize: connection => handshake({
-        actor: this.actor, info, capabilities: this.#capabilities, era: options.era ?? CLIENT_DEFAULTS.era, cache: this.#cache,
+        state: this.#source, info, capabilities: this.#capabilities, era: options.era ?? CLIENT_DEFAULTS.era, cache: this.#cache,
         modernVersions: this.#modernVersions, legacyVersions: options.protocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS,
         probeTimeout: options.probeTimeout ?? CLIENT_DEFAULTS.probeTimeout, scheduler: options.scheduler,
         settledOver: requestInfo => { this.#isOverStreamableHttp = requestInfo?.transport === 'streamable-http' },
       }, connection),
-      reconnect: options.reconnect,
+      reconnect: options.reconnect === undefined ? undefined : backoff(options.reconnect, RECONNECT_DEFAULTS),
       scheduler: options.scheduler,
       isClosing: () => this.#isClosing,
       closing: this.#closing,
-      onReconnecting: () => this.actor.send({ type: 'reconnecting' }),
+      onReconnecting: () => this.#actor.send({ type: 'reconnecting' }),
       reportError: error => options.reportUnhandledError?.(error),
     }, rejectReady)
     // The client's own subscription keeps the stream hot; its end is the client's end, once the
@@ -186,18 +197,18 @@ class Client extends ClientCalls implements McpClient {
     const transport = this.#makeTransport()
     const nextId = createIdGenerator()
     const connection = createConnection(transport, {
-      gateRequest: request => gateIncomingRequest('client', this.actor.state.status, request.method),
+      gateRequest: request => gateIncomingRequest('client', this.#state.status, request.method),
       // MCP 2026-07-28: servers send no requests (what they need comes as input_required results),
       // and a client writes only requests and notifications (stdio, Streamable HTTP): whatever a
       // server sends, nothing is answered, not even with an error.
-      canRespond: () => this.actor.state.era !== 'modern',
-      gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
-      allowBatch: () => this.actor.state.era !== 'modern' && Feature.batch(this.actor.state.protocolVersion),
+      canRespond: () => this.#state.era !== 'modern',
+      gateOutgoing: (method, params) => gateOutgoing(this.#state, method, params),
+      allowBatch: () => this.#state.era !== 'modern' && Feature.batch(this.#state.protocolVersion),
       // A legacy session's version goes with each message once initialize answered (HTTP sends it
       // as MCP-Protocol-Version); a modern request carries its own in _meta, read from there.
-      protocolVersion: () => this.actor.state.era === 'legacy' ? this.actor.state.protocolVersion : undefined,
+      protocolVersion: () => this.#state.era === 'legacy' ? this.#state.protocolVersion : undefined,
       // What goes out fits the negotiated revision (before the answer to initialize: the one asked for).
-      shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.actor.state.protocolVersion),
+      shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.#state.protocolVersion),
       idGenerator: () => (this.#lastRequestId = nextId()),
       timeout: options.timeout,
       captureStack: options.captureStack,
@@ -206,7 +217,7 @@ class Client extends ClientCalls implements McpClient {
     })
     this.#connection = connection
     this.#isOverStreamableHttp = false
-    registerClientHandlers(connection, this.#handlers, this.actor, options.reportUnhandledError)
+    registerClientHandlers(connection, this.#handlers, this.#source, options.reportUnhandledError)
     // What a listing said of task support holds for the session that listed, until its tools change.
     this.#tools.forgetTaskSupport()
     connection.notifications('notifications/tools/list_changed').subscribe(() => this.#tools.forgetTaskSupport())
@@ -230,36 +241,30 @@ class Client extends ClientCalls implements McpClient {
 
   #finish(): void {
     this.#elicitationCompletions.complete()
-    this.actor.send({ type: 'closed' })
-    void this.actor.stop()
+    // The client actor ends (done) on `closed`; the system has nothing else running.
+    this.#actor.send({ type: 'closed' })
+    this.system.stop()
     this.#resolveClosed()
   }
 
-  get state(): ClientState { return this.actor.state }
-  get states(): Observable<ClientState> { return this.actor.states }
-  get era(): Era | undefined { return this.actor.state.era }
-  get serverInfo(): Implementation { return this.actor.state.serverInfo! }
-  get serverCapabilities(): ServerCapabilities { return this.actor.state.serverCapabilities }
-  get protocolVersion(): string { return this.actor.state.protocolVersion }
-  get instructions(): string | undefined { return this.actor.state.instructions }
-
-  #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
-    const state = this.actor.state
-    if (state.era === 'modern') {
-      if (LEGACY_ONLY_METHODS.has(method)) return new ProtocolError(`${method} does not exist in MCP ${state.protocolVersion} (the modern era); the server speaks no legacy session`)
-    } else if (MODERN_ONLY_METHODS.has(method)) {
-      // The probe of the handshake is the one modern request a session that is not modern yet sends.
-      if (method !== 'server/discover' || state.status !== 'awaiting-initialize') return new ProtocolError(`${method} exists only in the modern era; this session speaks MCP ${state.protocolVersion}`)
-      return undefined
-    } else if (!canSendRequest('client', state.status, method)) {
-      return new ProtocolError(`Cannot send ${method} while the session is ${state.status}`)
+  /** What the client actor asks for (its `emit` effects): the I/O its transitions decide on. */
+  #onEvent(event: ClientEvent): void {
+    switch (event.type) {
+      case 'roots-changed': {
+        const connection = this.#connection
+        if (connection !== undefined && !connection.isClosed) void connection.notify('notifications/roots/list_changed')
+      }
     }
-    const needed = requiredCapability(method, params)
-    if (needed !== undefined && !hasCapability(state.serverCapabilities, needed)) {
-      return new CapabilityError(`The server did not declare the ${needed.join('.')} capability, which ${method} needs`)
-    }
-    return undefined
   }
+
+  get state(): ClientState { return this.#state }
+  get states(): Observable<ClientState> { return this.#actor.snapshots.pipe(map(snapshot => snapshot.state), distinctUntilChanged()) }
+  protected tell(message: ClientMessage): void { this.#actor.send(message) }
+  get era(): Era | undefined { return this.#state.era }
+  get serverInfo(): Implementation { return this.#state.serverInfo! }
+  get serverCapabilities(): ServerCapabilities { return this.#state.serverCapabilities }
+  get protocolVersion(): string { return this.#state.protocolVersion }
+  get instructions(): string | undefined { return this.#state.instructions }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>> {
     return this.#request<R>(method, params as JsonObject | undefined, options)
@@ -282,7 +287,7 @@ class Client extends ClientCalls implements McpClient {
     const connection = this.#connection
     // The fast path, the common case: an operating session takes the request as it is, with no
     // operator added on the way of its messages.
-    if (connection !== undefined && !connection.isClosed && this.actor.state.status === 'operating') return this.#sendOn<R>(connection, method, params, options)
+    if (connection !== undefined && !connection.isClosed && this.#state.status === 'operating') return this.#sendOn<R>(connection, method, params, options)
     // Between sessions: wait for the next live connection; none comes once the client closed or gave up.
     return this.#live(method).pipe(mergeMap(next => this.#sendOn<R>(next, method, params, options)))
   }
@@ -296,7 +301,7 @@ class Client extends ClientCalls implements McpClient {
 
   /** One request on `connection`, in the era it speaks: as it is (legacy), or through the modern path. */
   #sendOn<R extends JsonObject>(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
-    if (this.actor.state.era === 'modern') return this.#modern.request<R>(connection, method, params, options)
+    if (this.#state.era === 'modern') return this.#modern.request<R>(connection, method, params, options)
     const events = connection.request<R>(method, params, options)
     // A -32042 names URL elicitations whose completion the client waits for; only a client that takes them notes it.
     return this.#isNotingUrlElicitations ? events.pipe(tap({ error: error => this.#urlElicitations.sawError(error) })) : events
@@ -350,7 +355,7 @@ class Client extends ClientCalls implements McpClient {
 
   /** One listen stream on `connection`, in the era it speaks (see listenModern, listenLegacy). */
   #listenOn(connection: Connection, filter: SubscriptionFilter): Observable<ListenEvent> {
-    return this.actor.state.era === 'modern'
+    return this.#state.era === 'modern'
       ? listenModern({
         connection,
         send: params => this.#modern.request(connection, 'subscriptions/listen', params, { progress: false, timeout: 0 }),
@@ -359,7 +364,7 @@ class Client extends ClientCalls implements McpClient {
       }, filter)
       : listenLegacy({
         connection,
-        capabilities: this.actor.state.serverCapabilities,
+        capabilities: this.#state.serverCapabilities,
         call: (method, params) => lastValueFrom(connection.request(method, params, { progress: false })),
         isClosing: () => this.#isClosing,
         reportError: error => this.#options.reportUnhandledError?.(error),
@@ -380,7 +385,7 @@ class Client extends ClientCalls implements McpClient {
    * as the era is, because a listed page may come from the cache, with no frame of its own.
    */
   protected rememberTools(listed: Tool[]): Promise<Tool[]> {
-    const isExcluding = this.actor.state.era === 'modern' && this.#isOverStreamableHttp
+    const isExcluding = this.#state.era === 'modern' && this.#isOverStreamableHttp
     return this.#tools.remember(listed, isExcluding, error => this.#options.reportUnhandledError?.(error))
   }
 
@@ -419,8 +424,8 @@ class Client extends ClientCalls implements McpClient {
    * call may go (another era, another tool, or one not listed: the server decides).
    */
   #mustRunAsTask(name: string): ToolTaskSupportError | undefined {
-    if (this.actor.state.era !== 'legacy' || this.#tools.taskSupport(name) !== 'required') return undefined
-    const tasks = this.actor.state.serverCapabilities.tasks
+    if (this.#state.era !== 'legacy' || this.#tools.taskSupport(name) !== 'required') return undefined
+    const tasks = this.#state.serverCapabilities.tasks
     return isJsonObject(tasks) && isJsonObject(tasks.requests) && isJsonObject(tasks.requests.tools) && isJsonObject(tasks.requests.tools.call)
       ? new ToolTaskSupportError(name, 'required') : undefined
   }
@@ -465,10 +470,8 @@ class Client extends ClientCalls implements McpClient {
   setRoots(roots: Root[]): void {
     if (this.#capabilities.roots === undefined) throw new CapabilityError('This client did not declare roots; pass `roots` to connect()')
     checkRoots(roots)
-    this.actor.send({ type: 'roots', roots })
-    // MCP 2026-07-28 removed notifications/roots/list_changed: a server asks for roots in each request that needs them.
-    if (this.actor.state.era === 'modern') return
-    if (this.actor.state.status === 'operating' && !this.connection.isClosed) void this.connection.notify('notifications/roots/list_changed')
+    // The actor decides whether the server is told (see clientLogic), and asks for it as an event.
+    this.#actor.send({ type: 'roots', roots })
   }
 
   async close(): Promise<void> {

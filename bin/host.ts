@@ -71,7 +71,7 @@ function redactDeep(value: unknown, config: HostConfig): unknown {
  */
 export async function inspectHost(flags: HostFlags): Promise<number> {
   const config = loadConfig(flags.config)
-  const host = createHost(config, { restart: { maxRestarts: 0 } })
+  const host = createHost(config, { restart: { retries: 0 } })
   try {
     // A ready server's tools, resources and prompts are listed by then.
     const states = await settled(host, flags.waitMs)

@@ -5,7 +5,7 @@
  * fit and the host is told; nothing a server sends can grow the view, or the gateway that serves
  * it, without limit.
  */
-import { Subscription, timer, type Observable, type SchedulerLike } from '../lib/rx.ts'
+import { startWith, switchMap, throttleTime, type Observable, type SchedulerLike } from '../lib/rx.ts'
 
 /** Bounds of the aggregated view, per server (see {@link HOST_LIMIT_DEFAULTS}). */
 export interface HostLimits {
@@ -89,30 +89,13 @@ function nameOf(kind: OfferKind, item: { readonly description?: string }): strin
 }
 
 /**
- * Runs `refresh` once now and again on `triggers`, never two at once and at most once per
- * `intervalMs` (on `scheduler`): triggers while one runs or within the interval after it are one
- * run at the interval's end. `onFirst` is told when the first run has finished. Unsubscribing
- * stops it (a run under way finishes on its own).
+ * The newest listing, kept current: `list()` once now and again on `changes`, at most once per
+ * `intervalMs` on `scheduler` (a storm of changes is one listing at once and one at the end of each
+ * interval while it lasts), and a listing under way is dropped (unsubscribed: its request
+ * cancelled) when a newer one starts, so the newest list always wins and a stale one is never
+ * emitted. Emits what each listing gives; completes when `changes` completes and the last listing
+ * has; unsubscribing stops it.
  */
-export function coalescedRefresh(triggers: Observable<unknown>, refresh: () => Promise<void>, intervalMs: number, scheduler: SchedulerLike, onFirst: () => void): Subscription {
-  const subscription = new Subscription()
-  // Busy from the start of a run to the end of the interval after it.
-  let isBusy = false
-  // A trigger came while busy: one more run at the end of the interval.
-  let isPending = false
-  let isFirst = true
-  const run = () => {
-    isBusy = true
-    void refresh().catch(() => {}).then(() => {
-      if (isFirst) { isFirst = false; onFirst() }
-      if (subscription.closed) return
-      subscription.add(timer(intervalMs, scheduler).subscribe(() => {
-        isBusy = false
-        if (isPending && !subscription.closed) { isPending = false; run() }
-      }))
-    })
-  }
-  subscription.add(triggers.subscribe(() => { if (isBusy) isPending = true; else run() }))
-  run()
-  return subscription
+export function newestListing<T>(changes: Observable<unknown>, list: () => Observable<T>, intervalMs: number, scheduler: SchedulerLike): Observable<T> {
+  return changes.pipe(startWith(undefined), throttleTime(intervalMs, scheduler, { leading: true, trailing: true }), switchMap(list))
 }

@@ -6,20 +6,22 @@
 import { realpathSync } from 'node:fs'
 import { resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { BehaviorSubject, Subject, asyncScheduler, lastValueFrom, take, toArray, type Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
+import { Subject, asyncScheduler, distinctUntilChanged, map, type Observable, type SchedulerLike } from '../lib/rx.ts'
 import { diffHostConfig, type HostConfig, type HostServerConfig } from '../lib/host-config.ts'
-import { namespacedNames } from '../lib/tool-names.ts'
 import { InvalidParamsError, ResourceNotFoundError } from '../lib/jsonrpc/errors.ts'
-import type { LoggingLevel, CallToolResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool } from '../lib/schema/types.ts'
+import type { LoggingLevel, CallToolResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, ReadResourceResult } from '../lib/schema/types.ts'
+import { createActorSystem, type ActorRef, type ActorSystem } from '../actors/actor.ts'
 import { connect, type ClientOptions, type McpClient } from '../actors/client.ts'
 import { stdioClient } from '../transports/stdio.ts'
 import { httpClient, sseClient } from '../transports/http-client.ts'
 import { websocketClient } from '../transports/websocket-client.ts'
-import { SupervisedServer, type RestartPolicy, type ServerState, type StartedClient } from './supervisor.ts'
+import { restartPolicy, supervisorLogic, type FullRestartPolicy, type RestartPolicy, type ServerState, type StartedClient } from './supervisor.ts'
+import { hostLogic, type HostMessage, type HostPrompt, type HostResource, type HostState } from './host-logic.ts'
+import { serverRun } from './server-run.ts'
 import type { HostCallOptions, HostTool, HostView } from './view.ts'
 import { samplingViaModel, type ModelAdapter } from './model.ts'
 import { outcomePromise, type HandlerOutcome } from '../actors/request.ts'
-import { HOST_LIMIT_DEFAULTS, boundList, coalescedRefresh, maxItems, type HostLimits, type OfferKind } from './bounds.ts'
+import { HOST_LIMIT_DEFAULTS, type HostLimits } from './bounds.ts'
 
 /** What the consent hook is asked about. */
 export type ConsentRequest =
@@ -34,7 +36,11 @@ export type ConsentAnswer = 'allow-once' | 'allow-always' | 'deny'
 export interface HostOptions {
   /** The host's name and version, told to every server (default rxmcp-host). */
   info?: { name: string; version: string }
-  /** Restart policy of every server. */
+  /**
+   * Restart policy of every server: the one retry policy (`initial` 500 ms, `factor` 2, `max` 30 s,
+   * `jitter` 0, `retries` 5 restarts in a row before the server is `failed`) with `stableMs` (60 s)
+   * and `startTimeoutMs` (30 s); defaults in RESTART_DEFAULTS.
+   */
   restart?: RestartPolicy
   /** Human in the loop: asked before each tool call, sampling and elicitation (default: everything allowed). */
   consent?: (request: ConsentRequest) => ConsentAnswer | Promise<ConsentAnswer>
@@ -55,7 +61,7 @@ export interface HostOptions {
   limits?: Partial<HostLimits>
   /** Told when a server's offer was cut to fit `limits` (default: a line on stderr through console.warn). */
   onTrimmed?: (server: string, warning: string) => void
-  /** Where restart backoff and list_changed coalescing wait (default: the real clock). */
+  /** Where the host's actor system runs its time: restart backoff, start timeouts, list_changed coalescing (default: the real clock). */
   scheduler?: SchedulerLike
   /** How a server's client is started (default: by its configuration; tests may inject). */
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
@@ -64,34 +70,34 @@ export interface HostOptions {
 /** A log message a server sent (`notifications/message`), with the server that sent it. */
 export interface HostLog { readonly server: string; readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown }
 
-/** A resource of the aggregated view, with the server that owns it. */
-export interface HostResource { readonly server: string; readonly resource: Resource }
-/** A prompt of the aggregated view: its name in the view, the server that owns it, and the prompt as that server listed it. */
-export interface HostPrompt { readonly name: string; readonly server: string; readonly prompt: Prompt }
-
 /** What {@link createHost} returns. */
 export interface Host extends HostView {
-  /** Every configured server's state, by name (enabled ones), now and on every change. */
+  /** Every configured server's state, by name (enabled ones), now and on every change; completes when the host is closed. */
   readonly states: Observable<ReadonlyMap<string, ServerState>>
   currentStates(): ReadonlyMap<string, ServerState>
   readonly resources: Observable<readonly HostResource[]>
   readonly prompts: Observable<readonly HostPrompt[]>
   /** Every server's log messages, as they come (hot). */
   readonly logs: Observable<HostLog>
+  /**
+   * The host's actor system (on the `scheduler` option): the host actor (`host/host`), one
+   * supervisor per running server (`host/host/<server>`) and its current run
+   * (`host/host/<server>/client`). Its `inspect`
+   * shows every message, transition, restart and end as events (nothing is built while nobody
+   * subscribes).
+   */
+  readonly system: ActorSystem
   readResource(uri: string): Promise<ReadResourceResult>
   getPrompt(name: string, args?: Record<string, string>): Promise<GetPromptResult>
-  /** The client of a ready server, for what the aggregated view does not cover. */
+  /** The client of a connected server, for what the aggregated view does not cover. */
   client(server: string): McpClient | undefined
   /** The process id of a stdio server's running child. */
   pid(server: string): number | undefined
   /** Applies a new configuration: added servers start, removed ones stop, changed ones restart, the rest keep running. */
   reload(config: HostConfig): Promise<void>
-  /** Stops every server. */
+  /** Stops every server (the host actor, each supervisor and each client, children first); resolves once their clients closed. */
   close(): Promise<void>
 }
-
-/** One ready server's offer, as last listed (and cut to the limits), and the last warning of each kind. */
-interface Offer { tools: Tool[]; resources: Resource[]; prompts: Prompt[]; subscriptions: Subscription[]; warnings: Partial<Record<OfferKind, string>> }
 
 /**
  * Starts a host: one supervised client per enabled server of `config`.
@@ -100,62 +106,73 @@ interface Offer { tools: Tool[]; resources: Resource[]; prompts: Prompt[]; subsc
  * const result = await host.callTool('files__read_file', { path: '/tmp/a.txt' })
  */
 export function createHost(config: HostConfig, options: HostOptions = {}): Host {
-  return new HostActor(config, options)
+  return new HostOwner(config, options)
 }
 
-class HostActor implements Host {
-  readonly #servers = new Map<string, SupervisedServer>()
-  readonly #offers = new Map<string, Offer>()
-  readonly #states = new BehaviorSubject<ReadonlyMap<string, ServerState>>(new Map())
-  readonly #tools = new BehaviorSubject<readonly HostTool[]>([])
-  readonly #resources = new BehaviorSubject<readonly HostResource[]>([])
-  readonly #prompts = new BehaviorSubject<readonly HostPrompt[]>([])
+/**
+ * The host as its users hold it: the owner of the host's actor system, where the actors' I/O is
+ * wired (each run's start, listings and logs), and which reads the host actor only through its
+ * snapshots.
+ */
+class HostOwner implements Host {
+  readonly system: ActorSystem
+  readonly #actor: ActorRef<HostMessage, HostState>
+  /** The host actor's latest snapshot's state (from the owner's own subscription). */
+  #state!: HostState
   readonly #logs = new Subject<HostLog>()
   readonly logs = this.#logs.asObservable()
-  readonly #allowedAlways = new Set<string>()
-  /** The aggregated tools by name (see #publish). */
-  #toolsByName = new Map<string, HostTool>()
-  readonly #stateWatch = new Map<string, Subscription>()
-  #config: HostConfig
-  #isClosed = false
+  /** Clients closing (a run ended): close() and reload() wait for them. */
+  readonly #closing = new Set<Promise<unknown>>()
+  readonly #policy: FullRestartPolicy
   readonly #limits: HostLimits
-  readonly states = this.#states.asObservable()
-  readonly tools = this.#tools.asObservable()
-  readonly resources = this.#resources.asObservable()
-  readonly prompts = this.#prompts.asObservable()
+  readonly #scheduler: SchedulerLike
+  #isClosed = false
+  readonly states: Observable<ReadonlyMap<string, ServerState>>
+  readonly tools: Observable<readonly HostTool[]>
+  readonly resources: Observable<readonly HostResource[]>
+  readonly prompts: Observable<readonly HostPrompt[]>
 
   constructor(config: HostConfig, readonly options: HostOptions) {
-    this.#config = config
+    this.#policy = restartPolicy(options.restart)
     this.#limits = { ...HOST_LIMIT_DEFAULTS, ...options.limits }
+    this.#scheduler = options.scheduler ?? asyncScheduler
+    this.system = createActorSystem({ name: 'host', scheduler: this.#scheduler, reportError: error => console.error('rxmcp host:', error) })
+    this.#actor = this.system.spawn(hostLogic, { id: 'host', input: config })
+    const snapshots = this.#actor.snapshots.pipe(map(snapshot => snapshot.state))
+    snapshots.subscribe(state => { this.#state = state })
+    this.states = snapshots.pipe(map(state => state.states), distinctUntilChanged())
+    this.tools = snapshots.pipe(map(state => state.tools), distinctUntilChanged())
+    this.resources = snapshots.pipe(map(state => state.resources), distinctUntilChanged())
+    this.prompts = snapshots.pipe(map(state => state.prompts), distinctUntilChanged())
     for (const server of config.servers.values()) if (!server.disabled) this.#add(server)
   }
 
-  currentStates(): ReadonlyMap<string, ServerState> { return this.#states.value }
-  currentTools(): readonly HostTool[] { return this.#tools.value }
-  client(server: string): McpClient | undefined { return this.#servers.get(server)?.client }
-  pid(server: string): number | undefined { return this.#servers.get(server)?.pid }
+  currentStates(): ReadonlyMap<string, ServerState> { return this.#state.states }
+  currentTools(): readonly HostTool[] { return this.#state.tools }
+  client(server: string): McpClient | undefined { return this.#state.servers.get(server)?.client }
+  pid(server: string): number | undefined { return this.#state.servers.get(server)?.pid }
 
   #add(config: HostServerConfig): void {
-    const supervised = new SupervisedServer(config, (server, stderr) => this.#start(server, stderr), this.options.restart ?? {}, this.options.scheduler ?? asyncScheduler,
-      client => client === undefined ? this.#withdraw(config.name) : this.#offer(config.name, client))
-    this.#servers.set(config.name, supervised)
-    this.#stateWatch.set(config.name, supervised.states.subscribe(state => {
-      const states = new Map(this.#states.value)
-      states.set(config.name, state)
-      this.#states.next(states)
-    }))
-    supervised.run()
+    const trimmed = this.options.onTrimmed ?? ((server: string, warning: string) => console.warn(`rxmcp host: ${server}: ${warning}`))
+    const run = serverRun({
+      start: stderr => this.#start(config, stderr),
+      startTimeoutMs: this.#policy.startTimeoutMs,
+      scheduler: this.#scheduler,
+      limits: this.#limits,
+      trimmed: warning => trimmed(config.name, warning),
+      logLevel: this.options.logLevel ?? 'info',
+      log: (level, logger, data) => this.#logs.next(logger === undefined ? { server: config.name, level, data } : { server: config.name, level, logger, data }),
+      closing: closed => {
+        this.#closing.add(closed)
+        void closed.finally(() => this.#closing.delete(closed))
+      },
+    })
+    this.#actor.send({ type: 'add', config, supervisor: supervisorLogic(config.name, run, this.#policy) })
   }
 
-  async #remove(name: string): Promise<void> {
-    const supervised = this.#servers.get(name)
-    this.#servers.delete(name)
-    await supervised?.stop()
-    this.#stateWatch.get(name)?.unsubscribe()
-    this.#stateWatch.delete(name)
-    const states = new Map(this.#states.value)
-    states.delete(name)
-    this.#states.next(states)
+  /** Resolves once every client that is closing now has closed. */
+  async #closed(): Promise<void> {
+    while (this.#closing.size > 0) await Promise.all([...this.#closing])
   }
 
   /** Starts one server's client by its configuration, with the host's handlers. */
@@ -194,88 +211,16 @@ class HostActor implements Host {
     })
   }
 
-  async #offer(name: string, client: McpClient): Promise<void> {
-    this.#withdraw(name, false)
-    const offer: Offer = { tools: [], resources: [], prompts: [], subscriptions: [], warnings: {} }
-    this.#offers.set(name, offer)
-    const capabilities = client.serverCapabilities
-    const limits = this.#limits
-    const trimmed = this.options.onTrimmed ?? ((server: string, warning: string) => console.warn(`rxmcp host: ${server}: ${warning}`))
-    // One past the count bound is listed, to know there were more; pagination stops there.
-    const list = <T extends { readonly description?: string }>(kind: OfferKind, items: Observable<T>): Promise<T[]> => lastValueFrom(items.pipe(take(maxItems(kind, limits) + 1), toArray())).then(listed => {
-      const { items: kept, warning } = boundList(kind, listed, limits)
-      // Said once, not again on every listing that finds the same.
-      if (warning !== undefined && warning !== offer.warnings[kind] && this.#offers.get(name) === offer) trimmed(name, warning)
-      offer.warnings[kind] = warning
-      return kept
-    })
-    const relist = async (kind: OfferKind) => {
-      try {
-        if (kind === 'tools' && capabilities.tools !== undefined) offer.tools = await list(kind, client.tools())
-        if (kind === 'resources' && capabilities.resources !== undefined) offer.resources = await list(kind, client.resources())
-        if (kind === 'prompts' && capabilities.prompts !== undefined) offer.prompts = await list(kind, client.prompts())
-      } catch {
-        // The server went away while listing: its withdrawal follows.
-      }
-      if (this.#offers.get(name) === offer) this.#publish()
-    }
-    // The first listing of each kind now; then list_changed, coalesced: a storm of them is one
-    // listing at once and one per interval while it lasts, never two of a kind at once.
-    const listed = (['tools', 'resources', 'prompts'] as const).map(kind => new Promise<void>(resolve => {
-      const changes = client.notifications(`notifications/${kind}/list_changed` as 'notifications/tools/list_changed')
-      offer.subscriptions.push(coalescedRefresh(changes, () => relist(kind), limits.listChangedIntervalMs, this.options.scheduler ?? asyncScheduler, resolve))
-    }))
-    if (capabilities.logging !== undefined) {
-      offer.subscriptions.push(client.notifications('notifications/message').subscribe(params => {
-        const { level, logger, data } = params as { level: LoggingLevel; logger?: string; data: unknown }
-        this.#logs.next(logger === undefined ? { server: name, level, data } : { server: name, level, logger, data })
-      }))
-      client.setLoggingLevel(this.options.logLevel ?? 'info').catch(() => {})
-    }
-    await Promise.all(listed)
-  }
-
-  #withdraw(name: string, publish = true): void {
-    const offer = this.#offers.get(name)
-    if (offer === undefined) return
-    for (const subscription of offer.subscriptions) subscription.unsubscribe()
-    this.#offers.delete(name)
-    if (publish) this.#publish()
-  }
-
-  /** Recomputes the aggregated lists from every ready server's offer, in configuration order. */
-  #publish(): void {
-    const tools: { server: string; tool: Tool }[] = []
-    const resources: HostResource[] = []
-    const prompts: { server: string; prompt: Prompt }[] = []
-    for (const name of this.#config.servers.keys()) {
-      const offer = this.#offers.get(name)
-      const config = this.#config.servers.get(name)
-      if (offer === undefined || config === undefined) continue
-      for (const tool of offer.tools) if (isToolAllowed(config, tool.name)) tools.push({ server: name, tool })
-      for (const resource of offer.resources) resources.push({ server: name, resource })
-      for (const prompt of offer.prompts) prompts.push({ server: name, prompt })
-    }
-    const toolNames = namespacedNames(tools.map(({ server, tool }) => ({ server, name: tool.name })))
-    const promptNames = namespacedNames(prompts.map(({ server, prompt }) => ({ server, name: prompt.name })))
-    const hostTools = tools.map((entry, index) => ({ name: toolNames[index]!, ...entry }))
-    // Calls look their tool up by name on every request (the gateway's hot path): a map, not a scan.
-    this.#toolsByName = new Map(hostTools.map(tool => [tool.name, tool]))
-    this.#tools.next(hostTools)
-    this.#resources.next(resources)
-    this.#prompts.next(prompts.map((entry, index) => ({ name: promptNames[index]!, ...entry })))
-  }
-
   /** The ready client of `server`, or an error saying why there is none. */
   #clientOf(server: string): McpClient {
-    const supervised = this.#servers.get(server)
-    const client = supervised?.client
-    if (client === undefined) throw new Error(`Server ${server} is not ready (${supervised?.state.status ?? 'not configured'})`)
+    const entry = this.#state.servers.get(server)
+    const client = entry?.client
+    if (client === undefined) throw new Error(`Server ${server} is not ready (${entry?.state.status ?? 'not configured'})`)
     return client
   }
 
   async callTool(name: string, args: Record<string, unknown> = {}, options: HostCallOptions = {}): Promise<CallToolResult> {
-    const entry = this.#toolsByName.get(name)
+    const entry = this.#state.toolsByName.get(name)
     if (entry === undefined) throw new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(name)}`)
     await this.#consent({ kind: 'tool', server: entry.server, tool: entry.tool.name, arguments: args }, `tool:${entry.server}:${entry.tool.name}`)
     const client = this.#clientOf(entry.server)
@@ -288,12 +233,13 @@ class HostActor implements Host {
   }
 
   async readResource(uri: string): Promise<ReadResourceResult> {
-    const owner = this.#resources.value.find(entry => entry.resource.uri === uri)?.server
+    const state = this.#state
+    const owner = state.resources.find(entry => entry.resource.uri === uri)?.server
     // A URI no server listed may still be one of their templates': the first that reads it wins.
-    const candidates = owner !== undefined ? [owner] : [...this.#offers.keys()]
+    const candidates = owner !== undefined ? [owner] : [...state.offers.keys()]
     let lastError: unknown = new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
     for (const server of candidates) {
-      const client = this.#servers.get(server)?.client
+      const client = state.servers.get(server)?.client
       if (client === undefined || client.serverCapabilities.resources === undefined) continue
       try { return await client.readResource(uri) } catch (error) { lastError = error }
     }
@@ -301,7 +247,7 @@ class HostActor implements Host {
   }
 
   async getPrompt(name: string, args?: Record<string, string>): Promise<GetPromptResult> {
-    const entry = this.#prompts.value.find(prompt => prompt.name === name)
+    const entry = this.#state.prompts.find(prompt => prompt.name === name)
     if (entry === undefined) throw new InvalidParamsError(`Invalid params: unknown prompt ${JSON.stringify(name)}`)
     return this.#clientOf(entry.server).getPrompt(entry.prompt.name, args)
   }
@@ -313,29 +259,29 @@ class HostActor implements Host {
 
   async #ask(request: ConsentRequest, key: string): Promise<boolean> {
     const consent = this.options.consent
-    if (consent === undefined || this.#allowedAlways.has(key)) return true
+    if (consent === undefined || this.#state.allowedAlways.has(key)) return true
     const answer = await consent(request)
-    if (answer === 'allow-always') this.#allowedAlways.add(key)
+    if (answer === 'allow-always') this.#actor.send({ type: 'allow-always', key })
     return answer !== 'deny'
   }
 
   async reload(config: HostConfig): Promise<void> {
-    const change = diffHostConfig(this.#config, config)
-    this.#config = config
-    await Promise.all([...change.removed, ...change.changed].map(name => this.#remove(name)))
+    const change = diffHostConfig(this.#state.config, config)
+    for (const name of [...change.removed, ...change.changed]) this.#actor.send({ type: 'remove', name })
+    this.#actor.send({ type: 'configure', config })
+    // A changed server's old child is gone before its new one starts.
+    await this.#closed()
     for (const name of [...change.changed, ...change.added]) this.#add(config.servers.get(name)!)
-    this.#publish()
   }
 
   async close(): Promise<void> {
     if (this.#isClosed) return
     this.#isClosed = true
-    await Promise.all([...this.#servers.keys()].map(name => this.#remove(name)))
-    this.#tools.complete()
-    this.#resources.complete()
-    this.#prompts.complete()
+    // Each server stopped (its supervisor, and its run, which closes its client), then the host actor.
+    for (const name of this.#state.servers.keys()) this.#actor.send({ type: 'remove', name })
+    this.system.stop()
     this.#logs.complete()
-    this.#states.complete()
+    await this.#closed()
   }
 }
 
@@ -359,15 +305,10 @@ export async function startServerClient(config: HostServerConfig, options: Clien
   return { client: await connect(transport, info, options) }
 }
 
-function isToolAllowed(config: HostServerConfig, tool: string): boolean {
-  if (config.allowTools !== undefined && !config.allowTools.includes(tool)) return false
-  return !config.denyTools.includes(tool)
-}
-
 /** An absolute path with symlinks resolved where it exists (so a link cannot lead out of an allowed root). */
 function real(path: string): string {
   const absolute = resolve(path)
   try { return realpathSync(absolute) } catch { return absolute }
 }
 
-export type { ServerState, RestartPolicy, StartedClient }
+export type { ServerState, RestartPolicy, StartedClient, HostResource, HostPrompt }

@@ -1,12 +1,20 @@
 /**
- * One configured server under the host's supervision: its client is started, watched, restarted
- * with backoff when it crashes or disconnects, and given up on (failed, with its last stderr lines)
- * when it keeps crashing. Its state is an Observable; the host aggregates what each ready client offers.
+ * One configured server under the host's supervision, as actor logic: the supervisor parents the
+ * server's run (start the client, list its offer, watch it; see host/server-run.ts) as a child
+ * with `restart` supervision, so the kernel restarts it by the host's backoff policy on the host's
+ * scheduler, and the supervisor turns what it hears into the server's state for its parent, the
+ * host actor. The transition is pure: tested by a table, nothing run.
+ *
+ * ```
+ *   run --> starting(1) --ready--> ready --crash--> restarting(2, reason, delay) --wait--> starting(2) ...
+ *              '--crash (could not start, start timeout)--'                                    |
+ *   retries + 1 crashes in a row (a run that lasted stableMs starts the count over) --> failed(reason, stderr)
+ *   stopped by the host (its children first: the run, which closes its client) --> stopped
+ * ```
  */
-import { BehaviorSubject, timer, type Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
-import { backoffDelay, backoffPolicy } from '../lib/operators/backoff.ts'
+import { NONE, effect, type ActorLogic, type AnyActorLogic, type ChildMessage, type Step } from '../actors/actor.ts'
+import { backoff, type Backoff, type BackoffOptions } from '../lib/operators/retry-policy.ts'
 import type { Implementation } from '../lib/schema/types.ts'
-import type { HostServerConfig } from '../lib/host-config.ts'
 import type { McpClient } from '../actors/client.ts'
 
 /** A supervised server's state. */
@@ -24,138 +32,119 @@ export interface StartedClient {
   readonly pid?: number
 }
 
-/** How restarts go (see HostOptions.restart). */
-export interface RestartPolicy {
-  /** Ms before the first restart; doubled each time (default 500). */
-  initialDelayMs?: number
-  /** Longest wait between restarts (default 30 s). */
-  maxDelayMs?: number
-  /** Crashes in a row after which the server is marked failed (default 5). A run ready for `stableMs` resets the count. */
-  maxRestarts?: number
-  /** Ms a server must stay ready for its crash count to start again from zero (default 60 s). */
+/**
+ * How restarts go (see HostOptions.restart): the one retry policy (`initial` ms before the first
+ * restart, multiplied by `factor` each time up to `max`, spread by `jitter`; `retries` restarts in
+ * a row, and the crash after them marks the server failed), and two limits of a run.
+ */
+export type RestartPolicy = BackoffOptions & {
+  /** Ms a run must last for its crash count to start again from zero (default 60 s). */
   stableMs?: number
   /** Ms a start (spawn or connect, then the handshake) may take before it counts as a crash (default 30 s). */
   startTimeoutMs?: number
 }
 
-/** DEFAULTS of the restart policy: first delay 500 ms doubling to 30 s, 5 restarts, stable after 60 s, 30 s to start. */
-export const RESTART_DEFAULTS = { initialDelayMs: 500, maxDelayMs: 30_000, maxRestarts: 5, stableMs: 60_000, startTimeoutMs: 30_000 } as const
+/** A restart policy with every field set. */
+export type FullRestartPolicy = Backoff & { readonly stableMs: number; readonly startTimeoutMs: number }
+
+/** DEFAULTS of the restart policy: 500 ms doubling to 30 s, no jitter, 5 restarts in a row, stable after 60 s, 30 s to start. */
+export const RESTART_DEFAULTS: FullRestartPolicy = Object.freeze({ initial: 500, max: 30_000, factor: 2, jitter: 0, retries: 5, stableMs: 60_000, startTimeoutMs: 30_000 })
+
+/** `policy` over {@link RESTART_DEFAULTS}, checked (see `backoff`). */
+export function restartPolicy(policy: RestartPolicy = {}): FullRestartPolicy {
+  const stableMs = policy.stableMs ?? RESTART_DEFAULTS.stableMs
+  const startTimeoutMs = policy.startTimeoutMs ?? RESTART_DEFAULTS.startTimeoutMs
+  if (!(stableMs >= 0)) throw new RangeError(`restart: stableMs must be a number >= 0, not ${stableMs}`)
+  if (!(startTimeoutMs > 0)) throw new RangeError(`restart: startTimeoutMs must be a number > 0, not ${startTimeoutMs}`)
+  return Object.freeze({ ...backoff(policy, RESTART_DEFAULTS), stableMs, startTimeoutMs })
+}
+
+/** What a server's run tells its supervisor, as it happens. */
+export type RunEvent =
+  /** A run began (the first, or a restart after its wait). */
+  | { readonly type: 'starting' }
+  /** A piece of the child's stderr (stdio servers), from the spawn on, across restarts. */
+  | { readonly type: 'stderr'; readonly chunk: string }
+  /** The client is connected (its handshake done); its offer is being listed. */
+  | { readonly type: 'connected'; readonly client: McpClient; readonly pid?: number }
+  /** One kind of the offer, as listed now (the newest listing; see host/server-run.ts). */
+  | { readonly type: 'offer'; readonly kind: 'tools' | 'resources' | 'prompts'; readonly items: readonly unknown[] }
+  /** Every kind is listed once: the server is ready. */
+  | { readonly type: 'ready'; readonly serverInfo: Implementation }
+
+/** What a supervisor takes: `run` from its owner, what its run tells it, and what the runtime says of the run. */
+export type SupervisorMessage = { readonly type: 'run' } | RunEvent | ChildMessage
+
+/** What a supervisor tells its parent (the host actor). */
+export type SupervisorReport =
+  | { readonly type: 'server'; readonly name: string; readonly state: ServerState; readonly client?: McpClient; readonly pid?: number }
+  | { readonly type: 'offer'; readonly name: string; readonly kind: 'tools' | 'resources' | 'prompts'; readonly items: readonly unknown[] }
+
+/** A supervisor's state. */
+export interface SupervisorState {
+  readonly server: ServerState
+  /** The start attempt under way or next (1 for the first; the count starts over after a stable run). */
+  readonly attempt: number
+  /** The connected client and its process id, while a run has one. */
+  readonly client?: McpClient
+  readonly pid?: number
+  /** The child's last {@link STDERR_LINES} stderr lines, kept across restarts; and the line still being written. */
+  readonly stderr: readonly string[]
+  readonly partial: string
+}
 
 /** stderr lines kept per server for a failed state. */
-const STDERR_LINES = 20
+export const STDERR_LINES = 20
+
+/** The id of the run among the supervisor's children. */
+export const RUN_ID = 'client'
 
 /**
- * One configured server under supervision: starts its client (spawn or connect, then the
- * handshake), watches it, and restarts it with backoff by the restart policy when it crashes,
- * giving up after too many crashes in a row; its states are an Observable.
+ * The supervisor of server `name`: spawns `run` (the logic of one run of the server's client) on
+ * `{ type: 'run' }` with `restart` supervision by `policy`, and tells its parent the server's state
+ * at each change (`{ type: 'server' }`) and each listing of its offer (`{ type: 'offer' }`).
  */
-export class SupervisedServer {
-  readonly #states: BehaviorSubject<ServerState>
-  readonly states: Observable<ServerState>
-  #client: McpClient | undefined
-  #pid: number | undefined
-  #crashes = 0
-  #readySince = 0
-  #isStopped = false
-  #retry: Subscription | undefined
-  readonly #lines: string[] = []
-  #partial = ''
-
-  constructor(
-    readonly config: HostServerConfig,
-    /** Starts the client; the child's stderr (stdio servers) goes to `stderr` as it comes, from the spawn on. */
-    readonly start: (config: HostServerConfig, stderr: (chunk: string) => void) => Promise<StartedClient>,
-    readonly policy: RestartPolicy,
-    readonly scheduler: SchedulerLike,
-    /** Told each time a client connects (the state turns ready once this settles: its offer is listed), and when it goes (undefined). */
-    readonly onClient: (client: McpClient | undefined) => void | Promise<void>,
-  ) {
-    this.#states = new BehaviorSubject<ServerState>({ status: 'starting', attempt: 1 })
-    this.states = this.#states.asObservable()
-  }
-
-  get state(): ServerState { return this.#states.value }
-  get client(): McpClient | undefined { return this.#client }
-  /** The running child's process id (stdio servers). */
-  get pid(): number | undefined { return this.#pid }
-  /** The child's last stderr lines (stdio servers). */
-  get stderr(): readonly string[] { return this.#lines }
-
-  /** Starts the first attempt. */
-  run(): void { void this.#attempt(1) }
-
-  async #attempt(attempt: number): Promise<void> {
-    if (this.#isStopped) return
-    this.#states.next({ status: 'starting', attempt })
-    let started: StartedClient
-    try {
-      started = await withTimeout(this.start(this.config, chunk => this.#collect(chunk)), this.policy.startTimeoutMs ?? RESTART_DEFAULTS.startTimeoutMs)
-    } catch (error) {
-      return this.#crashed(`could not start: ${messageOf(error)}`)
-    }
-    if (this.#isStopped) { await started.client.close().catch(() => {}); return }
-    const client = started.client
-    this.#client = client
-    this.#pid = started.pid
-    void client.closed.then(() => {
-      if (this.#client !== client) return
-      this.#client = undefined
-      void this.onClient(undefined)
-      if (!this.#isStopped) this.#crashed('the connection closed')
-    })
-    try { await this.onClient(client) } catch { /* what could be listed is listed */ }
-    if (this.#client !== client) return
-    this.#readySince = this.scheduler.now()
-    this.#states.next({ status: 'ready', serverInfo: client.serverInfo })
-  }
-
-  #crashed(reason: string): void {
-    if (this.#isStopped) return
-    const stableMs = this.policy.stableMs ?? RESTART_DEFAULTS.stableMs
-    // A run that stayed up long enough was not part of a crash loop.
-    if (this.#readySince > 0 && this.scheduler.now() - this.#readySince >= stableMs) this.#crashes = 0
-    this.#readySince = 0
-    this.#crashes++
-    if (this.#crashes > (this.policy.maxRestarts ?? RESTART_DEFAULTS.maxRestarts)) {
-      this.#states.next({ status: 'failed', reason: `${reason} (${this.#crashes} times in a row)`, stderr: [...this.#lines] })
-      return
-    }
-    const delayMs = backoffDelay(this.#crashes - 1, backoffPolicy(this.policy, RESTART_DEFAULTS))
-    const attempt = this.#crashes + 1
-    this.#states.next({ status: 'restarting', attempt, reason, delayMs })
-    this.#retry = timer(delayMs, this.scheduler).subscribe(() => void this.#attempt(attempt))
-  }
-
-  /** Keeps the last STDERR_LINES lines of the child's stderr, across restarts. */
-  #collect(chunk: string): void {
-    const lines = (this.#partial + chunk).split('\n')
-    this.#partial = lines.pop() ?? ''
-    this.#lines.push(...lines.filter(line => line.trim() !== ''))
-    if (this.#lines.length > STDERR_LINES) this.#lines.splice(0, this.#lines.length - STDERR_LINES)
-  }
-
-  /** Stops supervising and closes the client (its child ends). */
-  async stop(): Promise<void> {
-    if (this.#isStopped) return
-    this.#isStopped = true
-    this.#retry?.unsubscribe()
-    const client = this.#client
-    this.#client = undefined
-    if (client !== undefined) void this.onClient(undefined)
-    await client?.close().catch(() => {})
-    this.#states.next({ status: 'stopped' })
-    this.#states.complete()
+export function supervisorLogic(name: string, run: AnyActorLogic, policy: FullRestartPolicy): ActorLogic<SupervisorState, SupervisorMessage> {
+  const report = (state: SupervisorState): Step<SupervisorState> => [state, [effect.sendParent({
+    type: 'server', name, state: state.server, ...(state.client === undefined ? {} : { client: state.client, pid: state.pid }),
+  } satisfies SupervisorReport)]]
+  return {
+    name: 'supervisor',
+    initial: () => ({ server: { status: 'starting', attempt: 1 }, attempt: 1, stderr: [], partial: '' }),
+    transition: (state, message): Step<SupervisorState> => {
+      switch (message.type) {
+        case 'run': return [state, [effect.spawn(RUN_ID, run, { supervision: { strategy: 'restart', backoff: policy, stableMs: policy.stableMs } })]]
+        case 'starting': return report({ ...state, server: { status: 'starting', attempt: state.attempt } })
+        case 'stderr': return [{ ...state, ...collectLines(state.stderr, state.partial, message.chunk) }, NONE]
+        case 'connected': return report({ ...state, client: message.client, pid: message.pid })
+        case 'offer': return [state, [effect.sendParent({ type: 'offer', name, kind: message.kind, items: message.items } satisfies SupervisorReport)]]
+        case 'ready': return report({ ...state, server: { status: 'ready', serverInfo: message.serverInfo } })
+        case 'rxmcp.child.restarting': {
+          // The kernel counts restarts in a row (from 1, again after a stable run); attempt 1 is the first start.
+          const attempt = message.attempt + 1
+          return report({ ...state, attempt, client: undefined, pid: undefined, server: { status: 'restarting', attempt, reason: reasonOf(message.error), delayMs: message.delay } })
+        }
+        case 'rxmcp.child.error': {
+          // The kernel gives up on the crash after `retries` restarts in a row (after a stable run, on the first when retries is 0).
+          const reason = `${reasonOf(message.error)} (${policy.retries + 1} times in a row)`
+          return report({ ...state, client: undefined, pid: undefined, server: { status: 'failed', reason, stderr: state.stderr } })
+        }
+        // A run never ends by itself (its client closing is a crash).
+        case 'rxmcp.child.done': return [state, NONE]
+      }
+    },
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms) })
-  // A start that finishes after its timeout still gets closed.
-  promise.then(started => { if (timer === undefined) void (started as { client?: McpClient }).client?.close() }, () => {})
-  return Promise.race([promise, timeout]).finally(() => { clearTimeout(timer); timer = undefined })
+/** `lines` with the complete lines of `partial + chunk` added (blank ones left out), the last {@link STDERR_LINES} kept. */
+export function collectLines(lines: readonly string[], partial: string, chunk: string): { stderr: readonly string[]; partial: string } {
+  const split = (partial + chunk).split('\n')
+  const rest = split.pop() ?? ''
+  const added = split.filter(line => line.trim() !== '')
+  if (added.length === 0) return { stderr: lines, partial: rest }
+  return { stderr: [...lines, ...added].slice(-STDERR_LINES), partial: rest }
 }
 
-function messageOf(error: unknown): string {
+function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }

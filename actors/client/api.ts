@@ -16,6 +16,8 @@ import {
   type ParamsArgument, type RequestParams, type RequestResult, type NotificationParams, type OtherMethod,
 } from '../../lib/schema/types.ts'
 import type { Era, RequestContext } from '../context.ts'
+import type { ActorSystem } from '../actor.ts'
+import type { BackoffOptions } from '../../lib/operators/retry-policy.ts'
 import type { HandlerOutcome } from '../request.ts'
 
 /** Answers the server's `sampling/createMessage`. */
@@ -84,16 +86,19 @@ export interface ClientOptions {
   timeout?: number
   /**
    * Reconnection when the transport drops without `close()` (needs `connect` to be given a
-   * function that makes a transport): each attempt waits `initialDelayMs` doubled per failure up to
-   * `maxDelayMs` (on `scheduler`), and starts a fresh session (initialize again); after
-   * `maxRetries` failed attempts the client closes. Requests in flight at the drop fail at once with
-   * `ConnectionClosedError` (never resent); requests subscribed between sessions wait for the next
-   * one. Off by default. Defaults in RECONNECT_DEFAULTS.
+   * function that makes a transport), by the one retry policy (`backoff`): each attempt waits
+   * `initial` ms multiplied by `factor` per failure up to `max`, spread by `jitter` (on
+   * `scheduler`), and starts a fresh session (the handshake again); after `retries` failed attempts
+   * in a row the client closes (the count starts over once a session operates). Requests in flight
+   * at the drop fail at once with `ConnectionClosedError` (never resent); requests subscribed
+   * between sessions wait for the next one. Off by default. Defaults in RECONNECT_DEFAULTS (500 ms
+   * doubling to 30 s, no jitter, 10 retries); a bad field is a RangeError from `connect`.
    */
-  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+  reconnect?: BackoffOptions
   /**
-   * Where time runs (default: RxJS's async scheduler): reconnect backoff waits, the discover
-   * probe's timeout and the cache's clock. A virtual-time scheduler in tests.
+   * Where time runs (default: RxJS's async scheduler): the client's actor system, reconnect
+   * backoff waits, the discover probe's timeout and the cache's clock. A virtual-time scheduler in
+   * tests.
    */
   scheduler?: SchedulerLike
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
@@ -141,8 +146,16 @@ export interface ClientState {
  * @see connect
  */
 export interface McpClient extends AsyncDisposable {
+  /** The client's state (lifecycle, era, version, server, roots), as of the client actor's latest snapshot. */
   readonly state: ClientState
+  /** The client's state now and at each change; completes when the client is closed. */
   readonly states: Observable<ClientState>
+  /**
+   * The client's actor system (on `ClientOptions.scheduler`): the client actor (`client:<name>/client`),
+   * whose state `state` and `states` show. `system.inspect` shows its messages and transitions
+   * as events (nothing is built while nobody subscribes).
+   */
+  readonly system: ActorSystem
   /**
    * `'modern'` (MCP 2026-07-28, stateless) or `'legacy'` (an initialized session), see
    * `ClientOptions.era`; undefined while a reconnect's handshake chooses again.
@@ -289,7 +302,7 @@ export interface ServerDescription {
   instructions: string | undefined
 }
 
-/** What the client actor's reducer steps on (see actors/client.ts). */
+/** What the client actor takes (see clientLogic in actors/client/state.ts). */
 export type ClientMessage =
   | { type: 'initialize' }
   | { type: 'initialized'; result: InitializeResult }

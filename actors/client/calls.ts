@@ -7,7 +7,6 @@ import type {
   CompleteParams, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
   LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../reducer-actor.ts'
 import type { ClientMessage, ClientState, ServerDescription } from './api.ts'
 import type { ResultCache } from './cache.ts'
 import { InvalidResultError } from './errors.ts'
@@ -20,7 +19,10 @@ import { readDiscover } from './modern.ts'
  * client (actors/client.ts) supplies that path, its state and its caches.
  */
 export abstract class ClientCalls {
-  abstract readonly actor: ActorRef<ClientState, ClientMessage>
+  /** The client actor's state, as of its latest snapshot. */
+  abstract readonly state: ClientState
+  /** Sends the client actor a message. */
+  protected abstract tell(message: ClientMessage): void
   abstract request<R extends JsonObject = JsonObject>(method: string, params?: object, options?: RequestOptions): Observable<RequestEvent<R>>
   /** One request's result, asked without progress. */
   protected abstract call<R>(method: string, params?: JsonObject, options?: RequestOptions): Promise<R>
@@ -30,21 +32,21 @@ export abstract class ClientCalls {
   protected abstract get resourceSubscriptions(): ResourceSubscriptions
 
   async ping(options?: RequestOptions): Promise<void> {
-    if (this.actor.state.era !== 'modern') return void await this.call('ping', undefined, options)
+    if (this.state.era !== 'modern') return void await this.call('ping', undefined, options)
     // MCP 2026-07-28 has no ping: the one request every modern server answers is discover, asked past the cache.
     this.resultCache?.clear('server/discover')
     await this.call('server/discover', undefined, options)
   }
 
   async discover(options?: RequestOptions): Promise<ServerDescription> {
-    const state = this.actor.state
+    const state = this.state
     if (state.era !== 'modern') {
       return { supportedVersions: [state.protocolVersion], capabilities: state.serverCapabilities, serverInfo: state.serverInfo, instructions: state.instructions }
     }
     const result = await this.call<JsonObject>('server/discover', undefined, options)
     const description = readDiscover(result)
     if (description === undefined) throw new InvalidResultError('server/discover', 'the result has no supportedVersions list')
-    this.actor.send({ type: 'discovered', version: this.actor.state.protocolVersion, description })
+    this.tell({ type: 'discovered', version: this.state.protocolVersion, description })
     return description
   }
 
@@ -82,12 +84,12 @@ export abstract class ClientCalls {
   }
 
   async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    if (this.actor.state.era !== 'modern') return void await this.call('resources/subscribe', { uri }, options)
+    if (this.state.era !== 'modern') return void await this.call('resources/subscribe', { uri }, options)
     await this.resourceSubscriptions.add(uri)
   }
 
   async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    if (this.actor.state.era !== 'modern') return void await this.call('resources/unsubscribe', { uri }, options)
+    if (this.state.era !== 'modern') return void await this.call('resources/unsubscribe', { uri }, options)
     await this.resourceSubscriptions.remove(uri)
   }
 
@@ -110,7 +112,7 @@ export abstract class ClientCalls {
 
   async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
     // MCP 2026-07-28 removed logging/setLevel: the level rides in every request's _meta instead.
-    if (this.actor.state.era === 'modern') return this.actor.send({ type: 'logLevel', level })
+    if (this.state.era === 'modern') return this.tell({ type: 'logLevel', level })
     await this.call('logging/setLevel', { level }, options)
   }
 }

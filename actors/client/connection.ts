@@ -1,13 +1,10 @@
 import { EMPTY, Observable, catchError, defer, retry, shareReplay, takeUntil, throwError, type SchedulerLike } from '../../lib/rx.ts'
-import { backoff, backoffPolicy } from '../../lib/operators/backoff.ts'
+import { backoffTimer, type Backoff } from '../../lib/operators/retry-policy.ts'
 import type { Connection } from '../../lib/connection.ts'
 import { ConnectionClosedError } from '../../lib/jsonrpc/errors.ts'
 
-/** DEFAULTS of {@link ClientOptions.reconnect}. */
-export const RECONNECT_DEFAULTS = { initialDelayMs: 500, maxDelayMs: 30_000, maxRetries: 10 } as const
-
-/** How a client reconnects after its transport drops (see `ClientOptions.reconnect`). */
-export interface ReconnectPolicy { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
+/** DEFAULTS of `ClientOptions.reconnect`: 500 ms doubling to 30 s, no jitter, 10 attempts per drop. */
+export const RECONNECT_DEFAULTS: Backoff = Object.freeze({ initial: 500, max: 30_000, factor: 2, jitter: 0, retries: 10 })
 
 /** What {@link clientConnections} needs from the client that owns the stream. */
 export interface ConnectionSource {
@@ -15,8 +12,8 @@ export interface ConnectionSource {
   open(): Connection
   /** The legacy handshake on a fresh connection; rejects (the connection closed) when it fails. */
   initialize(connection: Connection): Promise<void>
-  /** Off (undefined): a drop ends the stream. */
-  reconnect?: ReconnectPolicy
+  /** The retry policy of reconnects (see `backoff`); off (undefined): a drop ends the stream. */
+  reconnect?: Backoff
   /** Where the backoff waits run (default: RxJS's async scheduler). */
   scheduler?: SchedulerLike
   /** True once the client is closing: a connection that closes then has not dropped. */
@@ -44,13 +41,12 @@ class DroppedError extends ConnectionClosedError {}
  *             '--fails: first session? error -> complete; reconnecting? retry as above
  * ```
  *
- * Never errors: the first handshake's failure, giving up after `maxRetries` and a drop without
+ * Never errors: the first handshake's failure, giving up after `retries` and a drop without
  * `reconnect` all complete it (errors go to `reportError`; the first one also to `firstError`).
  * Completes when `closing` emits, closing the connection of a handshake under way.
  */
 export function clientConnections(source: ConnectionSource, firstError: (error: unknown) => void): Observable<Connection> {
   const policy = source.reconnect
-  const delays = backoffPolicy(policy, RECONNECT_DEFAULTS)
   /** Set once a handshake succeeded: only then is a failure a reason to reconnect. */
   let hasConnected = false
   const session = defer(() => new Observable<Connection>(subscriber => {
@@ -67,14 +63,14 @@ export function clientConnections(source: ConnectionSource, firstError: (error: 
   }))
   return session.pipe(
     retry({
-      count: policy === undefined ? 0 : policy.maxRetries ?? RECONNECT_DEFAULTS.maxRetries,
-      // Counting starts over once a session is operating: each drop gets maxRetries attempts.
+      count: policy === undefined ? 0 : policy.retries,
+      // Counting starts over once a session is operating: each drop gets `retries` attempts.
       resetOnSuccess: true,
       delay: (error: unknown, attempt: number) => {
         if (!hasConnected) return throwError(() => error)
         if (!(error instanceof DroppedError)) source.reportError(error)
         source.onReconnecting()
-        return backoff(attempt - 1, delays, source.scheduler)
+        return backoffTimer(policy!, attempt - 1, source.scheduler)
       },
     }),
     catchError((error: unknown) => {

@@ -5,10 +5,10 @@ import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { applyDefaults } from '../../lib/validator.ts'
 import { inputRequestProblem } from '../../lib/schema/input-requests.ts'
 import type { ClientCapabilities, CreateMessageParams, ElicitParams, Root } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../reducer-actor.ts'
 import { BaseContext, connectionHost } from '../context.ts'
 import { mapOutcome } from '../request.ts'
-import type { ClientMessage, ClientOptions, ClientState } from './api.ts'
+import type { ClientOptions } from './api.ts'
+import type { ClientStateSource } from './state.ts'
 import type { UrlElicitations } from './url-elicitations.ts'
 import type { InputHandler } from './input-answers.ts'
 export { answerInputRequest, type InputAnswerHost, type InputHandler } from './input-answers.ts'
@@ -61,9 +61,9 @@ export function inputHandlers(options: ClientOptions, capabilities: ClientCapabi
  * Registers the input handlers on one connection, for the live requests a legacy server sends.
  * Called for every connection a client opens (each reconnect).
  */
-export function registerClientHandlers(connection: Connection, handlers: ReadonlyMap<string, InputHandler>, actor: ActorRef<ClientState, ClientMessage>, report?: (warning: Error) => void): void {
+export function registerClientHandlers(connection: Connection, handlers: ReadonlyMap<string, InputHandler>, state: ClientStateSource, report?: (warning: Error) => void): void {
   // Contexts answer on the connection their request came in on, even while a newer one starts.
-  const host = connectionHost(connection, () => actor.state.protocolVersion, report)
+  const host = connectionHost(connection, () => state.current.protocolVersion, report)
   for (const [method, handler] of handlers) {
     connection.setRequestHandler(method, (params, request: IncomingRequest) => handler(params, new BaseContext(host, request)))
   }

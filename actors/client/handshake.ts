@@ -11,15 +11,16 @@ import { withTimeout } from '../../lib/operators/with-timeout.ts'
 import { isVersionAccepted } from '../../lib/schema/negotiate.ts'
 import { isModernVersion } from '../../lib/schema/modern.ts'
 import type { ClientCapabilities, Implementation, InitializeResult } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../reducer-actor.ts'
-import type { ClientEra, ClientMessage, ClientState } from './api.ts'
+import type { ClientEra } from './api.ts'
+import type { ClientStateSource } from './state.ts'
 import { authorizationContextOf, type ResultCache } from './cache.ts'
 import { InvalidResultError, NoCommonVersionError } from './errors.ts'
 import { chooseVersion, isModernError, readDiscover, readResult, stampModernMeta, supportedOf } from './modern.ts'
 
 /** What the handshake needs from the client. */
 export interface HandshakeHost {
-  readonly actor: ActorRef<ClientState, ClientMessage>
+  /** The client actor's latest state, and its mailbox. */
+  readonly state: ClientStateSource
   readonly info: Implementation
   readonly capabilities: ClientCapabilities
   readonly era: ClientEra
@@ -119,7 +120,7 @@ async function discover(host: HandshakeHost, connection: Connection): Promise<bo
     }
     if (chosen === version && host.cache !== undefined && await authorizationContextOf(connection) === context) host.cache.set('server/discover', undefined, result, context!)
     host.settledOver(answer.requestInfo)
-    host.actor.send({ type: 'discovered', version: chosen, description })
+    host.state.send({ type: 'discovered', version: chosen, description })
     return true
   }
 }
@@ -146,10 +147,10 @@ function isLegacySign(error: unknown): boolean {
 /** The legacy handshake on a fresh connection; closes it and rejects when the handshake fails. */
 async function initialize(host: HandshakeHost, connection: Connection): Promise<void> {
   const supported = host.legacyVersions
-  const asked = host.actor.state.protocolVersion
+  const asked = host.state.current.protocolVersion
   const params = { protocolVersion: isModernVersion(asked) ? supported[0] : asked, capabilities: host.capabilities, clientInfo: host.info } as unknown as JsonObject
   const request = lastValueFrom(connection.request<InitializeResult & JsonObject>('initialize', params, { progress: false }).pipe(resultOf()))
-  host.actor.send({ type: 'initialize' })
+  host.state.send({ type: 'initialize' })
   let result: InitializeResult
   try {
     result = await request
@@ -168,6 +169,6 @@ async function initialize(host: HandshakeHost, connection: Connection): Promise<
   }
   // From here on the connection passes the negotiated version with each message (see the client's
   // ConnectionOptions.protocolVersion): notifications/initialized is the first to carry it.
-  host.actor.send({ type: 'initialized', result })
+  host.state.send({ type: 'initialized', result })
   await connection.notify('notifications/initialized')
 }

@@ -4,8 +4,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, McpError, ResponseLostError } from '../../lib/jsonrpc/errors.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ClientCapabilities, Implementation } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../reducer-actor.ts'
-import type { ClientMessage, ClientState } from './api.ts'
+import type { ClientStateSource } from './state.ts'
 import { authorizationContextOf, cacheKey, type ResultCache } from './cache.ts'
 import type { AuthorizationContext } from '../../lib/authorization-context.ts'
 import { answerInputRequest, type InputHandler } from './handlers.ts'
@@ -14,7 +13,8 @@ import { chooseVersion, stampModernMeta, supportedOf, withoutEnvelope } from './
 
 /** What {@link ModernRequests} works with: the client's identity, handlers and state. */
 export interface ModernRequestHost {
-  readonly actor: ActorRef<ClientState, ClientMessage>
+  /** The client actor's latest state, and its mailbox. */
+  readonly state: ClientStateSource
   readonly info: Implementation
   readonly capabilities: ClientCapabilities
   readonly handlers: ReadonlyMap<string, InputHandler>
@@ -58,7 +58,7 @@ export class ModernRequests {
 
   /** A request's params with the modern `_meta` of the version in use now. */
   stamp(params: JsonObject | undefined): JsonObject {
-    const state = this.host.actor.state
+    const state = this.host.state.current
     return stampModernMeta(params, { version: state.protocolVersion, capabilities: this.host.capabilities, info: this.host.info, logLevel: state.logLevel })
   }
 
@@ -99,12 +99,12 @@ export class ModernRequests {
         return event
       }))))
     }
-    const actor = this.host.actor
+    const source = this.host.state
     // What a handler answering an input request sees: the client's handlers, and its requests on this connection.
     const host = {
       handlers: this.host.handlers,
       capabilities: this.host.capabilities,
-      get protocolVersion() { return actor.state.protocolVersion },
+      get protocolVersion() { return source.current.protocolVersion },
       request: <T extends JsonObject>(inner: string, innerParams: JsonObject | undefined, innerOptions: RequestOptions) =>
         this.request<T>(connection, inner, innerParams, innerOptions),
     }
@@ -135,8 +135,8 @@ export class ModernRequests {
     if (error.code === ErrorCode.UnsupportedProtocolVersion && !attempt.hasRetriedVersion) {
       // MCP versioning: the client SHOULD pick a mutually supported version from `supported` and retry.
       const next = chooseVersion(supportedOf(error), this.host.modernVersions)
-      if (next === undefined || next === this.host.actor.state.protocolVersion) return throwError(() => error)
-      this.host.actor.send({ type: 'version', version: next })
+      if (next === undefined || next === this.host.state.current.protocolVersion) return throwError(() => error)
+      this.host.state.send({ type: 'version', version: next })
       return this.#request(connection, method, params, options, { ...attempt, hasRetriedVersion: true })
     }
     if (error.code === ErrorCode.HeaderMismatch && method === 'tools/call' && !attempt.hasRetriedHeaders) {

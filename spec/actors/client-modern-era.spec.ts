@@ -181,7 +181,7 @@ describe('connect (era selection on reconnect)', () => {
       'tools/call': () => ({ content: [{ type: 'text', text: 'legacy' }] }),
     })]
     let next = 0
-    await using client = await connect(() => servers[next++]!.transport, INFO, { reconnect: { initialDelayMs: 100 }, scheduler })
+    await using client = await connect(() => servers[next++]!.transport, INFO, { reconnect: { initial: 100 }, scheduler })
     expect(client.era).toBe('modern')
     expect((await client.callTool('x')).content).toEqual([{ type: 'text', text: 'modern' }])
     await servers[0]!.server.close()

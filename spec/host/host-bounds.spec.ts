@@ -5,12 +5,13 @@
  * within HOST_LIMIT_DEFAULTS, and a storm is coalesced on the host's scheduler (virtual time here).
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { Subject, VirtualTimeScheduler, asyncScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs'
 import { createMemoryPair, type MemoryTransport } from '../../transports/memory.ts'
 import { connect } from '../../actors/client.ts'
 import { createHost, type Host, type HostOptions } from '../../host/host.ts'
 import { hostServer } from '../../host/gateway.ts'
-import { HOST_LIMIT_DEFAULTS } from '../../host/bounds.ts'
+import { HOST_LIMIT_DEFAULTS, newestListing } from '../../host/bounds.ts'
+import { createTestScheduler } from '../helpers/marbles.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
 
 const cleanup: (() => Promise<unknown>)[] = []
@@ -24,11 +25,19 @@ type Item = Record<string, unknown>
  */
 function rawServer(end: MemoryTransport, offer: { tools: Item[]; resources: Item[]; prompts: Item[] }, pageSize = 500) {
   const listings = { tools: 0, resources: 0, prompts: 0 }
+  /** Every request's method, as it comes. */
+  const requests = new Subject<string>()
+  /** When set, the next listing's answer (made when asked) waits for it. */
+  const control: { hold: Promise<void> | undefined } = { hold: undefined }
   end.inbound.subscribe(item => {
     if (item.type !== 'message') return
     const message = item.message as { id?: number | string; method?: string; params?: { cursor?: string } }
     if (message.id === undefined || message.method === undefined) return
-    const reply = (result: unknown) => end.send({ jsonrpc: '2.0', id: message.id!, result: result as never })
+    requests.next(message.method)
+    const hold = message.method.endsWith('/list') ? control.hold : undefined
+    control.hold = hold === undefined ? control.hold : undefined
+    const reply = (result: unknown) => hold === undefined ? end.send({ jsonrpc: '2.0', id: message.id!, result: result as never })
+      : void hold.then(() => end.send({ jsonrpc: '2.0', id: message.id!, result: result as never }))
     if (message.method === 'initialize') {
       return reply({
         protocolVersion: '2025-11-25', serverInfo: { name: 'raw', version: '1' },
@@ -44,7 +53,7 @@ function rawServer(end: MemoryTransport, offer: { tools: Item[]; resources: Item
     reply({ [kind]: page, ...(next === undefined ? {} : { nextCursor: next }) })
   })
   const changed = (kind: keyof typeof offer) => end.send({ jsonrpc: '2.0', method: `notifications/${kind}/list_changed` })
-  return { listings, changed }
+  return { listings, changed, requests, control }
 }
 
 /** A host of one server, `raw`, whose client runs over a memory pair to the raw server. */
@@ -63,6 +72,8 @@ function hostOf(offer: { tools: Item[]; resources: Item[]; prompts: Item[] }, op
 
 const ready = (host: Host) => firstValueFrom(host.states.pipe(filter(states => states.get('raw')?.status === 'ready')))
 const tool = (name: string, extra: Item = {}) => ({ name, inputSchema: { type: 'object' }, ...extra })
+/** A request to the raw server and its answer (an error: it knows no ping), after everything sent before it. */
+const roundTrip = (host: Host) => lastValueFrom(host.client('raw')!.request('ping', undefined, { progress: false })).catch(() => {})
 
 describe('issue 20: the gateway passes a 10 MiB description and 100k tools through; a list_changed storm costs 150 MiB', () => {
   it('keeps at most maxToolsPerServer tools, cuts long descriptions, leaves out oversized definitions, and says so', async () => {
@@ -117,7 +128,8 @@ describe('issue 20: the gateway passes a 10 MiB description and 100k tools throu
     expect(server.listings.tools).toBe(2)
     offer.tools = [tool('first'), tool('second'), tool('third')]
     for (let storm = 0; storm < 1000; storm++) server.changed('tools')
-    await new Promise(resolve => setImmediate(resolve))
+    // The storm has been read by the time a later request is answered.
+    await roundTrip(host)
     expect(server.listings.tools).toBe(2)
     // At the interval's end, one listing for everything that came meanwhile.
     scheduler.flush()
@@ -126,4 +138,62 @@ describe('issue 20: the gateway passes a 10 MiB description and 100k tools throu
     scheduler.flush()
     expect(server.listings.tools).toBe(3)
   }, 30_000)
+
+  it('lists again with switchMap: the newest list wins, and a slow listing it overtook is never published', async () => {
+    const scheduler = new VirtualTimeScheduler()
+    const offer = { tools: [tool('first')], resources: [], prompts: [] }
+    const { host, server } = hostOf(offer, { scheduler })
+    await ready(host)
+    scheduler.flush()
+    const published: string[][] = []
+    host.tools.subscribe(tools => published.push(tools.map(entry => entry.tool.name)))
+    // A list_changed whose listing is slow: the server answers it (with what it offered then) only when released.
+    let release!: () => void
+    server.control.hold = new Promise(resolve => { release = resolve })
+    offer.tools = [tool('stale')]
+    const asked = firstValueFrom(server.requests.pipe(filter(method => method === 'tools/list')))
+    server.changed('tools')
+    await asked
+    // A second list_changed while the first listing is in flight, whose listing is fast.
+    offer.tools = [tool('newest')]
+    server.changed('tools')
+    scheduler.flush()
+    release()
+    const first = await firstValueFrom(host.tools.pipe(filter(tools => tools.some(entry => entry.tool.name === 'stale' || entry.tool.name === 'newest'))))
+    expect(first.map(entry => entry.tool.name)).toEqual(['newest'])
+    // The slow answer has come back by the time a later request is answered: it changed nothing.
+    await roundTrip(host)
+    expect(host.currentTools().map(entry => entry.tool.name)).toEqual(['newest'])
+    expect(published.flat()).not.toContain('stale')
+    expect(server.listings.tools).toBe(3)
+  }, 30_000)
+})
+
+describe('newestListing', () => {
+  it('lists at once, at most once per interval, and drops a listing a newer one overtakes (switchMap)', () => {
+    createTestScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const changes = hot('--a-b---|')
+      // The first listing is slow: the change at 2 lists again at the interval's end (3), before it answers.
+      const listings = [cold('----(1|)'), cold('-(2|)'), cold('-(3|)')]
+      let next = 0
+      expectObservable(newestListing(changes, () => listings[next++]!, 3, asyncScheduler)).toBe('----2--3|')
+      expectSubscriptions(listings[0]!.subscriptions).toBe('^--!')
+      expectSubscriptions(listings[1]!.subscriptions).toBe('---^!')
+      expectSubscriptions(listings[2]!.subscriptions).toBe('------^!')
+    })
+  })
+
+  it('is one listing for a storm within an interval, and none after the changes end', () => {
+    createTestScheduler().run(({ cold, hot, expectObservable }) => {
+      const changes = hot('-aaaaa-----|')
+      let next = 0
+      expectObservable(newestListing(changes, () => cold('(x|)', { x: ++next }), 3, asyncScheduler)).toBe('x--y--z----|', { x: 1, y: 2, z: 3 })
+    })
+  })
+
+  it('is empty when the changes end before anything changed, after its first listing', () => {
+    createTestScheduler().run(({ cold, expectObservable }) => {
+      expectObservable(newestListing(cold('|'), () => cold('-(x|)'), 3, asyncScheduler)).toBe('-(x|)')
+    })
+  })
 })

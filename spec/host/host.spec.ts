@@ -4,7 +4,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { filter, firstValueFrom } from 'rxjs'
-import { createHost, type Host, type HostOptions } from '../../host/host.ts'
+import { createHost, startServerClient, type Host, type HostOptions } from '../../host/host.ts'
 import type { ServerState } from '../../host/supervisor.ts'
 import { parseHostConfig, type HostConfig } from '../../lib/host-config.ts'
 import { createServer } from '../../actors/server.ts'
@@ -21,7 +21,7 @@ const require = createRequire(import.meta.url)
 const EVERYTHING_EXAMPLE = { command: process.execPath, args: ['--import', 'tsx', 'examples/everything/server.ts'] }
 const OFFICIAL_EVERYTHING = { command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] }
 const FILESYSTEM = { command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')] }
-const FAST_RESTARTS: HostOptions['restart'] = { initialDelayMs: 20, maxDelayMs: 100, maxRestarts: 2 }
+const FAST_RESTARTS: HostOptions['restart'] = { initial: 20, max: 100, retries: 2 }
 
 const cleanup: (() => Promise<void>)[] = []
 afterEach(async () => { for (const close of cleanup.splice(0).reverse()) await close() })
@@ -89,11 +89,20 @@ describe('the host, against real servers', () => {
     await mkdir(join(scratch, 'allowed'))
     await writeFile(join(scratch, 'allowed', 'note.txt'), 'inside')
     await writeFile(join(scratch, 'secret.txt'), 'TOP-SECRET-CONTENT')
-    const started = host(parseHostConfig({ mcpServers: { files: { ...FILESYSTEM, roots: [join(scratch, 'allowed')] } } }), { allowedRoots: [scratch] })
+    // The server learns its directories from the roots the host gives it, and says so on stderr.
+    let updated!: () => void
+    const isUpdated = new Promise<void>(resolve => { updated = resolve })
+    const started = host(parseHostConfig({ mcpServers: { files: { ...FILESYSTEM, roots: [join(scratch, 'allowed')] } } }), {
+      allowedRoots: [scratch],
+      start: (config, options, stderr) => startServerClient(config, options, chunk => {
+        stderr(chunk)
+        if (chunk.includes('Updated allowed directories from MCP roots')) updated()
+      }),
+    })
     await stateOf(started, 'files', 'ready')
     await toolsNamed(started, ['files__read_text_file'])
-    // The server learns its directories from the roots the host gives it.
-    await expect.poll(async () => text(await started.callTool('files__list_allowed_directories', {})), { timeout: 10_000 }).toContain('allowed')
+    await isUpdated
+    expect(text(await started.callTool('files__list_allowed_directories', {}))).toContain('allowed')
     expect(text(await started.callTool('files__read_text_file', { path: join(scratch, 'allowed', 'note.txt') }))).toBe('inside')
     const outside = await started.callTool('files__read_text_file', { path: join(scratch, 'allowed', '..', 'secret.txt') })
     expect(outside.isError).toBe(true)

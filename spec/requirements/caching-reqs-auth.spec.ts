@@ -119,7 +119,7 @@ describe('the client cache is per authorization context', () => {
       const transport = websocketClient(wsUrl, { headers: () => ({ authorization: `Bearer ${token}` }) })
       made.push(transport)
       return transport
-    }, { name: 'spec', version: '1' }, { era: 'modern', cache: true, reconnect: { initialDelayMs: 1 } })
+    }, { name: 'spec', version: '1' }, { era: 'modern', cache: true, reconnect: { initial: 1 } })
     cleanup.push(() => client.close())
     await client.listTools()
     await client.listTools()

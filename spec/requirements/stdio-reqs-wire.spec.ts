@@ -113,7 +113,7 @@ describe('issue 20 requirements: stdio on the wire (reqs-wire)', () => {
   verifies('subscriptions:stdio-relisten@2026-07-28', 'sends subscriptions/listen again after the stdio connection is re-established, and hears the new server', async () => {
     const spawned: Array<{ transport: StdioClientTransport; file: string }> = []
     const client = await connect(() => { const child = recorded(); spawned.push(child); return child.transport }, INFO, {
-      era: 'modern', reconnect: { initialDelayMs: 0, maxRetries: 3 },
+      era: 'modern', reconnect: { initial: 0, retries: 3 },
     })
     cleanups.push(() => client.close())
     // One listen stream for the whole test; `events` fills as it emits.

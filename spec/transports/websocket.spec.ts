@@ -197,7 +197,7 @@ describe('websocket', () => {
 
   it('reconnects with a fresh session after the server drops the socket', async () => {
     const url = await start()
-    const client = await connect(() => websocketClient(url), { name: 'resilient', version: '1' }, { reconnect: { initialDelayMs: 20, maxRetries: 5 } })
+    const client = await connect(() => websocketClient(url), { name: 'resilient', version: '1' }, { reconnect: { initial: 20, retries: 5 } })
     const updates: unknown[] = []
     client.notifications('notifications/message').subscribe(params => updates.push(params))
     const pending = client.callTool('long_running', { steps: 100, ms: 50 }).catch(error => error)
