@@ -231,3 +231,21 @@ export function taskWork<R>(work: Observable<R>, now: () => number, isFailedResu
     })
   })
 }
+
+/** What the tasks actor tells its owner. */
+export type TasksEvent =
+  /** A task's logic threw (a bug): the task ended with status `error`; its owner frees what it held. */
+  { type: 'task-failed'; taskId: string; error: unknown }
+
+/**
+ * The logic of the task system's one actor, the parent of every task of a server (spawned with the
+ * systemId `tasks`): it stops them with itself (the server closing), and tells its owner of a task
+ * that failed. Tasks end `done` (terminal) or `stopped` (expired, dropped) on their own.
+ */
+export const tasksLogic: ActorLogic<null, ChildMessage> = {
+  name: 'tasks',
+  initial: () => null,
+  transition: (state, message) => message.type === 'rxmcp.child.error'
+    ? [state, [effect.emit({ type: 'task-failed', taskId: message.id, error: message.error } satisfies TasksEvent)]]
+    : [state, NONE],
+}

@@ -7,8 +7,8 @@ import { createActorSystem, type ActorInspectionEvent, type ActorLogic, type Act
 import { initialTask, stepTask, taskLogic, taskWork, type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TaskMessage } from './task-logic.ts'
 export { TASK_DEFAULTS, TASK_TRANSITION_ERROR_CODE, TERMINAL_STATUSES, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
 export {
-  TASK_WORK, initialTask, stepTask, taskLogic, taskWork,
-  type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TaskMessage, type TaskWorkMessage, type Timed,
+  TASK_WORK, initialTask, stepTask, taskLogic, taskWork, tasksLogic,
+  type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TaskMessage, type TaskWorkMessage, type TasksEvent, type Timed,
 } from './task-logic.ts'
 
 /*
