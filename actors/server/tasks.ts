@@ -266,11 +266,18 @@ export class ServerTasks implements TasksCore {
         // Dropped with its session (or expired): the store no longer has it, and nobody may hear of it.
         if (live.isGone) return
         const wire = state.error instanceof Error ? { ...state, error: errorObject(state.error) } : state
+        // Once its end is stored the task has nothing left here (its actor is done; the store keeps it
+        // until its TTL): its slot is free before anyone hears of the end, so they may start another.
+        const isEnd = isTerminalStatus(state.status)
         live.written = live.written
           .then(() => this.store.update(wire))
-          .then(saved => this.emit({ type: 'task', task: saved, sessionId }), error => { if (!live.isGone) this.#server.report(error) })
-        // Once its end is stored the task has nothing left here (its actor is done): the store keeps it until its TTL.
-        if (isTerminalStatus(state.status)) void live.written.then(() => this.#forget(live))
+          .then(saved => {
+            if (isEnd) this.#forget(live)
+            this.emit({ type: 'task', task: saved, sessionId })
+          }, error => {
+            if (!live.isGone) this.#server.report(error)
+            if (isEnd) this.#forget(live)
+          })
         return
       }
       // Its TTL elapsed while it ran: the actor stops (and its work with it); the store deletes it on its own.
