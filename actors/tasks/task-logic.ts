@@ -88,7 +88,7 @@ export interface TaskInput {
   statusMessage?: string
 }
 
-/** The id of the work child among a task's children, and of its TTL timer. */
+/** The id of a task's work child among its children (and the name of its logic). */
 export const TASK_WORK = 'work'
 const TTL = 'ttl'
 const EXPIRE: TaskLogicMessage = Object.freeze({ type: 'rxmcp.task.expire' })
