@@ -18,8 +18,8 @@
  */
 import { principalKey } from '../../lib/auth.ts'
 import {
-  EMPTY, Observable, asyncScheduler, catchError, defer, filter, firstValueFrom, from, map, merge, mergeMap, take, throwError, timer,
-  type SchedulerLike, type Subscriber,
+  EMPTY, asyncScheduler, catchError, defer, filter, firstValueFrom, from, map, merge, mergeMap, take, throwError, timer,
+  type Observable, type SchedulerLike,
 } from '../../lib/rx.ts'
 import { untilAborted } from '../../lib/operators/until-aborted.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
@@ -32,7 +32,7 @@ import { TaskStoreFullError, createMemoryTaskStore, randomTaskId, type TaskStore
 import { clientAddressKey } from '../../lib/client-address.ts'
 import { isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskState } from '../tasks/task.ts'
 import {
-  taskLogic, tasksLogic, type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TaskWorkMessage, type TasksEvent,
+  taskLogic, tasksLogic, type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TasksEvent,
 } from '../tasks/task-logic.ts'
 import { createActorSystem, type ActorLogic, type ActorRef, type ActorSystem } from '../actor.ts'
 import { TaskContext } from './task-context.ts'
@@ -122,7 +122,7 @@ export class ServerTasks implements TasksCore {
   get store(): TaskStore {
     const options = this.#server.options.tasks ?? {}
     return this.#store ??= options.store ?? createMemoryTaskStore({
-      defaultTtlMs: options.defaultTtlMs, maxTtlMs: options.maxTtlMs, pollIntervalMs: options.pollIntervalMs, scheduler: options.scheduler ?? this.#server.options.scheduler,
+      defaultTtlMs: options.defaultTtlMs, maxTtlMs: options.maxTtlMs, pollIntervalMs: options.pollIntervalMs, scheduler: this.#scheduler,
       maxTasks: options.maxTasks, maxTasksPerOwner: options.maxTasksPerOwner, maxTasksPerAddress: options.maxTasksPerAddress,
     })
   }
