@@ -44,7 +44,7 @@ function makeServer(): { server: McpServer; release: () => void } {
     // Every bound out of the way: one driver (one address, anonymous over HTTP) makes all the tasks.
     tasks: {
       store: createMemoryTaskStore({ maxTasks: 2_000_000, maxTasksPerOwner: 2_000_000, maxTasksPerAddress: 2_000_000, defaultTtlMs: 60_000 }),
-      maxRunningTasksPerAddress: 10_000,
+      maxRunningTasks: 10_000, maxRunningTasksPerOwner: 10_000, maxRunningTasksPerAddress: 10_000,
     },
   })
   server.tool('work', { execution: { taskSupport: 'optional' } }, () => ({ content: [{ type: 'text', text: 'done' }] }))
