@@ -113,6 +113,22 @@ describe('task TTL (virtual time, ServerOptions.scheduler)', () => {
   })
 })
 
+describe('task TTL (virtual time, tasks.scheduler only)', () => {
+  it('runs on the tasks\' scheduler: the task actors live in a system of their own on it, not in server.system', async () => {
+    const scheduler = new VirtualTimeScheduler()
+    const { start, aborted, tasks, server } = await makeServer({ tasks: { scheduler, defaultTtlMs: 1000 } })
+    const spawned: string[] = []
+    server.system.inspect.subscribe(event => { if (event.type === 'rxmcp.actor.spawned') spawned.push(event.actor) })
+    const taskId = await start()
+    expect(aborted).toEqual([])
+    scheduler.flush()
+    expect(scheduler.now()).toBe(1000)
+    expect(aborted).toEqual([taskId])
+    expect(tasks.liveCount).toBe(0)
+    expect(spawned.filter(path => path.startsWith('srv/tasks'))).toEqual([])
+  })
+})
+
 describe('tasks/result as a stream (virtual time)', () => {
   it('resolves when the result arrives later, and leaves no listener on the bus, the signal or the scheduler', async () => {
     const scheduler = new VirtualTimeScheduler()
