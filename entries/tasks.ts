@@ -12,6 +12,8 @@ export {
   TASK_EXPIRED_ERROR_CODE,
 } from '../actors/tasks/task.ts'
 export type { TaskState, TaskMessage, TaskOptions, TaskRef } from '../actors/tasks/task.ts'
+export { taskLogic, tasksLogic, taskWork, initialTask, TASK_WORK } from '../actors/tasks/task-logic.ts'
+export type { TaskActorState, TaskEvent, TaskInput, TaskLogicMessage, TaskWorkMessage, TasksEvent, Timed } from '../actors/tasks/task-logic.ts'
 export {
   MEMORY_TASK_STORE_DEFAULTS, TaskStoreFullError, TASK_STORE_FULL_ERROR_CODE, randomTaskId, createMemoryTaskStore,
 } from '../actors/tasks/store.ts'

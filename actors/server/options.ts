@@ -114,7 +114,11 @@ export interface ServerTaskOptions {
   owner?: (ctx: ServerContext) => string | undefined
   /** Declare tasks even when no tool supports them (`tasks/list` then answers an empty list). */
   enabled?: boolean
-  /** The clock and timers of tasks (TTL) and of the default store; default `asyncScheduler`. */
+  /**
+   * The clock and timers of tasks (TTL, the `tasks/result` poll) and of the default store; default
+   * the server's `scheduler`. When it is not the server's scheduler, the task actors run in an actor
+   * system of their own on it, so `server.system.inspect` does not show them.
+   */
   scheduler?: SchedulerLike
 }
 

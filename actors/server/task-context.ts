@@ -13,7 +13,7 @@
  */
 import type { Principal } from '../../lib/auth.ts'
 import type { RequestInfo } from '../../lib/transport.ts'
-import { throwError, type Observable } from '../../lib/rx.ts'
+import { Subject, throwError, type Observable } from '../../lib/rx.ts'
 import { outcomePromise } from '../request.ts'
 import type { RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../../lib/jsonrpc/message.ts'
@@ -28,12 +28,15 @@ import { ProgressSequence, type RequestEvent } from '../../lib/operators/progres
 import { BaseContext, type Era, type TraceContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { InputOptions, ServerContext, ServerSession, TaskHandle } from './api.ts'
-import { withRelatedTask, type TaskRef, type TaskState } from '../tasks/task.ts'
+import { withRelatedTask, type TaskMessage, type TaskState } from '../tasks/task.ts'
 import { ANSWER_CHECKS, capabilityObject } from './input-checks.ts'
 import { checkElicitResult } from './elicitation.ts'
 
 
 type InputRequests = NonNullable<TaskState['inputRequests']>
+
+/** What the handler's doings tell its task (through the task's work, see `runWork` in tasks.ts). */
+export type TaskUpdate = Extract<TaskMessage<JsonObject>, { type: 'status' | 'input-required' | 'resume' }>
 
 /** The reason a task's signal aborts with: its work is over (cancelled, expired, or ended). One object, made once. */
 const TASK_OVER = new CancelledError('The task is over: cancelled, expired, or its work ended')
@@ -50,7 +53,7 @@ class TaskInputs {
   /** Whether this put the task in input_required (read from here: the actor may not have applied it yet). */
   #isWaiting = false
 
-  constructor(readonly task: TaskRef<JsonObject>) {}
+  constructor(readonly taskId: string, readonly send: (update: TaskUpdate) => void) {}
 
   ask(method: string, params: JsonObject, capabilities: object, key: string | undefined): Promise<unknown> {
     // MCP sampling and elicitation: a malformed request is the handler's mistake, never asked.
@@ -65,7 +68,7 @@ class TaskInputs {
     }
     let id = key ?? `${method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'}-${++this.#count}`
     while (key === undefined && this.#used.has(id)) id = `${id}-${++this.#count}`
-    if (this.#used.has(id)) return Promise.reject(new TypeError(`Input key ${JSON.stringify(id)} was already used in task ${this.task.taskId}: a key names one request for the task's life`))
+    if (this.#used.has(id)) return Promise.reject(new TypeError(`Input key ${JSON.stringify(id)} was already used in task ${this.taskId}: a key names one request for the task's life`))
     this.#used.add(id)
     return new Promise(resolve => {
       this.#outstanding.set(id, { method, params, resolve })
@@ -97,21 +100,26 @@ class TaskInputs {
 
   #publish(): void {
     if (this.#outstanding.size === 0) {
-      if (this.#isWaiting) this.task.send({ type: 'resume' })
+      if (this.#isWaiting) this.send({ type: 'resume' })
       this.#isWaiting = false
       return
     }
     const inputRequests: InputRequests = {}
     for (const [key, input] of this.#outstanding) inputRequests[key] = { method: input.method, params: input.params }
     this.#isWaiting = true
-    this.task.send({ type: 'input-required', inputRequests })
+    this.send({ type: 'input-required', inputRequests })
   }
 }
 
 /** The context of a handler running as a task; see the file's comment. */
 export class TaskContext implements ServerContext {
   readonly #origin: ServerContext
-  readonly #task: TaskRef<JsonObject>
+  readonly #taskId: string
+  /**
+   * What the handler tells its task (status messages, input_required and back): the task's work
+   * carries these to the task as messages, stamped with the time (see `runWork` in tasks.ts).
+   */
+  readonly updates = new Subject<TaskUpdate>()
   /** Made when the handler first reads `signal`: most handlers never do, and aborting one costs. */
   #controller: AbortController | undefined
   #isOver = false
@@ -122,21 +130,27 @@ export class TaskContext implements ServerContext {
   /** The progress values sent for the token, which the task keeps: the request's own sequence goes on here. */
   readonly #progress: ProgressSequence
 
-  constructor(origin: ServerContext, task: TaskRef<JsonObject>) {
+  constructor(origin: ServerContext, taskId: string) {
     this.#origin = origin
-    this.#task = task
+    this.#taskId = taskId
     this.#progress = origin instanceof BaseContext ? origin.progressSequence : new ProgressSequence()
-    this.#inputs = origin.era === 'modern' ? new TaskInputs(task) : undefined
+    this.#inputs = origin.era === 'modern' ? new TaskInputs(taskId, update => this.#tell(update)) : undefined
     this.task = {
-      taskId: task.taskId,
-      setStatusMessage: (statusMessage: string) => { if (!this.#isOver) task.send({ type: 'status', statusMessage }) },
+      taskId,
+      setStatusMessage: (statusMessage: string) => this.#tell({ type: 'status', statusMessage }),
     }
+  }
+
+  /** Tells the task, while its work runs. */
+  #tell(update: TaskUpdate): void {
+    if (!this.#isOver) this.updates.next(update)
   }
 
   /** Aborts the signal: the task was cancelled, expired, or its work ended. */
   abort(): void {
     if (this.#isOver) return
     this.#isOver = true
+    this.updates.complete()
     this.#controller?.abort(TASK_OVER)
   }
 
@@ -225,16 +239,19 @@ export class TaskContext implements ServerContext {
 
   /** Params with the related-task `_meta` (MCP 2025-11-25: every message of a task carries it). */
   #related(params: JsonObject): JsonObject {
-    return withRelatedTask(params, this.#task.taskId) as JsonObject
+    return withRelatedTask(params, this.#taskId) as JsonObject
   }
 
-  /** A live request to the client: the task is input_required until every one is answered. */
+  /**
+   * A live request to the client: the task is input_required from the first outstanding one until
+   * every one is answered (the task refuses, harmlessly, what no longer applies: it ended meanwhile).
+   */
   async #live<T>(send: () => Promise<T>): Promise<T> {
-    if (this.#asking++ === 0 && this.#task.state.status === 'working') this.#task.send({ type: 'input-required' })
+    if (this.#asking++ === 0) this.#tell({ type: 'input-required' })
     try {
       return await send()
     } finally {
-      if (--this.#asking === 0 && this.#task.state.status === 'input_required') this.#task.send({ type: 'resume' })
+      if (--this.#asking === 0) this.#tell({ type: 'resume' })
     }
   }
 }

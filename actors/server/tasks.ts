@@ -5,10 +5,23 @@
  * change), so a client may drop, reconnect and poll. Each change, once stored, goes on the
  * server's event bus, which sessions turn into `notifications/tasks/status` (legacy) and listen
  * streams into `notifications/tasks` (modern).
+ *
+ * The actors, in the server's actor system (`server.system`):
+ *
+ *   tasks (systemId 'tasks', tasksLogic)     spawned with the first task; stopped when the server closes
+ *     └─ <taskId> (taskLogic)                one per task running here: TTL timer, state machine
+ *          └─ work (fromObservable)          the handler's work; status, input requests and the
+ *                                            outcome come to the task as messages
+ *
+ * Nothing here reads a task actor's state: its `changed` events are stored and published, and the
+ * store answers tasks/get, tasks/list and tasks/result.
  */
 import { principalKey } from '../../lib/auth.ts'
-import { Observable, filter, firstValueFrom, type SchedulerLike, type Subscriber } from '../../lib/rx.ts'
-import { settleOutcome, type OutcomeObserver } from '../../lib/outcome.ts'
+import {
+  EMPTY, asyncScheduler, catchError, defer, filter, firstValueFrom, from, map, merge, mergeMap, take, throwError, timer,
+  type Observable, type SchedulerLike,
+} from '../../lib/rx.ts'
+import { untilAborted } from '../../lib/operators/until-aborted.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, MethodNotFoundError, MissingRequiredClientCapabilityError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
@@ -17,8 +30,14 @@ import type { ServerEvent } from '../../lib/events.ts'
 import { outcomePromise, type HandlerOutcome } from '../request.ts'
 import { TaskStoreFullError, createMemoryTaskStore, randomTaskId, type TaskStore } from '../tasks/store.ts'
 import { clientAddressKey } from '../../lib/client-address.ts'
-import { TaskTransitionError, createTask, isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskRef, type TaskState } from '../tasks/task.ts'
+import { isTerminalStatus, settledAnswer, taskToModernWire, taskToWire, type TaskState } from '../tasks/task.ts'
+import {
+  taskLogic, tasksLogic, type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TasksEvent,
+} from '../tasks/task-logic.ts'
+import { createActorSystem, type ActorLogic, type ActorRef, type ActorSystem } from '../actor.ts'
 import { TaskContext } from './task-context.ts'
+import { IS_ERROR_RESULT, runWork } from './task-work.ts'
+import { SERVER_TASKS_DEFAULTS, TOO_MANY_RUNNING_TASKS_ERROR_CODE, TooManyRunningTasksError, count } from './task-limits.ts'
 import { withCursor } from '../../lib/cursor.ts'
 import type { ServerCore, SessionCore, TasksCore } from './core.ts'
 
@@ -28,34 +47,14 @@ export { TASKS_EXTENSION }
 /** What the legacy era declares (MCP 2025-11-25 `ServerCapabilities.tasks`): tools/call as tasks, list and cancel. */
 export const LEGACY_TASKS_CAPABILITY = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
 
-/** Defaults of the running-task bounds of {@link ServerTaskOptions}. */
-export const SERVER_TASKS_DEFAULTS = {
-  /**
-   * Tasks running at once in this process, all callers together: each is a handler at work, so
-   * this bounds the CPU and memory tasks can take whatever the store holds.
-   */
-  maxRunningTasks: 1_000,
-  /** Tasks running at once for one owner (a principal, a session). */
-  maxRunningTasksPerOwner: 100,
-  /** Tasks running at once for one client address (anonymous callers; see `clientAddressKey`). */
-  maxRunningTasksPerAddress: 100,
-} as const
-
-/** String code of {@link TooManyRunningTasksError}. */
-export const TOO_MANY_RUNNING_TASKS_ERROR_CODE = 'RXMCP_ERR_TOO_MANY_RUNNING_TASKS'
-
-/** As many tasks run in this process as may (in all, for this owner, or for this client address); no task was created. */
-export class TooManyRunningTasksError extends Error {
-  override name = 'TooManyRunningTasksError'
-  readonly code = TOO_MANY_RUNNING_TASKS_ERROR_CODE
-  constructor(readonly limit: number, readonly scope: 'process' | 'owner' | 'address', options?: { cause?: unknown }) {
-    super(`Too many running tasks ${scope === 'process' ? 'on this server' : `for this ${scope === 'owner' ? 'requestor' : 'client address'}`} (${limit})`, options)
-  }
-}
+export { SERVER_TASKS_DEFAULTS, TOO_MANY_RUNNING_TASKS_ERROR_CODE, TooManyRunningTasksError }
 
 /** A task running in this process. */
 interface LiveTask {
-  ref: TaskRef<JsonObject>
+  /** Its actor (a child of the tasks actor); set right after it is spawned. */
+  ref: ActorRef<TaskLogicMessage<JsonObject>>
+  /** The task as its latest `changed` event left it. */
+  state: TaskState<JsonObject>
   context: TaskContext
   /** The store writes of its changes, in order. */
   written: Promise<unknown>
@@ -81,11 +80,42 @@ export class ServerTasks implements TasksCore {
   /** Slots taken by starts still waiting for the store (counted before the await, so a burst cannot pass the bound). */
   #starting = 0
   #store: TaskStore | undefined
-  readonly #scheduler: SchedulerLike | undefined
+  /** The tasks' clock and timers: `tasks.scheduler`, else the server's. */
+  readonly #scheduler: SchedulerLike
+  /** The parent of every task running here; spawned with the first. */
+  #tasks: ActorRef<never> | undefined
+  /** An actor system of the tasks' own, only when `tasks.scheduler` is not the server's (see ServerTaskOptions.scheduler). */
+  #ownSystem: ActorSystem | undefined
 
   constructor(server: ServerCore, private readonly emit: (event: ServerEvent) => void) {
     this.#server = server
-    this.#scheduler = server.options.tasks?.scheduler ?? server.options.scheduler
+    this.#scheduler = server.options.tasks?.scheduler ?? server.options.scheduler ?? asyncScheduler
+  }
+
+  /**
+   * The tasks actor: in `server.system`, so the task tree shows in `server.system.inspect`; in a
+   * system of its own on `tasks.scheduler` when that is not the server's scheduler (so the TTL
+   * timers run where the tasks' clock does).
+   */
+  get #parent(): ActorRef<never> {
+    return this.#tasks ??= this.#system.spawn(tasksLogic, { id: 'tasks', systemId: 'tasks', onEvent: event => this.#taskFailed(event as TasksEvent) })
+  }
+
+  /** Where the tasks' actors run (see {@link #parent}). */
+  get #system(): ActorSystem {
+    const system = this.#server.system
+    if (system.scheduler === this.#scheduler) return system
+    return this.#ownSystem ??= createActorSystem({ name: system.name, scheduler: this.#scheduler, reportError: error => this.#server.report(error) })
+  }
+
+  /** A task's logic threw: report it, and free what it held (it runs no more). */
+  #taskFailed(event: TasksEvent): void {
+    this.#server.report(event.error)
+    const live = this.#live.get(event.taskId)
+    if (live !== undefined) {
+      this.#forget(live)
+      live.context.abort()
+    }
   }
 
   /** The store: the one given, else a memory store made when first needed. */
@@ -215,42 +245,46 @@ export class ServerTasks implements TasksCore {
       this.#starting--
     }
     const sessionId = ctx.era === 'legacy' ? ctx.session?.id : undefined
-    const ref = createTask<JsonObject>({
-      taskId: stored.taskId, owner, createdAt: stored.createdAt, ttlMs: stored.ttlMs, pollIntervalMs: stored.pollIntervalMs,
-      scheduler: this.#scheduler,
-      // Legacy: a tool result with isError fails the task; the extension keeps `failed` for JSON-RPC errors.
-      isFailedResult: ctx.era === 'legacy' ? result => result.isError === true : undefined,
-      // A late message (the work ending after a cancel) is refused by design, not an error to report.
-      reportError: error => { if (!(error instanceof TaskTransitionError)) this.#server.report(error) },
-      onExpire: () => this.#forget(live),
-    })
-    const context = new TaskContext(ctx, ref)
-    const live: LiveTask = { ref, context, written: Promise.resolve(), owner, address, isGone: false }
-    this.#live.set(ref.taskId, live)
-    let isFirst = true
-    ref.states.subscribe({
-      next: state => {
-        // The first is the state the store was created with.
-        if (isFirst) { isFirst = false; return }
+    const context = new TaskContext(ctx, stored.taskId)
+    const live: LiveTask = { ref: undefined!, state: stored, context, written: Promise.resolve(), owner, address, isGone: false }
+    this.#live.set(stored.taskId, live)
+    const input: TaskInput = { taskId: stored.taskId, owner, createdAt: stored.createdAt, ttlMs: stored.ttlMs, pollIntervalMs: stored.pollIntervalMs }
+    if (stored.statusMessage !== undefined) input.statusMessage = stored.statusMessage
+    live.ref = this.#system.spawn(TASK_LOGIC, { parent: this.#parent, id: stored.taskId, input, onEvent: event => this.#heard(live, event as TaskEvent<JsonObject>, sessionId) })
+    // Legacy: a tool result with isError fails the task; the extension keeps `failed` for JSON-RPC errors.
+    const isFailedResult = ctx.era === 'legacy' ? IS_ERROR_RESULT : undefined
+    live.ref.send({ type: 'rxmcp.task.start', at: this.#scheduler.now(), work: runWork(work, context, this.#scheduler, isFailedResult) })
+    return ctx.era === 'legacy' ? { task: taskToWire(stored) as unknown as JsonObject } : { ...taskToModernWire(stored, false), resultType: 'task' } as JsonObject
+  }
+
+  /** What a task's actor tells: each change is stored, then published; its end or expiry frees its slot. */
+  #heard(live: LiveTask, event: TaskEvent<JsonObject>, sessionId: string | undefined): void {
+    switch (event.type) {
+      case 'changed': {
+        const state = event.task
+        live.state = state
         // Dropped with its session (or expired): the store no longer has it, and nobody may hear of it.
         if (live.isGone) return
         const wire = state.error instanceof Error ? { ...state, error: errorObject(state.error) } : state
+        // Once its end is stored the task has nothing left here (its actor is done; the store keeps it
+        // until its TTL): its slot is free before anyone hears of the end, so they may start another.
+        const isEnd = isTerminalStatus(state.status)
         live.written = live.written
           .then(() => this.store.update(wire))
-          .then(saved => this.emit({ type: 'task', task: saved, sessionId }), error => { if (!live.isGone) this.#server.report(error) })
-        if (isTerminalStatus(state.status)) {
-          context.abort()
-          // Once its end is stored the actor has nothing left to do: the store keeps the task until its TTL.
-          void live.written.then(() => {
-            this.#forget(live)
-            return ref[Symbol.asyncDispose]()
+          .then(saved => {
+            if (isEnd) this.#forget(live)
+            this.emit({ type: 'task', task: saved, sessionId })
+          }, error => {
+            if (!live.isGone) this.#server.report(error)
+            if (isEnd) this.#forget(live)
           })
-        }
-      },
-      complete: () => context.abort(),
-    })
-    ref.send({ type: 'run', work: runWork(work, context) })
-    return ctx.era === 'legacy' ? { task: taskToWire(stored) as unknown as JsonObject } : { ...taskToModernWire(stored, false), resultType: 'task' } as JsonObject
+        return
+      }
+      // Its TTL elapsed while it ran: the actor stops (and its work with it); the store deletes it on its own.
+      case 'expired': return this.#forget(live)
+      // A late message (the work ending after a cancel) is refused by design, not an error to report.
+      case 'refused': return
+    }
   }
 
   /**
@@ -283,7 +317,7 @@ export class ServerTasks implements TasksCore {
   #forget(live: LiveTask): void {
     if (live.isGone) return
     live.isGone = true
-    if (this.#live.get(live.ref.taskId) === live) this.#live.delete(live.ref.taskId)
+    if (this.#live.get(live.ref.id) === live) this.#live.delete(live.ref.id)
     this.#unreserve(live.owner, live.address)
   }
 
@@ -310,32 +344,38 @@ export class ServerTasks implements TasksCore {
 
   /** Legacy `tasks/result`: waits for the terminal state, then what the request would have answered. */
   async result(params: JsonObject | undefined, ctx: ServerContext): Promise<JsonObject> {
-    let task = await this.#find(params, ctx)
-    if (!isTerminalStatus(task.status)) {
-      const events = this.#server.events.pipe(filter(event => event.type === 'task' && event.task.taskId === task.taskId && isTerminalStatus(event.task.status)))
-      const ended = firstValueFrom(events)
-      const aborted = new Promise<never>((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))
-      // Read again after listening: the task may have ended between the first read and now.
-      const now = await this.#find(params, ctx)
-      // The store is read again now and then too: a task whose instance is gone (a shared store)
-      // ends without an event, failed by the store when it is read.
-      let timeout: ReturnType<typeof setTimeout> | undefined
-      const delay = Math.max(1000, now.pollIntervalMs)
-      const reread = new Promise<{ task: TaskState<JsonObject> }>(resolve => {
-        const check = () => void this.#find(params, ctx).then(state => {
-          if (isTerminalStatus(state.status)) resolve({ task: state })
-          else if (timeout !== undefined) timeout = setTimeout(check, delay)
-        }, () => {})
-        timeout = setTimeout(check, delay)
-      })
-      try {
-        task = isTerminalStatus(now.status) ? now : ((await Promise.race([ended, aborted, reread])) as { task: TaskState<JsonObject> }).task
-      } finally {
-        clearTimeout(timeout)
-        timeout = undefined
-      }
-    }
-    return settledAnswer(task) as JsonObject
+    const task = await this.#find(params, ctx)
+    if (isTerminalStatus(task.status)) return settledAnswer(task) as JsonObject
+    return settledAnswer(await firstValueFrom(this.#settled(task, params, ctx))) as JsonObject
+  }
+
+  /**
+   * The task's terminal state, once: from the event bus (`changes`), or from the store read again
+   * right after listening (it may have ended between the first read and now) and every poll
+   * interval (at least 1 s) on the tasks' scheduler, since a task whose instance is gone (a shared
+   * store) ends without an event, failed by the store when it is read. Errors with the request's
+   * abort reason when it is cancelled, and with -32602 when the task is gone (its TTL elapsed).
+   * Ending in any way unsubscribes the bus, the poll and the abort listener.
+   */
+  #settled(task: TaskState<JsonObject>, params: JsonObject | undefined, ctx: ServerContext): Observable<TaskState<JsonObject>> {
+    const taskId = task.taskId
+    const changes = this.#server.events.pipe(
+      filter((event): event is Extract<ServerEvent, { type: 'task' }> => event.type === 'task' && event.task.taskId === taskId),
+      map(event => event.task as TaskState<JsonObject>),
+    )
+    const read = () => from(this.#find(params, ctx)).pipe(catchError((error: unknown) => {
+      // A task that is gone ends the wait; a store that failed once is asked again at the next poll.
+      if (error instanceof McpError) return throwError(() => error)
+      this.#server.report(error)
+      return EMPTY
+    }))
+    const period = Math.max(1000, task.pollIntervalMs)
+    const polls = timer(period, period, this.#scheduler).pipe(mergeMap(read))
+    return merge(changes, defer(read), polls).pipe(
+      filter(state => isTerminalStatus(state.status)),
+      take(1),
+      untilAborted(ctx.signal),
+    )
   }
 
   /**
@@ -369,12 +409,12 @@ export class ServerTasks implements TasksCore {
     const live = this.#live.get(task.taskId)
     let cancelled: TaskState<JsonObject>
     if (live !== undefined) {
-      live.ref.send({ type: 'cancel' })
+      live.ref.send({ type: 'cancel', at: this.#scheduler.now() })
       await live.written
-      cancelled = (await this.store.get<JsonObject>(task.taskId, task.owner)) ?? live.ref.state
+      cancelled = (await this.store.get<JsonObject>(task.taskId, task.owner)) ?? live.state
     } else {
       // Its work ran elsewhere (another instance, before a restart): the stored state says cancelled.
-      const now = Date.now()
+      const now = this.#scheduler.now()
       cancelled = await this.store.update({ ...task, status: 'cancelled', lastUpdatedAt: now, statusMessage: 'Cancelled' })
       this.emit({ type: 'task', task: cancelled })
     }
@@ -400,14 +440,12 @@ export class ServerTasks implements TasksCore {
   async sessionEnded(session: SessionCore): Promise<void> {
     if (session.isHandedOver) return
     const owner = `${SESSION_OWNER}${session.id}`
-    // Bounded scan: at most maxRunningTasks run here.
-    const stopped: PromiseLike<void>[] = []
+    // Bounded scan: at most maxRunningTasks run here. Stopping a task stops its work (and aborts its signal).
     for (const live of [...this.#live.values()]) {
       if (live.owner !== owner) continue
       this.#forget(live)
-      stopped.push(live.ref[Symbol.asyncDispose]())
+      live.ref.stop()
     }
-    await Promise.all(stopped)
     // Nothing can be stored for it when the server runs no tasks, or its memory store was never made.
     if (!this.isEnabled || (this.#store === undefined && this.#server.options.tasks?.store === undefined)) return
     // What else the store holds for it: finished tasks, and tasks of the session an instance that
@@ -422,40 +460,17 @@ export class ServerTasks implements TasksCore {
 
   /** Ends every task running here (the server closes). */
   async close(): Promise<void> {
-    const live = [...this.#live.values()]
-    for (const task of live) this.#forget(task)
-    await Promise.all(live.map(task => task.ref[Symbol.asyncDispose]()))
+    for (const task of [...this.#live.values()]) this.#forget(task)
+    // Stops every task (each after its work), in the order they started.
+    this.#tasks?.stop()
+    this.#tasks = undefined
+    this.#ownSystem?.stop()
     await this.#store?.close()
   }
 }
 
-/** Adds `delta` to `key`'s count, dropping keys that reach 0 (the maps hold only keys with some). */
-function count(counts: Map<string, number>, key: string, delta: number): void {
-  const next = (counts.get(key) ?? 0) + delta
-  if (next <= 0) counts.delete(key)
-  else counts.set(key, next)
-}
-
-/** The handler's work as the Observable a task actor subscribes: cancel and expiry unsubscribe it and abort the signal. */
-function runWork(work: (ctx: ServerContext) => HandlerOutcome<JsonObject>, context: TaskContext): Observable<JsonObject> {
-  return new Observable<JsonObject>(subscriber => {
-    let outcome: HandlerOutcome<JsonObject>
-    try {
-      outcome = work(context)
-    } catch (error) {
-      subscriber.error(error)
-      return () => context.abort()
-    }
-    const running = settleOutcome(outcome, subscriber, TO_SUBSCRIBER)
-    return () => { running?.unsubscribe(); context.abort() }
-  })
-}
-
-/** Settles a task's work into the Observable the task runs: its one value, then completion. */
-const TO_SUBSCRIBER: OutcomeObserver<JsonObject, Subscriber<JsonObject>> = {
-  value: (subscriber, value) => { subscriber.next(value); subscriber.complete() },
-  error: (subscriber, error) => subscriber.error(error),
-}
+/** The task logic for JSON results. */
+const TASK_LOGIC = taskLogic as unknown as ActorLogic<TaskActorState<JsonObject>, TaskLogicMessage<JsonObject>, TaskInput>
 
 /** Whether the request's client declared the tasks extension (modern era: per request, in `_meta`). */
 function declaresExtension(ctx: ServerContext): boolean {

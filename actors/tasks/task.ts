@@ -1,43 +1,22 @@
-import { Observable, Subscription, asyncScheduler, type SchedulerLike } from '../../lib/rx.ts'
-import type { Task, TaskStatus } from '../../lib/schema/types.ts'
+import { BehaviorSubject, Observable, asyncScheduler, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
+import type { Task } from '../../lib/schema/types.ts'
 import { ErrorCode, InternalError, McpError, toModernWireError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
+import { TASK_DEFAULTS, TaskTransitionError, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
+import { createActorSystem, type ActorInspectionEvent, type ActorLogic, type ActorRef } from '../actor.ts'
+import { initialTask, stepTask, taskLogic, taskWork, type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TaskMessage } from './task-logic.ts'
 export { TASK_DEFAULTS, TASK_TRANSITION_ERROR_CODE, TERMINAL_STATUSES, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../../lib/tasks/state.ts'
-import { createActor, withEffects, type ActorInspectionEvent, type ActorRef, type Step } from '../reducer-actor.ts'
+export {
+  TASK_WORK, initialTask, stepTask, taskLogic, taskWork, tasksLogic,
+  type TaskActorState, type TaskEvent, type TaskInput, type TaskLogicMessage, type TaskMessage, type TaskWorkMessage, type TasksEvent, type Timed,
+} from './task-logic.ts'
 
 /*
- * A task (MCP 2025-11-25 basic/utilities/tasks) as an actor: one mailbox and one state machine per
- * task, owning its TTL, its poll interval, its result or error and the subscription to its work.
- *
- *            ┌──────────── resume ────────────┐
- *            v                                │
- *   [*] ─> working ──── input-required ──> input_required
- *            │                                │
- *            └──── complete | fail | cancel ──┴──> completed | failed | cancelled  (terminal, final)
- *
- * `status` (a new status message) keeps the status and is legal in working and input_required.
- * Any message in a terminal state is refused: reported, never applied.
+ * A task's wire forms and answers (both eras), and `createTask`: one task as a lone actor (its
+ * logic in task-logic.ts) for a caller without an actor system of its own (the client running the
+ * server's requests as tasks). The server spawns the same logic under its tasks actor
+ * (actors/server/tasks.ts).
  */
-
-/** What a task actor hears. */
-export type TaskMessage<R = unknown> =
-  /** A new status message, or (in input_required) the outstanding input requests now; the status stays. */
-  | { type: 'status'; statusMessage?: string; inputRequests?: TaskState['inputRequests'] }
-  /** working -> input_required: the receiver needs input from the requestor (what, when it travels in the task). */
-  | { type: 'input-required'; statusMessage?: string; inputRequests?: TaskState['inputRequests'] }
-  /** input_required -> working: the input arrived. */
-  | { type: 'resume'; statusMessage?: string }
-  /** -> completed, with the result. */
-  | { type: 'complete'; result: R; statusMessage?: string }
-  /** -> failed, with the error. */
-  | { type: 'fail'; error: unknown; statusMessage?: string }
-  /** -> failed, keeping a result that is itself a failure (a tool result with `isError: true`). */
-  | { type: 'fail-with-result'; result: R; statusMessage?: string }
-  /** -> cancelled; unsubscribes the work. */
-  | { type: 'cancel'; statusMessage?: string }
-  /** Subscribes the work (once). */
-  | { type: 'run'; work: Observable<R> }
 
 /** String code of {@link TaskExpiredError}. */
 export const TASK_EXPIRED_ERROR_CODE = 'RXMCP_ERR_TASK_EXPIRED'
@@ -47,48 +26,6 @@ export class TaskExpiredError extends Error {
   override name = 'TaskExpiredError'
   readonly code = TASK_EXPIRED_ERROR_CODE
   constructor(readonly taskId: string, options?: { cause?: unknown }) { super(`Task ${taskId} has expired`, options) }
-}
-
-/** The status a message leads to (the current one for `status` and `run`). */
-function targetOf(state: TaskState<unknown>, message: TaskMessage<unknown>): TaskStatus {
-  switch (message.type) {
-    case 'status': case 'run': return state.status
-    case 'input-required': return 'input_required'
-    case 'resume': return 'working'
-    case 'complete': return 'completed'
-    case 'fail': case 'fail-with-result': return 'failed'
-    case 'cancel': return 'cancelled'
-  }
-}
-
-/**
- * One pure step of a task: the next state, or a {@link TaskTransitionError} when the message is
- * refused. `run` is not stepped here (it only starts the work); it is legal while not terminal.
- * `resume` in working, and `input-required` in input_required without input requests, are
- * refused: they change nothing.
- */
-export function stepTask<R>(state: TaskState<R>, message: TaskMessage<R>, now: number): TaskState<R> | TaskTransitionError {
-  const to = targetOf(state, message)
-  // input-required again with the input requests now outstanding updates them (more asked, some answered).
-  const isUpdate = message.type === 'status' || message.type === 'run' || (message.type === 'input-required' && message.inputRequests !== undefined)
-  const isSelf = to === state.status && !isUpdate
-  if (!canTransition(state.status, to) || isSelf) return new TaskTransitionError(state.taskId, state.status, message.type)
-  if (message.type === 'run') return state
-  const next: TaskState<R> = { ...state, status: to, lastUpdatedAt: now }
-  if (message.statusMessage !== undefined) next.statusMessage = message.statusMessage
-  else if (to !== state.status) delete next.statusMessage
-  if ((message.type === 'input-required' || message.type === 'status') && message.inputRequests !== undefined) next.inputRequests = message.inputRequests
-  else if (to !== 'input_required') delete next.inputRequests
-  if (message.type === 'complete' || message.type === 'fail-with-result') next.result = message.result
-  if (message.type === 'fail') {
-    next.error = message.error
-    if (message.statusMessage === undefined) next.statusMessage = describeError(message.error)
-  }
-  return next
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : String(error)
 }
 
 /** The wire form of a task state (MCP 2025-11-25 `Task`): ISO 8601 times, `ttl` and `pollInterval` in ms. */
@@ -181,20 +118,21 @@ export interface TaskOptions<R> {
   work?: Observable<R>
   /** Whether a result is itself a failure (for tools/call: `isError: true`), so the task ends failed keeping it. */
   isFailedResult?: (result: R) => boolean
-  /** The clock and the timer of the TTL; default `asyncScheduler`. */
+  /** The clock, the TTL timer and the retention of the result; default `asyncScheduler`. */
   scheduler?: SchedulerLike
   /** Gets every refused message as a {@link TaskTransitionError}, and errors thrown in the actor. */
   reportError?: (error: unknown) => void
   /** Runs once when the TTL elapses, after the task stopped. */
   onExpire?: (state: TaskState<R>) => void
-  inspect?: (event: ActorInspectionEvent<TaskState<R>, TaskMessage<R>>) => void
+  /** The inspection events of the task's actor system (the task and its work child). */
+  inspect?: (event: ActorInspectionEvent) => void
 }
 
 /** A running task. */
 export interface TaskRef<R = unknown> extends AsyncDisposable {
   readonly taskId: string
   readonly owner: string
-  /** The current state. */
+  /** The task as its latest change left it (the owner's copy, from the actor's events). */
   readonly state: TaskState<R>
   /**
    * The state now and after every change (status or status message); completes when the task
@@ -211,13 +149,15 @@ export interface TaskRef<R = unknown> extends AsyncDisposable {
   send(message: TaskMessage<R>): void
   /** The wire form of the current state. */
   toWire(): Task
-  /** Ends the task now as if its TTL elapsed: unsubscribes the work, completes `states`. */
+  /** Ends the task now as if its TTL elapsed: stops the work, completes `states`. */
   expire(): void
 }
 
 /**
- * Starts a task actor in `working` (MCP 2025-11-25: tasks MUST begin in working), subscribes its
- * work if given, and schedules its expiry `ttlMs` after creation.
+ * Starts a task in `working` (MCP 2025-11-25: tasks MUST begin in working) as the root actor of an
+ * actor system of its own (see {@link taskLogic}), runs its work if given, and expires it `ttlMs`
+ * after creation (a TTL timer in the actor while it runs; a finished task's result is kept here
+ * until then, on the scheduler).
  *
  * Unsubscribing from `states` or `settled` never cancels the task; `cancel` does, and so does expiry.
  * @example
@@ -227,85 +167,64 @@ export interface TaskRef<R = unknown> extends AsyncDisposable {
  * @see createMemoryTaskStore
  */
 export function createTask<R>(options: TaskOptions<R>): TaskRef<R> {
-  return new TaskActor(options)
+  return new LoneTask(options)
 }
 
-class TaskActor<R> implements TaskRef<R> {
+class LoneTask<R> implements TaskRef<R> {
   readonly taskId: string
   readonly owner: string
   readonly #options: TaskOptions<R>
   readonly #scheduler: SchedulerLike
-  readonly #actor: ActorRef<TaskState<R>, TaskMessage<R>>
-  /** The subscription to the work; closed on a terminal state and on expiry. */
-  #work: Subscription | undefined
-  /** The pending expiry timer. */
-  #expiry: Subscription | undefined
+  readonly #actor: ActorRef<TaskLogicMessage<R>, TaskActorState<R>>
+  /** The task as the actor's latest `changed` event left it; completes on expiry and disposal. */
+  readonly #states: BehaviorSubject<TaskState<R>>
+  /** Once the task ended: the retention timer, `ttlMs` after creation. */
+  #retention: Subscription | undefined
+  /** The inspection subscription, when asked for. */
+  #inspection: Subscription | undefined
   #isExpired = false
 
   constructor(options: TaskOptions<R>) {
     this.#options = options
     this.taskId = options.taskId
     this.owner = options.owner
-    this.#scheduler = options.scheduler ?? asyncScheduler
-    const now = this.#scheduler.now()
-    const createdAt = options.createdAt ?? now
-    const initial: TaskState<R> = {
+    const scheduler = this.#scheduler = options.scheduler ?? asyncScheduler
+    const now = scheduler.now()
+    const input: TaskInput = {
       taskId: options.taskId,
       owner: options.owner,
-      status: 'working',
-      createdAt,
-      lastUpdatedAt: createdAt,
+      createdAt: options.createdAt ?? now,
       ttlMs: options.ttlMs === undefined ? TASK_DEFAULTS.ttlMs : options.ttlMs,
       pollIntervalMs: options.pollIntervalMs ?? TASK_DEFAULTS.pollIntervalMs,
     }
-    if (options.statusMessage !== undefined) initial.statusMessage = options.statusMessage
-    this.#actor = createActor<TaskState<R>, TaskMessage<R>>(initial, (state, message) => this.#behaviour(state, message), {
-      name: `task:${options.taskId}`,
-      reportError: options.reportError,
-      inspect: options.inspect,
-    })
-    // MCP 2025-11-25: ttl is "time in milliseconds from creation before task may be deleted".
-    if (initial.ttlMs !== null) {
-      this.#expiry = this.#scheduler.schedule(() => this.expire(), Math.max(0, createdAt + initial.ttlMs - now))
+    if (options.statusMessage !== undefined) input.statusMessage = options.statusMessage
+    this.#states = new BehaviorSubject(initialTask<R>(input))
+    const system = createActorSystem({ name: 'task', scheduler, reportError: error => options.reportError?.(error) })
+    if (options.inspect !== undefined) this.#inspection = system.inspect.subscribe(options.inspect)
+    this.#actor = system.spawn(taskLogic as unknown as ActorLogic<TaskActorState<R>, TaskLogicMessage<R>, TaskInput>, { id: options.taskId, input, onEvent: event => this.#heard(event as TaskEvent<R>) })
+    const work = options.work === undefined ? undefined : taskWork(options.work, () => scheduler.now(), options.isFailedResult)
+    this.#actor.send({ type: 'rxmcp.task.start', at: now, work })
+  }
+
+  /** What the actor emits: each change, refusals, its expiry. */
+  #heard(event: TaskEvent<R>): void {
+    switch (event.type) {
+      case 'changed': {
+        this.#states.next(event.task)
+        const { ttlMs, createdAt } = event.task
+        // The actor is done once terminal: the result is kept here until the TTL from creation.
+        if (isTerminalStatus(event.task.status) && ttlMs !== null) {
+          this.#retention = this.#scheduler.schedule(() => this.expire(), Math.max(0, createdAt + ttlMs - this.#scheduler.now()))
+        }
+        return
+      }
+      case 'refused': return this.#options.reportError?.(event.error)
+      case 'expired': return this.#expired(event.task)
     }
-    if (options.work !== undefined) this.send({ type: 'run', work: options.work })
   }
 
-  #behaviour(state: TaskState<R>, message: TaskMessage<R>): Step<TaskState<R>> {
-    if (message.type === 'run' && this.#work !== undefined && !isTerminalStatus(state.status)) {
-      return withEffects(state, [() => this.#options.reportError?.(new TaskTransitionError(state.taskId, state.status, 'run'))])
-    }
-    const next = stepTask(state, message, this.#scheduler.now())
-    if (next instanceof TaskTransitionError) return withEffects(state, [() => this.#options.reportError?.(next)])
-    if (message.type === 'run') return withEffects(state, [() => this.#subscribe(message.work)])
-    // The work is done or abandoned once terminal: cancel unsubscribes it (MCP: a cancelled task
-    // MUST remain cancelled even if execution continues), and a result sent from outside ends it too.
-    if (isTerminalStatus(next.status)) return withEffects(next, [() => this.#unsubscribeWork()])
-    return next
-  }
-
-  #subscribe(work: Observable<R>): void {
-    // The work's latest value, the result if it completes now.
-    let last: { value: R } | undefined
-    const subscription = new Subscription()
-    this.#work = subscription
-    subscription.add(work.subscribe({
-      next: value => { last = { value } },
-      error: error => this.send({ type: 'fail', error }),
-      complete: () => {
-        if (last === undefined) this.send({ type: 'fail', error: new Error('The task\'s work completed without a result') })
-        else if (this.#options.isFailedResult?.(last.value)) this.send({ type: 'fail-with-result', result: last.value })
-        else this.send({ type: 'complete', result: last.value })
-      },
-    }))
-  }
-
-  #unsubscribeWork(): void {
-    this.#work?.unsubscribe()
-  }
-
-  get state(): TaskState<R> { return this.#actor.state }
-  get states(): Observable<TaskState<R>> { return this.#actor.states }
+  get state(): TaskState<R> { return this.#states.value }
+  get states(): Observable<TaskState<R>> { return this.#states.asObservable() }
   get isExpired(): boolean { return this.#isExpired }
 
   get settled(): Observable<TaskState<R>> {
@@ -314,7 +233,7 @@ class TaskActor<R> implements TaskRef<R> {
         subscriber.error(new TaskExpiredError(this.taskId))
         return
       }
-      return this.#actor.states.subscribe({
+      return this.#states.subscribe({
         next: state => {
           if (!isTerminalStatus(state.status)) return
           subscriber.next(state)
@@ -325,23 +244,43 @@ class TaskActor<R> implements TaskRef<R> {
     })
   }
 
-  send(message: TaskMessage<R>): void { this.#actor.send(message) }
+  send(message: TaskMessage<R>): void {
+    if (this.#isExpired) return
+    const at = this.#scheduler.now()
+    if (isTerminalStatus(this.state.status)) {
+      // The actor is done: what it would have refused is refused here, from its final state.
+      const refused = stepTask(this.state, message, at)
+      if (refused instanceof TaskTransitionError) this.#options.reportError?.(refused)
+      return
+    }
+    if (message.type === 'run') this.#actor.send({ type: 'run', at, work: taskWork(message.work, () => this.#scheduler.now(), this.#options.isFailedResult) })
+    else this.#actor.send({ ...message, at })
+  }
 
   toWire(): Task { return taskToWire(this.state) }
 
   expire(): void {
     if (this.#isExpired) return
+    // A running task ends by its own expiry message (its `expired` event comes back here); a finished one is let go.
+    if (!isTerminalStatus(this.state.status)) this.#actor.send({ type: 'rxmcp.task.expire' })
+    else this.#expired(this.state)
+  }
+
+  #expired(state: TaskState<R>): void {
+    if (this.#isExpired) return
     this.#isExpired = true
-    this.#expiry?.unsubscribe()
-    this.#unsubscribeWork()
-    void this.#actor.stop()
-    try { this.#options.onExpire?.(this.state) } catch (error) { this.#options.reportError?.(error) }
+    this.#retention?.unsubscribe()
+    this.#actor.stop()
+    this.#states.complete()
+    this.#inspection?.unsubscribe()
+    try { this.#options.onExpire?.(state) } catch (error) { this.#options.reportError?.(error) }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    this.#expiry?.unsubscribe()
-    this.#unsubscribeWork()
     this.#isExpired = true
-    await this.#actor.stop()
+    this.#retention?.unsubscribe()
+    this.#actor.stop()
+    this.#states.complete()
+    this.#inspection?.unsubscribe()
   }
 }

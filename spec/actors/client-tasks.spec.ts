@@ -4,6 +4,7 @@ import { createServer, type McpServer } from '../../actors/server.ts'
 import { connectInMemory } from '../../testing.ts'
 import { CapabilityError, InvalidParamsError, McpError, TaskCancelledError } from '../../lib/jsonrpc/errors.ts'
 import type { ToolTaskEvent } from '../../actors/client/tasks.ts'
+import { arrivals } from '../helpers/arrivals.ts'
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
 
@@ -13,10 +14,14 @@ afterEach(async () => {
   cleanups = []
 })
 
-/** Lets the `slow` tool finish, one call per open. */
+/** Lets the `slow` tool finish, one call per open; `started(n)` resolves once `n` calls wait at it. */
 function gate() {
-  const waiting: Array<() => void> = []
-  return { wait: () => new Promise<void>(resolve => waiting.push(resolve)), open: () => waiting.splice(0).forEach(resolve => resolve()), get waiting() { return waiting.length } }
+  const waiting = arrivals<() => void>()
+  return {
+    wait: () => new Promise<void>(resolve => waiting.push(resolve)),
+    open: () => waiting.items.splice(0).forEach(resolve => resolve()),
+    started: (n: number) => waiting.atLeast(n),
+  }
 }
 
 function makeServer() {
@@ -57,7 +62,7 @@ for (const era of ['legacy', 'modern'] as const) {
       const { server, slow } = makeServer()
       const mcp = await client(server, era)
       const run = record(mcp.callToolAsTask('slow'))
-      await expect.poll(() => slow.waiting).toBe(1)
+      await slow.started(1)
       slow.open()
       await run.done
       expect(run.failure).toBeUndefined()
@@ -91,7 +96,7 @@ for (const era of ['legacy', 'modern'] as const) {
       await mcp.tasks.cancel(taskId)
       await expect(follower).rejects.toBeInstanceOf(TaskCancelledError)
       expect((await mcp.tasks.get(taskId)).status).toBe('cancelled')
-      expect(slow.waiting).toBe(1)
+      expect(await slow.started(1)).toHaveLength(1)
       slow.open()
     })
 
@@ -121,7 +126,7 @@ describe('client.callToolAsTask, refusals', () => {
     const { server, slow } = makeServer()
     const mcp = await client(server, 'modern')
     const call = mcp.callTool('slow')
-    await expect.poll(() => slow.waiting).toBe(1)
+    await slow.started(1)
     slow.open()
     expect(await call).toMatchObject(text('slow done'))
   })

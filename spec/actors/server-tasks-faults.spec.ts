@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { VirtualTimeScheduler, lastValueFrom, take, toArray } from 'rxjs'
+import { VirtualTimeScheduler, filter, lastValueFrom, take, toArray } from 'rxjs'
 import { createServer, type McpServer, type ServerOptions } from '../../actors/server.ts'
 import { connect, type McpClient } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
@@ -12,6 +12,9 @@ import { MetaKey } from '../../lib/schema/modern.ts'
 import { rawClient } from '../helpers/raw-client.ts'
 import type { ServerTasks } from '../../actors/server/tasks.ts'
 import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
+import { isTerminalStatus } from '../../actors/tasks/task.ts'
+import { arrivals } from '../helpers/arrivals.ts'
+import { taskChanges } from '../helpers/task-changes.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -29,7 +32,8 @@ afterEach(async () => {
 function makeServer(options: ServerOptions = {}) {
   const server = createServer({ name: 'faults', version: '1' }, options)
   cleanups.push(() => server.close())
-  const gates: Array<() => void> = []
+  // The gates of the `slow` calls running now, as they start.
+  const gates = arrivals<() => void>()
   const aborted: string[] = []
   server.tool('slow', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
     ctx.signal.addEventListener('abort', () => aborted.push(ctx.task!.taskId))
@@ -42,7 +46,8 @@ function makeServer(options: ServerOptions = {}) {
     const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
     return text(`hello ${String(answer.content?.name)}`)
   })
-  return { server, gates, aborted, tasks: (server as unknown as { tasks: ServerTasks }).tasks }
+  const changes = taskChanges(server)
+  return { server, gates, aborted, tasks: (server as unknown as { tasks: ServerTasks }).tasks, reached: changes.reached, stopRecording: changes.stop }
 }
 
 const raw = (server: McpServer) => rawClient(server, close => cleanups.push(close))
@@ -66,8 +71,7 @@ describe('tasks survive their connection', () => {
 
     const again = await open('alice')
     const result = again.tasks.result(taskId)
-    await expect.poll(() => gates.length).toBe(1)
-    gates.shift()!()
+    ;(await gates.atLeast(1))[0]!()
     expect(await result).toMatchObject(text('slow done'))
 
     const mallory = await open('mallory')
@@ -87,19 +91,20 @@ describe('tasks survive their connection', () => {
     const second: McpClient = await connect(streamableHttpClient(http.url!), { name: 'one', version: '1' }, { era: 'legacy' })
     cleanups.push(() => second.close())
     await expect(second.tasks.get(created!.type === 'task' ? created!.task.taskId : '')).rejects.toBeInstanceOf(McpError)
-    gates.splice(0).forEach(open => open())
+    gates.items.splice(0).forEach(open => open())
   })
 })
 
 describe('task expiry (virtual time)', () => {
   it('a task past its TTL is gone: tasks/get -32602, not listed, and nothing of it is held', async () => {
     const scheduler = new VirtualTimeScheduler()
-    const { server, tasks } = makeServer({ tasks: { scheduler, defaultTtlMs: 60_000 } })
+    const { server, tasks, reached } = makeServer({ tasks: { scheduler, defaultTtlMs: 60_000 } })
     const { call } = await raw(server)
     await call('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })
     const { task } = await call('tools/call', { name: 'quick', arguments: {}, task: {} }) as { task: { taskId: string; ttl: number } }
     expect(task.ttl).toBe(60_000)
-    await expect.poll(() => call('tasks/get', { taskId: task.taskId })).toMatchObject({ status: 'completed' })
+    await reached(task.taskId, 'completed')
+    expect(await call('tasks/get', { taskId: task.taskId })).toMatchObject({ status: 'completed' })
     expect((await call('tasks/list') as { tasks: unknown[] }).tasks).toHaveLength(1)
     scheduler.flush()
     expect(scheduler.now()).toBe(60_000)
@@ -112,14 +117,19 @@ describe('task expiry (virtual time)', () => {
     const scheduler = new VirtualTimeScheduler()
     // One session makes them all: the store takes 10,000 for one owner and address (the defaults are 1,000).
     const store = createMemoryTaskStore({ scheduler, defaultTtlMs: 60_000, maxTasksPerOwner: 10_000, maxTasksPerAddress: 10_000 })
-    const { server, tasks } = makeServer({ tasks: { scheduler, store } })
+    const { server, tasks, stopRecording } = makeServer({ tasks: { scheduler, store } })
+    // The heap is measured: nothing of the tasks may be kept by the test.
+    stopRecording()
     const { call } = await raw(server)
     await call('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })
     const count = 10_000
+    // Every end, once stored and published (a task's slot is free by then).
+    const ended = lastValueFrom(server.events.pipe(filter(event => event.type === 'task' && isTerminalStatus(event.task.status)), take(count)))
     gc()
     const before = process.memoryUsage().heapUsed
     for (let i = 0; i < count; i++) await call('tools/call', { name: 'quick', arguments: {}, task: {} })
-    await expect.poll(() => tasks.liveCount).toBe(0)
+    await ended
+    expect(tasks.liveCount).toBe(0)
     gc()
     const loaded = process.memoryUsage().heapUsed
     scheduler.flush()
@@ -136,24 +146,24 @@ describe('task expiry (virtual time)', () => {
 
 describe('cancel during input_required', () => {
   it('legacy: the elicitation is outstanding; cancel ends the task cancelled and aborts the handler', async () => {
-    const { server, aborted } = makeServer()
+    const { server, aborted, reached } = makeServer()
     const { connection, call } = await raw(server)
     connection.setRequestHandler('elicitation/create', () => new Promise(() => {}))
     await call('initialize', { protocolVersion: '2025-11-25', capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'raw', version: '1' } })
     connection.notify('notifications/initialized')
     const { task } = await call('tools/call', { name: 'asks', arguments: {}, task: {} }) as { task: { taskId: string } }
-    await expect.poll(() => call('tasks/get', { taskId: task.taskId })).toMatchObject({ status: 'input_required' })
+    await reached(task.taskId, 'input_required')
     expect(await call('tasks/cancel', { taskId: task.taskId })).toMatchObject({ status: 'cancelled' })
     expect(aborted).toEqual([task.taskId])
     expect(await call('tasks/get', { taskId: task.taskId })).toMatchObject({ status: 'cancelled' })
   })
 
   it('modern: the task shows its input request; cancel ends it, and a late answer does not bring it back', async () => {
-    const { server, aborted } = makeServer()
+    const { server, aborted, reached } = makeServer()
     const { call } = await raw(server)
     const meta = { [MetaKey.protocolVersion]: '2026-07-28', [MetaKey.clientCapabilities]: { extensions: { [TASKS]: {} }, elicitation: { form: {} } }, [MetaKey.clientInfo]: { name: 'raw', version: '1' } }
     const { taskId } = await call('tools/call', { name: 'asks', arguments: {}, _meta: meta }) as { taskId: string }
-    await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'input_required' })
+    await reached(taskId, 'input_required')
     const waiting = await call('tasks/get', { taskId, _meta: meta })
     const [key] = Object.keys(waiting.inputRequests as JsonObject)
     await call('tasks/cancel', { taskId, _meta: meta })

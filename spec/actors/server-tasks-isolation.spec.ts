@@ -8,6 +8,8 @@ import { streamableHttp, type StreamableHttpOptions } from '../../transports/str
 import { connectRedis, type RedisLike } from '../../transports/redis.ts'
 import { redisTaskStore } from '../../transports/redis-task-store.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
+import { arrivals } from '../helpers/arrivals.ts'
+import { taskChanges } from '../helpers/task-changes.ts'
 
 /*
  * Issue 20, findings 2 and 6, over a real HTTP listener on 127.0.0.1: who may read a task, and what
@@ -51,6 +53,8 @@ const STORES: Array<[string, (limits: { maxTasksPerAddress?: number; maxTasksPer
 /** A store that remembers what it was asked to create (owner and id), to read the store the server used. */
 function recording(store: TaskStore) {
   const created: Array<{ taskId: string; owner: string }> = []
+  // The ids of the tasks deleted, as they are.
+  const deleted = arrivals<string>()
   const wrapped: TaskStore = {
     async create(init: TaskCreate) {
       const task = await store.create(init)
@@ -60,10 +64,14 @@ function recording(store: TaskStore) {
     get: (taskId, owner) => store.get(taskId, owner),
     update: state => store.update(state),
     list: (owner, cursor) => store.list(owner, cursor),
-    delete: (taskId, owner) => store.delete(taskId, owner),
+    delete: async (taskId, owner) => {
+      const isDeleted = await store.delete(taskId, owner)
+      if (isDeleted) deleted.push(taskId)
+      return isDeleted
+    },
     close: () => store.close(),
   }
-  return { store: wrapped, created }
+  return { store: wrapped, created, deleted }
 }
 
 /**
@@ -72,8 +80,10 @@ function recording(store: TaskStore) {
  */
 async function serve(options: ServerOptions, http: StreamableHttpOptions) {
   const server: McpServer = createServer({ name: 'isolation', version: '1.0.0' }, { reportUnhandledError: error => unhandled.push(error), ...options })
-  const aborted: string[] = []
-  const running: string[] = []
+  // The `forever` tasks whose signal aborted, and those running, as it happens.
+  const aborted = arrivals<string>()
+  const running = arrivals<string>()
+  const { reached } = taskChanges(server)
   server.tool('secret', { execution: { taskSupport: 'optional' }, inputSchema: { type: 'object', properties: { value: { type: 'string' } } } },
     args => text(`the secret is ${String((args as { value?: string }).value)}`))
   server.tool('forever', { execution: { taskSupport: 'optional' } }, (_args, ctx) => new Promise(() => {
@@ -83,7 +93,7 @@ async function serve(options: ServerOptions, http: StreamableHttpOptions) {
   const listener = streamableHttp({ port: 0, host: '127.0.0.1', ...http })
   await server.listen(listener)
   cleanups.push(() => server.close())
-  return { server, url: new URL(listener.url!), aborted, running }
+  return { server, url: new URL(listener.url!), aborted: aborted.items, running: running.items, whenAborted: aborted.atLeast, reached }
 }
 
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; message: JsonObject | undefined }
@@ -150,7 +160,7 @@ async function legacySession(url: URL, from: string) {
 
 describe('issue 20: A stateless legacy server leaks tasks between anonymous clients', () => {
   it('stateless legacy HTTP: client B lists none of client A\'s tasks and cannot read one without its id; A reads its own by id', async () => {
-    const { url } = await serve({}, { stateless: true })
+    const { url, reached } = await serve({}, { stateless: true })
     const created = await legacyStateless(url, '127.0.0.2', 'tools/call', { name: 'secret', arguments: { value: 'of A' }, task: {} })
     const taskId = ((created.result as JsonObject).task as JsonObject).taskId as string
     expect(taskId).toMatch(/^[\w-]{22,}$/)
@@ -161,12 +171,13 @@ describe('issue 20: A stateless legacy server leaks tasks between anonymous clie
     // Without the id there is nothing to read: a guessed id is not found.
     expect(await legacyStateless(url, '127.0.0.3', 'tasks/result', { taskId: 'AAAAAAAAAAAAAAAAAAAAAA' })).toMatchObject({ error: { code: -32602 } })
     // The id is the capability: A (a new exchange, nothing else shared) reads its task and result with it.
-    await expect.poll(async () => (await legacyStateless(url, '127.0.0.2', 'tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'completed' })
+    await reached(taskId, 'completed')
+    expect((await legacyStateless(url, '127.0.0.2', 'tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'completed' })
     expect(await legacyStateless(url, '127.0.0.2', 'tasks/result', { taskId })).toMatchObject({ result: text('the secret is of A') })
   })
 
   it('a legacy session\'s task is invisible to other sessions and to sessionless callers, even with its id', async () => {
-    const { url } = await serve({}, {})
+    const { url, reached } = await serve({}, {})
     const a = await legacySession(url, '127.0.0.2')
     const created = await a.call('tools/call', { name: 'secret', arguments: { value: 'of session A' }, task: {} })
     const taskId = ((created.result as JsonObject).task as JsonObject).taskId as string
@@ -174,17 +185,19 @@ describe('issue 20: A stateless legacy server leaks tasks between anonymous clie
     expect(await b.call('tasks/list')).toMatchObject({ result: { tasks: [] } })
     expect(await b.call('tasks/get', { taskId })).toMatchObject({ error: { code: -32602 } })
     expect(await modern(url, '127.0.0.2', 'tasks/get', { taskId })).toMatchObject({ error: { code: -32602 } })
-    await expect.poll(async () => (await a.call('tasks/get', { taskId })).result).toMatchObject({ status: 'completed' })
+    await reached(taskId, 'completed')
+    expect((await a.call('tasks/get', { taskId })).result).toMatchObject({ status: 'completed' })
     expect(((await a.call('tasks/list')).result as { tasks: JsonObject[] }).tasks.map(task => task.taskId)).toEqual([taskId])
   })
 
   it('modern era: an anonymous task is reached by its id alone, and tasks/list does not exist', async () => {
-    const { url } = await serve({}, {})
+    const { url, reached } = await serve({}, {})
     const created = await modern(url, '127.0.0.2', 'tools/call', { name: 'secret', arguments: { value: 'of A' } })
     const taskId = (created.result as JsonObject).taskId as string
     expect(created.result).toMatchObject({ resultType: 'task', status: 'working' })
     // Whoever holds the id (here another client) may poll it: MCP 2026-07-28 tasks extension, "Task ID unguessability".
-    await expect.poll(async () => (await modern(url, '127.0.0.3', 'tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'completed', result: text('the secret is of A') })
+    await reached(taskId, 'completed')
+    expect((await modern(url, '127.0.0.3', 'tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'completed', result: text('the secret is of A') })
     expect(await modern(url, '127.0.0.3', 'tasks/get', { taskId: 'AAAAAAAAAAAAAAAAAAAAAA' })).toMatchObject({ error: { code: -32602 } })
     expect(await modern(url, '127.0.0.3', 'tasks/list')).toMatchObject({ error: { code: -32601 } })
     // A legacy session cannot reach it with the id either: it is not the session's.
@@ -204,18 +217,21 @@ describe('issue 20: Task store exhaustion', () => {
 
   describe.each(STORES)('with the %s', (_name, makeStore) => {
     it('a session\'s tasks are cancelled and removed from the store when it is DELETEd', async () => {
-      const { store, created } = recording(makeStore({}))
-      const { url, aborted, running } = await serve({ tasks: { store } }, {})
+      const { store, created, deleted } = recording(makeStore({}))
+      const { url, aborted, running, whenAborted } = await serve({ tasks: { store } }, {})
       const session = await legacySession(url, '127.0.0.2')
       for (let i = 0; i < 3; i++) await session.call('tools/call', { name: 'forever', arguments: {}, task: {} })
       await session.call('tools/call', { name: 'secret', arguments: { value: 'done' }, task: {} })
-      await expect.poll(() => running.length).toBe(3)
+      // A task's work starts before its CreateTaskResult goes out.
+      expect(running).toHaveLength(3)
       expect(created).toHaveLength(4)
       for (const { taskId, owner } of created) expect(await store.get(taskId, owner)).toBeDefined()
       expect((await session.end()).status).toBe(200)
       // Every handler is stopped, and the store holds none of the session's tasks, finished or not.
-      await expect.poll(() => [...aborted].sort()).toEqual([...running].sort())
-      await expect.poll(async () => (await Promise.all(created.map(({ taskId, owner }) => store.get(taskId, owner)))).filter(Boolean)).toEqual([])
+      await whenAborted(3)
+      expect([...aborted].sort()).toEqual([...running].sort())
+      expect([...await deleted.atLeast(4)].sort()).toEqual(created.map(({ taskId }) => taskId).sort())
+      expect((await Promise.all(created.map(({ taskId, owner }) => store.get(taskId, owner)))).filter(Boolean)).toEqual([])
     })
 
     it('an anonymous client address hits its quota while another address still creates tasks', async () => {
@@ -259,11 +275,11 @@ describe('issue 20: Task store exhaustion', () => {
     await call('127.0.0.2')
     expect(await call('127.0.0.2')).toMatchObject({ error: { code: -32603, data: { limit: 2, scope: 'running-address' } } })
     expect(await call('127.0.0.3')).toMatchObject({ result: { resultType: 'task' } })
-    await expect.poll(() => running.length).toBe(3)
-    // Cancelling one of A's tasks frees its slot.
+    expect(running).toHaveLength(3)
+    // Cancelling one of A's tasks frees its slot (before the cancel is answered).
     const taskId = (first.result as JsonObject).taskId as string
     expect(await modern(url, '127.0.0.2', 'tasks/cancel', { taskId })).toHaveProperty('result')
-    await expect.poll(async () => (await call('127.0.0.2')).result).toMatchObject({ resultType: 'task' })
+    expect((await call('127.0.0.2')).result).toMatchObject({ resultType: 'task' })
     // One legacy session (one owner) is bounded whatever its address.
     const session = await legacySession(url, '127.0.0.4')
     const outcomes: JsonObject[] = []

@@ -9,6 +9,7 @@ import { MetaKey } from '../../lib/schema/modern.ts'
 import { rawClient } from '../helpers/raw-client.ts'
 import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
+import { taskChanges } from '../helpers/task-changes.ts'
 
 const MODERN = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
@@ -39,6 +40,8 @@ function gate() {
 function makeServer(options: ServerOptions = {}) {
   const server = createServer({ name: 'tasks', version: '1.0.0' }, { reportUnhandledError: error => unhandled.push(error), ...options })
   cleanups.push(() => server.close())
+  // What tests wait on: each task change, once stored and published.
+  const { reached } = taskChanges(server)
   const slowGate = gate()
   const aborted: string[] = []
   server.tool('slow', { execution: { taskSupport: 'optional' } }, async (_args, ctx) => {
@@ -75,7 +78,7 @@ function makeServer(options: ServerOptions = {}) {
     const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { user_name: { type: 'string' } } } })
     return ctx.runAsTask(async taskCtx => text(`task for ${String(answer.content?.user_name)} (${taskCtx.task?.taskId === undefined ? 'no task' : 'in task'})`))
   })
-  return { server, slowGate, aborted }
+  return { server, slowGate, aborted, reached }
 }
 
 /** A raw JSON-RPC client over a memory pair. */
@@ -266,7 +269,7 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
   })
 
   it('answers resultType "task" to a client that declared the extension, and tasks/get inlines the result', async () => {
-    const { server, slowGate } = makeServer()
+    const { server, slowGate, reached } = makeServer()
     const { call } = await open(server)
     const created = await call('tools/call', { name: 'slow', arguments: {}, _meta: modernMeta() })
     expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 900_000, pollIntervalMs: 1000 })
@@ -275,7 +278,8 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
     const taskId = created.taskId as string
     expect(await call('tasks/get', { taskId, _meta: modernMeta() })).toMatchObject({ resultType: 'complete', status: 'working', statusMessage: 'waiting for the gate' })
     slowGate.open()
-    await expect.poll(() => call('tasks/get', { taskId, _meta: modernMeta() })).toMatchObject({ status: 'completed', result: text('slow done') })
+    await reached(taskId, 'completed')
+    expect(await call('tasks/get', { taskId, _meta: modernMeta() })).toMatchObject({ status: 'completed', result: text('slow done') })
   })
 
   it('runs a plain call for a client without the extension, and refuses a required tool with -32021', async () => {
@@ -288,42 +292,39 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
   })
 
   it('keeps a tool error a completed task, and a JSON-RPC error a failed one', async () => {
-    const { server } = makeServer()
+    const { server, reached } = makeServer()
     const { call } = await open(server)
     const toolError = await call('tools/call', { name: 'tool_error', arguments: {}, _meta: modernMeta() })
-    await expect.poll(() => call('tasks/get', { taskId: toolError.taskId as string, _meta: modernMeta() })).toMatchObject({ status: 'completed', result: { isError: true } })
+    await reached(toolError.taskId as string, 'completed')
+    expect(await call('tasks/get', { taskId: toolError.taskId as string, _meta: modernMeta() })).toMatchObject({ status: 'completed', result: { isError: true } })
     const broken = await call('tools/call', { name: 'broken', arguments: {}, _meta: modernMeta() })
-    await expect.poll(() => call('tasks/get', { taskId: broken.taskId as string, _meta: modernMeta() }))
+    await reached(broken.taskId as string, 'failed')
+    expect(await call('tasks/get', { taskId: broken.taskId as string, _meta: modernMeta() }))
       .toMatchObject({ status: 'failed', error: { code: ErrorCode.InvalidParams, message: 'Invalid params: broken on purpose' } })
   })
 
   it('asks for input inside the task: input_required with inputRequests, tasks/update answers, the handler goes on', async () => {
-    const { server } = makeServer()
+    const { server, reached } = makeServer()
     const { call, failure } = await open(server)
     const meta = modernMeta({ extensions: { [TASKS]: {} }, elicitation: { form: {} } })
     const { taskId } = await call('tools/call', { name: 'asks', arguments: {}, _meta: meta }) as { taskId: string }
-    const waiting = await (async () => {
-      for (;;) {
-        const task = await call('tasks/get', { taskId, _meta: meta })
-        if (task.status === 'input_required') return task
-        await new Promise(resolve => setImmediate(resolve))
-      }
-    })()
+    await reached(taskId, 'input_required')
+    const waiting = await call('tasks/get', { taskId, _meta: meta })
     const inputRequests = waiting.inputRequests as Record<string, { method: string }>
     const [key] = Object.keys(inputRequests)
     expect(inputRequests[key!]!.method).toBe('elicitation/create')
     expect((await failure('tasks/update', { taskId, inputResponses: { [key!]: { action: 'maybe' } }, _meta: meta })).code).toBe(ErrorCode.InvalidParams)
     expect(await call('tasks/update', { taskId, inputResponses: { unknown: {}, [key!]: { action: 'accept', content: { name: 'Lin' } } }, _meta: meta })).toMatchObject({ resultType: 'complete' })
-    await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'completed', result: text('hello Lin') })
+    await reached(taskId, 'completed')
+    expect(await call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'completed', result: text('hello Lin') })
   })
 
   it('shows every outstanding input request; a partial answer keeps the task input_required with the rest', async () => {
-    const { server } = makeServer()
+    const { server, reached } = makeServer()
     const { call } = await open(server)
     const meta = modernMeta({ extensions: { [TASKS]: {} }, elicitation: { form: {} } })
     const { taskId } = await call('tools/call', { name: 'asks_two', arguments: {}, _meta: meta }) as { taskId: string }
-    const both = await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'input_required' })
-    void both
+    await reached(taskId, 'input_required')
     const waiting = await call('tasks/get', { taskId, _meta: meta })
     const keys = Object.keys(waiting.inputRequests as JsonObject)
     expect(keys).toHaveLength(2)
@@ -332,11 +333,12 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
     expect(partial.status).toBe('input_required')
     expect(Object.keys(partial.inputRequests as JsonObject)).toEqual([keys[1]])
     await call('tasks/update', { taskId, inputResponses: { [keys[1]!]: { action: 'accept', content: { name: 'two' } } }, _meta: meta })
-    await expect.poll(() => call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'completed', result: text('one and two') })
+    await reached(taskId, 'completed')
+    expect(await call('tasks/get', { taskId, _meta: meta })).toMatchObject({ status: 'completed', result: text('one and two') })
   })
 
   it('gathers input with an MRTR round first, then escalates to a task (taskStart: handler)', async () => {
-    const { server } = makeServer()
+    const { server, reached } = makeServer()
     const { call } = await open(server)
     const meta = modernMeta({ extensions: { [TASKS]: {} }, elicitation: { form: {} } })
     const first = await call('tools/call', { name: 'mrtr_then_task', arguments: {}, _meta: meta })
@@ -349,7 +351,8 @@ describe('tasks, modern era (io.modelcontextprotocol/tasks)', () => {
     })
     expect(second).toMatchObject({ resultType: 'task', status: 'working' })
     expect(second).not.toHaveProperty('requestState')
-    await expect.poll(() => call('tasks/get', { taskId: second.taskId as string, _meta: meta })).toMatchObject({ status: 'completed', result: text('task for Kim (in task)') })
+    await reached(second.taskId as string, 'completed')
+    expect(await call('tasks/get', { taskId: second.taskId as string, _meta: meta })).toMatchObject({ status: 'completed', result: text('task for Kim (in task)') })
   })
 
   it('sends notifications/tasks on a listen stream for the task ids asked, and -32021 without the extension', async () => {

@@ -41,7 +41,11 @@ export interface TasksBenchRow { transport: string; era: string; inFlight: numbe
 
 function makeServer(): { server: McpServer; release: () => void } {
   const server = createServer({ name: 'tasks-bench', version: '1' }, {
-    tasks: { store: createMemoryTaskStore({ maxTasks: 2_000_000, maxTasksPerOwner: 2_000_000, defaultTtlMs: 60_000 }) },
+    // Every bound out of the way: one driver (one address, anonymous over HTTP) makes all the tasks.
+    tasks: {
+      store: createMemoryTaskStore({ maxTasks: 2_000_000, maxTasksPerOwner: 2_000_000, maxTasksPerAddress: 2_000_000, defaultTtlMs: 60_000 }),
+      maxRunningTasks: 10_000, maxRunningTasksPerOwner: 10_000, maxRunningTasksPerAddress: 10_000,
+    },
   })
   server.tool('work', { execution: { taskSupport: 'optional' } }, () => ({ content: [{ type: 'text', text: 'done' }] }))
   const waiting: Array<() => void> = []
