@@ -18,6 +18,8 @@ import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.t
 import { failAll, type PendingRequest } from './pending-request.ts'
 import { CallSite } from './call-site.ts'
 import type { InspectionEvent } from './inspection-event.ts'
+import { createActorSystem, type ActorRef, type ActorSystem } from './actor/system.ts'
+import { requestLogic, type RequestActorEvent, type RequestMessage } from './request-logic.ts'
 
 // The connection's contract and the pieces it is made of live in files of their own; the names
 // stay importable from here.
@@ -61,11 +63,15 @@ class JsonRpcConnection implements Connection {
    * version, reused for every such message (most of a session's), so a send makes none.
    */
   #versionOnly: SendOptions | undefined = undefined
-  /** Where each request's outcome goes: made once, so that settling a value allocates nothing. */
+  /** Where each request's outcome goes (to its actor): made once, so that settling allocates only the message. */
   readonly #settled: OutcomeObserver<unknown, IncomingRequest> = {
-    value: (request, result) => this.#succeed(request, result),
-    error: (request, error) => this.#fail(request, error),
+    value: (request, result) => request.actor!.send({ type: 'result', result }),
+    error: (request, error) => request.actor!.send({ type: 'error', error }),
   }
+  /** What a request's actor ending unanswered does (its parent stopped it): made once. */
+  readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
+  /** The system of a connection given none (see ConnectionOptions.actors): made with its first request. */
+  #ownSystem: ActorSystem | undefined
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -135,7 +141,8 @@ class JsonRpcConnection implements Connection {
     return source.pipe(withTimeout<RequestEvent<R>>({
       each: timeout,
       max,
-      scheduler: this.#options.scheduler,
+      // The actor system's clock when given one (a server's runs on ServerOptions.scheduler).
+      scheduler: this.#options.scheduler ?? this.#options.actors?.system.scheduler,
       resetOn: resetOnProgress ? isProgress : never,
       // bind, not an arrow: no new named function per request (tsx names every arrow it sees).
       error: callSite.timeout.bind(callSite),
@@ -308,13 +315,8 @@ class JsonRpcConnection implements Connection {
       case 'notifications/cancelled': {
         const requestId = params?.requestId
         const request = isRequestId(requestId) ? this.#incoming.get(requestId) : undefined
-        // MCP lifecycle: initialize cannot be cancelled; unknown or finished ids are ignored.
-        if (request !== undefined && request.method !== 'initialize') {
-          this.#incoming.delete(request.id)
-          request.cancel(typeof params?.reason === 'string' ? new CancelledError(params.reason) : undefined)
-          // No response for a cancelled request, not even inside a batch: it gives up its slot.
-          request.batch?.skip()
-        }
+        // Unknown or finished ids are ignored; the request's actor decides the rest (initialize is not cancelled).
+        request?.actor!.send({ type: 'cancel', reason: typeof params?.reason === 'string' ? new CancelledError(params.reason) : undefined })
         break
       }
       case 'notifications/progress': {
@@ -350,14 +352,58 @@ class JsonRpcConnection implements Connection {
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
     this.#incoming.set(id, request)
+    const actor = request.actor = this.#spawn(request)
     let outcome: unknown
     try {
       outcome = handler(message.params, request)
     } catch (error) {
-      return this.#fail(request, error)
+      return actor.send({ type: 'error', error })
     }
-    // The last value of an Observable is the result; progress goes out through the context meanwhile.
+    // The last value of an Observable is the result; progress goes to the actor meanwhile.
     request.subscription = settleOutcome(outcome, request, this.#settled)
+  }
+
+  /**
+   * The request's actor: a child of `ConnectionOptions.actors.parent` (a root of the system
+   * without one), named by the request id (a string id in quotes, so `"1"` and `1` differ).
+   */
+  #spawn(request: IncomingRequest): ActorRef<RequestMessage> {
+    const actors = this.#options.actors
+    const system = actors?.system ?? (this.#ownSystem ??= createActorSystem({ name: 'connection', scheduler: this.#options.scheduler }))
+    const id = request.id
+    request.onStopped = this.#stopped
+    return system.spawn(requestLogic, {
+      id: typeof id === 'number' ? String(id) : JSON.stringify(id),
+      input: request,
+      parent: actors?.parent,
+      onEvent: event => this.#perform(request, event as RequestActorEvent),
+    })
+  }
+
+  /** Does what a request's actor decided. */
+  #perform(request: IncomingRequest, event: RequestActorEvent): void {
+    switch (event.type) {
+      case 'result': return this.#succeed(request, event.result)
+      case 'error': return this.#fail(request, event.error)
+      case 'progress': {
+        if (this.#isClosed) return
+        request.hasSentProgress = true
+        try {
+          this.notify('notifications/progress', event.params, request.id)?.catch(() => {})
+        } catch { /* the transport just went: the close reaches the connection next */ }
+        return
+      }
+      case 'abort': return this.#abort(request, event.reason)
+    }
+  }
+
+  /** Stops a request's handler without an answer (cancelled, or the connection closed). */
+  #abort(request: IncomingRequest, reason: unknown): void {
+    if (request.isDone) return
+    if (this.#incoming.get(request.id) === request) this.#incoming.delete(request.id)
+    request.cancel(reason)
+    // No response for a cancelled request, not even inside a batch: it gives up its slot.
+    request.batch?.skip()
   }
 
   #succeed(request: IncomingRequest, result: unknown): void {

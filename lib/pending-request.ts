@@ -13,7 +13,8 @@ export interface PendingRequest {
 /**
  * Fails every request of a connection that closed with `error`: each outgoing one waiting in
  * `pending` errors with a `ConnectionClosedError` (`error` itself when it is one, else one that
- * names it as its cause), each incoming one in `incoming` is cancelled with it. Both tables are
+ * names it as its cause), each incoming one in `incoming` hears of it (its actor aborts its
+ * handler with that error; one without an actor is cancelled with it). Both tables are
  * emptied first, so nothing a subscriber does meanwhile sees an entry twice.
  */
 export function failAll(pending: Map<RequestId, PendingRequest>, incoming: Map<RequestId, IncomingRequest>, error: unknown): void {
@@ -24,5 +25,8 @@ export function failAll(pending: Map<RequestId, PendingRequest>, incoming: Map<R
   for (const entry of pendingEntries) entry.subscriber.error(closedError)
   const incomingEntries = [...incoming.values()]
   incoming.clear()
-  for (const request of incomingEntries) request.cancel(closedError)
+  for (const request of incomingEntries) {
+    if (request.actor !== undefined) request.actor.send({ type: 'closed', error: closedError })
+    else request.cancel(closedError)
+  }
 }
