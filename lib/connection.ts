@@ -15,11 +15,11 @@ import type { Principal } from './auth.ts'
 import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions } from './connection-contract.ts'
 import { IncomingRequest } from './incoming-request.ts'
 import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.ts'
-import { failAll, type PendingRequest } from './pending-request.ts'
+import { abortReason, deliverProgress, failAll, type PendingRequest } from './pending-request.ts'
 import { CallSite } from './call-site.ts'
 import type { InspectionEvent } from './inspection-event.ts'
-import { createActorSystem, type ActorRef, type ActorSystem } from './actor/system.ts'
-import { requestLogic, type RequestActorEvent, type RequestMessage } from './request-logic.ts'
+import type { RequestActorEvent } from './request-logic.ts'
+import { RequestActors } from './request-actors.ts'
 
 // The connection's contract and the pieces it is made of live in files of their own; the names
 // stay importable from here.
@@ -70,8 +70,8 @@ class JsonRpcConnection implements Connection {
   }
   /** What a request's actor ending unanswered does (its parent stopped it): made once. */
   readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
-  /** The system of a connection given none (see ConnectionOptions.actors): made with its first request. */
-  #ownSystem: ActorSystem | undefined
+  /** Where each incoming request's actor is spawned (see ConnectionOptions.actors). */
+  readonly #actors: RequestActors
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -82,6 +82,7 @@ class JsonRpcConnection implements Connection {
     this.#options = options
     this.#nextId = options.idGenerator ?? createIdGenerator()
     this.#inspect = options.inspect
+    this.#actors = new RequestActors(options.actors, options.scheduler)
     this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
     this.#handlers.set('ping', () => EMPTY_RESULT)
   }
@@ -319,16 +320,7 @@ class JsonRpcConnection implements Connection {
         request?.actor!.send({ type: 'cancel', reason: typeof params?.reason === 'string' ? new CancelledError(params.reason) : undefined })
         break
       }
-      case 'notifications/progress': {
-        const token = params?.progressToken
-        const pending = isRequestId(token) ? this.#pending.get(token) : undefined
-        if (pending !== undefined && typeof params!.progress === 'number') {
-          pending.subscriber.next(params!.total === undefined && params!.message === undefined
-            ? { type: 'progress', progress: params!.progress }
-            : { type: 'progress', progress: params!.progress, total: params!.total as number | undefined, message: params!.message as string | undefined })
-        }
-        break
-      }
+      case 'notifications/progress': deliverProgress(this.#pending, params); break
     }
     this.#options.onNotification?.(notification)
     this.#bus.get(notification.method)?.next(params ?? EMPTY_PARAMS)
@@ -352,7 +344,8 @@ class JsonRpcConnection implements Connection {
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
     this.#incoming.set(id, request)
-    const actor = request.actor = this.#spawn(request)
+    request.onStopped = this.#stopped
+    const actor = request.actor = this.#actors.spawn(request, event => this.#perform(request, event))
     let outcome: unknown
     try {
       outcome = handler(message.params, request)
@@ -363,23 +356,6 @@ class JsonRpcConnection implements Connection {
     request.subscription = settleOutcome(outcome, request, this.#settled)
   }
 
-  /**
-   * The request's actor: a child of `ConnectionOptions.actors.parent` (a root of the system
-   * without one), named by the request id (a string id in quotes, so `"1"` and `1` differ).
-   */
-  #spawn(request: IncomingRequest): ActorRef<RequestMessage> {
-    const actors = this.#options.actors
-    const system = actors?.system ?? (this.#ownSystem ??= createActorSystem({ name: 'connection', scheduler: this.#options.scheduler }))
-    const id = request.id
-    request.onStopped = this.#stopped
-    return system.spawn(requestLogic, {
-      id: typeof id === 'number' ? String(id) : JSON.stringify(id),
-      input: request,
-      parent: actors?.parent,
-      onEvent: event => this.#perform(request, event as RequestActorEvent),
-    })
-  }
-
   /** Does what a request's actor decided. */
   #perform(request: IncomingRequest, event: RequestActorEvent): void {
     switch (event.type) {
@@ -388,9 +364,8 @@ class JsonRpcConnection implements Connection {
       case 'progress': {
         if (this.#isClosed) return
         request.hasSentProgress = true
-        try {
-          this.notify('notifications/progress', event.params, request.id)?.catch(() => {})
-        } catch { /* the transport just went: the close reaches the connection next */ }
+        // A write that fails is the transport going: its close reaches the connection next.
+        try { this.notify('notifications/progress', event.params, request.id)?.catch(() => {}) } catch { return }
         return
       }
       case 'abort': return this.#abort(request, event.reason)
@@ -523,8 +498,3 @@ const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
 const never = () => false
 
-
-function abortReason(reason: unknown): string {
-  if (reason instanceof Error) return reason.message
-  return typeof reason === 'string' ? reason : 'Request aborted'
-}

@@ -1,5 +1,6 @@
 import type { Subscriber } from './rx.ts'
 import type { JsonObject, RequestId } from './jsonrpc/message.ts'
+import { isRequestId } from './jsonrpc/guards.ts'
 import { ConnectionClosedError } from './jsonrpc/errors.ts'
 import type { RequestEvent } from './operators/progress.ts'
 import type { IncomingRequest } from './incoming-request.ts'
@@ -29,4 +30,20 @@ export function failAll(pending: Map<RequestId, PendingRequest>, incoming: Map<R
     if (request.actor !== undefined) request.actor.send({ type: 'closed', error: closedError })
     else request.cancel(closedError)
   }
+}
+
+/** Hands a `notifications/progress` (its params) to the outgoing request waiting under its token, if any. */
+export function deliverProgress(pending: ReadonlyMap<RequestId, PendingRequest>, params: JsonObject | undefined): void {
+  const token = params?.progressToken
+  const entry = isRequestId(token) ? pending.get(token) : undefined
+  if (entry === undefined || typeof params!.progress !== 'number') return
+  entry.subscriber.next(params!.total === undefined && params!.message === undefined
+    ? { type: 'progress', progress: params!.progress }
+    : { type: 'progress', progress: params!.progress, total: params!.total as number | undefined, message: params!.message as string | undefined })
+}
+
+/** The text of `notifications/cancelled` for a request whose AbortSignal aborted with `reason`. */
+export function abortReason(reason: unknown): string {
+  if (reason instanceof Error) return reason.message
+  return typeof reason === 'string' ? reason : 'Request aborted'
 }
