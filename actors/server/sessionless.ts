@@ -49,7 +49,7 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   const handler = request.modernMeta !== undefined ? modernHandler(server, served, message.method) : statelessHandler(server, served, message.method)
   if (handler === undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: new MethodNotFoundError(`Method not found: ${message.method}`).toJSON() })
   request.onStopped = stopped
-  const actor = request.actor = server.system.spawn(requestLogic, { input: request, onEvent: event => perform(served, event as RequestActorEvent) })
+  const actor = request.actor = server.system.spawn(requestLogic, { input: request, onEvent: perform.bind(undefined, served) as (event: unknown) => void })
   // The client went away before the answer: the request is cancelled (for the modern era, closing
   // the stream is the cancellation), its handler stopped.
   // (Checked first: the reply also closes after every answer, and an error is not made for nothing.)

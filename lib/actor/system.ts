@@ -222,7 +222,8 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       this.fail(error)
       return
     }
-    this.#runSince = this.system.scheduler.now()
+    // Read only by `restart` (its `stableMs`): no clock read for the others, a request among them.
+    if (this.supervision.strategy === 'restart') this.#runSince = this.system.scheduler.now()
     if (this.logic.start !== undefined) {
       this.#isProcessing = true
       try {
