@@ -435,6 +435,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   }
 
   disown(child: Actor): void {
-    if (this.#children?.get(child.id) === child) this.#children.delete(child.id)
+    // Only `child` can hold its id here: adopt refuses a second, and a child ends (and so comes here) once.
+    this.#children?.delete(child.id)
   }
 }
