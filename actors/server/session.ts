@@ -5,7 +5,7 @@ import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { randomId } from '../../lib/base64url.ts'
-import { canSendRequest, stepLifecycle, type LifecycleState } from '../../lib/lifecycle.ts'
+import { canSendRequest, type LifecycleState } from '../../lib/lifecycle.ts'
 import { Feature } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
@@ -18,7 +18,7 @@ import {
 } from '../../lib/schema/types.ts'
 import type { ActorRef } from '../../lib/actor/system.ts'
 import type { InputOptions, SessionState } from './api.ts'
-import { sessionLogic, type SavedSession, type SessionEvent, type SessionMessage } from './session-logic.ts'
+import { sessionLogic, type SavedSession, type SessionEvent, type SessionInput, type SessionMessage } from './session-logic.ts'
 import { SERVER_DEFAULTS } from './options.ts'
 import { SessionContext } from './context.ts'
 import { connectionHost } from '../context.ts'
@@ -138,7 +138,7 @@ export class Session implements SessionCore, LegacyGate {
     return actor
   }
 
-  #input(): { protocolVersion: string; logLevel: LoggingLevel } {
+  #input(): SessionInput {
     const server = this.server
     return {
       protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
