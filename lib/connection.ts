@@ -343,9 +343,9 @@ class JsonRpcConnection implements Connection {
     if (refusal !== undefined) return this.#answerError(id, refusal, batch)
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
-    this.#incoming.set(id, request)
     request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
     const actor = request.actor = this.#actors.spawn(request, this.#perform.bind(this, request))
+    this.#incoming.set(id, request)
     let outcome: unknown
     try {
       outcome = handler(message.params, request)
