@@ -197,11 +197,11 @@ export class BaseContext implements RequestContext {
     if (progressToken === undefined || this.incoming.isDone) return
     // MCP progress: each value must be above the last; one that is not is dropped (and reported).
     if (!this.progressSequence.take(progress)) return
-    this.incoming.hasSentProgress = true
     const params: JsonObject = { progressToken, progress }
     if (total !== undefined) params.total = total
     if (message !== undefined) params.message = message
-    this.notify('notifications/progress', params)
+    // The request's actor lets it out while the request runs; its owner sends it.
+    this.incoming.reportProgress(params)
   }
 
   notify(method: string, params?: JsonObject): void {

@@ -7,6 +7,7 @@ import type { RequestEvent } from './operators/progress.ts'
 import type { ShapeKind } from './schema/shape.ts'
 import type { IncomingRequest } from './incoming-request.ts'
 import type { InspectionEvent } from './inspection-event.ts'
+import type { ActorRef, ActorSystem } from './actor/system.ts'
 
 /** Default request timeout: 60 s without a response or progress. */
 export const DEFAULT_REQUEST_TIMEOUT = 60_000
@@ -96,7 +97,17 @@ export interface ConnectionOptions {
   /** Turns a handler's non-McpError failure into the error to answer with (default: -32603, generic message). */
   toWireError?: (error: unknown, request: IncomingRequest) => McpError
   idGenerator?: IdGenerator
+  /**
+   * Where time comes from: outgoing requests' timeouts (default: `actors.system`'s scheduler, else
+   * RxJS's async scheduler) and the turn a response waits after progress (default async).
+   */
   scheduler?: SchedulerLike
+  /**
+   * The actor system each incoming request is spawned in as an actor (lib/request-logic.ts), and
+   * the parent it is spawned under (a server's session; read at each request). Without them the
+   * connection makes a small system of its own with its first request, whose requests are roots.
+   */
+  actors?: { readonly system: ActorSystem; readonly parent?: ActorRef<never> }
   /** Default timeout of outgoing requests (60 s). */
   timeout?: number
   /**

@@ -15,9 +15,11 @@ import type { Principal } from './auth.ts'
 import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions } from './connection-contract.ts'
 import { IncomingRequest } from './incoming-request.ts'
 import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.ts'
-import { failAll, type PendingRequest } from './pending-request.ts'
+import { abortReason, deliverProgress, failAll, type PendingRequest } from './pending-request.ts'
 import { CallSite } from './call-site.ts'
 import type { InspectionEvent } from './inspection-event.ts'
+import type { RequestActorEvent } from './request-logic.ts'
+import { RequestActors } from './request-actors.ts'
 
 // The connection's contract and the pieces it is made of live in files of their own; the names
 // stay importable from here.
@@ -61,11 +63,15 @@ class JsonRpcConnection implements Connection {
    * version, reused for every such message (most of a session's), so a send makes none.
    */
   #versionOnly: SendOptions | undefined = undefined
-  /** Where each request's outcome goes: made once, so that settling a value allocates nothing. */
+  /** Where each request's outcome goes (to its actor): made once, so that settling allocates only the message. */
   readonly #settled: OutcomeObserver<unknown, IncomingRequest> = {
-    value: (request, result) => this.#succeed(request, result),
-    error: (request, error) => this.#fail(request, error),
+    value: (request, result) => request.actor!.send({ type: 'result', result }),
+    error: (request, error) => request.actor!.send({ type: 'error', error }),
   }
+  /** What a request's actor ending unanswered does (its parent stopped it): made once. */
+  readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
+  /** Where each incoming request's actor is spawned (see ConnectionOptions.actors). */
+  readonly #actors: RequestActors
   #isStarted = false
   #isClosed = false
   #resolveClosed!: () => void
@@ -76,6 +82,7 @@ class JsonRpcConnection implements Connection {
     this.#options = options
     this.#nextId = options.idGenerator ?? createIdGenerator()
     this.#inspect = options.inspect
+    this.#actors = new RequestActors(options.actors, options.scheduler)
     this.closed = new Promise(resolve => { this.#resolveClosed = resolve })
     this.#handlers.set('ping', () => EMPTY_RESULT)
   }
@@ -135,7 +142,8 @@ class JsonRpcConnection implements Connection {
     return source.pipe(withTimeout<RequestEvent<R>>({
       each: timeout,
       max,
-      scheduler: this.#options.scheduler,
+      // The actor system's clock when given one (a server's runs on ServerOptions.scheduler).
+      scheduler: this.#options.scheduler ?? this.#options.actors?.system.scheduler,
       resetOn: resetOnProgress ? isProgress : never,
       // bind, not an arrow: no new named function per request (tsx names every arrow it sees).
       error: callSite.timeout.bind(callSite),
@@ -308,25 +316,11 @@ class JsonRpcConnection implements Connection {
       case 'notifications/cancelled': {
         const requestId = params?.requestId
         const request = isRequestId(requestId) ? this.#incoming.get(requestId) : undefined
-        // MCP lifecycle: initialize cannot be cancelled; unknown or finished ids are ignored.
-        if (request !== undefined && request.method !== 'initialize') {
-          this.#incoming.delete(request.id)
-          request.cancel(typeof params?.reason === 'string' ? new CancelledError(params.reason) : undefined)
-          // No response for a cancelled request, not even inside a batch: it gives up its slot.
-          request.batch?.skip()
-        }
+        // Unknown or finished ids are ignored; the request's actor decides the rest (initialize is not cancelled).
+        request?.actor!.send({ type: 'cancel', reason: typeof params?.reason === 'string' ? new CancelledError(params.reason) : undefined })
         break
       }
-      case 'notifications/progress': {
-        const token = params?.progressToken
-        const pending = isRequestId(token) ? this.#pending.get(token) : undefined
-        if (pending !== undefined && typeof params!.progress === 'number') {
-          pending.subscriber.next(params!.total === undefined && params!.message === undefined
-            ? { type: 'progress', progress: params!.progress }
-            : { type: 'progress', progress: params!.progress, total: params!.total as number | undefined, message: params!.message as string | undefined })
-        }
-        break
-      }
+      case 'notifications/progress': deliverProgress(this.#pending, params); break
     }
     this.#options.onNotification?.(notification)
     this.#bus.get(notification.method)?.next(params ?? EMPTY_PARAMS)
@@ -349,15 +343,42 @@ class JsonRpcConnection implements Connection {
     if (refusal !== undefined) return this.#answerError(id, refusal, batch)
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
+    request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
+    const actor = request.actor = this.#actors.spawn(request, this.#perform.bind(this, request))
     this.#incoming.set(id, request)
     let outcome: unknown
     try {
       outcome = handler(message.params, request)
     } catch (error) {
-      return this.#fail(request, error)
+      return actor.send({ type: 'error', error })
     }
-    // The last value of an Observable is the result; progress goes out through the context meanwhile.
+    // The last value of an Observable is the result; progress goes to the actor meanwhile.
     request.subscription = settleOutcome(outcome, request, this.#settled)
+  }
+
+  /** Does what a request's actor decided. */
+  #perform(request: IncomingRequest, event: RequestActorEvent): void {
+    switch (event.type) {
+      case 'result': return this.#succeed(request, event.result)
+      case 'error': return this.#fail(request, event.error)
+      case 'progress': {
+        if (this.#isClosed) return
+        request.hasSentProgress = true
+        // A write that fails is the transport going: its close reaches the connection next.
+        try { this.notify('notifications/progress', event.params, request.id)?.catch(() => {}) } catch { return }
+        return
+      }
+      case 'abort': return this.#abort(request, event.reason)
+    }
+  }
+
+  /** Stops a request's handler without an answer (cancelled, or the connection closed). */
+  #abort(request: IncomingRequest, reason: unknown): void {
+    if (request.isDone) return
+    if (this.#incoming.get(request.id) === request) this.#incoming.delete(request.id)
+    request.cancel(reason)
+    // No response for a cancelled request, not even inside a batch: it gives up its slot.
+    request.batch?.skip()
   }
 
   #succeed(request: IncomingRequest, result: unknown): void {
@@ -477,8 +498,3 @@ const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
 const never = () => false
 
-
-function abortReason(reason: unknown): string {
-  if (reason instanceof Error) return reason.message
-  return typeof reason === 'string' ? reason : 'Request aborted'
-}

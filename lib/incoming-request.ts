@@ -7,22 +7,29 @@ import type { ProgressSequence } from './operators/progress.ts'
 import type { ModernMeta } from './schema/modern.ts'
 import type { Principal } from './auth.ts'
 import type { BatchCollector } from './batch-collector.ts'
+import type { ActorRef } from './actor/system.ts'
+import type { RequestInput, RequestMessage } from './request-logic.ts'
 
 /**
- * One incoming request while its handler runs: its id, method, params, `_meta`, a lazily created
- * AbortSignal, and whether it was cancelled. The request actor of the design, reduced to what the
- * per-message path needs.
+ * The owner's record of one incoming request while its handler runs: its id, method, params,
+ * `_meta`, a lazily created AbortSignal, and the I/O that goes with it. What happens to the
+ * request is decided by its actor (`actor`, running lib/request-logic.ts): the owner sends it the
+ * request's life as messages and does what its events say.
  */
-export class IncomingRequest {
+export class IncomingRequest implements RequestInput {
   /** Set once a response went out or the request was cancelled: nothing more may be sent for it. */
   isDone = false
+  /** The request's actor, once spawned: where its progress, outcome and cancellation go. */
+  actor: ActorRef<RequestMessage> | undefined = undefined
+  /** Called when the actor ends with the request neither answered nor aborted (its parent stopped it). */
+  onStopped: ((request: IncomingRequest) => void) | undefined = undefined
   /** The handler's Observable subscription, when the handler returned an Observable. */
   subscription: Subscription | undefined = undefined
   /** Created only when a handler reads `signal`, to keep the per-request cost low. */
   #controller: AbortController | undefined = undefined
   /** For a request inside a JSON-RPC batch: where its response goes. */
   batch: BatchCollector | undefined = undefined
-  /** Set once the handler reported progress: its response then goes out a turn later (see #respond). */
+  /** Set once the owner sent progress for it: its response then goes out a turn later (see #respond). */
   hasSentProgress = false
   /** The progress values sent for the request's token (made on the first report), kept increasing. */
   progress: ProgressSequence | undefined = undefined
@@ -64,6 +71,19 @@ export class IncomingRequest {
   get signal(): AbortSignal {
     this.#controller ??= new AbortController()
     return this.#controller.signal
+  }
+
+  /**
+   * Reports progress (params of `notifications/progress`, checked already): through the actor,
+   * which lets it out while the request runs. Without an actor, nothing goes out.
+   */
+  reportProgress(params: JsonObject): void {
+    this.actor?.send({ type: 'progress', params })
+  }
+
+  /** The actor ended (see RequestInput): a request still unanswered was stopped from outside. */
+  unsubscribe(): void {
+    if (!this.isDone) this.onStopped?.(this)
   }
 
   /** Marks the request done without a response and stops its handler. */

@@ -9,7 +9,6 @@ import type { InferInput, InferOutput, StandardSchemaV1 } from '../../lib/standa
 import type {
   CallToolResult, ClientCapabilities, CompleteResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, Icon, Implementation, ListRootsResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations, ServerRequests, ServerNotifications, ClientNotifications, ParamsArgument, RequestParams, RequestResult, NotificationParams, OtherMethod, ObjectJsonSchema, InferJsonSchema,
 } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../reducer-actor.ts'
 import type { ActorSystem } from '../actor.ts'
 import type { RequestContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
@@ -20,10 +19,10 @@ import type { HandlerOutcome } from '../request.ts'
  * them without importing the server (actors/server.ts re-exports them with createServer).
  */
 
-/** The state of one resources/subscribe. */
-export interface SubscriptionState { uri: string; updates: number }
-/** What a subscription actor hears. */
-export type SubscriptionMessage = { type: 'updated' }
+/** The state of one resources/subscribe's actor (a child of its session): its URI, the updates it passed on. */
+export interface SubscriptionState { readonly uri: string; readonly updates: number }
+/** What a subscription actor hears: its resource changed. */
+export type SubscriptionMessage = { readonly type: 'updated' }
 
 
 /** The context a server handler receives: the request's, plus the session and requests back to the client. */
@@ -280,17 +279,19 @@ export interface SessionState {
   clientCapabilities: ClientCapabilities
   logLevel: LoggingLevel
   /**
-   * Resource subscriptions of this session, one actor each, by URI. The session's live registry:
-   * updated in place (O(1) a change), so it is the same Map from one state to the next.
+   * The URIs of this session's resource subscriptions, each one a child actor of the session
+   * (`subscription:<uri>` in `server.system.inspect`). Updated in place (O(1) a change), so it is
+   * the same Set from one state to the next.
    */
-  subscriptions: ReadonlyMap<string, ActorRef<SubscriptionState, SubscriptionMessage>>
+  subscriptions: ReadonlySet<string>
 }
 
 /** One session of a server with one client. */
 export interface ServerSession {
   readonly id: string
+  /** The state of the session's actor, as its last snapshot told it (read from its snapshots, never from the actor). */
   readonly state: SessionState
-  /** The state now and after every change; completes when the session ends. */
+  /** The state now and after every change (the session actor's snapshots); completes when the session ends. */
   readonly states: Observable<SessionState>
   readonly connection: Connection
   /**

@@ -1,11 +1,11 @@
-import { Observable, lastValueFrom } from '../../lib/rx.ts'
+import { Observable, distinctUntilChanged, lastValueFrom, map } from '../../lib/rx.ts'
 import { createConnection, type Connection, type IncomingRequest, type RequestOptions } from '../../lib/connection.ts'
 import type { SharedSession, Transport } from '../../lib/transport.ts'
 import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { randomId } from '../../lib/base64url.ts'
-import { canSendRequest, stepLifecycle, type LifecycleState } from '../../lib/lifecycle.ts'
+import { canSendRequest, type LifecycleState } from '../../lib/lifecycle.ts'
 import { Feature } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
@@ -16,8 +16,9 @@ import {
   type ClientCapabilities, type CreateMessageParams, type CreateMessageResult, type ElicitParams, type ElicitResult,
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
-import { createActor, withEffects, type ActorRef } from '../reducer-actor.ts'
-import type { InputOptions, SessionState, SubscriptionMessage, SubscriptionState } from './api.ts'
+import type { ActorRef } from '../../lib/actor/system.ts'
+import type { InputOptions, SessionState } from './api.ts'
+import { sessionLogic, type SavedSession, type SessionEvent, type SessionInput, type SessionMessage } from './session-logic.ts'
 import { SERVER_DEFAULTS } from './options.ts'
 import { SessionContext } from './context.ts'
 import { connectionHost } from '../context.ts'
@@ -29,59 +30,6 @@ import type { RouteHandler } from './api.ts'
 import type { ListKind } from './registry.ts'
 import type { ServerCore, ServingScope, SessionCore } from './core.ts'
 import { taskToWire, withRelatedTask, type TaskState } from '../tasks/task.ts'
-
-// ---------------------------------------------------------------------------------------------
-// Subscription actor
-// ---------------------------------------------------------------------------------------------
-
-
-function subscriptionActor(uri: string, session: Session): ActorRef<SubscriptionState, SubscriptionMessage> {
-  return createActor<SubscriptionState, SubscriptionMessage>({ uri, updates: 0 }, state =>
-    withEffects({ uri: state.uri, updates: state.updates + 1 }, [() => session.notify('notifications/resources/updated', { uri })]),
-  { name: `subscription:${uri}`, reportError: error => session.server.report(error) })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Session actor
-// ---------------------------------------------------------------------------------------------
-
-type SessionMessage =
-  | { type: 'initialize'; protocolVersion: string; clientInfo?: Implementation; clientCapabilities: ClientCapabilities }
-  | { type: 'initialized' }
-  | { type: 'set-level'; level: LoggingLevel }
-  | { type: 'subscribe'; uri: string }
-  | { type: 'unsubscribe'; uri: string }
-  | { type: 'closed' }
-
-function sessionBehaviour(session: Session) {
-  return (state: SessionState, message: SessionMessage) => {
-    switch (message.type) {
-      case 'initialize':
-        return { ...state, status: stepLifecycle(state.status, message), protocolVersion: message.protocolVersion, clientInfo: message.clientInfo, clientCapabilities: message.clientCapabilities }
-      case 'initialized':
-        return { ...state, status: stepLifecycle(state.status, message) }
-      case 'set-level':
-        return { ...state, logLevel: message.level }
-      // The map is changed in place: copying it per change made n subscribes cost O(n^2), and
-      // 40,000 of them in one session held the event loop for seconds. The state object is still new.
-      case 'subscribe': {
-        if (state.subscriptions.has(message.uri)) return state
-        ;(state.subscriptions as Map<string, ActorRef<SubscriptionState, SubscriptionMessage>>).set(message.uri, subscriptionActor(message.uri, session))
-        return { ...state }
-      }
-      case 'unsubscribe': {
-        const actor = state.subscriptions.get(message.uri)
-        if (actor === undefined) return state
-        ;(state.subscriptions as Map<string, ActorRef<SubscriptionState, SubscriptionMessage>>).delete(message.uri)
-        return withEffects({ ...state }, [() => void actor.stop()])
-      }
-      case 'closed': {
-        const actors = [...state.subscriptions.values()]
-        return withEffects({ ...state, status: stepLifecycle(state.status, message), subscriptions: new Map() }, actors.map(actor => () => void actor.stop()))
-      }
-    }
-  }
-}
 
 let sessionCount = 0
 /** Tells this process's session ids from another's. */
@@ -105,8 +53,13 @@ export class Session implements SessionCore, LegacyGate {
   #shared: SharedSession | undefined
   readonly server: ServerCore
   readonly connection: Connection
-  /** The session's actor, made when first needed: a modern HTTP request never needs it. */
-  #actor: ActorRef<SessionState, SessionMessage> | undefined
+  /**
+   * The session's actor (sessionLogic), a root of `server.system` spawned when first needed (after
+   * a shared session's first message named it): the parent of its requests and subscriptions.
+   */
+  #actor: ActorRef<SessionMessage, SessionState> | undefined
+  /** The actor's state as its last snapshot told it (its initial state before it is spawned). */
+  #state: SessionState
   readonly closed: Promise<void>
   /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
   #capabilities: ServerCapabilities = {}
@@ -119,7 +72,11 @@ export class Session implements SessionCore, LegacyGate {
     this.#id = `session-${PROCESS_TAG}-${++sessionCount}`
     this.server = server
     const options = server.options
+    this.#state = sessionLogic.initial(this.#input())
+    const session = this
     this.connection = createConnection(transport, {
+      // Each request is an actor, a child of this session's.
+      actors: { system: server.system, get parent() { return session.actor as ActorRef<never> } },
       gateRequest: request => this.#gate(request),
       sharedSession: shared => { if (this.#shared === undefined) this.#adopt(shared) },
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
@@ -130,17 +87,16 @@ export class Session implements SessionCore, LegacyGate {
       onNotification: notification => {
         if (notification.method === 'notifications/initialized') this.actor.send({ type: 'initialized' })
       },
-      allowBatch: () => Feature.batch(this.actor.state.protocolVersion) && this.actor.state.status !== 'awaiting-initialize',
+      allowBatch: () => Feature.batch(this.#state.protocolVersion) && this.#state.status !== 'awaiting-initialize',
       // What goes out fits the negotiated revision (initialize is answered after the version is set);
       // the result of a modern request, the revision it spoke.
       shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload,
-        request?.protocolVersion ?? this.actor.state.protocolVersion),
+        request?.protocolVersion ?? this.#state.protocolVersion),
       // The negotiated version goes with every message from the initialize answer on (HTTP checks
       // MCP-Protocol-Version by it); before, the state holds only a default, which is no version.
-      // Read without making the actor: a modern HTTP request never needs one.
       protocolVersion: () => {
-        const state = this.#actor?.state
-        return state === undefined || state.status === 'awaiting-initialize' ? undefined : state.protocolVersion
+        const state = this.#state
+        return state.status === 'awaiting-initialize' ? undefined : state.protocolVersion
       },
       maxBatchSize: options.maxBatchSize,
       timeout: options.timeout,
@@ -153,10 +109,8 @@ export class Session implements SessionCore, LegacyGate {
     this.closed = this.connection.closed.then(() => {
       // The session's own tasks end with it (see ServerTasks.sessionEnded).
       void server.tasks.sessionEnded(this).catch(error => server.report(error))
-      const actor = this.#actor
-      if (actor === undefined) return
-      actor.send({ type: 'closed' })
-      void actor.stop()
+      // The actor stops itself, and so its subscriptions and any request still running.
+      this.#actor?.send({ type: 'closed' })
     })
   }
 
@@ -173,15 +127,28 @@ export class Session implements SessionCore, LegacyGate {
     this.#share(shared)
   }
 
-  get actor(): ActorRef<SessionState, SessionMessage> {
+  /** The session's actor (see #actor): others send it messages and watch its snapshots. */
+  get actor(): ActorRef<SessionMessage, SessionState> {
+    return this.#actor ??= this.#spawn()
+  }
+
+  #spawn(): ActorRef<SessionMessage, SessionState> {
+    const actor = this.server.system.spawn(sessionLogic, { id: this.#id, input: this.#input(), onEvent: event => this.#perform(event as SessionEvent) })
+    actor.snapshots.subscribe(snapshot => { this.#state = snapshot.state })
+    return actor
+  }
+
+  #input(): SessionInput {
     const server = this.server
-    return this.#actor ??= createActor<SessionState, SessionMessage>({
-      status: 'awaiting-initialize',
+    return {
       protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
-      clientCapabilities: {},
       logLevel: server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
-      subscriptions: new Map(),
-    }, sessionBehaviour(this), { name: this.id, reportError: error => server.report(error) })
+    }
+  }
+
+  /** Does what the session's actor decided. */
+  #perform(event: SessionEvent): void {
+    this.notify(event.method, event.params)
   }
 
   /**
@@ -191,14 +158,12 @@ export class Session implements SessionCore, LegacyGate {
   #share(shared: SharedSession): void {
     const restored = shared.restored === undefined ? undefined : restoreState(shared.restored, this)
     if (restored !== undefined) {
-      // An actor made before this first message (a list change heard meanwhile) gives way to the restored one.
-      void this.#actor?.stop()
-      this.#actor = createActor<SessionState, SessionMessage>(restored, sessionBehaviour(this), { name: this.id, reportError: error => this.server.report(error) })
+      this.actor.send({ type: 'restore', saved: restored })
       // What was offered at initialize is not saved: the server offers what it offers now.
       this.#capabilities = this.server.capabilities()
     }
     let saved = shared.restored ?? ''
-    this.actor.states.subscribe(state => {
+    this.actor.snapshots.subscribe(({ state }) => {
       if (state.status === 'awaiting-initialize' || state.status === 'closed') return
       const text = JSON.stringify(saveState(state))
       if (text === saved) return
@@ -207,9 +172,11 @@ export class Session implements SessionCore, LegacyGate {
     })
   }
 
-  get state(): SessionState { return this.actor.state }
-  get states(): Observable<SessionState> { return this.actor.states }
-  get protocolVersion(): string { return this.actor.state.protocolVersion }
+  get state(): SessionState { return this.#state }
+  get states(): Observable<SessionState> {
+    return this.actor.snapshots.pipe(map(snapshot => snapshot.state), distinctUntilChanged())
+  }
+  get protocolVersion(): string { return this.#state.protocolVersion }
   /** A warning about a handler's use of its context (see ContextHost.report): the server reports it. */
   report(warning: Error): void { this.server.report(warning) }
 
@@ -218,12 +185,12 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   /** Where the session's lifecycle is (see LegacyGate). */
-  get status(): LifecycleState { return this.actor.state.status }
+  get status(): LifecycleState { return this.#state.status }
   /** What the session was offered at initialize (see LegacyGate). */
   get offered(): ServerCapabilities { return this.#capabilities }
 
   #gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined {
-    const state = this.actor.state
+    const state = this.#state
     if (!canSendRequest('server', state.status, method)) {
       return new CapabilityError(`Cannot send ${method} before the client has finished initializing`)
     }
@@ -259,7 +226,7 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   log(level: LoggingLevel, data: unknown, logger?: string, relatedRequestId?: RequestId): void {
-    const state = this.actor.state
+    const state = this.#state
     // MCP logging: send only at or above the level the client set; never before initialize.
     if (state.status !== 'operating' && state.status !== 'initializing') return
     if (LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(state.logLevel)) return
@@ -283,7 +250,7 @@ export class Session implements SessionCore, LegacyGate {
    * `tasks.requests.<kind>.<method>`.
    */
   async #askAsTask(method: string, path: [string, string], params: JsonObject, options: InputOptions): Promise<JsonObject> {
-    const declared = (this.actor.state.clientCapabilities.tasks as { requests?: Record<string, Record<string, unknown>> } | undefined)?.requests?.[path[0]]?.[path[1]]
+    const declared = (this.#state.clientCapabilities.tasks as { requests?: Record<string, Record<string, unknown>> } | undefined)?.requests?.[path[0]]?.[path[1]]
     if (!isJsonObject(declared)) throw new CapabilityError(`The client did not declare tasks.requests.${path.join('.')}, which ${method} as a task needs`)
     const task: JsonObject = options.task!.ttlMs === undefined ? {} : { ttl: options.task!.ttlMs }
     const { task: _task, ...requestOptions } = options
@@ -304,19 +271,18 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   listChanged(kind: ListKind): void {
-    const state = this.actor.state
-    if (state.status !== 'operating') return
+    if (this.#state.status !== 'operating') return
     this.notify(`notifications/${kind}/list_changed`)
   }
 
   /** A task this session created changed: `notifications/tasks/status` (MCP 2025-11-25; optional, sent while operating). */
   taskChanged(task: TaskState): void {
-    if (this.actor.state.status !== 'operating') return
+    if (this.#state.status !== 'operating') return
     this.notify('notifications/tasks/status' as never, withRelatedTask(taskToWire(task) as unknown as JsonObject, task.taskId) as never)
   }
 
   resourceUpdated(uri: string): void {
-    this.actor.state.subscriptions.get(uri)?.send({ type: 'updated' })
+    if (this.#state.subscriptions.has(uri)) this.actor.send({ type: 'resource-updated', uri })
   }
 
   async close(): Promise<void> {
@@ -349,7 +315,7 @@ export class Session implements SessionCore, LegacyGate {
 
     setRequestHandler('resources/subscribe', params => {
       const uri = requireUri(params)
-      const subscriptions = this.actor.state.subscriptions
+      const subscriptions = this.#state.subscriptions
       const limit = server.options.maxSubscriptions ?? SERVER_DEFAULTS.maxSubscriptions
       if (!subscriptions.has(uri) && subscriptions.size >= limit) {
         throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
@@ -396,14 +362,14 @@ export class Session implements SessionCore, LegacyGate {
 function saveState(state: SessionState): JsonObject {
   const saved: JsonObject = {
     status: state.status, protocolVersion: state.protocolVersion, clientCapabilities: state.clientCapabilities as JsonObject,
-    logLevel: state.logLevel, subscriptions: [...state.subscriptions.keys()],
+    logLevel: state.logLevel, subscriptions: [...state.subscriptions],
   }
   if (state.clientInfo !== undefined) saved.clientInfo = state.clientInfo as unknown as JsonObject
   return saved
 }
 
 /** A saved state read back (undefined when it is not one: the session then starts afresh). */
-function restoreState(text: string, session: Session): SessionState | undefined {
+function restoreState(text: string, session: Session): SavedSession | undefined {
   let saved: unknown
   try { saved = JSON.parse(text) } catch { return undefined }
   if (!isJsonObject(saved)) return undefined
@@ -414,7 +380,7 @@ function restoreState(text: string, session: Session): SessionState | undefined 
     status, protocolVersion, clientCapabilities: clientCapabilities as ClientCapabilities,
     clientInfo: isJsonObject(clientInfo) ? clientInfo as unknown as Implementation : undefined,
     logLevel: typeof logLevel === 'string' && LOGGING_LEVELS.includes(logLevel as LoggingLevel) ? logLevel as LoggingLevel : session.server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
-    subscriptions: new Map(uris.map(uri => [uri, subscriptionActor(uri, session)])),
+    subscriptions: uris,
   }
 }
 

@@ -1,18 +1,19 @@
 /**
  * A request served without a session: a modern-era request over Streamable HTTP (MCP 2026-07-28:
  * a POST that carries one request and gets its answer on its own response), or a legacy one on a
- * `stateless` listener. Nothing is built for it but the request itself and its scope: no Session,
- * no Connection, no table of routes. It is checked as JSON-RPC, classified once ({@link classify}),
+ * `stateless` listener. Nothing is built for it but the request, its scope and its actor (a root
+ * of `server.system`, running lib/request-logic.ts): no Session, no Connection, no table of routes. It is checked as JSON-RPC, classified once ({@link classify}),
  * its handler looked up once, its outcome normalised once, and its notifications and response
  * written to the request's {@link Reply}.
  */
 import { asyncScheduler, throwError, type Observable } from '../../lib/rx.ts'
 import type { Reply, ReplyEnvelope } from '../../lib/transport.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../lib/jsonrpc/message.ts'
-import { CapabilityError, ConnectionClosedError, InternalError, McpError, MethodNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
+import { CancelledError, CapabilityError, ConnectionClosedError, InternalError, McpError, MethodNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { checkMessage, isCheckFailure, isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { isEncodingFailure, unserializable } from '../../lib/jsonrpc/encoding-failure.ts'
 import { IncomingRequest } from '../../lib/incoming-request.ts'
+import { requestLogic, type RequestActorEvent } from '../../lib/request-logic.ts'
 import type { ContextHost } from '../context.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ServingScope } from './core.ts'
@@ -47,30 +48,57 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   // Looked up once, for this era.
   const handler = request.modernMeta !== undefined ? modernHandler(server, served, message.method) : statelessHandler(server, served, message.method)
   if (handler === undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: new MethodNotFoundError(`Method not found: ${message.method}`).toJSON() })
+  request.onStopped = stopped
+  const actor = request.actor = server.system.spawn(requestLogic, { input: request, onEvent: perform.bind(undefined, served) as (event: unknown) => void })
   // The client went away before the answer: the request is cancelled (for the modern era, closing
   // the stream is the cancellation), its handler stopped.
   // (Checked first: the reply also closes after every answer, and an error is not made for nothing.)
-  void reply.closed.then(() => { if (!request.isDone) request.cancel(new ConnectionClosedError('The client closed the response stream')) })
+  void reply.closed.then(() => { if (!request.isDone) actor.send({ type: 'closed', error: new ConnectionClosedError('The client closed the response stream') }) })
   let outcome: unknown
   try {
     outcome = handler(message.params, request)
   } catch (error) {
-    return fail(served, error)
+    return actor.send({ type: 'error', error })
   }
   request.subscription = settleOutcome(outcome, served, SETTLED)
 }
 
-/** Where every sessionless request's outcome goes (one object for all). */
+/** Where every sessionless request's outcome goes (one object for all): to its actor. */
 const SETTLED: OutcomeObserver<unknown, SessionlessRequest> = {
-  value: (served, last) => {
-    const request = served.incoming
-    if (request.isDone) return
-    request.isDone = true
-    const result = !isJsonObject(last) ? EMPTY_RESULT
-      : request.modernMeta !== undefined ? last : shapeForRevision('result', request.method, last, served.protocolVersion)
-    respond(served, { jsonrpc: '2.0', id: request.id, result })
-  },
-  error: (served, error) => fail(served, error),
+  value: (served, result) => served.incoming.actor!.send({ type: 'result', result }),
+  error: (served, error) => served.incoming.actor!.send({ type: 'error', error }),
+}
+
+/** A request whose actor was stopped from outside (the server's system stopping) stops its handler. */
+const stopped = (request: IncomingRequest) => request.cancel(new CancelledError('Request stopped'))
+
+/** Does what a request's actor decided, on its reply. */
+function perform(served: SessionlessRequest, event: RequestActorEvent): void {
+  const request = served.incoming
+  switch (event.type) {
+    case 'result': return succeed(served, event.result)
+    case 'error': return fail(served, event.error)
+    case 'progress': {
+      if (request.isDone || served.reply.isClosed) return
+      request.hasSentProgress = true
+      try {
+        served.notify('notifications/progress', event.params)
+      } catch (error) {
+        if (!(error instanceof TransportError)) served.server.report(error)
+      }
+      return
+    }
+    case 'abort': return request.cancel(event.reason)
+  }
+}
+
+function succeed(served: SessionlessRequest, last: unknown): void {
+  const request = served.incoming
+  if (request.isDone) return
+  request.isDone = true
+  const result = !isJsonObject(last) ? EMPTY_RESULT
+    : request.modernMeta !== undefined ? last : shapeForRevision('result', request.method, last, served.protocolVersion)
+  respond(served, { jsonrpc: '2.0', id: request.id, result })
 }
 
 function fail(served: SessionlessRequest, error: unknown): void {

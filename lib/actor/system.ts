@@ -222,7 +222,8 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       this.fail(error)
       return
     }
-    this.#runSince = this.system.scheduler.now()
+    // Read only by `restart` (its `stableMs`): no clock read for the others, a request among them.
+    if (this.supervision.strategy === 'restart') this.#runSince = this.system.scheduler.now()
     if (this.logic.start !== undefined) {
       this.#isProcessing = true
       try {
@@ -434,6 +435,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   }
 
   disown(child: Actor): void {
-    if (this.#children?.get(child.id) === child) this.#children.delete(child.id)
+    // Only `child` can hold its id here: adopt refuses a second, and a child ends (and so comes here) once.
+    this.#children?.delete(child.id)
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { firstValueFrom, lastValueFrom, take, toArray, interval, map, tap, last } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
+import type { ActorInspectionEvent } from '../../actors/actor.ts'
 import { connect } from '../../actors/client.ts'
 import { connectInMemory } from '../../testing.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
@@ -143,11 +144,13 @@ describe('createServer', () => {
     server.notifyResourceUpdated('weather://readme')
     server.notifyResourceUpdated('weather://icon')
     expect(await updates).toEqual({ uri: 'weather://readme' })
-    const actor = pair.session.state.subscriptions.get('weather://readme')!
+    const seen: ActorInspectionEvent[] = []
+    const watching = server.system.inspect.subscribe(event => seen.push(event))
     await pair.client.unsubscribeResource('weather://readme')
+    watching.unsubscribe()
     expect(pair.session.state.subscriptions.size).toBe(0)
-    expect(actor.isStopped).toBe(true)
-    expect(actor.state.updates).toBe(1)
+    const subscription = `${server.system.name}/${pair.session.id}/subscription:weather://readme`
+    expect(seen.filter(event => event.type === 'rxmcp.actor.ended' && event.actor === subscription)).toEqual([{ type: 'rxmcp.actor.ended', actor: subscription, status: 'stopped' }])
     await expect(pair.client.subscribeResource('weather://nowhere')).rejects.toBeInstanceOf(ResourceNotFoundError)
   })
 
@@ -155,9 +158,11 @@ describe('createServer', () => {
     const server = weatherServer()
     const pair = await connectInMemory(server)
     await pair.client.subscribeResource('weather://readme')
-    const actor = pair.session.state.subscriptions.get('weather://readme')!
+    const ended: string[] = []
+    server.system.inspect.subscribe(event => { if (event.type === 'rxmcp.actor.ended') ended.push(`${event.actor} ${event.status}`) })
     await pair[Symbol.asyncDispose]()
-    expect(actor.isStopped).toBe(true)
+    const session = `${server.system.name}/${pair.session.id}`
+    expect(ended).toEqual([`${session}/subscription:weather://readme stopped`, `${session} stopped`])
     expect(server.sessions.size).toBe(0)
   })
 
