@@ -70,6 +70,8 @@ class JsonRpcConnection implements Connection {
   }
   /** What a request's actor ending unanswered does (its parent stopped it): made once. */
   readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
+  /** What every request actor's events go to, with the request it was spawned for: one function for all. */
+  readonly #onRequestEvent = (event: RequestActorEvent, request: IncomingRequest): void => this.#perform(request, event)
   /** Where each incoming request's actor is spawned (see ConnectionOptions.actors). */
   readonly #actors: RequestActors
   #isStarted = false
@@ -344,7 +346,7 @@ class JsonRpcConnection implements Connection {
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
     request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
-    const actor = request.actor = this.#actors.spawn(request, this.#perform.bind(this, request))
+    const actor = request.actor = this.#actors.spawn(request, this.#onRequestEvent)
     this.#incoming.set(id, request)
     let outcome: unknown
     try {
@@ -368,7 +370,8 @@ class JsonRpcConnection implements Connection {
         try { this.notify('notifications/progress', event.params, request.id)?.catch(() => {}) } catch { return }
         return
       }
-      case 'abort': return this.#abort(request, event.reason)
+      case 'cancel': return this.#abort(request, event.reason)
+      case 'closed': return this.#abort(request, event.error)
     }
   }
 

@@ -21,7 +21,7 @@ export class RequestActors {
    * Spawns `request`'s actor, named by the request id (a string id in quotes, so `"1"` and `1`
    * differ); its events go to `onEvent`, where the owner does the I/O.
    */
-  spawn(request: IncomingRequest, onEvent: (event: RequestActorEvent) => void): ActorRef<RequestMessage> {
+  spawn(request: IncomingRequest, onEvent: (event: RequestActorEvent, request: IncomingRequest) => void): ActorRef<RequestMessage> {
     const given = this.given
     const system = given?.system ?? (this.#own ??= createActorSystem({ name: 'connection', scheduler: this.scheduler }))
     const id = request.id
@@ -29,7 +29,9 @@ export class RequestActors {
       id: typeof id === 'number' ? String(id) : JSON.stringify(id),
       input: request,
       parent: given?.parent,
-      onEvent: onEvent as (event: unknown) => void,
+      onEvent: onEvent as (event: unknown, request: IncomingRequest) => void,
+      // The parent (a session) reads nothing from a request's end: spare it the message.
+      tellsDone: false,
     })
   }
 }

@@ -1,4 +1,4 @@
-import { NONE, type ActorLogic, type Effect, type Step } from './actor/logic.ts'
+import { NONE, effect, type ActorLogic, type Effect, type Step } from './actor/logic.ts'
 import type { JsonObject } from './jsonrpc/message.ts'
 
 /**
@@ -7,13 +7,13 @@ import type { JsonObject } from './jsonrpc/message.ts'
  * connection, or a sessionless request's reply) turns into I/O. Nothing here writes a byte.
  *
  * ```
- *              progress (emit progress)
+ *              progress (passed on)
  *               ┌─────┐
- *               v     │      result | error (emit it, done)
+ *               v     │      result | error (passed on, done)
  *   running ──────────┴─────────────────────────────────────> answered
- *      │  cancel, unless initialize (emit abort, done)
+ *      │  cancel, unless initialize (passed on, done)
  *      ├────────────────────────────────────────────────────> cancelled
- *      │  closed (emit abort, done)
+ *      │  closed (passed on, done)
  *      └────────────────────────────────────────────────────> closed
  * ```
  *
@@ -46,12 +46,11 @@ export type RequestMessage =
   | { readonly type: 'closed'; readonly error: unknown }
 
 /**
- * What a request actor asks its owner to do: send progress, answer with a result or an error, or
- * stop the handler without answering (`abort`: its signal aborts with `reason`).
+ * What a request actor asks its owner to do, as the message that decided it: send progress, answer
+ * with a result or an error, or stop the handler without answering (`cancel`: its signal aborts
+ * with `reason`, or a CancelledError; `closed`: with `error`).
  */
-export type RequestActorEvent =
-  | Extract<RequestMessage, { type: 'progress' | 'result' | 'error' }>
-  | { readonly type: 'abort'; readonly reason: unknown }
+export type RequestActorEvent = RequestMessage
 
 /**
  * What a request actor is spawned with: its method, and what stops its handler when the actor
@@ -70,6 +69,16 @@ const ANSWERED: RequestState = Object.freeze({ phase: 'answered', isCancellable:
 const CANCELLED: RequestState = Object.freeze({ phase: 'cancelled', isCancellable: false })
 const CLOSED: RequestState = Object.freeze({ phase: 'closed', isCancellable: false })
 const DONE: Effect = Object.freeze({ type: 'done' })
+// Every step is made once: the message itself is what goes to the owner (`emit-message`), so a
+// request's transitions allocate nothing on the per-message path.
+const PASS_ON: readonly Effect[] = Object.freeze([effect.emitMessage()])
+const PASS_ON_AND_END: readonly Effect[] = Object.freeze([effect.emitMessage(), DONE])
+const STEPS = {
+  progress: Object.freeze([RUNNING, PASS_ON]) as Step<RequestState>,
+  answered: Object.freeze([ANSWERED, PASS_ON_AND_END]) as Step<RequestState>,
+  cancelled: Object.freeze([CANCELLED, PASS_ON_AND_END]) as Step<RequestState>,
+  closed: Object.freeze([CLOSED, PASS_ON_AND_END]) as Step<RequestState>,
+}
 
 /** The logic of one incoming request (see the diagram above). */
 export const requestLogic: ActorLogic<RequestState, RequestMessage, RequestInput> = {
@@ -79,14 +88,14 @@ export const requestLogic: ActorLogic<RequestState, RequestMessage, RequestInput
   transition: (state, message): Step<RequestState> => {
     if (state.phase !== 'running') return [state, NONE]
     switch (message.type) {
-      case 'progress': return [state, [{ type: 'emit', event: message }]]
+      case 'progress': return state === RUNNING ? STEPS.progress : [state, PASS_ON]
       case 'result':
-      case 'error': return [ANSWERED, [{ type: 'emit', event: message }, DONE]]
+      case 'error': return STEPS.answered
       case 'cancel':
         // MCP cancellation: no response for a cancelled request; its handler stops.
         if (!state.isCancellable) return [state, NONE]
-        return [CANCELLED, [{ type: 'emit', event: { type: 'abort', reason: message.reason } }, DONE]]
-      case 'closed': return [CLOSED, [{ type: 'emit', event: { type: 'abort', reason: message.error } }, DONE]]
+        return STEPS.cancelled
+      case 'closed': return STEPS.closed
       default: return [state, NONE]
     }
   },

@@ -88,7 +88,8 @@ function perform(served: SessionlessRequest, event: RequestActorEvent): void {
       }
       return
     }
-    case 'abort': return request.cancel(event.reason)
+    case 'cancel': return request.cancel(event.reason)
+    case 'closed': return request.cancel(event.error)
   }
 }
 

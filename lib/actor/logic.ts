@@ -72,6 +72,12 @@ export type Effect =
   | { readonly type: 'cancel-timer'; readonly id: string }
   /** An event for whoever owns the actor (its `onEvent`, its `events` stream): where I/O happens. */
   | { readonly type: 'emit'; readonly event: unknown }
+  /**
+   * The message being handled, handed to the owner as it is (as `emit` would with it as the event).
+   * A constant, so a transition that passes messages on can return steps made once: the request
+   * actor, on the per-message path, allocates no step at all.
+   */
+  | { readonly type: 'emit-message' }
   /** Ends the actor with status `done`; its parent gets `rxmcp.child.done` with `output`. */
   | { readonly type: 'done'; readonly output?: unknown }
   /** Ends the actor as failed: its parent's supervision decides what follows. */
@@ -131,11 +137,13 @@ export const effect = {
   timer: (id: string, delay: number, message: unknown): Effect => ({ type: 'timer', id, delay, message }),
   cancelTimer: (id: string): Effect => ({ type: 'cancel-timer', id }),
   emit: (event: unknown): Effect => ({ type: 'emit', event }),
+  emitMessage: (): Effect => EMIT_MESSAGE,
   done: (output?: unknown): Effect => ({ type: 'done', output }),
   fail: (error: unknown): Effect => ({ type: 'fail', error }),
 } as const
 
 const STOP_SELF: Effect = Object.freeze({ type: 'stop' })
+const EMIT_MESSAGE: Effect = Object.freeze({ type: 'emit-message' })
 
 /** Whether a status is final. */
 export function isFinal(status: ActorStatus): boolean {

@@ -52,8 +52,17 @@ export interface SpawnOptions<I> {
   supervision?: Supervision
   /** Registers it in the system under this name. */
   systemId?: string
-  /** Receives its `emit` effects, synchronously, in order: where the owner does I/O. */
-  onEvent?: (event: unknown) => void
+  /**
+   * Receives its `emit` effects, synchronously, in order: where the owner does I/O. The second
+   * argument is the input it was spawned with, so one handler serves many actors without a closure
+   * each (a connection's requests share one).
+   */
+  onEvent?: (event: unknown, input: I) => void
+  /**
+   * Whether its parent hears `rxmcp.child.done` when it ends done (default true). A parent whose
+   * logic ignores its children's outputs (a session, of its requests) spares the message.
+   */
+  tellsDone?: boolean
 }
 
 /** One actor system per server, client and host: a registry, a scheduler, an inspection stream. */
@@ -128,15 +137,19 @@ class System implements ActorSystem {
   spawn<S, M, I>(logic: ActorLogic<S, M, I>, options: SpawnOptions<I> = {}): ActorRef<M, S> {
     const parent = options.parent as Actor | undefined
     if (parent !== undefined && !(parent instanceof Actor)) throw new TypeError('spawn: the parent must be an actor of this runtime')
-    return this.make(logic, options.id ?? `${logic.name}-${++this.#count}`, options.input, parent, options.supervision, options.systemId, options.onEvent) as unknown as ActorRef<M, S>
+    const actor = this.make(logic, options.id ?? `${logic.name}-${++this.#count}`, options.input, parent, options.supervision, options.systemId,
+      options.onEvent as ((event: unknown, input: unknown) => void) | undefined, options.tellsDone !== false, false)
+    return actor as unknown as ActorRef<M, S>
   }
 
   make(logic: AnyActorLogic, id: string, input: unknown, parent: Actor | undefined, supervision: Supervision | undefined,
-    systemId: string | undefined, onEvent: ((event: unknown) => void) | undefined): Actor {
+    systemId: string | undefined, onEvent: ((event: unknown, input: unknown) => void) | undefined, tellsDone: boolean,
+    /** Spawned by a parent's effect: its logic addresses it by id, so the parent indexes its children. */
+    byEffect: boolean): Actor {
     if (systemId !== undefined && this.#registry.has(systemId)) throw new Error(`spawn: "${systemId}" is registered already`)
-    const actor = new Actor(this, logic, id, input, parent, supervision ?? STOP, systemId, onEvent)
+    const actor = new Actor(this, logic, id, input, parent, supervision ?? STOP, systemId, onEvent, tellsDone)
     if (parent === undefined) this.#roots.add(actor)
-    else parent.adopt(actor)
+    else parent.adopt(actor, byEffect)
     if (systemId !== undefined) this.#registry.set(systemId, actor)
     if (this.isInspected) this.emit({ type: 'rxmcp.actor.spawned', actor: actor.path, parent: parent?.path, logic: logic.name })
     actor.begin()
@@ -169,7 +182,17 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   #isProcessing = false
   /** Between a failure and its restart: messages are dead letters. */
   #isRestarting = false
-  #children: Map<string, Actor> | undefined
+  /**
+   * Its children, in spawn order, as a list through the children themselves (`previous`, `next`):
+   * adding and removing one allocates nothing and hashes nothing, which matters since each request
+   * is a session's child. The index by id is made on the first lookup by id (a `send` to a child,
+   * a `stop` of one, a spawn effect, which names its child for its logic), and kept from then on.
+   */
+  #firstChild: Actor | undefined
+  #lastChild: Actor | undefined
+  #byId: Map<string, Actor> | undefined
+  previous: Actor | undefined
+  next: Actor | undefined
   #timers: Map<string, Subscription> | undefined
   #started: { unsubscribe(): void } | undefined
   #snapshots: BehaviorSubject<Snapshot<unknown>> | undefined
@@ -187,7 +210,8 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     readonly parent: Actor | undefined,
     readonly supervision: Supervision,
     readonly systemId: string | undefined,
-    readonly onEvent: ((event: unknown) => void) | undefined,
+    readonly onEvent: ((event: unknown, input: unknown) => void) | undefined,
+    readonly tellsDone: boolean,
   ) {}
 
   get path(): string { return `${this.parent === undefined ? this.system.name : this.parent.path}/${this.id}` }
@@ -239,10 +263,39 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     }
   }
 
-  adopt(child: Actor): void {
-    this.#children ??= new Map()
-    if (this.#children.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
-    this.#children.set(child.id, child)
+  adopt(child: Actor, isNamed: boolean): void {
+    const byId = isNamed ? this.#index() : this.#byId
+    if (byId !== undefined) {
+      if (byId.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
+      byId.set(child.id, child)
+    }
+    const last = this.#lastChild
+    child.previous = last
+    if (last === undefined) this.#firstChild = child
+    else last.next = child
+    this.#lastChild = child
+  }
+
+  disown(child: Actor): void {
+    const { previous, next } = child
+    if (previous === undefined) { if (this.#firstChild === child) this.#firstChild = next } else previous.next = next
+    if (next === undefined) { if (this.#lastChild === child) this.#lastChild = previous } else next.previous = previous
+    child.previous = child.next = undefined
+    // Only `child` can hold its id here: adopt refuses a second while an index exists.
+    if (this.#byId?.get(child.id) === child) this.#byId.delete(child.id)
+  }
+
+  /** The children by id, made from the list on first need. */
+  #index(): Map<string, Actor> {
+    if (this.#byId === undefined) {
+      this.#byId = new Map()
+      for (let child = this.#firstChild; child !== undefined; child = child.next) this.#byId.set(child.id, child)
+    }
+    return this.#byId
+  }
+
+  #child(id: string): Actor | undefined {
+    return this.#firstChild === undefined ? undefined : this.#index().get(id)
   }
 
   send(message: unknown): void {
@@ -282,33 +335,33 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
         this.#snapshots?.next(this.#snapshot())
       }
       if (system.isInspected) system.emit({ type: 'rxmcp.actor.transition', actor: this.path, state: next, effects })
-      if (effects !== NONE) this.#run(effects)
+      if (effects !== NONE) this.#run(effects, message)
     } finally {
       this.#isProcessing = false
     }
   }
 
-  #run(effects: readonly Effect[]): void {
+  #run(effects: readonly Effect[], message: unknown): void {
     for (const effect of effects) {
       if (this.#status !== 'active' || this.#isRestarting) return
       try {
-        this.#perform(effect)
+        this.#perform(effect, message)
       } catch (error) {
         this.#failed(error, false)
       }
     }
   }
 
-  #perform(effect: Effect): void {
+  #perform(effect: Effect, message: unknown): void {
     switch (effect.type) {
       case 'send': return this.#deliver(effect.to, effect.message)
       case 'spawn': {
-        this.system.make(effect.logic, effect.id, effect.input, this, effect.supervision, effect.systemId, undefined)
+        this.system.make(effect.logic, effect.id, effect.input, this, effect.supervision, effect.systemId, undefined, true, true)
         return
       }
       case 'stop': {
         if (effect.id === undefined) return this.#end('stopped')
-        this.#children?.get(effect.id)?.stop()
+        this.#child(effect.id)?.stop()
         return
       }
       case 'timer': {
@@ -323,20 +376,22 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
         if (timer !== undefined) { timer.unsubscribe(); this.#timers!.delete(effect.id) }
         return
       }
-      case 'emit': {
-        this.onEvent?.(effect.event)
-        this.#events?.next(effect.event)
-        return
-      }
+      case 'emit': return this.#emit(effect.event)
+      case 'emit-message': return this.#emit(message)
       case 'done': return this.done(effect.output)
       case 'fail': return this.#failed(effect.error, false)
     }
   }
 
+  #emit(event: unknown): void {
+    this.onEvent?.(event, this.input)
+    this.#events?.next(event)
+  }
+
   #deliver(to: Address, message: unknown): void {
     const target: { send(message: unknown): void } | undefined = to === 'self' ? this
       : to === 'parent' ? this.parent
-        : 'child' in to ? this.#children?.get(to.child)
+        : 'child' in to ? this.#child(to.child)
           : 'systemId' in to ? this.system.get(to.systemId)
             : to.ref as { send(message: unknown): void }
     if (target !== undefined) target.send(message)
@@ -407,7 +462,8 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       for (const timer of this.#timers.values()) timer.unsubscribe()
       this.#timers.clear()
     }
-    if (this.#children !== undefined) for (const child of [...this.#children.values()]) child.stop()
+    // In spawn order; each child leaves the list as it ends.
+    for (let child = this.#firstChild; child !== undefined; child = this.#firstChild) child.stop()
     if (this.#mailbox !== undefined) this.#mailbox.length = 0
   }
 
@@ -427,15 +483,11 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     if (this.#snapshots !== undefined) { this.#snapshots.next(this.#snapshot()); this.#snapshots.complete() }
     this.#events?.complete()
     if (quiet) return
-    if (status === 'done') parent?.send({ type: 'rxmcp.child.done', id: this.id, output: this.#output } satisfies ChildMessage)
+    if (status === 'done') { if (this.tellsDone) parent?.send({ type: 'rxmcp.child.done', id: this.id, output: this.#output } satisfies ChildMessage) }
     else if (status === 'error') {
       if (parent !== undefined) parent.send({ type: 'rxmcp.child.error', id: this.id, error: this.#error } satisfies ChildMessage)
       else this.system.reportError(this.#error, this.path)
     }
   }
 
-  disown(child: Actor): void {
-    // Only `child` can hold its id here: adopt refuses a second, and a child ends (and so comes here) once.
-    this.#children?.delete(child.id)
-  }
 }

@@ -60,12 +60,10 @@ describe('the server side as actors', () => {
     expect(events.map(event => line(event, session, request))).toEqual([
       'spawned session/request (request) under session',
       'session/request <- progress',
-      'session/request -> running [emit progress]',
+      'session/request -> running [emit-message]',
       'session/request <- result',
-      'session/request -> answered [emit result, done]',
+      'session/request -> answered [emit-message, done]',
       'session/request ended done',
-      'session <- rxmcp.child.done',
-      'session -> operating []',
     ])
   })
 
