@@ -110,7 +110,7 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
     })
     const clock = new VirtualTimeScheduler(undefined, 0)
     // A backoff of its own that differs from the server's retry: the server's must win.
-    const transport = streamableHttpClient(url, { scheduler: clock, reconnect: { initialDelayMs: 100 } })
+    const transport = streamableHttpClient(url, { scheduler: clock, reconnect: { initial: 100 } })
     cleanups.push(() => transport.close())
     const received: unknown[] = []
     transport.inbound.subscribe(item => { if (item.type === 'message') received.push(item.message) })

@@ -31,7 +31,7 @@ describe('the Streamable HTTP client after a refused reconnection', () => {
     const http = streamableHttp()
     await server.listen(http)
     const { fetcher, refused } = refusingGets(2)
-    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initialDelayMs: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
+    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initial: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
     try {
       const changed = firstValueFrom(client.notifications('notifications/tools/list_changed'))
       // Refused twice, then open: a notification unrelated to any request reaches the client. One
@@ -68,7 +68,7 @@ describe('the Streamable HTTP client after a refused reconnection', () => {
     const http = streamableHttp({ retryMs: 5 })
     await server.listen(http)
     const { fetcher, refused } = refusingGets(1, headers => headers.has('last-event-id'))
-    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initialDelayMs: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
+    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initial: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
     try {
       const progress: number[] = []
       const result = await client.callTool('steps', {}, { onProgress: event => progress.push(event.progress) })
