@@ -14,24 +14,30 @@ import { VirtualTimeScheduler, type SchedulerAction, type Subscription } from 'r
  */
 export class TestClock extends VirtualTimeScheduler {
   /** Waits scheduled that no `nextWait` has taken yet, oldest first. */
-  readonly #waits: number[] = []
+  readonly #waits: { delay: number; subscription: Subscription }[] = []
   /** `nextWait` calls still waiting for a wait to be scheduled. */
-  readonly #takers: ((delay: number) => void)[] = []
+  readonly #takers: ((wait: { delay: number; subscription: Subscription }) => void)[] = []
 
   constructor() { super(undefined, 0) }
 
   override schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
     const subscription = super.schedule(work, delay, state)
     const taker = this.#takers.shift()
-    if (taker !== undefined) taker(delay)
-    else this.#waits.push(delay)
+    if (taker !== undefined) taker({ delay, subscription })
+    else this.#waits.push({ delay, subscription })
     return subscription
   }
 
-  /** The length of the next wait scheduled (one scheduled already, else the next one to be). */
-  nextWait(): Promise<number> {
-    const delay = this.#waits.shift()
-    return delay !== undefined ? Promise.resolve(delay) : new Promise(resolve => this.#takers.push(resolve))
+  /**
+   * The length of the next wait scheduled (one scheduled already, else the next one to be); with
+   * `length`, the next wait of that length, passing over others (a listener's sweep, say). A wait
+   * cancelled before it is taken is passed over too.
+   */
+  async nextWait(length?: number): Promise<number> {
+    for (;;) {
+      const wait = this.#waits.shift() ?? await new Promise<{ delay: number; subscription: Subscription }>(resolve => this.#takers.push(resolve))
+      if (!wait.subscription.closed && (length === undefined || wait.delay === length)) return wait.delay
+    }
   }
 
   /** Moves the clock `ms` on, running in order whatever falls due by then. */

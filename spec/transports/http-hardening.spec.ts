@@ -6,7 +6,8 @@ import { once } from 'node:events'
 import { randomUUID } from 'node:crypto'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { VirtualTimeScheduler } from 'rxjs'
+import { TestClock } from '../helpers/test-clock.ts'
+import { sessionsEnded } from '../helpers/sessions-ended.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { createMemoryEventStore } from '../../transports/event-store.ts'
@@ -93,16 +94,9 @@ async function initialized(url: string, protocolVersion = '2025-11-25'): Promise
   return session
 }
 
-/** Waits (a bounded number of turns) until `check` holds. */
-async function eventually(check: () => boolean, turns = 500): Promise<void> {
-  for (let turn = 0; turn < turns && !check(); turn++) await new Promise(resolve => setTimeout(resolve, 10))
-  expect(check()).toBe(true)
-}
-
-/** A virtual clock for the listener: `advance(ms)` runs its sweeps and timeouts up to now + ms. */
 function virtualClock() {
-  const clock = new VirtualTimeScheduler(undefined, 0)
-  return { clock, advance: (ms: number) => { clock.maxFrames = clock.now() + ms; clock.flush() } }
+  const clock = new TestClock()
+  return { clock, advance: (ms: number) => clock.advance(ms) }
 }
 
 describe('streamableHttp under a hostile or slow peer', () => {
@@ -110,7 +104,17 @@ describe('streamableHttp under a hostile or slow peer', () => {
     const inner = createMemoryEventStore({ maxBytesPerSession: 4 * MiB })
     // Counts the answers stored, to know when each abandoned request has been answered.
     let answers = 0
-    const store: typeof inner = { ...inner, storeEvent: (streamId, message, context) => { if (!Array.isArray(message) && 'result' in message) answers++; return inner.storeEvent(streamId, message, context) } }
+    // Who waits for the answer count to reach a number (see `answered`).
+    const waiting = new Map<number, () => void>()
+    const answered = (count: number) => answers >= count ? Promise.resolve() : new Promise<void>(resolve => waiting.set(count, resolve))
+    const store: typeof inner = {
+      ...inner,
+      storeEvent: (streamId, message, context) => {
+        const stored = inner.storeEvent(streamId, message, context)
+        if (!Array.isArray(message) && 'result' in message) waiting.get(++answers)?.()
+        return stored
+      },
+    }
     const { url, responses } = await start({ eventStore: store })
     const session = await initialized(url)
     for (let i = 0; i < 12; i++) {
@@ -122,7 +126,7 @@ describe('streamableHttp under a hostile or slow peer', () => {
       abandon.abort()
       if (!serverSide.closed) await once(serverSide, 'close')
       gate.release(`k${i}`)
-      await eventually(() => answers === i + 1)
+      await answered(i + 1)
     }
     // Every answer went to a stream nobody reads: kept for a resume, within the budget.
     const held = store.sessionBytes(session)
@@ -185,7 +189,8 @@ describe('streamableHttp under a hostile or slow peer', () => {
     }
     expect(serverSide.destroyed).toBe(true)
     expect(maxBuffered).toBeLessThanOrEqual(256 * 1024 + MiB + 4096)
-    await eventually(() => http!.sessionCount === 0)
+    await sessionsEnded(mcp!)
+    expect(http!.sessionCount).toBe(0)
     response.destroy()
   })
 
@@ -257,10 +262,11 @@ describe('streamableHttp under a hostile or slow peer', () => {
     socket.on('data', chunk => { received += chunk })
     const closed = once(socket, 'close')
     socket.write(`POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: ${ACCEPT}\r\ncontent-length: 1000\r\n\r\n{"jsonrpc":`)
-    for (let turn = 0; turn < 200 && received === ''; turn++) {
-      advance(5_000)
-      await new Promise(resolve => setTimeout(resolve, 10))
-    }
+    // The listener starts its body clock once it reads the request: then 5 s pass.
+    await clock.nextWait(5_000)
+    const answered = once(socket, 'data')
+    advance(5_000)
+    await answered
     expect(received).toMatch(/^HTTP\/1\.1 408/)
     await closed
   })
@@ -544,13 +550,11 @@ describe('streamableHttp.handle (a web Request)', () => {
       expect(tooLarge.status).toBe(413)
       expect(pulled).toBeLessThan(10)
       const stalled = new ReadableStream<Uint8Array>({ start: controller => { controller.enqueue(new TextEncoder().encode('{"jsonrpc":')) } })
-      let status: number | undefined
-      void listener.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body: stalled, duplex: 'half' } as RequestInit)).then(response => { status = response.status })
-      for (let turn = 0; turn < 100 && status === undefined; turn++) {
-        advance(5000)
-        await new Promise(resolve => setTimeout(resolve, 5))
-      }
-      expect(status).toBe(408)
+      const handled = listener.handle(new Request('http://127.0.0.1/mcp', { method: 'POST', headers, body: stalled, duplex: 'half' } as RequestInit))
+      // The listener starts its body clock once it reads the body: then 5 s pass.
+      await clock.nextWait(5000)
+      advance(5000)
+      expect((await handled).status).toBe(408)
     } finally {
       await listener.close()
     }
