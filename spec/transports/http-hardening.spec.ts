@@ -12,7 +12,6 @@ import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { createMemoryEventStore } from '../../transports/event-store.ts'
 import { closeServer, listenOn } from '../../transports/listen.ts'
-import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
 
 const MiB = 1024 * 1024
 const ACCEPT = 'application/json, text/event-stream'
