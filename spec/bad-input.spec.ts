@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { Subject } from 'rxjs'
 import { jsonLines } from '../lib/codec/json-lines.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
@@ -13,11 +13,15 @@ import { verifies } from './helpers/verifies.ts'
 function rawSession(server: McpServer, maxMessageSize = 64 * 1024) {
   const inbound = new Subject<Inbound>()
   const replies: JsonRpcPayload[] = []
+  // Who waits for the replies to reach a count (see `replied`).
+  const waiting = new Map<number, () => void>()
   const transport: Transport = {
     inbound,
-    send: payload => { replies.push(JSON.parse(JSON.stringify(payload))) },
+    send: payload => { waiting.get(replies.push(JSON.parse(JSON.stringify(payload))))?.() },
     close: async () => inbound.complete(),
   }
+  /** Resolves once `count` replies have been sent (counted from the last time `replies` was emptied). */
+  const replied = (count: number) => replies.length >= count ? Promise.resolve() : new Promise<void>(resolve => waiting.set(count, resolve))
   const decoder = jsonLines.createDecoder(item => inbound.next(item), { maxMessageSize })
   const write = (data: string | Uint8Array) => decoder.write(typeof data === 'string' ? new TextEncoder().encode(data) : data)
   const settle = async () => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) }
@@ -34,7 +38,7 @@ function rawSession(server: McpServer, maxMessageSize = 64 * 1024) {
     await settle()
     expect(replies.slice(before)).toContainEqual({ jsonrpc: '2.0', id: 'alive', result: {} })
   }
-  return { transport, write, settle, initialize, replies, expectAlive }
+  return { transport, write, settle, initialize, replies, replied, expectAlive }
 }
 
 function echoServer(options: ServerOptions = {}): McpServer {
@@ -65,8 +69,9 @@ async function open(options: { initialize?: boolean; protocolVersion?: string; m
     // A tool's JSON Schema compiler loads on the first call: call once, so every case after answers
     // within the turns `settle` waits.
     raw.write('{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"echo","arguments":{"text":"w"}}}\n')
-    // Loading it reads files, so wait for the answer itself (bounded), not for a number of turns.
-    await vi.waitFor(() => expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'warm', result: { content: [{ type: 'text', text: 'w' }] } }]), { timeout: 20_000, interval: 10 })
+    // Loading it reads files, so wait for the answer itself, not for a number of turns.
+    await raw.replied(1)
+    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'warm', result: { content: [{ type: 'text', text: 'w' }] } }])
     raw.replies.length = 0
   }
   return raw
@@ -252,14 +257,16 @@ describe('bad input', () => {
     await server.listen(raw.transport)
     await raw.initialize()
     raw.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}\n{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}\n')
-    await vi.waitFor(() => expect(raw.replies).toEqual([
+    await raw.replied(1)
+    expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.stringContaining('already in use') } },
-    ]), { timeout: 10_000 })
+    ])
     release()
-    await vi.waitFor(() => expect(raw.replies).toEqual([
+    await raw.replied(2)
+    expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.stringContaining('already in use') } },
       { jsonrpc: '2.0', id: 1, result: { content: [] } },
-    ]), { timeout: 10_000 })
+    ])
     await raw.expectAlive()
   })
 

@@ -1,5 +1,6 @@
 import type { SchedulerLike } from '../lib/rx.ts'
 import type { StructureLimits } from '../lib/codec/structure.ts'
+import { backoff, type Backoff, type BackoffOptions } from '../lib/operators/retry-policy.ts'
 
 /** Options of the HTTP client transports. */
 export interface HttpClientOptions {
@@ -8,12 +9,18 @@ export interface HttpClientOptions {
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch
   /**
-   * Reconnection of dropped SSE streams: first delay, cap, and attempts in a row (defaults 1 s, 30 s,
-   * 5). A `retry` field the server sent on the stream wins: the client waits exactly that many
-   * milliseconds before it reconnects (MCP Streamable HTTP).
+   * Reconnection of dropped SSE streams, by the one retry policy (`lib/operators/retry-policy.ts`):
+   * `initial` wait, `max` wait, `factor`, `jitter` and `retries` in a row (defaults
+   * `HTTP_CLIENT_DEFAULTS.reconnect`: 1 s doubling to 30 s, no jitter, 5 attempts). A `retry` field
+   * the server sent on the stream wins: the client waits exactly that many milliseconds before it
+   * reconnects (MCP Streamable HTTP).
    */
-  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; maxRetries?: number }
-  /** Where the reconnection waits run (default RxJS's `asyncScheduler`): a virtual one in tests. */
+  reconnect?: BackoffOptions
+  /**
+   * Where the client's time comes from (default RxJS's `asyncScheduler`, real time): the waits
+   * between reconnections and the bound on the DELETE that ends a session. A test passes a virtual
+   * one (a `TestScheduler` or `VirtualTimeScheduler`) and moves time itself.
+   */
   scheduler?: SchedulerLike
   /**
    * Largest incoming message in bytes (default 4 MiB). It bounds a JSON body and one SSE event too:
@@ -38,5 +45,7 @@ export interface HttpClientOptions {
   reinitializeOnExpiry?: boolean
 }
 
-/** DEFAULTS of {@link HttpClientOptions}. */
-export const HTTP_CLIENT_DEFAULTS = { initialDelayMs: 1000, maxDelayMs: 30_000, maxRetries: 5 } as const
+/** DEFAULTS of {@link HttpClientOptions}: `reconnect` waits 1 s doubling to 30 s, no jitter, 5 attempts in a row. */
+export const HTTP_CLIENT_DEFAULTS: { readonly reconnect: Backoff } = Object.freeze({
+  reconnect: backoff({ initial: 1000, max: 30_000, factor: 2, jitter: 0, retries: 5 }),
+})

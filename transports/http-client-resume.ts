@@ -8,7 +8,7 @@ import { maxReconnects, reconnectDelay, sleep } from './http-client-retry.ts'
 /**
  * Reads the SSE answer of a Streamable HTTP POST; when it drops before every request it carries
  * is answered, resumes it with a GET from its last event id (`Last-Event-ID`), after the server's
- * `retry` or the backoff of `http-client-retry.ts`, up to `reconnect.maxRetries` times in a row.
+ * `retry` or the backoff of `http-client-retry.ts`, up to `reconnect.retries` times in a row.
  * Rejects when an event is over the size limit (resuming would replay it); ends the transport
  * with ConnectionClosedError when the stream cannot be resumed.
  */

@@ -8,6 +8,7 @@ import { HttpClientCore } from './http-client-core.ts'
 import { post } from './http-client-post.ts'
 import { cancelledRequestOf, modernRequestOf, postModern } from './http-client-modern.ts'
 import { openLegacy, postLegacy } from './http-client-legacy.ts'
+import { abortAfter } from './http-client-retry.ts'
 
 // The parts of the transport live in files of their own (http-client-*.ts); this one is its face.
 export { HTTP_CLIENT_DEFAULTS }
@@ -131,10 +132,12 @@ class HttpClient implements HttpClientTransport {
     core.incoming.complete()
     if (core.mode === 'streamable-http' && sessionId !== undefined) {
       // Tell the server the session is over; a server that does not allow DELETE answers 405, which is fine.
+      // Bounded (2 s on the scheduler's clock): a server that never answers does not hold close.
+      const deadline = abortAfter(2000, core.options.scheduler)
       try {
-        const response = await core.fetch(core.url, { method: 'DELETE', headers: core.headers({}), signal: AbortSignal.timeout(2000) })
+        const response = await core.fetch(core.url, { method: 'DELETE', headers: core.headers({}), signal: deadline.signal })
         void response.body?.cancel()
-      } catch { /* the server is gone already */ }
+      } catch { /* the server is gone already */ } finally { deadline.release() }
     }
   }
 }

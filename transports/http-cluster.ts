@@ -6,7 +6,8 @@
  * session records, nothing of MCP; the link itself (`SessionCluster`) is Redis in redis-cluster.ts.
  */
 import type { Principal } from '../lib/auth.ts'
-import type { Observable, Subscription } from '../lib/rx.ts'
+import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
+import { every } from './timers.ts'
 import { base64url, bytesOfBase64url } from '../lib/base64url.ts'
 import { replyError, type BodyResult, type Exchange, type RefusedIds, type Sink } from './http-exchange.ts'
 import { requestsOf } from './http-ids.ts'
@@ -120,19 +121,24 @@ export class ClusterRouter {
   readonly #served = new Map<string, ForwardedExchange>()
   readonly #subscription: Subscription
   #count = 0
-  #peerCheck: ReturnType<typeof setInterval> | undefined
+  /** The peers' check, while exchanges are forwarded (see #watchPeers). */
+  #peerCheck: Subscription | undefined
+  /** The listener's `scheduler` option: the send retries' waits and the peers' check run on it. */
+  readonly #scheduler: SchedulerLike | undefined
 
-  constructor(cluster: SessionCluster, host: ClusterHost, ttlMs: number) {
+  /** `scheduler` is the listener's option (undefined: real time, the peers' check on an unref'd timer). */
+  constructor(cluster: SessionCluster, host: ClusterHost, ttlMs: number, scheduler?: SchedulerLike) {
     this.#cluster = cluster
     this.#host = host
     this.#ttlMs = ttlMs
+    this.#scheduler = scheduler
     this.#subscription = cluster.messages.subscribe(text => this.#receive(text))
     if (cluster.recovered !== undefined) this.#subscription.add(cluster.recovered.subscribe(() => { this.#owners.clear(); host.reclaim() }))
   }
 
   close(): void {
     this.#subscription.unsubscribe()
-    clearInterval(this.#peerCheck)
+    this.#peerCheck?.unsubscribe()
     for (const relay of this.#relayed.values()) relay.sink?.end()
     this.#relayed.clear()
     for (const served of [...this.#served.values()]) served.close()
@@ -239,7 +245,7 @@ export class ClusterRouter {
       if (await this.#cluster.send(to, message).catch(() => false)) return true
       if (retries >= MAX_SEND_RETRIES) return false
       if (retries * SEND_RETRY_MS >= graceMs && !(await this.#cluster.isAlive(to).catch(() => false))) return false
-      await new Promise(resolve => setTimeout(resolve, SEND_RETRY_MS))
+      await new Promise<void>(resolve => (this.#scheduler ?? asyncScheduler).schedule(() => resolve(), SEND_RETRY_MS))
     }
   }
 
@@ -284,13 +290,12 @@ export class ClusterRouter {
    */
   #watchPeers(): void {
     if (this.#peerCheck !== undefined) return
-    this.#peerCheck = setInterval(() => void this.#checkPeers(), PEER_CHECK_MS)
-    ;(this.#peerCheck as { unref?: () => void }).unref?.()
+    this.#peerCheck = every(PEER_CHECK_MS, this.#scheduler, () => void this.#checkPeers())
   }
 
   async #checkPeers(): Promise<void> {
     if (this.#relayed.size === 0 && this.#served.size === 0) {
-      clearInterval(this.#peerCheck)
+      this.#peerCheck?.unsubscribe()
       this.#peerCheck = undefined
       return
     }

@@ -51,9 +51,8 @@ export class HttpListenerCore {
   /** `serveForwarded` serves an exchange another instance forwarded (see streamable-http.ts). */
   constructor(options: StreamableHttpOptions, serveForwarded: (exchange: Exchange) => Promise<void>) {
     this.options = options
-    const scheduler = options.scheduler
-    this.scheduler = scheduler ?? asyncScheduler
-    this.now = scheduler === undefined ? Date.now : () => scheduler.now()
+    this.scheduler = options.scheduler ?? asyncScheduler
+    this.now = () => this.scheduler.now()
     this.rateLimiterStore = options.rateLimiterStore ?? createMemoryRateLimiterStore()
     this.guard = new HttpGuard({
       auth: options.auth, rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit,
@@ -106,7 +105,7 @@ export class HttpListenerCore {
       body: exchange => this.body(exchange),
       clientAddress: exchange => this.guard.clientAddress(exchange),
       onEnd: table.onEnd,
-    }, idleTimeout)
+    }, idleTimeout, options.scheduler)
     table.shared = this.shared
   }
 

@@ -4,6 +4,7 @@
  * state the server saves, and taking over a session whose instance is gone. Routing requests
  * between instances is the ClusterRouter's (http-cluster.ts).
  */
+import type { SchedulerLike } from '../lib/rx.ts'
 import type { Exchange } from './http-exchange.ts'
 import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
@@ -34,7 +35,8 @@ export class SharedSessions {
   readonly #recordTtl: number
   readonly #router: ClusterRouter
 
-  constructor(cluster: SessionCluster, host: SharedSessionsHost, idleTimeout: number) {
+  /** `scheduler` is the listener's option: the router's retries and peer checks run on it. */
+  constructor(cluster: SessionCluster, host: SharedSessionsHost, idleTimeout: number, scheduler?: SchedulerLike) {
     this.#cluster = cluster
     this.#host = host
     // Touched at most every quarter of it, the record outlives the session's idle time here.
@@ -46,7 +48,7 @@ export class SharedSessions {
       body: exchange => host.body(exchange),
       clientAddress: exchange => host.clientAddress(exchange),
       reclaim: () => { for (const session of host.sessions.values()) void this.#reclaim(session) },
-    }, this.#recordTtl)
+    }, this.#recordTtl, scheduler)
   }
 
   /** See ClusterRouter.route: undefined once the exchange went to (or was answered for) another instance. */

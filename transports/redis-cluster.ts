@@ -8,11 +8,12 @@
  * PUBLISH no one received while the heartbeat holds is a subscriber reconnecting (Redis restarted):
  * the sender tries again instead.
  */
-import { Observable } from '../lib/rx.ts'
+import { Observable, type SchedulerLike } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
 import type { SessionCluster, SessionRecord } from './http-cluster.ts'
 import type { RedisLike } from './redis-like.ts'
 import { channelMessages, type RedisPubSubLike } from './redis-event-bus.ts'
+import { every } from './timers.ts'
 
 /** Options of {@link redisSessionCluster}. */
 export interface RedisSessionClusterOptions {
@@ -24,6 +25,11 @@ export interface RedisSessionClusterOptions {
   onError?: (error: unknown) => void
   /** The connection's health (`connectRedis(...).health`): each return to `up` after `down` is a recovery. */
   health?: Observable<'up' | 'down'>
+  /**
+   * Where the heartbeat is timed (default real time, on a timer that does not hold the process
+   * open): a test passes a virtual one and moves time itself.
+   */
+  scheduler?: SchedulerLike
 }
 
 /** What the cluster needs of the Redis client: the stores' commands, pub/sub, and PUBSUB NUMSUB. */
@@ -73,12 +79,11 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
     const listening = channelMessages(redis, channel(instanceId), onError).subscribe(subscriber)
     // The heartbeat says this instance runs while it listens; it stops (and goes) with the listening.
     beat()
-    const heartbeat = setInterval(beat, HEARTBEAT_MS)
-    ;(heartbeat as { unref?: () => void }).unref?.()
+    const heartbeat = every(HEARTBEAT_MS, options.scheduler, beat)
     // Back after an outage: at once, not a second later.
     const backUp = options.health?.subscribe(state => { if (state === 'up') beat() })
     return () => {
-      clearInterval(heartbeat)
+      heartbeat.unsubscribe()
       backUp?.unsubscribe()
       listening.unsubscribe()
       redis.del(alive(instanceId)).catch(() => {})

@@ -9,7 +9,7 @@
 import { watch as watchFs, type FSWatcher } from 'node:fs'
 import { lstat, readdir, readFile } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
-import { Observable } from '../lib/rx.ts'
+import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
 import { SKILL_LIMITS, SKILL_MANIFEST, type SkillFolder } from '../lib/skills.ts'
 
 export type { SkillFolder }
@@ -20,6 +20,8 @@ export interface SkillsDirectoryOptions {
   watch?: boolean
   /** Ms without changes before reading again (default 100). */
   debounceMs?: number
+  /** Where the debounce is timed (default RxJS's `asyncScheduler`, real time): a test passes a virtual one. */
+  scheduler?: SchedulerLike
   /** Told of each skill left out and why (default: console.warn). */
   onSkipped?: (name: string, reason: string) => void
 }
@@ -32,7 +34,9 @@ export function skillsDirectory(root: string, options: SkillsDirectoryOptions = 
   return new Observable<SkillFolder[]>(subscriber => {
     const skipped = options.onSkipped ?? ((name, reason) => console.warn(`[rxmcp] skill ${name} left out: ${reason}`))
     let watcher: FSWatcher | undefined
-    let timer: ReturnType<typeof setTimeout> | undefined
+    // The debounce's pending read, re-armed by each change.
+    let timer: Subscription | undefined
+    const scheduler = options.scheduler ?? asyncScheduler
     let reading = Promise.resolve()
     const read = () => {
       reading = reading.then(() => readSkills(root, (name, reason) => { if (!subscriber.closed) skipped(name, reason) })).then(skills => { if (!subscriber.closed) subscriber.next(skills) }, error => subscriber.error(error))
@@ -41,8 +45,8 @@ export function skillsDirectory(root: string, options: SkillsDirectoryOptions = 
     if (options.watch) {
       try {
         watcher = watchFs(root, { recursive: true }, () => {
-          clearTimeout(timer)
-          timer = setTimeout(read, options.debounceMs ?? 100)
+          timer?.unsubscribe()
+          timer = scheduler.schedule(read, options.debounceMs ?? 100)
         })
         watcher.on('error', error => subscriber.error(error))
       } catch (error) {
@@ -52,7 +56,7 @@ export function skillsDirectory(root: string, options: SkillsDirectoryOptions = 
       void reading.then(() => subscriber.complete())
     }
     return () => {
-      clearTimeout(timer)
+      timer?.unsubscribe()
       watcher?.close()
     }
   })

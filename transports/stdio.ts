@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import { Observable, Subject } from '../lib/rx.ts'
+import { asyncScheduler, Observable, Subject, type SchedulerLike } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, TransportError } from '../lib/jsonrpc/errors.ts'
@@ -127,6 +127,11 @@ export interface StdioClientOptions {
    * the child exits is killed (default false).
    */
   processGroup?: boolean
+  /**
+   * Where the shutdown grace periods are timed (default RxJS's `asyncScheduler`, real time): a
+   * test passes a virtual one and moves past them itself.
+   */
+  scheduler?: SchedulerLike
 }
 
 /** The client side of stdio: a child process and its pipes. */
@@ -241,9 +246,10 @@ class ChildTransport implements StdioClientTransport {
     const grace = this.#options.shutdownGraceMs ?? STDIO_DEFAULTS.shutdownGraceMs
     await this.#writer?.flush().catch(() => {})
     child.stdin?.end()
-    if (await exitsWithin(this.exited, grace)) return
+    const scheduler = this.#options.scheduler ?? asyncScheduler
+    if (await exitsWithin(this.exited, grace, scheduler)) return
     this.#signal('SIGTERM')
-    if (await exitsWithin(this.exited, grace)) return
+    if (await exitsWithin(this.exited, grace, scheduler)) return
     this.#signal('SIGKILL')
     await this.exited
   }
@@ -338,9 +344,10 @@ function safeEnv(): Record<string, string> {
   return env
 }
 
-function exitsWithin(exited: Promise<unknown>, ms: number): Promise<boolean> {
+/** Whether `exited` settles within `ms` on the scheduler's clock. */
+function exitsWithin(exited: Promise<unknown>, ms: number, scheduler: SchedulerLike): Promise<boolean> {
   return new Promise(resolve => {
-    const timer = setTimeout(() => resolve(false), ms)
-    void exited.then(() => { clearTimeout(timer); resolve(true) })
+    const timer = scheduler.schedule(() => resolve(false), ms)
+    void exited.then(() => { timer.unsubscribe(); resolve(true) })
   })
 }

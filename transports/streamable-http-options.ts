@@ -109,7 +109,13 @@ export interface StreamableHttpOptions {
    * served, so the strict check is opt-in.
    */
   strictProtocolVersion?: boolean
-  /** Where the idle clock, the sweeps and the body timeout take their time (default: the real clock). */
+  /**
+   * Where the listener takes its time (default RxJS's `asyncScheduler`, real time): the idle clock,
+   * the idle-session sweeps and keep-alives, the body timeout, token expiry, request budgets, and in
+   * cluster mode the forwarding retries and the peers' check. Without it the sweeps and the peers'
+   * check run on timers that do not hold the process open. A test passes a virtual one
+   * (`TestScheduler`, `VirtualTimeScheduler`) and moves time itself.
+   */
   scheduler?: SchedulerLike
   /**
    * Authorization (default none): every request to the MCP endpoint and the legacy SSE paths must

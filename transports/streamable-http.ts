@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
-import type { Observable, SchedulerAction, Subscription } from '../lib/rx.ts'
+import type { Observable, Subscription } from '../lib/rx.ts'
 import type { ReplyEnvelope, Transport } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { corsHeaders, preflightHeaders } from '../lib/http/origin.ts'
@@ -12,6 +12,7 @@ import { deleteSession, getStream, postMcp } from './http-session-routes.ts'
 import { openLegacySse, postLegacySse } from './legacy-sse-routes.ts'
 import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions, type StreamableHttpServer } from './streamable-http-options.ts'
 import { endStreamsAtExpiry } from './token-expiry.ts'
+import { every } from './timers.ts'
 
 export { STREAMABLE_HTTP_DEFAULTS } from './streamable-http-options.ts'
 export type { StreamableHttpOptions, StreamableHttpServer } from './streamable-http-options.ts'
@@ -38,10 +39,8 @@ class HttpTransportServer implements StreamableHttpServer {
   readonly requests: Observable<ReplyEnvelope>
   #http: HttpServer | undefined
   #url: string | undefined
-  /** Sweeps idle sessions and sends keep-alives; unref'd so it never holds the process open. */
-  #timer: ReturnType<typeof setInterval> | undefined
-  /** The same, on an injected scheduler. */
-  #sweeping: Subscription | undefined
+  /** Sweeps idle sessions and sends keep-alives, on the scheduler option (else unref'd: it never holds the process open). */
+  readonly #sweeping: Subscription
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
@@ -54,14 +53,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
     const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
     const sweep = () => core.sessions.sweep(keepAlive, core.exchanges)
-    const scheduler = options.scheduler
-    if (scheduler === undefined) {
-      this.#timer = setInterval(sweep, tick)
-      // Node's timers can be unref'd; a browser's or a worker's are plain numbers.
-      ;(this.#timer as { unref?: () => void }).unref?.()
-    } else {
-      this.#sweeping = scheduler.schedule(function (this: SchedulerAction<unknown>) { sweep(); this.schedule(undefined, tick) }, tick)
-    }
+    this.#sweeping = every(tick, options.scheduler, sweep)
   }
 
   get url(): string | undefined { return this.#url }
@@ -85,8 +77,7 @@ class HttpTransportServer implements StreamableHttpServer {
     const core = this.#core
     if (core.isClosed) return
     core.isClosed = true
-    clearInterval(this.#timer)
-    this.#sweeping?.unsubscribe()
+    this.#sweeping.unsubscribe()
     // A shared session outlives this instance: another takes it over, with its record and events.
     core.sessions.endAll(core.shared !== undefined)
     core.shared?.close()

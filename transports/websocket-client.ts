@@ -1,4 +1,4 @@
-import { Observable, Subject } from '../lib/rx.ts'
+import { asyncScheduler, Observable, Subject, type SchedulerLike } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
@@ -7,6 +7,7 @@ import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../lib/codec/msgpack.ts'
 import type { StructureLimits } from '../lib/codec/structure.ts'
 import { credentialContext, type AuthorizationContext } from '../lib/authorization-context.ts'
+import { after } from './timers.ts'
 
 /**
  * WebSocket subprotocols: `mcp` is JSON in text frames (what the official SDK v1's
@@ -57,6 +58,13 @@ export interface WebSocketClientOptions {
    * global `WebSocket` everywhere else: browsers, workers, Deno).
    */
   WebSocket?: WebSocketConstructor
+  /**
+   * Where the client's time comes from (default RxJS's `asyncScheduler`, real time): the checks of
+   * a full send queue, and the cut-off of a peer that never completes the closing handshake (2 s,
+   * on a timer that does not hold the process open when no scheduler is given). A test passes a
+   * virtual one and moves time itself.
+   */
+  scheduler?: SchedulerLike
 }
 
 /** DEFAULTS of {@link WebSocketClientOptions}. */
@@ -98,6 +106,8 @@ class WebSocketClient implements Transport {
   /** Bounds on each incoming message's nesting and members (undefined: the defaults). */
   readonly #structureLimits: StructureLimits | undefined
   readonly #highWaterMark: number
+  /** The `scheduler` option, as given (undefined: real time). */
+  readonly #scheduler: SchedulerLike | undefined
   /** Resolves with the socket once open; rejects when it cannot be opened. */
   readonly #opened: Promise<WebSocketLike>
   /** Set once the socket exists (creating it may wait for `ws` to load). */
@@ -121,6 +131,7 @@ class WebSocketClient implements Transport {
     this.#maxFrameBytes = options.maxFrameBytes ?? WEBSOCKET_CLIENT_DEFAULTS.maxFrameBytes
     this.#structureLimits = options.structureLimits
     this.#highWaterMark = options.highWaterMark ?? WEBSOCKET_CLIENT_DEFAULTS.highWaterMark
+    this.#scheduler = options.scheduler
     this.#closed = new Promise(resolve => { this.#resolveClosed = resolve })
     this.#authorization = new Promise(resolve => { this.#resolveAuthorization = resolve })
     this.#opened = this.#open(options)
@@ -239,9 +250,10 @@ class WebSocketClient implements Transport {
       const check = () => {
         if (socket.readyState !== OPEN) return reject(new TransportError('The WebSocket closed before its queue drained'))
         if (socket.bufferedAmount < this.#highWaterMark / 2) return resolve()
-        setTimeout(check, DRAIN_POLL_MS)
+        scheduler.schedule(check, DRAIN_POLL_MS)
       }
-      setTimeout(check, DRAIN_POLL_MS)
+      const scheduler = this.#scheduler ?? asyncScheduler
+      scheduler.schedule(check, DRAIN_POLL_MS)
     })
   }
 
@@ -253,11 +265,11 @@ class WebSocketClient implements Transport {
     if (socket !== undefined && socket.readyState !== CLOSED) {
       socket.close(1000, 'closing')
       // A peer that never completes the closing handshake is cut off (`ws` can; a browser gives up waiting).
-      const timer = setTimeout(() => {
+      const cutOff = after(2000, this.#scheduler, () => {
         ;(socket as { terminate?: () => void }).terminate?.()
         this.#resolveClosed()
-      }, 2000)
-      ;(timer as { unref?: () => void }).unref?.()
+      })
+      void this.#closed.then(() => cutOff.unsubscribe())
     }
     await this.#closed
     this.#finish(undefined)

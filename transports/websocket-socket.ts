@@ -15,6 +15,7 @@ import type { StructureLimits } from '../lib/codec/structure.ts'
 import { requestsOf } from './http-ids.ts'
 import { retryAfterSeconds } from './client-policy.ts'
 import { at, expiryOf } from './token-expiry.ts'
+import { after } from './timers.ts'
 
 /** Who a socket's messages come from, and what authorizes each of them. */
 export interface SocketAuthorization {
@@ -32,6 +33,8 @@ export interface SocketSettings {
   readonly structureLimits: StructureLimits | undefined
   readonly highWaterMark: number
   readonly scheduler: SchedulerLike
+  /** The listener's `scheduler` option as given: the closing cut-off runs on it, else on a timer that does not hold the process open. */
+  readonly givenScheduler: SchedulerLike | undefined
   /** The client's address (the listener's `clientAddress` behind a proxy; else the socket's). */
   readonly remoteAddress: string | undefined
   /** The upgrade request's headers and the client's address: every message's `ctx.requestInfo`. */
@@ -46,6 +49,9 @@ export interface SocketSettings {
 
 /** How a socket is closed when its token expires: 1008 policy violation (RFC 6455 §7.4.1). */
 const TOKEN_EXPIRED = { code: 1008, reason: 'token expired' } as const
+
+/** How long a peer gets to complete the closing handshake before it is cut off. */
+const CUT_OFF_MS = 2000
 
 /** WebSocket ready states (the same numbers in ws and in the WHATWG API). */
 const OPEN = 1
@@ -63,6 +69,8 @@ export class WsTransport implements Transport {
   readonly highWaterMark: number
   readonly remoteAddress: string | undefined
   readonly #scheduler: SchedulerLike
+  /** See SocketSettings.givenScheduler. */
+  readonly #givenScheduler: SchedulerLike | undefined
   readonly #authorization: SocketAuthorization | undefined
   /** One for the socket: its messages all came over the one upgrade. */
   readonly #requestInfo: RequestInfo
@@ -90,6 +98,7 @@ export class WsTransport implements Transport {
     this.highWaterMark = settings.highWaterMark
     this.remoteAddress = settings.remoteAddress
     this.#scheduler = settings.scheduler
+    this.#givenScheduler = settings.givenScheduler
     this.#authorization = settings.authorization
     this.#requestInfo = settings.requestInfo
     this.#takeRequests = settings.takeRequests
@@ -211,7 +220,9 @@ export class WsTransport implements Transport {
   closeWith(code: number, reason: string): void {
     this.#isClosing = true
     try { this.ws.close(code, reason) } catch { this.ws.terminate() }
-    setTimeout(() => this.ws.terminate(), 2000).unref()
+    // A peer that never completes the closing handshake is cut off.
+    const cutOff = after(CUT_OFF_MS, this.#givenScheduler, () => this.ws.terminate())
+    this.ws.once('close', () => cutOff.unsubscribe())
   }
 
   heartbeat(): void {
@@ -261,7 +272,8 @@ export class WsTransport implements Transport {
       this.ws.once('close', () => resolve())
       this.ws.close(1000, 'closing')
       // A peer that never completes the closing handshake is cut off.
-      setTimeout(() => { this.ws.terminate(); resolve() }, 2000).unref()
+      const cutOff = after(CUT_OFF_MS, this.#givenScheduler, () => { this.ws.terminate(); resolve() })
+      this.ws.once('close', () => cutOff.unsubscribe())
     })
   }
 }

@@ -1,7 +1,8 @@
 import type { AuthAnswer, AuthRequest, Authenticator } from '../lib/auth.ts'
 import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { asyncScheduler, interval, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
+import { asyncScheduler, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
+import { every } from './timers.ts'
 import type { WebSocketServer } from 'ws'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
@@ -115,7 +116,12 @@ export interface WebSocketServerOptions {
    * undefined`), and only for a header that proxy always sets. Undefined falls back to the socket's.
    */
   clientAddress?: (request: ClientRequest) => string | undefined
-  /** Where time comes from for heartbeats, idle clocks, budgets and token expiry (default `asyncScheduler`). */
+  /**
+   * Where time comes from (default RxJS's `asyncScheduler`, real time): heartbeats, idle clocks,
+   * budgets, token expiry and the cut-off of a peer that never completes the closing handshake.
+   * Without it the heartbeats, idle sweeps and cut-offs run on timers that do not hold the process
+   * open. A test passes a virtual one and moves time itself.
+   */
   scheduler?: SchedulerLike
 }
 
@@ -284,6 +290,7 @@ class WsTransportServer implements McpWebSocketServer {
         structureLimits: this.#options.structureLimits,
         highWaterMark: this.#options.highWaterMark ?? WEBSOCKET_DEFAULTS.highWaterMark,
         scheduler: this.#scheduler,
+        givenScheduler: this.#options.scheduler,
         remoteAddress: address,
         requestInfo: requestInfo('websocket', request.rawHeaders, address),
         authorization,
@@ -379,17 +386,6 @@ function upgradeRequest(request: IncomingMessage, pathname: string): AuthRequest
       return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
     },
   }
-}
-
-/**
- * Calls `tick` every `ms`: on the given scheduler, or else on a Node timer that does not hold the
- * process open (a listener nobody closed must not keep it alive).
- */
-function every(ms: number, scheduler: SchedulerLike | undefined, tick: () => void): Subscription {
-  if (scheduler !== undefined) return interval(ms, scheduler).subscribe(tick)
-  const timer = setInterval(tick, ms)
-  timer.unref()
-  return new Subscription(() => clearInterval(timer))
 }
 
 // The client moved to websocket-client.ts (no Node-only imports there); re-exported here for existing imports.

@@ -8,6 +8,7 @@ import { streamableHttpClient } from '../../transports/http-client.ts'
 import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
+import { collected } from '../helpers/collected.ts'
 import { spawnInstance, type SpawnedInstance } from '../../examples/cluster/spawn-instance.ts'
 
 /**
@@ -36,15 +37,6 @@ afterAll(async () => {
 const mcpUrl = () => `${nginx.url}/mcp`
 const textOf = (result: { content: unknown }) => (result.content as { text: string }[])[0]!.text
 
-/** Polls `check` every 20 ms until it holds (bounded). */
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
-}
-
 /** A fetch that sends the initialize POST straight to `first` and everything else through the balancer. */
 function initializeAt(first: string): typeof fetch {
   return async (input, init) => {
@@ -66,30 +58,30 @@ describe('an instance SIGKILLed under live sessions', () => {
       expect(JSON.parse(textOf(await client.callTool('whoami', {}))).pid).toBe(victim.pid)
       expect(JSON.parse(textOf(await sdk.callTool({ name: 'whoami', arguments: {} }) as { content: unknown })).pid).toBe(victim.pid)
 
-      const updates: unknown[] = []
+      const updates = collected<unknown>()
       client.notifications('notifications/resources/updated').subscribe(update => updates.push(update))
       await client.subscribeResource('everything://readme')
       const task = await firstValueFrom(client.callToolAsTask('slow_task', {}, { ttlMs: 600_000 }).pipe(filter(event => event.type === 'task')))
       const taskId = (task as { task: { taskId: string } }).task.taskId
-      const progress: number[] = []
+      const progress = collected<number>()
       const running = client.callTool('long_running', { steps: 200, ms: 50 }, { onProgress: event => progress.push(event.progress) })
       const outcome = running.then(() => 'answered', (error: Error) => error.message)
       await client.callTool('touch', { uri: 'everything://readme' })
-      await until(() => progress.length >= 5 && updates.length >= 1, 'progress and a resource update')
+      await Promise.all([progress.when(items => items.length >= 5), updates.when(items => items.length >= 1)])
 
       await victim.kill()
 
       // The request the dead instance was running is answered (an error), not left waiting.
       expect(await outcome).toMatch(/stopped before answering/)
       // Progress came in order, none twice.
-      for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThan(progress[i - 1]!)
+      for (let i = 1; i < progress.items.length; i++) expect(progress.items[i]).toBeGreaterThan(progress.items[i - 1]!)
       // The same session, now served by another instance.
       const after = JSON.parse(textOf(await client.callTool('whoami', {})))
       expect(after.pid).not.toBe(victim.pid)
       expect(transport.sessionId).toBe(sessionId)
       // Its subscription went with it: an update reaches the client on its resumed stream.
       await client.callTool('touch', { uri: 'everything://readme' })
-      await until(() => updates.length >= 2, 'a resource update after the kill')
+      await updates.when(items => items.length >= 2)
       // The task that ran on the dead instance is failed, and its result does not hang.
       expect((await client.tasks.get(taskId)).status).toBe('failed')
       expect(await client.tasks.result(taskId).then(() => 'a result', (error: Error) => error.message)).toMatch(/instance running this task stopped/)
@@ -142,7 +134,7 @@ describe('an instance SIGKILLed under live sessions', () => {
 /** Reads SSE events from a response as they come. */
 function reader(response: Response) {
   expect(response.status).toBe(200)
-  const queue: SseEvent[] = []
+  const queue = collected<SseEvent>()
   const parser = createSseParser(event => queue.push(event))
   const body = response.body!.getReader()
   const decoder = new TextDecoder()
@@ -159,9 +151,9 @@ function reader(response: Response) {
   return {
     ended,
     async take(count: number): Promise<SseEvent[]> {
-      await until(() => queue.length >= taken + count, `${count} SSE events`)
+      await queue.when(items => items.length >= taken + count)
       taken += count
-      return queue.slice(taken - count, taken)
+      return queue.items.slice(taken - count, taken)
     },
     cancel: () => body.cancel().catch(() => {}),
   }

@@ -11,6 +11,7 @@ import { redisScaleOut, type RedisScaleOut } from '../../transports/redis.ts'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
+import { collected } from '../helpers/collected.ts'
 
 /**
  * Three rxmcp instances (in this process, each with its own listener, server and Redis
@@ -60,15 +61,6 @@ async function legacyClient(options: ClientOptions = {}) {
   return { client, transport }
 }
 
-/** Polls `check` every 20 ms until it holds (bounded). */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
-}
-
 /** The POSTs nginx logged for a session: consecutive ones went to different instances, and all three served some. */
 async function expectRoundRobin(sessionId: string): Promise<void> {
   // nginx writes a request's line once it has sent the response: the client may be ahead of the log.
@@ -107,8 +99,8 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
       roots: [{ uri: 'file:///tmp/project', name: 'project' }],
     })
     try {
-      const logs: unknown[] = []
-      const updates: unknown[] = []
+      const logs = collected<unknown>()
+      const updates = collected<unknown>()
       client.notifications('notifications/message').subscribe(message => logs.push(message))
       client.notifications('notifications/resources/updated').subscribe(update => updates.push(update))
       // Pages of one listing come from different instances: the cursor is the server's, not an instance's.
@@ -125,8 +117,8 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
       expect(JSON.parse(textOf(await client.callTool('roots', {})))).toEqual([{ uri: 'file:///tmp/project', name: 'project' }])
       await client.setLoggingLevel('debug')
       await client.callTool('log', { level: 'info', message: 'hello logs' })
-      await until(() => logs.length > 0, 'a log message')
-      expect(logs[0]).toMatchObject({ level: 'info', data: 'hello logs' })
+      await logs.when(items => items.length > 0)
+      expect(logs.items[0]).toMatchObject({ level: 'info', data: 'hello logs' })
       const prompts: string[] = []
       cursor = undefined
       do { const page = await client.listPrompts(cursor); prompts.push(...page.prompts.map(prompt => prompt.name)); cursor = page.nextCursor } while (cursor !== undefined)
@@ -137,7 +129,7 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
       expect((await client.readResource('everything://items/7')).contents[0]).toMatchObject({ text: JSON.stringify({ id: '7', name: 'Item 7' }) })
       await client.subscribeResource('everything://readme')
       await client.callTool('touch', { uri: 'everything://readme' })
-      await until(() => updates.length > 0, 'a resource update')
+      await updates.when(items => items.length > 0)
       await client.ping()
       await expectRoundRobin(transport.sessionId!)
     } finally {
@@ -151,8 +143,8 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
     sdk.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'sdk-model' }))
     sdk.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Grace' } }))
     sdk.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///srv', name: 'srv' }] }))
-    const logs: unknown[] = []
-    const updates: unknown[] = []
+    const logs = collected<unknown>()
+    const updates = collected<unknown>()
     sdk.setNotificationHandler(LoggingMessageNotificationSchema, notification => { logs.push(notification.params) })
     sdk.setNotificationHandler(ResourceUpdatedNotificationSchema, notification => { updates.push(notification.params) })
     await sdk.connect(sdkTransport)
@@ -170,8 +162,8 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
       expect(JSON.parse(textOf(await sdk.callTool({ name: 'roots', arguments: {} }) as { content: unknown }))).toEqual([{ uri: 'file:///srv', name: 'srv' }])
       await sdk.setLoggingLevel('debug')
       await sdk.callTool({ name: 'log', arguments: { level: 'warning', message: 'sdk logs' } })
-      await until(() => logs.length > 0, 'a log message')
-      expect(logs[0]).toMatchObject({ level: 'warning', data: 'sdk logs' })
+      await logs.when(items => items.length > 0)
+      expect(logs.items[0]).toMatchObject({ level: 'warning', data: 'sdk logs' })
       const prompts = await sdk.listPrompts()
       expect(prompts.nextCursor).toBeDefined()
       expect((await sdk.listPrompts({ cursor: prompts.nextCursor })).prompts.length).toBeGreaterThan(0)
@@ -182,8 +174,8 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
       expect((await sdk.readResource({ uri: 'everything://static/2' })).contents[0]).toMatchObject({ text: 'Static resource 2' })
       await sdk.subscribeResource({ uri: 'everything://logo' })
       await sdk.callTool({ name: 'touch', arguments: { uri: 'everything://logo' } })
-      await until(() => updates.length > 0, 'a resource update')
-      expect(updates[0]).toEqual({ uri: 'everything://logo' })
+      await updates.when(items => items.length > 0)
+      expect(updates.items[0]).toEqual({ uri: 'everything://logo' })
       await sdk.ping()
       await expectRoundRobin(sdkTransport.sessionId!)
       await sdkTransport.terminateSession()
@@ -235,7 +227,7 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
   it('rides out Redis restarts: no crash, the session served through every instance again (recovery measured)', async () => {
     const { client, transport } = await legacyClient()
     const sessionId = transport.sessionId!
-    const health: string[] = []
+    const health = collected<string>()
     const watching = instances[0]!.scale.health.subscribe(state => health.push(state))
     const raw = (text: string) => fetch(url(), {
       method: 'POST',
@@ -260,7 +252,7 @@ describe('sessions shared through Redis behind a round-robin balancer', () => {
     try {
       for (const wiped of [false, true]) {
         await redis.kill()
-        await until(() => health.at(-1) === 'down', 'the instance to see Redis down')
+        await health.when(items => items.at(-1) === 'down')
         // Meanwhile: the session's own instance serves it; the others cannot tell who holds it (503).
         const during = await Promise.all([raw('d1'), raw('d2'), raw('d3')])
         expect(during.map(answer => answer.status).sort()).toEqual([200, 503, 503])

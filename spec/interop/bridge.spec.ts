@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -11,6 +11,25 @@ import { sseClient } from '../../transports/http-client.ts'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const everything = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
 
+/**
+ * The base URL a bridge names in its "served at" line on stderr, read as each chunk arrives (`log`
+ * gives what came so far); rejects if the bridge exits first.
+ */
+function servedAt(bridge: ChildProcess, log: () => string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      const match = /served at (http:\/\/\S+)\/mcp/.exec(log())
+      if (match === null) return
+      bridge.stderr!.off('data', look)
+      resolve(match[1]!)
+    }
+    // Added after the test's own listener: `log` has the chunk when this runs.
+    bridge.stderr!.on('data', look)
+    bridge.once('exit', code => reject(new Error(`bridge exited ${code}: ${log()}`)))
+    look()
+  })
+}
+
 describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () => {
   let bridgeProcess: ChildProcess
   let base: string
@@ -21,13 +40,7 @@ describe('rxmcp bridge in front of @modelcontextprotocol/server-everything', () 
     // Port 0: the bridge takes a free port and names it in its "served at" line.
     bridgeProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'bridge', '--port', '0', '--', process.execPath, everything, 'stdio'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
-    base = await new Promise<string>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const match = /served at (http:\/\/\S+)\/mcp/.exec(log)
-        if (match) { clearInterval(timer); resolve(match[1]!) }
-      }, 50)
-      bridgeProcess.once('exit', code => { clearInterval(timer); reject(new Error(`bridge exited ${code}: ${log}`)) })
-    })
+    base = await servedAt(bridgeProcess, () => log)
   }, 30_000)
 
   afterAll(() => { bridgeProcess?.kill('SIGKILL') })
@@ -68,9 +81,8 @@ describe('rxmcp bridge --shared', () => {
     let log = ''
     bridgeProcess.stderr!.on('data', chunk => { log += chunk })
     try {
-      // Started with tsx, the bridge may take seconds on a loaded machine: wait for its line, generously.
-      await vi.waitFor(() => expect(log).toContain('served at'), { timeout: 30_000, interval: 50 })
-      const url = /served at http(:\/\/\S+\/mcp)/.exec(log)![1]!.replace(/^/, 'ws')
+      // Started with tsx, the bridge may take seconds on a loaded machine: its line is awaited as it comes.
+      const url = `${(await servedAt(bridgeProcess, () => log)).replace(/^http/, 'ws')}/mcp`
       const [a, b] = await Promise.all([connect(websocketClient(url), { name: 'a', version: '1' }), connect(websocketClient(url), { name: 'b', version: '1' })])
       const progress = { a: [] as number[], b: [] as number[] }
       const [ra, rb] = await Promise.all([

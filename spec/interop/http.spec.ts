@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
+import { collected } from '../helpers/collected.ts'
 import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { httpClient, sseClient, streamableHttpClient } from '../../transports/http-client.ts'
 import { connect } from '../../actors/client.ts'
@@ -47,9 +48,13 @@ function officialClient(): Client {
 describe('official SDK HTTP clients against the rxmcp HTTP server', () => {
   let server: McpServer
   let http: StreamableHttpServer
+  // The cancellations the server has read: it handles each as it reads it, so one heard here is handled.
+  const cancellations = collected<unknown>()
 
   beforeAll(async () => {
-    server = createEverythingServer()
+    server = createEverythingServer({
+      inspect: event => { if (event.type === 'rxmcp.frame.in' && (event.message as { method?: unknown }).method === 'notifications/cancelled') cancellations.push(event.message) },
+    })
     http = streamableHttp()
     await server.listen(http)
   })
@@ -71,11 +76,13 @@ describe('official SDK HTTP clients against the rxmcp HTTP server', () => {
     const client = officialClient()
     await client.connect(new StreamableHTTPClientTransport(new URL(http.url!)))
     const controller = new AbortController()
+    const before = cancellations.items.length
     // Aborted once its first progress arrives: the call is surely in flight on the server then.
     const call = client.callTool({ name: 'long_running', arguments: { steps: 200, ms: 10 } }, undefined, { signal: controller.signal, onprogress: () => controller.abort() })
     await expect(call).rejects.toThrow()
     // The server forgets the request once it has read the cancellation (a POST of its own).
-    await vi.waitFor(() => { for (const session of server.sessions) expect(session.connection.incoming.size).toBe(0) }, { timeout: 10_000 })
+    await cancellations.when(items => items.length > before)
+    for (const session of server.sessions) expect(session.connection.incoming.size).toBe(0)
     expect(await client.callTool({ name: 'echo', arguments: { text: 'after' } })).toEqual({ content: [{ type: 'text', text: 'after' }] })
     await client.close()
   })

@@ -3,18 +3,22 @@ import { createRequire } from 'node:module'
 import { lastValueFrom, toArray } from 'rxjs'
 import { connect, type McpClient } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
+import { collected } from '../helpers/collected.ts'
 
 const everythingBin = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
 
 describe('the rxmcp client against @modelcontextprotocol/server-everything', () => {
   let client: McpClient
   const sampled: unknown[] = []
+  // The peer's tools/list_changed notifications, from right after the handshake on.
+  const listChanges = collected<unknown>()
 
   beforeAll(async () => {
     client = await connect(stdioClient({ command: process.execPath, args: [everythingBin, 'stdio'], stderr: 'ignore' }), { name: 'rxmcp-client', version: '1' }, {
       sampling: params => { sampled.push(params); return { role: 'assistant', model: 'rxmcp-model', content: { type: 'text', text: 'sampled by rxmcp' } } },
       roots: [{ uri: 'file:///rx', name: 'rx' }],
     })
+    client.notifications('notifications/tools/list_changed').subscribe(change => listChanges.push(change))
   }, 30_000)
 
   afterAll(async () => { await client?.close() })
@@ -43,11 +47,13 @@ describe('the rxmcp client against @modelcontextprotocol/server-everything', () 
   })
 
   it('answers its sampling request', async () => {
-    // Capability-dependent tools are registered after initialize; wait for them to appear.
-    for (let attempt = 0; attempt < 50; attempt++) {
+    // Capability-dependent tools are registered after initialize, each registration announced with
+    // tools/list_changed: the list is read again on each announcement until they are there.
+    for (;;) {
+      const heard = listChanges.items.length
       const names = (await lastValueFrom(client.tools().pipe(toArray()))).map(tool => tool.name)
       if (names.includes('trigger-sampling-request')) break
-      await new Promise(resolve => setTimeout(resolve, 50))
+      await listChanges.when(items => items.length > heard)
     }
     const result = await client.callTool('trigger-sampling-request', { prompt: 'What is rxmcp?', maxTokens: 50 })
     expect(JSON.stringify(result.content)).toContain('sampled by rxmcp')

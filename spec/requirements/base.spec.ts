@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { Subject } from 'rxjs'
 import { createServer, type McpServer, type ServerContext } from '../../actors/server.ts'
 import type { Inbound, Transport } from '../../lib/transport.ts'
@@ -25,17 +25,21 @@ async function rawServer(setup: (server: McpServer) => void = () => {}) {
   setup(server)
   const inbound = new Subject<Inbound>()
   const replies: JsonObject[] = []
+  // Waits on the replies not yet satisfied, each looked at again on every reply (see `until`).
+  const waiting = new Set<{ predicate: (replies: JsonObject[]) => boolean; done: () => void }>()
   const transport: Transport = {
     inbound,
-    send: payload => { replies.push(JSON.parse(JSON.stringify(payload)) as JsonObject) },
+    send: payload => {
+      replies.push(JSON.parse(JSON.stringify(payload)) as JsonObject)
+      for (const waiter of waiting) if (waiter.predicate(replies)) { waiting.delete(waiter); waiter.done() }
+    },
     close: async () => inbound.complete(),
   }
   await server.listen(transport)
   const write = (message: JsonObject) => inbound.next({ type: 'message', message })
-  /** Waits until `predicate` holds of the replies (bounded, generously, so a missing answer fails the test instead of hanging it). */
-  const until = async (predicate: (replies: JsonObject[]) => boolean) => {
-    await vi.waitFor(() => expect(predicate(replies)).toBe(true), { timeout: 10_000, interval: 5 })
-  }
+  /** Resolves once `predicate` holds of the replies: at once, or on the reply that makes it (the test's timeout bounds it). */
+  const until = (predicate: (replies: JsonObject[]) => boolean) =>
+    predicate(replies) ? Promise.resolve() : new Promise<void>(done => { waiting.add({ predicate, done }) })
   /** A ping written last and answered proves every message written before it was handled (one session handles in order). */
   const settle = async () => {
     const id = `settle-${replies.length}`

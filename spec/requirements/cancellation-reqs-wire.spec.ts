@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, vi } from 'vitest'
+import { afterEach, describe, expect } from 'vitest'
 import { ReplaySubject, filter, firstValueFrom, lastValueFrom, timeout, toArray } from 'rxjs'
 import { createServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
@@ -9,6 +9,7 @@ import { MetaKey } from '../../lib/schema/modern.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { collected } from '../helpers/collected.ts'
 
 const INFO = { name: 'reqs-wire', version: '1' }
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
@@ -21,7 +22,7 @@ afterEach(async () => {
 
 /** One side's frames, in the order it handled them. */
 type Log = Array<{ direction: 'in' | 'out'; message: JsonObject }>
-const logInto = (log: Log) => (event: InspectionEvent) => {
+const logInto = (log: { push(entry: Log[number]): unknown }) => (event: InspectionEvent) => {
   if (event.type === 'rxmcp.frame.in' || event.type === 'rxmcp.frame.out') log.push({ direction: event.type === 'rxmcp.frame.in' ? 'in' : 'out', message: event.message as unknown as JsonObject })
 }
 
@@ -58,9 +59,11 @@ function counter(count: number) {
 
 describe('issue 20 requirements: cancellation (reqs-wire)', () => {
   verifies('cancellation:only-in-flight', 'cancels only requests it sent and has no answer to, in both directions (legacy era over HTTP)', async () => {
-    const serverLog: Log = []
+    // The server's frames, awaitable as they come (see `heard` below).
+    const heard = collected<Log[number]>()
+    const serverLog: Log = heard.items
     const clientLog: Log = []
-    const mcp = createServer({ name: 'cancel', version: '1' }, { inspect: logInto(serverLog) })
+    const mcp = createServer({ name: 'cancel', version: '1' }, { inspect: logInto(heard) })
     const started = counter(2)
     mcp.tool('hang', {}, (_args, ctx) => { started.hit(); return new Promise(resolve => ctx.signal.addEventListener('abort', () => resolve(text('aborted')))) })
     mcp.tool('ask_then_hang', {}, async (_args, ctx) => {
@@ -96,9 +99,9 @@ describe('issue 20 requirements: cancellation (reqs-wire)', () => {
     unanswered.unsubscribe()
     // The server reads the three cancellations (each on a POST of its own, in any order) and aborts
     // ask_unanswered, whose elicitation is still out: it cancels that one.
-    const read = () => serverLog.filter(entry => entry.direction === 'in' && entry.message.method === 'notifications/cancelled')
-    await vi.waitFor(() => expect(read()).toHaveLength(3), { timeout: 10_000 })
-    await vi.waitFor(() => expect(cancellations(serverLog)).not.toHaveLength(0), { timeout: 10_000 })
+    const read = (log: readonly Log[number][]) => log.filter(entry => entry.direction === 'in' && entry.message.method === 'notifications/cancelled')
+    await heard.when(log => read(log).length === 3)
+    await heard.when(log => cancellations([...log]).length > 0)
     // A round trip after both: anything the server sends in reaction to them is out by its answer,
     // so the lists below are complete (no more cancellations than these).
     expect(await client.callTool('echo')).toEqual(text('echo'))

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { VirtualTimeScheduler } from 'rxjs'
 import { createServer as createNodeServer, request as nodeRequest, type IncomingMessage, type Server as NodeServer, type ServerResponse } from 'node:http'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
@@ -11,6 +10,7 @@ import { streamableHttpClient } from '../../transports/http-client.ts'
 import { closeServer, listenOn } from '../../transports/listen.ts'
 import { events, messages } from '../helpers/sse-events.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { TestClock } from '../helpers/test-clock.ts'
 
 const ACCEPT = 'application/json, text/event-stream'
 const LEGACY = '2025-11-25'
@@ -21,20 +21,6 @@ const cleanups: Array<() => Promise<unknown> | unknown> = []
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
-
-/** Tries `check` (a bounded number of turns, 10 ms apart) until it holds: waiting for I/O, never for time. */
-async function eventually(check: () => boolean, turns = 500): Promise<void> {
-  for (let turn = 0; turn < turns && !check(); turn++) await new Promise(resolve => setTimeout(resolve, 10))
-  expect(check()).toBe(true)
-}
-
-/** Moves a virtual clock `ms` on, running what it has due by then. */
-function advance(clock: VirtualTimeScheduler, ms: number): void {
-  // An action at the target time, so the clock reaches it even when nothing else is due.
-  clock.schedule(() => {}, ms)
-  clock.maxFrames = clock.now() + ms
-  clock.flush()
-}
 
 /** A node:http server of the test's own on 127.0.0.1, closed after the test. */
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ node: NodeServer; url: string }> {
@@ -92,10 +78,14 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
    */
   async function droppedStream(retry: number) {
     const gets: Array<string | undefined> = []
+    // Resolves when the client comes back for its second GET.
+    let heardSecond!: () => void
+    const secondGet = new Promise<void>(resolve => { heardSecond = resolve })
     const log = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'before the drop' } }
     const { url } = await serve(async (req, res) => {
       if (req.method === 'GET') {
         gets.push(req.headers['last-event-id'] as string | undefined)
+        if (gets.length === 2) heardSecond()
         res.writeHead(200, { 'content-type': 'text/event-stream' })
         // The first stream tells the client how long to wait, then drops; the second stays open.
         if (gets.length === 1) res.end(`id: e1\nretry: ${retry}\nevent: message\ndata: ${JSON.stringify(log)}\n\n`)
@@ -108,30 +98,30 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
       res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' })
       res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: LEGACY, capabilities: {}, serverInfo: INFO } }))
     })
-    const clock = new VirtualTimeScheduler(undefined, 0)
+    const clock = new TestClock()
     // A backoff of its own that differs from the server's retry: the server's must win.
-    const transport = streamableHttpClient(url, { scheduler: clock, reconnect: { initialDelayMs: 100 } })
+    const transport = streamableHttpClient(url, { scheduler: clock, reconnect: { initial: 100 } })
     cleanups.push(() => transport.close())
     const received: unknown[] = []
     transport.inbound.subscribe(item => { if (item.type === 'message') received.push(item.message) })
     await transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: INFO } })
     await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
     // The stream was read and dropped: the client now waits on its clock, nowhere else.
-    await eventually(() => clock.actions.length === 1)
+    await clock.nextWait()
     expect(received).toContainEqual(log)
     expect(gets).toEqual([undefined])
-    return { clock, gets }
+    return { clock, gets, secondGet }
   }
 
   verifies('http:client-retry-field', 'waits exactly the retry the server sent before it reconnects a dropped GET stream, from its last event id', async () => {
-    const { clock, gets } = await droppedStream(2500)
+    const { clock, gets, secondGet } = await droppedStream(2500)
     expect(clock.actions.map(action => action.delay)).toEqual([2500])
-    advance(clock, 2499)
+    clock.advance(2499)
     expect(clock.actions).toHaveLength(1)
     expect(gets).toHaveLength(1)
-    advance(clock, 1)
+    clock.advance(1)
     expect(clock.actions).toHaveLength(0)
-    await eventually(() => gets.length === 2)
+    await secondGet
     expect(gets[1]).toBe('e1')
   })
 
@@ -148,8 +138,15 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
     let postClosed!: () => void
     const isPostClosed = new Promise<void>(resolve => { postClosed = resolve })
     const sent: JsonObject[] = []
+    // Resolves when the server has sent its answer to slow-1 (to nowhere, the test expects).
+    let heardAnswer!: () => void
+    const answered = new Promise<void>(resolve => { heardAnswer = resolve })
     const mcp = createServer({ name: 'wire', version: '1' }, {
-      inspect: (event: InspectionEvent) => { if (event.type === 'rxmcp.frame.out') sent.push(event.message as unknown as JsonObject) },
+      inspect: (event: InspectionEvent) => {
+        if (event.type !== 'rxmcp.frame.out') return
+        sent.push(event.message as unknown as JsonObject)
+        if ((event.message as { id?: unknown }).id === 'slow-1') heardAnswer()
+      },
     })
     mcp.tool('slow', {}, async () => { started(); await released; return { content: [{ type: 'text', text: 'late' }] } })
     // No event store: a POST stream the client leaves cannot be resumed, so its answer has nowhere to go.
@@ -167,7 +164,7 @@ describe('issue 20 requirements: Streamable HTTP on the wire (reqs-wire)', () =>
     // Every 'close' listener of the POST has run (the listener's among them) once this resolves.
     await isPostClosed
     release()
-    await eventually(() => sent.some(message => message.id === 'slow-1'))
+    await answered
     // The marker goes after the answer: the GET stream has everything sent before it when it arrives.
     mcp.log('info', 'end of test')
     const got = messages(await onGet) as JsonObject[]

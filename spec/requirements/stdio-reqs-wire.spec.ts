@@ -9,6 +9,7 @@ import { connect } from '../../actors/client.ts'
 import type { ListenEvent } from '../../actors/client/api.ts'
 import { stdioClient, type StdioClientTransport } from '../../transports/stdio.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { collected } from '../helpers/collected.ts'
 
 const INFO = { name: 'reqs-wire', version: '1' }
 const recordingServer = fileURLToPath(new URL('../fixtures/stdin-recording-server.ts', import.meta.url))
@@ -94,8 +95,9 @@ describe('issue 20 requirements: stdio on the wire (reqs-wire)', () => {
   verifies('stdio:client-no-responses@2026-07-28', 'writes no JSON-RPC response in the modern era, not even an error, to a server that sends it requests and unreadable lines', async () => {
     const transport = stdioClient({ command: process.execPath, args: ['--import', 'tsx', rogueServer], stderr: 'pipe', shutdownGraceMs: 2000 })
     // Every line the child read, in order.
-    const read: string[] = []
-    transport.stderr.subscribe(text => { for (const line of text.split('\n')) if (line.startsWith('IN ')) read.push(line.slice(3)) })
+    const lines = collected<string>()
+    const read = lines.items
+    transport.stderr.subscribe(text => { for (const line of text.split('\n')) if (line.startsWith('IN ')) lines.push(line.slice(3)) })
     const unanswered: unknown[] = []
     const client = await connect(transport, INFO, { era: 'modern', inspect: event => { if (event.type === 'rxmcp.request.unanswered') unanswered.push(event.id) } })
     cleanups.push(() => client.close())
@@ -103,7 +105,7 @@ describe('issue 20 requirements: stdio on the wire (reqs-wire)', () => {
     expect(await client.callTool('second')).toEqual({ content: [{ type: 'text', text: 'answer 2' }] })
     // The child echoes each line before it answers it, and stdin keeps the client's order: once the
     // second call's line is echoed, so is anything the client wrote after the first call's extras.
-    for (let turn = 0; turn < 500 && !read.some(line => line.includes('"second"')); turn++) await new Promise(resolve => setTimeout(resolve, 10))
+    await lines.when(items => items.some(line => line.includes('"second"')))
     const written = read.map(line => JSON.parse(line) as Message)
     expect(written.map(message => message.method)).toEqual(['server/discover', 'tools/call', 'tools/call'])
     expect(written.filter(message => !('method' in message))).toEqual([])

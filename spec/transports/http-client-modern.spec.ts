@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { lastValueFrom, map, toArray } from 'rxjs'
@@ -18,7 +18,14 @@ const DISCOVER = {
 }
 
 /** One POST or GET the fake server received. */
-interface Seen { method: string; headers: IncomingMessage['headers']; body: JsonObject | undefined; closed: boolean }
+interface Seen {
+  method: string
+  headers: IncomingMessage['headers']
+  body: JsonObject | undefined
+  closed: boolean
+  /** Resolves when the response's connection closes (the client let go of it). */
+  isClosed: Promise<void>
+}
 
 /** Answers one POST: return a JSON-RPC result object, or write the response yourself and return undefined. */
 type Route = (body: JsonObject, res: ServerResponse, seen: Seen) => JsonObject | undefined
@@ -33,9 +40,11 @@ async function fakeHttp(routes: Record<string, Route>) {
     let text = ''
     req.on('data', chunk => { text += chunk })
     req.on('end', () => {
-      const entry: Seen = { method: req.method!, headers: req.headers, body: text === '' ? undefined : JSON.parse(text), closed: false }
+      let heardClose!: () => void
+      const isClosed = new Promise<void>(resolve => { heardClose = resolve })
+      const entry: Seen = { method: req.method!, headers: req.headers, body: text === '' ? undefined : JSON.parse(text), closed: false, isClosed }
       seen.push(entry)
-      res.on('close', () => { entry.closed = true })
+      res.on('close', () => { entry.closed = true; heardClose() })
       if (req.method !== 'POST') { res.writeHead(405).end(); return }
       const body = entry.body!
       const route = routes[body.method as string] ?? (body.method === 'server/discover' ? () => DISCOVER : undefined)
@@ -239,12 +248,15 @@ describe('streamableHttpClient in the modern era', () => {
     expect(await client.callTool('quick', {}, { onProgress: event => progress.push(event.progress) })).toEqual({ content: [] })
     expect(progress).toEqual([1])
     const events: unknown[] = []
-    const subscription = client.callTool$('slow').subscribe(event => events.push(event))
-    await vi.waitFor(() => expect(events).toHaveLength(1))
+    let heardFirst!: () => void
+    const first = new Promise<void>(resolve => { heardFirst = resolve })
+    const subscription = client.callTool$('slow').subscribe(event => { events.push(event); heardFirst() })
+    await first
+    expect(events).toHaveLength(1)
     const slow = posts('tools/call')[1]!
     expect(slow.closed).toBe(false)
     subscription.unsubscribe()
-    await vi.waitFor(() => expect(slow.closed).toBe(true))
+    await slow.isClosed
     expect(posts('notifications/cancelled')).toEqual([])
   })
 
@@ -298,11 +310,13 @@ describe('streamableHttpClient in the modern era', () => {
     })
     await using client = await connect(streamableHttpClient(url), INFO)
     const events: ListenEvent[] = []
-    const subscription = client.listen({ toolsListChanged: true }).subscribe(event => events.push(event))
-    await vi.waitFor(() => expect(events).toHaveLength(2))
+    let heardBoth!: () => void
+    const both = new Promise<void>(resolve => { heardBoth = resolve })
+    const subscription = client.listen({ toolsListChanged: true }).subscribe(event => { if (events.push(event) === 2) heardBoth() })
+    await both
     expect(events.map(event => event.type)).toEqual(['acknowledged', 'notification'])
     subscription.unsubscribe()
-    await vi.waitFor(() => expect(posts('subscriptions/listen')[0]!.closed).toBe(true))
+    await posts('subscriptions/listen')[0]!.isClosed
     expect(posts('notifications/cancelled')).toEqual([])
   })
 })

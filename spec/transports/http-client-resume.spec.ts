@@ -4,24 +4,33 @@ import { createServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
+import { TestClock } from '../helpers/test-clock.ts'
 
 /**
  * The client's SSE streams across failed reconnections (a server restarting, a balancer between
  * instances answering 503 for a moment): it keeps trying, from the same place.
  */
 
-/** A fetch that answers the first `count` GETs matching `when` with 503, as a busy instance would. */
+/**
+ * A fetch that answers the first `count` GETs matching `when` with 503, as a busy instance would;
+ * `passed` resolves when a GET has gone through after them and its response headers are in (the
+ * listener has its stream open then).
+ */
 function refusingGets(count: number, when: (headers: Headers) => boolean = () => true) {
   const refused: string[] = []
+  let heardPassed!: () => void
+  const passed = new Promise<void>(resolve => { heardPassed = resolve })
   const fetcher: typeof fetch = async (input, init) => {
     const headers = new Headers(init?.headers)
     if ((init?.method ?? 'GET') === 'GET' && refused.length < count && when(headers)) {
       refused.push(headers.get('last-event-id') ?? '')
       return new Response('{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"busy"}}', { status: 503, headers: { 'content-type': 'application/json' } })
     }
-    return fetch(input, init)
+    const response = await fetch(input, init)
+    if ((init?.method ?? 'GET') === 'GET' && refused.length === count) heardPassed()
+    return response
   }
-  return { fetcher, refused }
+  return { fetcher, refused, passed }
 }
 
 describe('the Streamable HTTP client after a refused reconnection', () => {
@@ -30,20 +39,20 @@ describe('the Streamable HTTP client after a refused reconnection', () => {
     server.tool('one', {}, () => ({ content: [] }))
     const http = streamableHttp()
     await server.listen(http)
-    const { fetcher, refused } = refusingGets(2)
-    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initialDelayMs: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
+    const { fetcher, refused, passed } = refusingGets(2)
+    const clock = new TestClock()
+    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initial: 5 }, scheduler: clock }), { name: 'c', version: '1' }, { era: 'legacy' })
     try {
       const changed = firstValueFrom(client.notifications('notifications/tools/list_changed'))
-      // Refused twice, then open: a notification unrelated to any request reaches the client. One
-      // sent before the stream is open has nowhere to go, so the list changes until one arrives.
-      let arrived = false
-      void changed.then(() => { arrived = true })
-      const end = Date.now() + 10_000
-      for (let n = 0; !arrived; n++) {
-        if (Date.now() > end) throw new Error('no list_changed reached the client')
-        server.tool(`t${n}`, {}, () => ({ content: [] }))
-        await new Promise(resolve => setTimeout(resolve, 50))
-      }
+      // Refused twice, each time waiting longer on the client's clock (5 ms doubling: 10, then 20).
+      expect(await clock.nextWait()).toBe(10)
+      clock.advance(10)
+      expect(await clock.nextWait()).toBe(20)
+      clock.advance(20)
+      // Then open: a notification unrelated to any request reaches the client.
+      await passed
+      server.tool('two', {}, () => ({ content: [] }))
+      await changed
       expect(refused).toEqual(['', ''])
     } finally {
       await client.close()
@@ -68,10 +77,18 @@ describe('the Streamable HTTP client after a refused reconnection', () => {
     const http = streamableHttp({ retryMs: 5 })
     await server.listen(http)
     const { fetcher, refused } = refusingGets(1, headers => headers.has('last-event-id'))
-    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initialDelayMs: 5 } }), { name: 'c', version: '1' }, { era: 'legacy' })
+    const clock = new TestClock()
+    const client = await connect(streamableHttpClient(http.url!, { fetch: fetcher, reconnect: { initial: 5 }, scheduler: clock }), { name: 'c', version: '1' }, { era: 'legacy' })
     try {
       const progress: number[] = []
-      const result = await client.callTool('steps', {}, { onProgress: event => progress.push(event.progress) })
+      const called = client.callTool('steps', {}, { onProgress: event => progress.push(event.progress) })
+      // The server's retry (5 ms) rules the first wait exactly; the refused resume then waits by the
+      // client's own backoff (5 ms doubling: 10 for the second attempt).
+      expect(await clock.nextWait()).toBe(5)
+      clock.advance(5)
+      expect(await clock.nextWait()).toBe(10)
+      clock.advance(10)
+      const result = await called
       expect(result.content).toEqual([{ type: 'text', text: 'done' }])
       expect(progress).toEqual([1, 2, 3])
       // The refused resume and the one that worked asked for the same place.

@@ -1,6 +1,6 @@
 import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { sseClient, streamableHttpClient } from '../../transports/http-client.ts'
@@ -47,24 +47,34 @@ describe('streamableHttpClient', () => {
     const http = streamableHttp()
     await server.listen(http)
     const seen: { method: string; version: string | null; session: string | null }[] = []
+    // Heard when the standalone GET goes out, and when the DELETE is answered (the listener ends the session before it answers).
+    let heardGet!: () => void
+    const gotGet = new Promise<void>(resolve => { heardGet = resolve })
+    let heardDelete!: () => void
+    const deleted = new Promise<void>(resolve => { heardDelete = resolve })
     const spy: typeof fetch = async (input, init) => {
       const headers = new Headers(init?.headers)
-      seen.push({ method: init?.method ?? 'GET', version: headers.get('mcp-protocol-version'), session: headers.get('mcp-session-id') })
-      return fetch(input, init)
+      const method = init?.method ?? 'GET'
+      seen.push({ method, version: headers.get('mcp-protocol-version'), session: headers.get('mcp-session-id') })
+      if (method === 'GET') heardGet()
+      const response = await fetch(input, init)
+      if (method === 'DELETE') heardDelete()
+      return response
     }
     try {
       const client = await connect(streamableHttpClient(http.url!, { fetch: spy }), { name: 'rx', version: '1' }, { era: 'legacy' })
       await client.callTool('echo', { text: 'x' })
       // The standalone GET stream opens on its own after the handshake: wait for it, not for a time.
-      await vi.waitFor(() => expect(seen.some(request => request.method === 'GET')).toBe(true))
+      await gotGet
       await client.close()
       expect(seen[0]).toEqual({ method: 'POST', version: null, session: null })
       // Every request after the initialize answer carries the negotiated version: notifications/initialized, the call, the GET, the DELETE.
       expect(seen.slice(1).map(request => [request.method, request.version])).toEqual(seen.slice(1).map(request => [request.method, '2025-11-25']))
       expect(seen.filter(request => request.method === 'POST').at(-1)).toMatchObject({ method: 'POST', version: '2025-11-25', session: expect.any(String) })
       expect(seen.at(-1)).toMatchObject({ method: 'DELETE', session: expect.any(String) })
-      // The listener ends the session once it has read the DELETE.
-      await vi.waitFor(() => expect(http.sessionCount).toBe(0))
+      // The listener ends the session once it has read the DELETE, before it answers.
+      await deleted
+      expect(http.sessionCount).toBe(0)
     } finally {
       await server.close()
     }

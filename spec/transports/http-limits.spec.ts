@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import { once } from 'node:events'
 import { VirtualTimeScheduler } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
@@ -98,16 +99,6 @@ async function openSse(url: string, from: string): Promise<Answer> {
   return got
 }
 
-/** Tries `check` (a bounded number of turns) until it holds; each try runs it once. */
-async function eventually(check: () => boolean | Promise<boolean>, turns = 500): Promise<void> {
-  let holds = await check()
-  for (let turn = 1; turn < turns && !holds; turn++) {
-    await new Promise(resolve => setTimeout(resolve, 10))
-    holds = await check()
-  }
-  expect(holds).toBe(true)
-}
-
 /** Moves a virtual clock `ms` on, running what it has due by then. */
 function advance(clock: VirtualTimeScheduler, ms: number): void {
   // An action at the target time, so the clock reaches it even when nothing else is due.
@@ -136,6 +127,9 @@ function testAuth() {
 describe('issue 20: unbounded per-client resources and per-process limits', () => {
   it('refuses a client\'s 101st concurrent listen stream with 429, Retry-After and its request id, while another client address is still served', async () => {
     const url = await start()
+    // The listener's side of each request, in order: the first is the stream A gives back below.
+    const served: ServerResponse[] = []
+    http!.httpServer!.on('request', (_request, response: ServerResponse) => served.push(response))
     // The default budget: 100 sessionless requests held open per client.
     for (let i = 0; i < 100; i++) expect((await listen(url, A)).status).toBe(200)
     const refused = await listen(url, A)
@@ -150,8 +144,11 @@ describe('issue 20: unbounded per-client resources and per-process limits', () =
     const blocked = modern(url, A, 'tools/call', { name: 'echo' })
     expect((await blocked.answer).status).toBe(429)
     // A stream A closes gives its place back.
+    // Every 'close' listener of its response has run (the listener's, which frees the place) once this resolves.
+    const given = once(served[0]!, 'close')
     open[0]!.destroy()
-    await eventually(async () => (await listen(url, A)).status === 200)
+    await given
+    expect((await listen(url, A)).status).toBe(200)
   }, 30_000)
 
   it('counts the listener\'s sessionless requests against maxExchanges over every client: 503 past it', async () => {
@@ -299,9 +296,15 @@ describe('issue 20: a text/plain POST is accepted (202)', () => {
     const url = await start()
     const stream = await openSse(url, A)
     let seen = ''
+    // Who waits for what the stream has carried to pass a check (see `seenWhen`).
+    const waiting = new Set<{ check: () => boolean; done: () => void }>()
+    const seenWhen = (check: () => boolean) => check() ? Promise.resolve() : new Promise<void>(done => waiting.add({ check, done }))
     stream.response.setEncoding('utf8')
-    stream.response.on('data', chunk => { seen += chunk })
-    await eventually(() => /event: endpoint\ndata: .+\n/.test(seen))
+    stream.response.on('data', chunk => {
+      seen += chunk
+      for (const waiter of waiting) if (waiter.check()) { waiting.delete(waiter); waiter.done() }
+    })
+    await seenWhen(() => /event: endpoint\ndata: .+\n/.test(seen))
     const target = new URL(/event: endpoint\ndata: (.+)\n/.exec(seen)![1]!, url).toString()
     const init = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'page', version: '1' } } })
     // What a page on any origin can send without a CORS preflight, and a body with no type at all.
@@ -313,7 +316,7 @@ describe('issue 20: a text/plain POST is accepted (202)', () => {
     }
     // JSON is served (parameters allowed, case ignored); its answer is the first the stream carries.
     expect((await send(target, 'POST', A, { 'content-type': 'Application/JSON; charset=utf-8' }, init(0))).status).toBe(202)
-    await eventually(() => seen.includes('event: message'))
+    await seenWhen(() => seen.includes('event: message'))
     const first = /event: message\ndata: (.+)\n/.exec(seen)![1]!
     expect(JSON.parse(first)).toMatchObject({ id: 0, result: { protocolVersion: '2024-11-05' } })
   })

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { VirtualTimeScheduler } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
@@ -28,6 +28,8 @@ interface Stream {
   headers: IncomingMessage['headers']
   /** Everything received so far. */
   text(): string
+  /** Resolves when what was received passes `check` (at once if it does); rejects if the stream ends first. */
+  until(check: (text: string) => boolean, what: string): Promise<void>
   /** Resolves when the server ends the response. */
   ended: Promise<void>
   isEnded(): boolean
@@ -40,20 +42,30 @@ function send(url: string, method: string, headers: Record<string, string>, body
     const request = httpRequest({ host: target.hostname, port: target.port, path: target.pathname + target.search, method, headers, agent: false }, response => {
       let all = ''
       let isEnded = false
+      // What the test waits for: each is looked at again when data arrives, failed when the stream ends.
+      const waiters = new Set<{ check: (text: string) => boolean; done: () => void; fail: () => void }>()
       response.setEncoding('utf8')
-      response.on('data', chunk => { all += chunk })
-      const ended = new Promise<void>(done => response.once('end', () => { isEnded = true; done() }))
+      response.on('data', chunk => {
+        all += chunk
+        for (const waiter of waiters) if (waiter.check(all)) { waiters.delete(waiter); waiter.done() }
+      })
+      const ended = new Promise<void>(done => response.once('end', () => {
+        isEnded = true
+        for (const waiter of waiters) waiter.fail()
+        waiters.clear()
+        done()
+      }))
+      const until = (check: (text: string) => boolean, what: string) => new Promise<void>((done, fail) => {
+        if (check(all)) return done()
+        if (isEnded) return fail(new Error(`the stream ended before ${what}`))
+        waiters.add({ check, done, fail: () => fail(new Error(`the stream ended before ${what}`)) })
+      })
       cleanup.push(() => { response.destroy() })
-      resolve({ status: response.statusCode ?? 0, headers: response.headers, text: () => all, ended, isEnded: () => isEnded })
+      resolve({ status: response.statusCode ?? 0, headers: response.headers, text: () => all, until, ended, isEnded: () => isEnded })
     })
     request.on('error', reject)
     request.end(body)
   })
-}
-
-/** Waits (bounded, generously, in real time) until `check` holds; the clock under test does not move meanwhile. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  await vi.waitFor(() => { if (!check()) throw new Error(`never happened: ${what}`) }, { timeout: 10_000, interval: 10 })
 }
 
 /** Resolves when `stream` ends, or rejects after a bounded (generous) real-time wait. */
@@ -121,7 +133,7 @@ describe('issue 20: streams end when the token expires', { timeout: 20_000 }, ()
     // A millisecond before the expiry the stream still delivers what the server sends.
     flush(expiresAt - 1)
     mcp.tool('added', {}, () => ({ content: [] }))
-    await until(() => stream.text().includes('notifications/tools/list_changed'), 'the list_changed notification')
+    await stream.until(text => text.includes('notifications/tools/list_changed'), 'the list_changed notification')
     expect(stream.isEnded()).toBe(false)
     flush(expiresAt)
     await endOf(stream, 'GET stream at expiry')
@@ -129,7 +141,7 @@ describe('issue 20: streams end when the token expires', { timeout: 20_000 }, ()
     const fresh = await send(url, 'GET', { ...headers, ...bearer(await issuer.token({}, { expiresInSec: 3_600 })) })
     expect(fresh.status).toBe(200)
     mcp.tool('added-again', {}, () => ({ content: [] }))
-    await until(() => fresh.text().includes('notifications/tools/list_changed'), 'list_changed on the new stream')
+    await fresh.until(text => text.includes('notifications/tools/list_changed'), 'list_changed on the new stream')
   })
 
   it('ends a POST\'s SSE answer at the expiry; the client resumes it with a fresh token and gets the answer', async () => {
@@ -139,7 +151,7 @@ describe('issue 20: streams end when the token expires', { timeout: 20_000 }, ()
     const call = await send(url, 'POST', { 'content-type': 'application/json', accept: ACCEPT, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25', ...bearer(token) },
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hold', arguments: {} } }))
     expect(call.headers['content-type']).toBe('text/event-stream')
-    await until(() => /id: (\S+)/.test(call.text()), 'the priming event')
+    await call.until(text => /id: (\S+)/.test(text), 'the priming event')
     const lastEventId = /id: (\S+)/.exec(call.text())![1]!
     flush(expiryOf(token))
     await endOf(call, 'POST stream at expiry')
@@ -147,7 +159,7 @@ describe('issue 20: streams end when the token expires', { timeout: 20_000 }, ()
     const resumed = await send(url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25', 'last-event-id': lastEventId, ...bearer(await issuer.token({}, { expiresInSec: 3_600 })) })
     expect(resumed.status).toBe(200)
     release()
-    await until(() => resumed.text().includes('released'), 'the answer on the resumed stream')
+    await resumed.until(text => text.includes('released'), 'the answer on the resumed stream')
     expect(messages(resumed.text())).toContainEqual(expect.objectContaining({ id: 1, result: expect.objectContaining({ content: [{ type: 'text', text: 'released' }] }) }))
   })
 
@@ -156,7 +168,7 @@ describe('issue 20: streams end when the token expires', { timeout: 20_000 }, ()
     const token = await issuer.token({}, { expiresInSec: 600 })
     const stream = await send(url.replace('/mcp', '/sse'), 'GET', { accept: 'text/event-stream', ...bearer(token) })
     expect(stream.status).toBe(200)
-    await until(() => stream.text().includes('event: endpoint'), 'the endpoint event')
+    await stream.until(text => text.includes('event: endpoint'), 'the endpoint event')
     flush(expiryOf(token) - 1)
     expect(stream.isEnded()).toBe(false)
     flush(expiryOf(token))
@@ -171,7 +183,7 @@ describe('issue 20: streams end when the token expires', { timeout: 20_000 }, ()
     expect(listen.status).toBe(200)
     flush(expiryOf(token) - 1)
     mcp.tool('added', {}, () => ({ content: [] }))
-    await until(() => listen.text().includes('notifications/tools/list_changed'), 'list_changed on the listen stream')
+    await listen.until(text => text.includes('notifications/tools/list_changed'), 'list_changed on the listen stream')
     expect(listen.isEnded()).toBe(false)
     flush(expiryOf(token))
     await endOf(listen, 'listen stream at expiry')

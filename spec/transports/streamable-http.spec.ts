@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { sessionsEnded } from '../helpers/sessions-ended.ts'
 import { events, messages } from '../helpers/sse-events.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
@@ -110,7 +111,15 @@ describe('streamableHttp', () => {
 
   it('replays exactly the missed events of a stream after Last-Event-ID, then goes on live', async () => {
     const store = createMemoryEventStore()
-    const stored = vi.spyOn(store, 'storeEvent')
+    // Heard once the server has stored progress 3: the events it stores with nobody reading them.
+    let heardThird!: () => void
+    const thirdStored = new Promise<void>(resolve => { heardThird = resolve })
+    const storeEvent = store.storeEvent.bind(store)
+    store.storeEvent = (...args: Parameters<typeof storeEvent>) => {
+      const stored = storeEvent(...args)
+      if (JSON.stringify(args[1]).includes('"progress":3')) void Promise.resolve(stored).then(heardThird)
+      return stored
+    }
     const url = await start({ eventStore: store })
     const session = await initialized(url)
     const response = await post(url, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'count', arguments: { steps: 6, ms: 40 }, _meta: { progressToken: 5 } } }, { 'mcp-session-id': session })
@@ -118,7 +127,7 @@ describe('streamableHttp', () => {
     const seen = await events(response, event => event.data.includes('"progress":1'))
     const lastId = seen.at(-1)!.id!
     // Missed: the server stores progress 2 and 3 with nobody reading them, whatever the machine's pace.
-    await vi.waitFor(() => expect(stored.mock.calls.some(([, message]) => JSON.stringify(message).includes('"progress":3'))).toBe(true), { timeout: 10_000 })
+    await thirdStored
     const resumed = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'last-event-id': lastId } })
     expect(resumed.status).toBe(200)
     const rest = messages(await events(resumed))
@@ -148,9 +157,13 @@ describe('streamableHttp', () => {
   })
 
   it('sends keep-alive comments on idle streams', async () => {
-    const url = await start({ keepAliveMs: 60 })
+    const clock = new VirtualTimeScheduler(undefined, 0)
+    const url = await start({ keepAliveMs: 60, scheduler: clock })
     const session = await initialized(url)
     const response = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': session } })
+    // One sweep's worth of virtual time: the idle stream gets its comment.
+    clock.maxFrames = clock.now() + 60
+    clock.flush()
     const reader = response.body!.getReader()
     const decoder = new TextDecoder()
     let text = ''
@@ -169,7 +182,8 @@ describe('streamableHttp', () => {
     clock.flush()
     expect(http!.sessionCount).toBe(0)
     // The server lets go of each session once its connection has closed.
-    await vi.waitFor(() => expect(mcp!.sessions.size).toBe(0), { timeout: 10_000 })
+    await sessionsEnded(mcp!)
+    expect(mcp!.sessions.size).toBe(0)
   })
 
   it('answers 503 past maxSessions', async () => {
@@ -192,7 +206,8 @@ describe('streamableHttp', () => {
     expect(await client.callTool({ name: 'echo', arguments: { text: 'stateless' } })).toEqual({ content: [{ type: 'text', text: 'stateless' }] })
     await client.close()
     // Each POST's one-request session ends with its response.
-    await vi.waitFor(() => expect(mcp!.sessions.size).toBe(0), { timeout: 10_000 })
+    await sessionsEnded(mcp!)
+    expect(mcp!.sessions.size).toBe(0)
   })
 
   it('serves the legacy HTTP+SSE transport beside it', async () => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { WebSocket as WsWebSocket, WebSocketServer } from 'ws'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { websocket, type McpWebSocketServer } from '../../transports/websocket.ts'
@@ -36,8 +36,12 @@ async function startRaw(onSocket: (socket: WsWebSocket) => void): Promise<string
 /** Collects a transport's inbound until it ends: the items, then 'complete' or the error. */
 function drain(inbound: { subscribe: (observer: { next: (item: Inbound) => void; error: (error: unknown) => void; complete: () => void }) => unknown }) {
   const items: Inbound[] = []
-  const ended = new Promise<unknown>(resolve => inbound.subscribe({ next: item => items.push(item), error: resolve, complete: () => resolve('complete') }))
-  return { items, ended }
+  // Who waits for the item count to reach a number (see `got`).
+  const waiting = new Map<number, () => void>()
+  const ended = new Promise<unknown>(resolve => inbound.subscribe({ next: item => waiting.get(items.push(item))?.(), error: resolve, complete: () => resolve('complete') }))
+  /** Resolves once `count` items have come. */
+  const got = (count: number) => items.length >= count ? Promise.resolve() : new Promise<void>(resolve => waiting.set(count, resolve))
+  return { items, ended, got }
 }
 
 describe('websocketClient', () => {
@@ -80,27 +84,33 @@ describe('websocketClient', () => {
     const url = await startRaw(socket => socket.on('message', data => socket.send(String(data))))
     // The frames the client's socket has read: its listener, added first, runs just before the transport's.
     let arrived = 0
+    let heardBoth!: () => void
+    const both = new Promise<void>(resolve => { heardBoth = resolve })
     const Counting = class extends WsWebSocket {
-      constructor(address: string, protocols: string[]) { super(address, protocols); this.on('message', () => { arrived++ }) }
+      constructor(address: string, protocols: string[]) { super(address, protocols); this.on('message', () => { if (++arrived === 2) heardBoth() }) }
     } as unknown as WebSocketConstructor
     const transport = websocketClient(url, { WebSocket: Counting })
     const first = transport.send({ jsonrpc: '2.0', method: 'a' })
     const second = transport.send({ jsonrpc: '2.0', method: 'b' })
     await Promise.all([first, second])
     // Both echoes have reached the transport while nobody reads inbound yet; they wait for the subscriber.
-    await vi.waitFor(() => expect(arrived).toBe(2), { timeout: 10_000 })
-    const { items } = drain(transport.inbound)
-    await vi.waitFor(() => expect(items).toEqual([{ type: 'message', message: { jsonrpc: '2.0', method: 'a' } }, { type: 'message', message: { jsonrpc: '2.0', method: 'b' } }]), { timeout: 10_000 })
+    await both
+    const { items, got } = drain(transport.inbound)
+    await got(2)
+    expect(items).toEqual([{ type: 'message', message: { jsonrpc: '2.0', method: 'a' } }, { type: 'message', message: { jsonrpc: '2.0', method: 'b' } }])
     await transport.close()
   })
 
   it('errors inbound with ConnectionClosedError when the server drops an open socket, and completes it after close()', async () => {
     const dropped: WsWebSocket[] = []
-    const url = await startRaw(socket => dropped.push(socket))
+    let heardFirst!: () => void
+    const accepted = new Promise<void>(resolve => { heardFirst = resolve })
+    const url = await startRaw(socket => { dropped.push(socket); heardFirst() })
     const first = websocketClient(url)
     const one = drain(first.inbound)
     await first.send({ jsonrpc: '2.0', method: 'hello' })
-    await vi.waitFor(() => expect(dropped).toHaveLength(1), { timeout: 10_000 })
+    await accepted
+    expect(dropped).toHaveLength(1)
     dropped[0]!.terminate()
     const error = await one.ended
     expect(error).toBeInstanceOf(ConnectionClosedError)

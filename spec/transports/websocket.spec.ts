@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { WebSocket } from 'ws'
-import { lastValueFrom, toArray, VirtualTimeScheduler } from 'rxjs'
+import { filter, firstValueFrom, lastValueFrom, take, toArray, VirtualTimeScheduler } from 'rxjs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
@@ -10,6 +10,8 @@ import { connect } from '../../actors/client.ts'
 import type { McpServer } from '../../actors/server.ts'
 import { CancelledError, ConnectionClosedError } from '../../lib/jsonrpc/errors.ts'
 import { progressOfLastAnswer, recordWire } from '../helpers/sdk-wire.ts'
+import { sessionsEnded } from '../helpers/sessions-ended.ts'
+import { TestClock } from '../helpers/test-clock.ts'
 
 let server: McpServer | undefined
 let ws: McpWebSocketServer | undefined
@@ -28,11 +30,6 @@ function advance(clock: VirtualTimeScheduler, ms: number): void {
   clock.schedule(() => {}, ms)
   clock.maxFrames = clock.now() + ms
   clock.flush()
-}
-
-/** Waits (bounded, generously) until some session of the server has a request in flight. */
-async function untilInFlight(): Promise<void> {
-  await vi.waitFor(() => expect([...server!.sessions].some(session => session.connection.incoming.size > 0)).toBe(true), { timeout: 10_000 })
 }
 
 const handlers = {
@@ -64,8 +61,10 @@ describe('websocket', () => {
       // Aborted at its first progress: the call is surely in flight on the server then.
       const call = client.callTool({ name: 'long_running', arguments: { steps: 500, ms: 10 } }, undefined, { signal: controller.signal, onprogress: () => controller.abort() })
       await expect(call).rejects.toThrow()
-      // The server forgets the request once it has read the cancellation.
-      await vi.waitFor(() => { for (const session of server!.sessions) expect(session.connection.incoming.size).toBe(0) }, { timeout: 10_000 })
+      // The server forgets the request once it has read the cancellation: a ping sent after it on
+      // the same socket is answered after it was read.
+      await client.ping()
+      for (const session of server!.sessions) expect(session.connection.incoming.size).toBe(0)
       await client.close()
     } finally {
       globals.WebSocket = previous
@@ -126,18 +125,22 @@ describe('websocket', () => {
     socket.send('x'.repeat(4096))
     expect(await closed).toBe(1009)
     // The server ends the session once it has seen its side of the socket close.
-    await vi.waitFor(() => expect(server!.sessions.size).toBe(0), { timeout: 10_000 })
+    await sessionsEnded(server!)
+    expect(server!.sessions.size).toBe(0)
   })
 
   it('closes a peer that stops answering pings within the heartbeat interval', async () => {
     // Heartbeats on a virtual clock: an interval passes when the test says, whatever the machine's pace.
     const clock = new VirtualTimeScheduler()
     const url = await start({ heartbeatMs: 100, scheduler: clock })
+    // Both sockets' sessions: the server opens each as the listener hands it over, before this hears it.
+    const bothOpen = firstValueFrom(ws!.connections.pipe(take(2), toArray()))
     // One peer that never answers a ping, and one that does (ws answers for it).
     const silent = new WebSocket(url, [WS_SUBPROTOCOL.json], { autoPong: false })
     const answering = new WebSocket(url, [WS_SUBPROTOCOL.json])
     await Promise.all([silent, answering].map(socket => new Promise(resolve => socket.once('open', resolve))))
-    await vi.waitFor(() => expect(server!.sessions.size).toBe(2), { timeout: 10_000 })
+    await bothOpen
+    expect(server!.sessions.size).toBe(2)
     // The server's side of each socket; its pong listener runs before the one added here.
     const ponged = new Promise(resolve => { for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.once('pong', resolve) })
     let isClosed = false
@@ -189,28 +192,39 @@ describe('websocket', () => {
   it('fails requests in flight at once when the server goes away', async () => {
     const url = await start()
     const client = await connect(websocketClient(url), { name: 'rx-ws', version: '1' })
-    const call = client.callTool('long_running', { steps: 100, ms: 50 }).catch(error => error)
-    await untilInFlight()
+    // In flight on the server once its first progress comes.
+    let heardProgress!: () => void
+    const inFlight = new Promise<void>(resolve => { heardProgress = resolve })
+    const call = client.callTool('long_running', { steps: 100, ms: 50 }, { onProgress: () => heardProgress() }).catch(error => error)
+    await inFlight
     for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.terminate()
     expect(await call).toBeInstanceOf(ConnectionClosedError)
   })
 
   it('reconnects with a fresh session after the server drops the socket', async () => {
     const url = await start()
-    const client = await connect(() => websocketClient(url), { name: 'resilient', version: '1' }, { reconnect: { initial: 20, retries: 5 } })
-    const updates: unknown[] = []
-    client.notifications('notifications/message').subscribe(params => updates.push(params))
-    const pending = client.callTool('long_running', { steps: 100, ms: 50 }).catch(error => error)
-    await untilInFlight()
+    // The client's backoff waits on a virtual clock: the test moves it.
+    const clock = new TestClock()
+    const client = await connect(() => websocketClient(url), { name: 'resilient', version: '1' }, { reconnect: { initial: 20, retries: 5 }, scheduler: clock })
+    // Subscribed before the reconnect: heard after it.
+    const heard = firstValueFrom(client.notifications('notifications/message').pipe(filter(params => params.data === 'after reconnect')))
+    let heardProgress!: () => void
+    const inFlight = new Promise<void>(resolve => { heardProgress = resolve })
+    const pending = client.callTool('long_running', { steps: 100, ms: 50 }, { onProgress: () => heardProgress() }).catch(error => error)
+    await inFlight
     for (const session of server!.sessions) (session.connection.transport as unknown as { ws: WebSocket }).ws.terminate()
     expect(await pending).toBeInstanceOf(ConnectionClosedError)
-    await vi.waitFor(() => expect(client.state.status).toBe('operating'), { timeout: 10_000 })
+    // The first reconnection waits the backoff's first step on the client's clock, then reconnects.
+    expect(await clock.nextWait(20)).toBe(20)
+    const operating = firstValueFrom(client.states.pipe(filter(state => state.status === 'operating')))
+    clock.advance(20)
+    await operating
     expect(await client.callTool('echo', { text: 'again' })).toEqual({ content: [{ type: 'text', text: 'again' }] })
     // The notification bus survives the reconnect.
     await client.setLoggingLevel('debug')
     await client.callTool('log', { level: 'info', message: 'after reconnect' })
     // Heard by the subscription made before the reconnect.
-    await vi.waitFor(() => expect(updates).toContainEqual({ level: 'info', logger: 'everything', data: 'after reconnect' }), { timeout: 10_000 })
+    expect(await heard).toEqual({ level: 'info', logger: 'everything', data: 'after reconnect' })
     await client.close()
     expect(client.state.status).toBe('closed')
   })

@@ -1,0 +1,122 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * Issue 22, item 5: the suite waits on events and on virtual time, not on the wall clock. A real
+ * sleep or a polling wait is allowed only where it waits on a real child process or a real network
+ * peer that gives no event to wait on (a redis-server, nginx, Chromium, tmux, an official SDK peer
+ * in a child process), and each one is listed below with its reason. This scan keeps the count
+ * honest: a new one fails here until it is listed, and one converted fails here until its entry
+ * goes down.
+ *
+ * What counts, line by line in spec/**\/*.ts (spec/bench/ and spec/fixtures/ left out, and this
+ * file), each line at most once:
+ *
+ * - `timer-sleep`: a timer that resolves a promise, the shape of an awaited sleep:
+ *   `setTimeout(resolve, …)`, `setTimeout(r, …)` (`resolve | res | r | done | wake | next`), or
+ *   `setTimeout(() => resolve(), …)`. Loops that wait on a timer between their checks
+ *   (`for (…; !check(); …) await new Promise(resolve => setTimeout(resolve, 10))`, the `until`
+ *   helpers) count through the sleep inside them.
+ * - `vi-wait`: `vi.waitFor(` and `vi.waitUntil(`: vitest's re-check on a timer.
+ * - `interval-poll`: a `setInterval(` whose callback (that line and the three after it) calls
+ *   `resolve(`: a promise settled by re-checking on a timer.
+ *
+ * A bound on a wait (`setTimeout(() => reject(new Error('… within 10 s')))` raced against the
+ * event) is no sleep and is not counted; nor are turns of the event loop (`setImmediate`), which
+ * take no time.
+ */
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const SELF = 'spec/layout/sleeps.spec.ts'
+const LEFT_OUT = ['spec/bench/', 'spec/fixtures/']
+
+/** The patterns, one test of a line (with the lines after it, for `interval-poll`). */
+const PATTERNS: Record<string, (line: string, after: string) => boolean> = {
+  'timer-sleep': line => /setTimeout\(\s*(?:(?:resolve|res|r|done|wake|next)\s*[,)]|\(\)\s*=>\s*(?:resolve|res|r|done|wake|next)\(\s*\))/.test(line),
+  'vi-wait': line => /\bvi\.(?:waitFor|waitUntil)\(/.test(line),
+  'interval-poll': (line, after) => /\bsetInterval\(/.test(line) && /\bresolve\(/.test(after),
+}
+
+const CONVERTING = 'being converted by the actors/host work; the merger updates this entry'
+
+/**
+ * Every file allowed real sleeps or polling waits: how many lines match, and what real process or
+ * peer they wait on.
+ */
+const ALLOWED: Record<string, { count: number; reason: string }> = {
+  // The actors/host work converts these (issue 22); their counts are as they were when this check came.
+  'spec/actors/client-connection.spec.ts': { count: 10, reason: CONVERTING },
+  'spec/actors/server.spec.ts': { count: 1, reason: CONVERTING },
+
+  'spec/bin/chat-tmux.spec.ts': { count: 2, reason: 'a tmux session running `rxmcp chat`: its screen is read with `tmux capture-pane` until a text shows, and `tmux has-session` until it exits; tmux tells no one when either happens' },
+  'spec/browser/chromium.ts': { count: 2, reason: 'Chromium over DevTools: a page expression re-evaluated until it holds (the page runs on its own), and /json/list until the first page target exists' },
+  'spec/cluster/idle-sessions.spec.ts': { count: 2, reason: 'redis-server and three listeners sweeping on real time with a skewed clock: 10,000 sessions ending and their keys leaving Redis (dbSize, HGET), which Redis reports to no one' },
+  'spec/cluster/redis-cluster.spec.ts': { count: 5, reason: 'nginx writes a request to its access log after it has answered (three log reads re-checked), redis-server drops a legacy session\'s record (EXISTS re-checked), and the recovery after redis-server restarts is measured by calls retried through nginx' },
+  'spec/helpers/nginx.spec.ts': { count: 1, reason: 'nginx writes its access log after the response: the log file is read again until it holds the requests' },
+  'spec/interop/bridge-hardening.spec.ts': { count: 2, reason: 'a bridge child\'s grandchild (not our child: no exit event) and a SIGTERMed bridge\'s process group, checked with kill(pid, 0) until they are gone' },
+  'spec/interop/fixtures/official-http-server.ts': { count: 1, reason: 'the official SDK peer in a child process: its `slow` tool takes 10 ms a step, the work a cancellation or progress test needs in flight' },
+  'spec/interop/fixtures/official-server.ts': { count: 1, reason: 'the official SDK peer in a child process: its `slow` tool takes `ms` a step, the work a cancellation or progress test needs in flight' },
+  'spec/transports/http-hardening.spec.ts': { count: 1, reason: 'undici\'s keep-alive sockets (fetch\'s pool, the real network peer) let go of their last response on their own schedule: gc() and re-check' },
+  'spec/transports/redis-stores.spec.ts': { count: 2, reason: 'redis-server expires a task\'s key on its own clock (PX), and a new instance\'s SUBSCRIBE is confirmed by redis-server with nothing to await: the update is published again until it is heard' },
+  'spec/transports/websocket.spec.ts': { count: 2, reason: 'the server\'s send queue to a real TCP peer that stopped reading, sampled while the kernel\'s socket buffers fill: nothing signals the peak' },
+}
+
+/** Every .ts file under spec/, as a path from the repository root with forward slashes. */
+function specFiles(dir = join(root, 'spec')): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap(entry => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return specFiles(path)
+    return entry.name.endsWith('.ts') ? [relative(root, path).split(sep).join('/')] : []
+  })
+}
+
+/** The lines of `file` that match a pattern: `line: pattern`. */
+function matchesIn(file: string): string[] {
+  const lines = readFileSync(join(root, file), 'utf8').split('\n')
+  return lines.flatMap((line, index) => {
+    const after = lines.slice(index, index + 4).join('\n')
+    const names = Object.entries(PATTERNS).filter(([, test]) => test(line, after)).map(([name]) => name)
+    return names.length === 0 ? [] : [`${index + 1}: ${names.join(', ')}`]
+  })
+}
+
+describe('issue 22: real sleeps and polling waits in spec/', () => {
+  const found = Object.fromEntries(specFiles()
+    .filter(file => file !== SELF && !LEFT_OUT.some(prefix => file.startsWith(prefix)))
+    .map(file => [file, matchesIn(file)] as const)
+    .filter(([, lines]) => lines.length > 0))
+
+  it('has each one in the allowlist, with the count the file has now', () => {
+    const counts = Object.fromEntries(Object.entries(found).map(([file, lines]) => [file, lines.length]))
+    const allowed = Object.fromEntries(Object.entries(ALLOWED).map(([file, entry]) => [file, entry.count]))
+    // On failure: a new sleep wants an event or virtual time instead, else an entry with its reason;
+    // a converted one wants its entry lowered (or removed). `found` says where each is.
+    expect(counts, JSON.stringify(found, null, 2)).toEqual(allowed)
+  })
+
+  it('gives every entry a reason', () => {
+    for (const [file, { reason }] of Object.entries(ALLOWED)) expect(reason.length, file).toBeGreaterThan(20)
+  })
+
+  it.each([
+    ['await new Promise(resolve => setTimeout(resolve, 10))', 'timer-sleep'],
+    ['await new Promise(r => setTimeout(r, 50))', 'timer-sleep'],
+    ['const timer = setTimeout(() => resolve(), 20)', 'timer-sleep'],
+    ['await vi.waitFor(() => expect(x).toBe(1))', 'vi-wait'],
+    ['await vi.waitUntil(() => ready)', 'vi-wait'],
+  ])('counts %s as %s', (line, pattern) => {
+    expect(PATTERNS[pattern]!(line, line)).toBe(true)
+  })
+
+  it('counts an interval that settles a promise, and leaves bounds and event-loop turns alone', () => {
+    expect(PATTERNS['interval-poll']!('const timer = setInterval(() => {', 'const timer = setInterval(() => {\n  if (done()) { clearInterval(timer); resolve(value) }\n}, 50)')).toBe(true)
+    const ignored = [
+      "const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('late')), 10_000) })",
+      'await new Promise(resolve => setImmediate(resolve))',
+      'const held = setInterval(() => {}, 60_000)',
+    ]
+    for (const line of ignored) expect(Object.values(PATTERNS).some(test => test(line, line)), line).toBe(false)
+  })
+})
