@@ -172,11 +172,28 @@ class System implements ActorSystem {
 
 const STOP: Supervision = Object.freeze({ strategy: 'stop' })
 
+/**
+ * What few actors use: kept apart from the actor, made on first need, so spawning a request (an
+ * actor on the per-message path) allocates and initializes less.
+ */
+class Rare {
+  output: unknown = undefined
+  error: unknown = undefined
+  /** The children by id (see Actor's children list). */
+  byId: Map<string, Actor> | undefined = undefined
+  timers: Map<string, Subscription> | undefined = undefined
+  snapshots: BehaviorSubject<Snapshot<unknown>> | undefined = undefined
+  events: Subject<unknown> | undefined = undefined
+  /** Failures in a row, for `restart`; and when the current run began (for `stableMs`). */
+  restarts = 0
+  runSince = 0
+  restartTimer: Subscription | undefined = undefined
+}
+
 class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   #status: ActorStatus = 'active'
   #state: unknown
-  #output: unknown
-  #error: unknown
+  #rare: Rare | undefined
   /** Messages waiting while one is handled; made on the first re-entrant send. */
   #mailbox: unknown[] | undefined
   #isProcessing = false
@@ -190,17 +207,9 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
    */
   #firstChild: Actor | undefined
   #lastChild: Actor | undefined
-  #byId: Map<string, Actor> | undefined
   previous: Actor | undefined
   next: Actor | undefined
-  #timers: Map<string, Subscription> | undefined
   #started: { unsubscribe(): void } | undefined
-  #snapshots: BehaviorSubject<Snapshot<unknown>> | undefined
-  #events: Subject<unknown> | undefined
-  /** Failures in a row, for `restart`; and when the current run began (for `stableMs`). */
-  #restarts = 0
-  #runSince = 0
-  #restartTimer: Subscription | undefined
 
   constructor(
     readonly system: System,
@@ -214,27 +223,32 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     readonly tellsDone: boolean,
   ) {}
 
+  /** The rarely used part, made on first need. */
+  get #more(): Rare { return this.#rare ??= new Rare() }
+
   get path(): string { return `${this.parent === undefined ? this.system.name : this.parent.path}/${this.id}` }
 
   get snapshots(): Observable<Snapshot<unknown>> {
-    if (this.#snapshots === undefined) {
-      this.#snapshots = new BehaviorSubject(this.#snapshot())
-      if (this.#status !== 'active') this.#snapshots.complete()
+    const rare = this.#more
+    if (rare.snapshots === undefined) {
+      rare.snapshots = new BehaviorSubject(this.#snapshot())
+      if (this.#status !== 'active') rare.snapshots.complete()
     }
-    return this.#snapshots.asObservable()
+    return rare.snapshots.asObservable()
   }
 
   get events(): Observable<unknown> {
-    if (this.#events === undefined) {
-      this.#events = new Subject()
-      if (this.#status !== 'active') this.#events.complete()
+    const rare = this.#more
+    if (rare.events === undefined) {
+      rare.events = new Subject()
+      if (this.#status !== 'active') rare.events.complete()
     }
-    return this.#events.asObservable()
+    return rare.events.asObservable()
   }
 
   #snapshot(): Snapshot<unknown> {
-    return this.#status === 'done' ? { status: 'done', state: this.#state, output: this.#output }
-      : this.#status === 'error' ? { status: 'error', state: this.#state, error: this.#error }
+    return this.#status === 'done' ? { status: 'done', state: this.#state, output: this.#rare?.output }
+      : this.#status === 'error' ? { status: 'error', state: this.#state, error: this.#rare?.error }
         : { status: this.#status, state: this.#state }
   }
 
@@ -247,7 +261,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       return
     }
     // Read only by `restart` (its `stableMs`): no clock read for the others, a request among them.
-    if (this.supervision.strategy === 'restart') this.#runSince = this.system.scheduler.now()
+    if (this.supervision.strategy === 'restart') this.#more.runSince = this.system.scheduler.now()
     if (this.logic.start !== undefined) {
       this.#isProcessing = true
       try {
@@ -264,7 +278,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   }
 
   adopt(child: Actor, isNamed: boolean): void {
-    const byId = isNamed ? this.#index() : this.#byId
+    const byId = isNamed ? this.#index() : this.#rare?.byId
     if (byId !== undefined) {
       if (byId.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
       byId.set(child.id, child)
@@ -282,16 +296,18 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     if (next === undefined) { if (this.#lastChild === child) this.#lastChild = previous } else next.previous = previous
     child.previous = child.next = undefined
     // Only `child` can hold its id here: adopt refuses a second while an index exists.
-    if (this.#byId?.get(child.id) === child) this.#byId.delete(child.id)
+    const byId = this.#rare?.byId
+    if (byId?.get(child.id) === child) byId.delete(child.id)
   }
 
   /** The children by id, made from the list on first need. */
   #index(): Map<string, Actor> {
-    if (this.#byId === undefined) {
-      this.#byId = new Map()
-      for (let child = this.#firstChild; child !== undefined; child = child.next) this.#byId.set(child.id, child)
+    const rare = this.#more
+    if (rare.byId === undefined) {
+      rare.byId = new Map()
+      for (let child = this.#firstChild; child !== undefined; child = child.next) rare.byId.set(child.id, child)
     }
-    return this.#byId
+    return rare.byId
   }
 
   #child(id: string): Actor | undefined {
@@ -332,7 +348,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       const [next, effects] = step
       if (!Object.is(next, this.#state)) {
         this.#state = next
-        this.#snapshots?.next(this.#snapshot())
+        this.#rare?.snapshots?.next(this.#snapshot())
       }
       if (system.isInspected) system.emit({ type: 'rxmcp.actor.transition', actor: this.path, state: next, effects })
       if (effects !== NONE) this.#run(effects, message)
@@ -365,15 +381,16 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
         return
       }
       case 'timer': {
-        const timers = this.#timers ??= new Map()
+        const timers = this.#more.timers ??= new Map()
         timers.get(effect.id)?.unsubscribe()
         const { id, message } = effect
         timers.set(id, this.system.scheduler.schedule(() => { timers.delete(id); this.send(message) }, effect.delay))
         return
       }
       case 'cancel-timer': {
-        const timer = this.#timers?.get(effect.id)
-        if (timer !== undefined) { timer.unsubscribe(); this.#timers!.delete(effect.id) }
+        const timers = this.#rare?.timers
+        const timer = timers?.get(effect.id)
+        if (timer !== undefined) { timer.unsubscribe(); timers!.delete(effect.id) }
         return
       }
       case 'emit': return this.#emit(effect.event)
@@ -385,7 +402,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
 
   #emit(event: unknown): void {
     this.onEvent?.(event, this.input)
-    this.#events?.next(event)
+    this.#rare?.events?.next(event)
   }
 
   #deliver(to: Address, message: unknown): void {
@@ -401,7 +418,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   sendParent(message: unknown): void { this.#deliver('parent', message) }
 
   done(output?: unknown): void {
-    this.#output = output
+    if (output !== undefined) this.#more.output = output
     this.#end('done')
   }
 
@@ -419,37 +436,38 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
         break
       case 'restart': {
         const now = system.scheduler.now()
-        if (supervision.stableMs !== undefined && now - this.#runSince >= supervision.stableMs) this.#restarts = 0
-        if (this.#restarts < supervision.backoff.retries) return this.#restart(supervision, error)
+        if (supervision.stableMs !== undefined && now - this.#more.runSince >= supervision.stableMs) this.#more.restarts = 0
+        if (this.#more.restarts < supervision.backoff.retries) return this.#restart(supervision, error)
         break
       }
       case 'escalate': {
-        this.#error = error
+        this.#more.error = error
         this.#end('error', true)
         if (this.parent !== undefined) this.parent.fail(error)
         else system.reportError(error, this.path)
         return
       }
     }
-    this.#error = error
+    this.#more.error = error
     this.#end('error')
   }
 
   #restart(supervision: Extract<Supervision, { strategy: 'restart' }>, error: unknown): void {
-    const attempt = this.#restarts++
+    const rare = this.#more
+    const attempt = rare.restarts++
     const delay = backoffDelay(supervision.backoff, attempt)
     this.#isRestarting = true
-    this.#error = error
+    this.#more.error = error
     this.#teardown()
     if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.restarting', actor: this.path, attempt: attempt + 1, delay })
     this.parent?.send({ type: 'rxmcp.child.restarting', id: this.id, attempt: attempt + 1, delay, error } satisfies ChildMessage)
-    this.#restartTimer = this.system.scheduler.schedule(() => {
-      this.#restartTimer = undefined
+    rare.restartTimer = this.system.scheduler.schedule(() => {
+      rare.restartTimer = undefined
       if (this.#status !== 'active') return
       this.#isRestarting = false
-      this.#error = undefined
+      rare.error = undefined
       this.begin()
-      this.#snapshots?.next(this.#snapshot())
+      rare.snapshots?.next(this.#snapshot())
     }, delay)
   }
 
@@ -458,9 +476,10 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     const started = this.#started
     this.#started = undefined
     started?.unsubscribe()
-    if (this.#timers !== undefined) {
-      for (const timer of this.#timers.values()) timer.unsubscribe()
-      this.#timers.clear()
+    const timers = this.#rare?.timers
+    if (timers !== undefined) {
+      for (const timer of timers.values()) timer.unsubscribe()
+      timers.clear()
     }
     // In spawn order; each child leaves the list as it ends.
     for (let child = this.#firstChild; child !== undefined; child = this.#firstChild) child.stop()
@@ -474,19 +493,20 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     if (this.#status !== 'active') return
     this.#status = status
     this.#isRestarting = false
-    this.#restartTimer?.unsubscribe()
+    const rare = this.#rare
+    rare?.restartTimer?.unsubscribe()
     this.#teardown()
     const parent = this.parent
     parent?.disown(this)
     this.system.forget(this)
     if (this.system.isInspected) this.system.emit({ type: 'rxmcp.actor.ended', actor: this.path, status })
-    if (this.#snapshots !== undefined) { this.#snapshots.next(this.#snapshot()); this.#snapshots.complete() }
-    this.#events?.complete()
+    if (rare?.snapshots !== undefined) { rare.snapshots.next(this.#snapshot()); rare.snapshots.complete() }
+    rare?.events?.complete()
     if (quiet) return
-    if (status === 'done') { if (this.tellsDone) parent?.send({ type: 'rxmcp.child.done', id: this.id, output: this.#output } satisfies ChildMessage) }
+    if (status === 'done') { if (this.tellsDone) parent?.send({ type: 'rxmcp.child.done', id: this.id, output: rare?.output } satisfies ChildMessage) }
     else if (status === 'error') {
-      if (parent !== undefined) parent.send({ type: 'rxmcp.child.error', id: this.id, error: this.#error } satisfies ChildMessage)
-      else this.system.reportError(this.#error, this.path)
+      if (parent !== undefined) parent.send({ type: 'rxmcp.child.error', id: this.id, error: rare?.error } satisfies ChildMessage)
+      else this.system.reportError(rare?.error, this.path)
     }
   }
 
