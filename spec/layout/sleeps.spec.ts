@@ -23,9 +23,16 @@ import { describe, expect, it } from 'vitest'
  * - `interval-poll`: a `setInterval(` whose callback (that line and the three after it) calls
  *   `resolve(`: a promise settled by re-checking on a timer.
  *
+ * - `expect-poll`: `expect.poll(`: vitest's re-check of an assertion on a timer (every 50 ms).
+ * - `turn-wait`: a promise settled by an event-loop turn, the shape of waiting for something to
+ *   have happened by spinning turns: `new Promise(resolve => setImmediate(resolve))` (`resolve |
+ *   res | r | done | wake | next`, or `() => resolve()`), and `await setImmediate(` of
+ *   node:timers/promises. A `settle()` or `tick()` helper that spins turns counts once, at the line
+ *   that makes its promise; its calls are not counted again.
+ *
  * A bound on a wait (`setTimeout(() => reject(new Error('… within 10 s')))` raced against the
- * event) is no sleep and is not counted; nor are turns of the event loop (`setImmediate`), which
- * take no time.
+ * event) is no sleep and is not counted; nor is a `setImmediate` that settles no promise (a CPU
+ * hog's `setImmediate(spin)`, a deferral of work).
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -37,6 +44,9 @@ const PATTERNS: Record<string, (line: string, after: string) => boolean> = {
   'timer-sleep': line => /setTimeout\(\s*(?:(?:resolve|res|r|done|wake|next)\s*[,)]|\(\)\s*=>\s*(?:resolve|res|r|done|wake|next)\(\s*\))/.test(line),
   'vi-wait': line => /\bvi\.(?:waitFor|waitUntil)\(/.test(line),
   'interval-poll': (line, after) => /\bsetInterval\(/.test(line) && /\bresolve\(/.test(after),
+  'expect-poll': line => /\bexpect\.poll\(/.test(line),
+  'turn-wait': line => /\bawait\s+setImmediate\(/.test(line)
+    || (/\bnew Promise\b/.test(line) && /setImmediate\(\s*(?:(?:resolve|res|r|done|wake|next)\s*[,)]|\(\)\s*=>\s*(?:resolve|res|r|done|wake|next)\(\s*\))/.test(line)),
 }
 
 const CONVERTING = 'being converted by the actors/host work; the merger updates this entry'
@@ -105,15 +115,20 @@ describe('issue 22: real sleeps and polling waits in spec/', () => {
     ['const timer = setTimeout(() => resolve(), 20)', 'timer-sleep'],
     ['await vi.waitFor(() => expect(x).toBe(1))', 'vi-wait'],
     ['await vi.waitUntil(() => ready)', 'vi-wait'],
+    ['await expect.poll(() => events.length).toBe(1)', 'expect-poll'],
+    ['await new Promise(resolve => setImmediate(resolve))', 'turn-wait'],
+    ['for (let i = 0; i < turns; i++) await new Promise(r => setImmediate(r))', 'turn-wait'],
+    ['const tick = () => new Promise<void>(resolve => setImmediate(() => resolve()))', 'turn-wait'],
+    ["await setImmediate()", 'turn-wait'],
   ])('counts %s as %s', (line, pattern) => {
     expect(PATTERNS[pattern]!(line, line)).toBe(true)
   })
 
-  it('counts an interval that settles a promise, and leaves bounds and event-loop turns alone', () => {
+  it('counts an interval that settles a promise, and leaves bounds and turns that settle nothing alone', () => {
     expect(PATTERNS['interval-poll']!('const timer = setInterval(() => {', 'const timer = setInterval(() => {\n  if (done()) { clearInterval(timer); resolve(value) }\n}, 50)')).toBe(true)
     const ignored = [
       "const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('late')), 10_000) })",
-      'await new Promise(resolve => setImmediate(resolve))',
+      'if (Date.now() < deadline) setImmediate(spin)',
       'const held = setInterval(() => {}, 60_000)',
     ]
     for (const line of ignored) expect(Object.values(PATTERNS).some(test => test(line, line)), line).toBe(false)
