@@ -13,32 +13,39 @@ import { verifies } from './helpers/verifies.ts'
 function rawSession(server: McpServer, maxMessageSize = 64 * 1024) {
   const inbound = new Subject<Inbound>()
   const replies: JsonRpcPayload[] = []
-  // Who waits for the replies to reach a count (see `replied`).
-  const waiting = new Map<number, () => void>()
+  // Who waits for the replies to pass a check (see `when`), looked at again on each reply sent.
+  const waiting = new Set<{ check: () => boolean; done: () => void }>()
   const transport: Transport = {
     inbound,
-    send: payload => { waiting.get(replies.push(JSON.parse(JSON.stringify(payload))))?.() },
+    send: payload => {
+      replies.push(JSON.parse(JSON.stringify(payload)))
+      for (const waiter of waiting) if (waiter.check()) { waiting.delete(waiter); waiter.done() }
+    },
     close: async () => inbound.complete(),
   }
+  /** Resolves once the replies pass `check`: at once if they do, else on the reply that makes them. */
+  const when = (check: () => boolean) => check() ? Promise.resolve() : new Promise<void>(done => { waiting.add({ check, done }) })
   /** Resolves once `count` replies have been sent (counted from the last time `replies` was emptied). */
-  const replied = (count: number) => replies.length >= count ? Promise.resolve() : new Promise<void>(resolve => waiting.set(count, resolve))
+  const replied = (count: number) => when(() => replies.length >= count)
+  /** Resolves once a reply to request `id` was sent after the first `from` replies. */
+  const answered = (id: string, from = 0) => when(() => replies.slice(from).some(reply => (reply as { id?: unknown }).id === id))
   const decoder = jsonLines.createDecoder(item => inbound.next(item), { maxMessageSize })
   const write = (data: string | Uint8Array) => decoder.write(typeof data === 'string' ? new TextEncoder().encode(data) : data)
-  const settle = async () => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) }
   const initialize = async (protocolVersion = '2025-11-25') => {
+    const before = replies.length
     write(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }) + '\n')
     write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    await settle()
+    await answered('init', before)
     replies.length = 0
   }
   /** Sends a ping and checks the session still answers it. */
   const expectAlive = async () => {
     const before = replies.length
     write('{"jsonrpc":"2.0","id":"alive","method":"ping"}\n')
-    await settle()
+    await answered('alive', before)
     expect(replies.slice(before)).toContainEqual({ jsonrpc: '2.0', id: 'alive', result: {} })
   }
-  return { transport, write, settle, initialize, replies, replied, expectAlive }
+  return { transport, write, initialize, replies, replied, expectAlive }
 }
 
 function echoServer(options: ServerOptions = {}): McpServer {
@@ -46,7 +53,6 @@ function echoServer(options: ServerOptions = {}): McpServer {
   server.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
     args => ({ content: [{ type: 'text', text: String(args.text) }] }))
   // Results no wire can carry, as a careless handler returns them.
-  // No inputSchema: nothing to compile, so the answer comes within the turns `settle` waits.
   server.tool('unserializable', {}, args => {
     const cyclic: Record<string, unknown> = { type: 'text', text: 'loop' }
     cyclic.self = cyclic
@@ -108,16 +114,18 @@ describe('bad input', () => {
   it.each(cases)('answers %s as the spec requires and the session lives on', async (_name, input, expected, initialize) => {
     const raw = await open({ initialize })
     raw.write(input)
-    await raw.settle()
+    await raw.replied(1)
     expect(raw.replies).toEqual([expected])
     if (initialize === false) await raw.initialize()
     await raw.expectAlive()
+    // Frames are taken in order: nothing more came for the bad input before the ping's answer.
+    if (initialize !== false) expect(raw.replies).toEqual([expected, { jsonrpc: '2.0', id: 'alive', result: {} }])
   })
 
   verifies('lifecycle:initialized-once', 'refuses a second initialize with -32600', async () => {
     const raw = await open()
     raw.write('{"jsonrpc":"2.0","id":"again","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}\n')
-    await raw.settle()
+    await raw.replied(1)
     expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'again', error: { code: -32600, message: expect.stringContaining('already initialized') } }])
     await raw.expectAlive()
   })
@@ -125,16 +133,16 @@ describe('bad input', () => {
   verifies('lifecycle:initialize-first', 'answers ping before initialize', async () => {
     const raw = await open({ initialize: false })
     raw.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-    await raw.settle()
+    await raw.replied(1)
     expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }])
   })
 
   it('drops a response to an unknown id without answering', async () => {
     const raw = await open()
     raw.write('{"jsonrpc":"2.0","id":12345,"result":{}}\n{"jsonrpc":"2.0","id":12346,"error":{"code":-1,"message":"x"}}\n')
-    await raw.settle()
-    expect(raw.replies).toEqual([])
+    // Messages are taken in order: once a ping sent after them is answered, they were, and with nothing.
     await raw.expectAlive()
+    expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: 'alive', result: {} }])
   })
 
   it('answers a request over the size limit with -32600 carrying its id, naming size and limit, and reads the next line', async () => {
@@ -142,7 +150,7 @@ describe('bad input', () => {
     raw.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${'x'.repeat(4096)}"}}}\n`)
     // The official SDK writes the id last: it is read from the line's end.
     raw.write(`{"params":{"name":"echo","arguments":{"text":"${'x'.repeat(4096)}"}},"method":"tools/call","jsonrpc":"2.0","id":"last"}\n`)
-    await raw.settle()
+    await raw.replied(2)
     expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'Invalid Request: Message of 4191 bytes exceeds the limit of 1024 bytes', data: { size: 4191, limit: 1024 } } },
       { jsonrpc: '2.0', id: 'last', error: { code: -32600, message: 'Invalid Request: Message of 4196 bytes exceeds the limit of 1024 bytes', data: { size: 4196, limit: 1024 } } },
@@ -153,7 +161,7 @@ describe('bad input', () => {
   it('answers an oversized line whose id cannot be read with -32600 and id null', async () => {
     const raw = await open({ maxMessageSize: 1024 })
     raw.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${'x'.repeat(4096)}"}}\n`)
-    await raw.settle()
+    await raw.replied(1)
     expect(raw.replies).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('exceeds the limit of 1024 bytes') } }])
     await raw.expectAlive()
   })
@@ -162,7 +170,7 @@ describe('bad input', () => {
     const raw = await open({ protocolVersion: '2025-03-26', server: { maxBatchSize: 10 } })
     raw.write(JSON.stringify(Array.from({ length: 11 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))) + '\n')
     raw.write(JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))) + '\n')
-    await raw.settle()
+    await raw.replied(2)
     expect(raw.replies[0]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 11 entries exceeds the limit of 10', data: { entries: 11, limit: 10 } } })
     expect(raw.replies[1]).toHaveLength(10)
     await raw.expectAlive()
@@ -172,7 +180,7 @@ describe('bad input', () => {
     const raw = await open({ protocolVersion: '2025-03-26', maxMessageSize: 4 * 1024 * 1024 })
     raw.write('[' + new Array(1_000_000).fill('1').join(',') + ']\n')
     raw.write('[' + new Array(1_001).fill('1').join(',') + ']\n')
-    await raw.settle()
+    await raw.replied(2)
     expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the message holds more than 100000 object members and array elements (maxMembers)', data: { bound: 'maxMembers', limit: 100_000 } } },
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1001 entries exceeds the limit of 1000', data: { entries: 1_001, limit: 1000 } } },
@@ -189,7 +197,7 @@ describe('bad input', () => {
     subscribe(5, 'items://1')
     raw.write('{"jsonrpc":"2.0","id":6,"method":"resources/unsubscribe","params":{"uri":"items://2"}}\n')
     subscribe(7, 'items://4')
-    await raw.settle()
+    await raw.replied(7)
     expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: 1, result: {} },
       { jsonrpc: '2.0', id: 2, result: {} },
@@ -211,7 +219,7 @@ describe('bad input', () => {
     const watching = session!.states.subscribe(state => { states++; expect(state.subscriptions).toBe(map) })
     for (let i = 0; i < 5000; i++) raw.write(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'resources/subscribe', params: { uri: `items://${i}` } }) + '\n')
     for (let i = 0; i < 2500; i++) raw.write(JSON.stringify({ jsonrpc: '2.0', id: `u${i}`, method: 'resources/unsubscribe', params: { uri: `items://${i}` } }) + '\n')
-    await raw.settle()
+    await raw.replied(7500)
     watching.unsubscribe()
     expect(session!.state.subscriptions).toBe(map)
     expect(map.size).toBe(2500)
@@ -225,7 +233,7 @@ describe('bad input', () => {
     raw.write('['.repeat(100_000) + ']'.repeat(100_000) + '\n')
     raw.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"deep","nested":${'['.repeat(50_000)}${']'.repeat(50_000)}}}}\n`)
     raw.write(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"deep enough","nested":${'['.repeat(120)}${']'.repeat(120)}}}}\n`)
-    await raw.settle()
+    await raw.replied(4)
     const tooDeep = { code: -32700, message: 'Parse error: the message nests deeper than 128 levels (maxDepth)', data: { bound: 'maxDepth', limit: 128 } }
     expect(raw.replies).toEqual([
       { jsonrpc: '2.0', id: null, error: tooDeep },
@@ -240,7 +248,7 @@ describe('bad input', () => {
     const raw = await open()
     raw.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"p","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},"__proto__":{"polluted":true}}}\n')
     raw.write('{"jsonrpc":"2.0","id":2,"method":"initialize","__proto__":{"polluted":true},"params":{"__proto__":{"polluted":true}}}\n')
-    await raw.settle()
+    await raw.replied(2)
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
     expect(Object.prototype).not.toHaveProperty('polluted')
     expect(raw.replies[0]).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'p' }] } })
@@ -273,7 +281,7 @@ describe('bad input', () => {
   it('accepts a batch in a 2025-03-26 session', async () => {
     const raw = await open({ protocolVersion: '2025-03-26' })
     raw.write('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}]\n')
-    await raw.settle()
+    await raw.replied(1)
     expect(raw.replies).toEqual([[
       { jsonrpc: '2.0', id: 1, result: {} },
       { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'b' }] } },

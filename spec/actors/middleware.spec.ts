@@ -6,6 +6,7 @@ import { ForbiddenError } from '../../lib/jsonrpc/errors.ts'
 import type { Authenticator, Principal } from '../../lib/auth.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { rawClient } from '../helpers/raw-client.ts'
+import { collected } from '../helpers/collected.ts'
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => { for (const close of closers.splice(0).reverse()) await close() })
@@ -218,18 +219,22 @@ describe('audit', () => {
   })
 
   it('records a cancelled request, and a sink that throws does not fail the request', async () => {
-    const entries: AuditEntry[] = []
+    const entries = collected<AuditEntry>()
     const errors: unknown[] = []
     const server = demoServer()
-    server.tool('forever', {}, () => new Promise(() => {}))
+    // Its handler running says the request has reached the server: the cancel then finds it in flight.
+    let isRunning!: () => void
+    const running = new Promise<void>(resolve => { isRunning = resolve })
+    server.tool('forever', {}, () => { isRunning(); return new Promise(() => {}) })
     server.use(audit(entry => { entries.push(entry); throw new Error('sink down') }, { onError: error => errors.push(error) }))
     const { call, connection } = await rawClient(server, close => closers.push(close))
     await call('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } })
     expect(await call('tools/call', { name: 'echo', arguments: { text: 'y' } })).toMatchObject({ content: [{ text: 'y' }] })
     const pending = connection.request('tools/call', { name: 'forever', arguments: {} }, { progress: false, timeout: 0 }).subscribe({ error: () => {} })
-    await new Promise(resolve => setImmediate(resolve))
+    await running
     pending.unsubscribe()
-    await expect.poll(() => entries.map(entry => entry.outcome)).toEqual(['result', 'cancelled'])
+    await entries.when(items => items.length === 2)
+    expect(entries.items.map(entry => entry.outcome)).toEqual(['result', 'cancelled'])
     expect(errors).toHaveLength(2)
   })
 })

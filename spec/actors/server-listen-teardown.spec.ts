@@ -7,6 +7,7 @@ import { createSseParser } from '../../lib/codec/sse.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
+import { collected } from '../helpers/collected.ts'
 import { countListeners } from '../helpers/count-listeners.ts'
 
 const SUBSCRIPTION = 'io.modelcontextprotocol/subscriptionId'
@@ -24,7 +25,7 @@ function listeningServer(): McpServer {
 }
 
 /** The JSON-RPC messages among inspection events of one direction. */
-function frames(events: InspectionEvent[], type: 'rxmcp.frame.in' | 'rxmcp.frame.out'): JsonObject[] {
+function frames(events: readonly InspectionEvent[], type: 'rxmcp.frame.in' | 'rxmcp.frame.out'): JsonObject[] {
   return events.filter(event => event.type === type).map(event => (event as { message: JsonObject }).message)
 }
 
@@ -40,24 +41,25 @@ describe('issue 20: a server ends a listen stream without notifications/cancelle
     const server = listeningServer()
     const [near, far] = createMemoryPair()
     await server.listen(far)
-    const seen: InspectionEvent[] = []
+    const seen = collected<InspectionEvent>()
     const client = await connect(near, { name: 'rx', version: '1' }, { era: 'modern', inspect: event => seen.push(event) })
     closers.push(() => client.close())
-    const events: ListenEvent[] = []
-    let isComplete = false
-    client.listen({ toolsListChanged: true }).subscribe({ next: event => events.push(event), complete: () => { isComplete = true } })
-    await expect.poll(() => events.length).toBe(1)
-    const id = frames(seen, 'rxmcp.frame.out').find(message => message.method === 'subscriptions/listen')!.id
+    const events = collected<ListenEvent>()
+    let complete!: () => void
+    const completed = new Promise<void>(resolve => { complete = resolve })
+    client.listen({ toolsListChanged: true }).subscribe({ next: event => events.push(event), complete: () => complete() })
+    await events.when(items => items.length === 1)
+    const id = frames(seen.items, 'rxmcp.frame.out').find(message => message.method === 'subscriptions/listen')!.id
     await server.close()
-    await expect.poll(() => isComplete).toBe(true)
-    await expect.poll(() => ofStream(frames(seen, 'rxmcp.frame.in'), id).length).toBe(3)
-    expect(ofStream(frames(seen, 'rxmcp.frame.in'), id)).toEqual([
+    await completed
+    await seen.when(items => ofStream(frames(items, 'rxmcp.frame.in'), id).length === 3)
+    expect(ofStream(frames(seen.items, 'rxmcp.frame.in'), id)).toEqual([
       { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [SUBSCRIPTION]: id }, notifications: { toolsListChanged: true } } },
       { jsonrpc: '2.0', method: 'notifications/cancelled', params: { _meta: { [SUBSCRIPTION]: id }, requestId: id, reason: 'The server is shutting down' } },
       { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION]: id, 'io.modelcontextprotocol/serverInfo': SERVER_INFO } } },
     ])
     // The server ended it: the client does not cancel a request that is over.
-    expect(frames(seen, 'rxmcp.frame.out').filter(message => message.method === 'notifications/cancelled')).toEqual([])
+    expect(frames(seen.items, 'rxmcp.frame.out').filter(message => message.method === 'notifications/cancelled')).toEqual([])
   })
 
   it('over real HTTP: the listen response stream carries notifications/cancelled, then the completion result, then ends', async () => {
@@ -71,7 +73,7 @@ describe('issue 20: a server ends a listen stream without notifications/cancelle
       body: JSON.stringify(body),
     })
     expect(response.headers.get('content-type')).toBe('text/event-stream')
-    const received: JsonObject[] = []
+    const received = collected<JsonObject>()
     const parser = createSseParser(event => { if (event.data !== '') received.push(JSON.parse(event.data) as JsonObject) })
     const decoder = new TextDecoder()
     const reader = response.body!.getReader()
@@ -82,10 +84,10 @@ describe('issue 20: a server ends a listen stream without notifications/cancelle
         parser.write(decoder.decode(value, { stream: true }))
       }
     })()
-    await expect.poll(() => received.length).toBe(1)
+    await received.when(items => items.length === 1)
     await server.close()
     await ended
-    expect(received).toEqual([
+    expect(received.items).toEqual([
       { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [SUBSCRIPTION]: 'listen-1' }, notifications: { toolsListChanged: true } } },
       { jsonrpc: '2.0', method: 'notifications/cancelled', params: { _meta: { [SUBSCRIPTION]: 'listen-1' }, requestId: 'listen-1', reason: 'The server is shutting down' } },
       { jsonrpc: '2.0', id: 'listen-1', result: { resultType: 'complete', _meta: { [SUBSCRIPTION]: 'listen-1', 'io.modelcontextprotocol/serverInfo': SERVER_INFO } } },
@@ -97,19 +99,19 @@ describe('issue 20: a server ends a listen stream without notifications/cancelle
     const listeners = countListeners(server)
     const [near, far] = createMemoryPair()
     await server.listen(far)
-    const seen: InspectionEvent[] = []
+    const seen = collected<InspectionEvent>()
     const connection = createConnection(near, { inspect: event => seen.push(event) })
     connection.start()
     closers.push(() => connection.close())
     const stream = connection.request('subscriptions/listen', { _meta: META, notifications: { toolsListChanged: true } }, { progress: false, timeout: 0 }).subscribe({ error: () => {} })
-    const id = frames(seen, 'rxmcp.frame.out')[0]!.id
-    await expect.poll(() => ofStream(frames(seen, 'rxmcp.frame.in'), id).length).toBe(1)
+    const id = frames(seen.items, 'rxmcp.frame.out')[0]!.id
+    await seen.when(items => ofStream(frames(items, 'rxmcp.frame.in'), id).length === 1)
     stream.unsubscribe()
-    expect(frames(seen, 'rxmcp.frame.out').at(-1)).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'Request cancelled by the caller' } })
+    expect(frames(seen.items, 'rxmcp.frame.out').at(-1)).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'Request cancelled by the caller' } })
     await firstValueFrom(listeners.pipe(filter(count => count === 0)))
     server.tool('later', {}, () => ({ content: [] }))
     await server.close()
     await connection.closed
-    expect(ofStream(frames(seen, 'rxmcp.frame.in'), id).map(message => message.method ?? 'response')).toEqual(['notifications/subscriptions/acknowledged'])
+    expect(ofStream(frames(seen.items, 'rxmcp.frame.in'), id).map(message => message.method ?? 'response')).toEqual(['notifications/subscriptions/acknowledged'])
   })
 })

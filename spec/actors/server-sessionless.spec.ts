@@ -110,12 +110,14 @@ describe('issue 21: requests served without a session (TransportServer.requests)
     server = createServer({ name: 'sessionless', version: '1' })
     let aborted: (reason: unknown) => void
     const abortedWith = new Promise(resolve => { aborted = resolve })
-    server.tool('wait', {}, (_args, ctx) => new Promise(() => { ctx.signal.addEventListener('abort', () => aborted(ctx.signal.reason)) }))
+    let isListening!: () => void
+    const listening = new Promise<void>(resolve => { isListening = resolve })
+    server.tool('wait', {}, (_args, ctx) => new Promise(() => { ctx.signal.addEventListener('abort', () => aborted(ctx.signal.reason)); isListening() }))
     const listener = requestListener()
     await server.listen(listener)
     const reply = listener.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', _meta: META } })
-    // The handler has started (its signal is listened to) once the call's microtasks ran.
-    await new Promise(resolve => setImmediate(resolve))
+    // The handler has started: its signal is listened to.
+    await listening
     reply.close()
     expect(await abortedWith).toMatchObject({ name: 'ConnectionClosedError' })
     expect(reply.messages).toEqual([])

@@ -15,6 +15,7 @@ import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 import { isTerminalStatus } from '../../actors/tasks/task.ts'
 import { arrivals } from '../helpers/arrivals.ts'
 import { taskChanges } from '../helpers/task-changes.ts'
+import { sessionsEnded } from '../helpers/sessions-ended.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -66,8 +67,10 @@ describe('tasks survive their connection', () => {
     const first = await open('alice')
     const [created] = await lastValueFrom(first.callToolAsTask('slow').pipe(take(1), toArray()))
     const taskId = created!.type === 'task' ? created!.task.taskId : ''
+    const ended = sessionsEnded(server)
     await first.close()
-    await expect.poll(() => server.sessions.size).toBe(0)
+    await ended
+    expect(server.sessions.size).toBe(0)
 
     const again = await open('alice')
     const result = again.tasks.result(taskId)

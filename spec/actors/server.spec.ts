@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from 'vitest'
-import { firstValueFrom, lastValueFrom, take, toArray, interval, map, tap, last } from 'rxjs'
+import { describe, expect, it } from 'vitest'
+import { filter, firstValueFrom, lastValueFrom, take, toArray, interval, map, tap, last } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import type { ActorInspectionEvent } from '../../actors/actor.ts'
 import { connect } from '../../actors/client.ts'
@@ -198,7 +198,8 @@ describe('createServer', () => {
   })
 
   it('reports progress from an Observable handler and cancels it when the caller aborts', async () => {
-    await using pair = await connectInMemory(weatherServer())
+    const server = weatherServer()
+    await using pair = await connectInMemory(server)
     const progress: number[] = []
     const result = await pair.client.callTool('count', { steps: 3 }, { onProgress: event => progress.push(event.progress) })
     expect(result).toEqual({ content: [{ type: 'text', text: 'counted' }] })
@@ -210,10 +211,14 @@ describe('createServer', () => {
     const call = pair.client.callTool('count', { steps: 1000 }, { signal: controller.signal, onProgress: () => isRunning() }).catch(e => e)
     await running
     expect(pair.session.connection.incoming.size).toBe(1)
+    // The request's actor ends once the cancellation has reached the server: that is the event.
+    const request = [...pair.session.connection.incoming.values()][0]!.actor!.path
+    const ended = firstValueFrom(server.system.inspect.pipe(filter(event => event.type === 'rxmcp.actor.ended' && event.actor === request)))
     controller.abort()
     expect((await call).code).toBe('RXMCP_ERR_CANCELLED')
+    await ended
     // The server forgets the request once the cancellation has reached it.
-    await vi.waitFor(() => expect(pair.session.connection.incoming.size).toBe(0), { timeout: 10_000 })
+    expect(pair.session.connection.incoming.size).toBe(0)
   })
 
   verifies('lifecycle:capabilities', 'enforces capabilities both ways', async () => {

@@ -7,18 +7,34 @@ import { join } from 'node:path'
 import { filter, firstValueFrom } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { serveSkills } from '../../actors/server/skills.ts'
-import { connect } from '../../actors/client.ts'
+import { connect, type McpClient } from '../../actors/client.ts'
 import { connectInMemory } from '../../testing.ts'
 import { skillsDirectory } from '../../transports/skills-directory.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { McpError } from '../../lib/jsonrpc/errors.ts'
+import { collected } from '../helpers/collected.ts'
 import { SKILLS_EXTENSION, SkillVerificationError, type SkillEntry } from '../../lib/skills.ts'
 
 const digest = (content: string | Uint8Array) => `sha256:${createHash('sha256').update(content).digest('hex')}`
 const MANIFEST = '---\nname: pdf-tools\ndescription: Work with PDF files\nmetadata:\n  owner: docs\n---\n\n# PDF tools\n\nRead references/FORMS.md for forms.\n'
 const FORMS = '# Forms\n\nFill every field.\n'
 const LOGO = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0x00, 0xfe, 0x01])
+
+/**
+ * Resolves once `check` holds, looking again on each notifications/resources/list_changed `client`
+ * hears: a serving of skills re-registers the files of what it read, and the server tells that, so
+ * each state the watch lands on is announced. No timer: the OS's file events drive the reads.
+ */
+async function whenListed(client: McpClient, check: () => boolean | Promise<boolean>): Promise<void> {
+  const changes = collected<unknown>()
+  const subscription = client.notifications('notifications/resources/list_changed').subscribe(change => changes.push(change))
+  try {
+    for (let heard = 0; !(await check()); heard++) await changes.when(items => items.length > heard)
+  } finally {
+    subscription.unsubscribe()
+  }
+}
 
 let cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -135,8 +151,11 @@ describe('serveSkills over a directory, and client.skills', () => {
     const edited = `${MANIFEST}\nOne more line.\n`
     writeFileSync(join(root, 'pdf-tools', 'SKILL.md'), edited)
     await changed
-    await expect.poll(async () => (await pair.client.skills.list())[0]?.resources, { timeout: 10_000 })
-      .toContainEqual({ uri: 'skill://pdf-tools/SKILL.md', digest: digest(edited), size: Buffer.byteLength(edited) })
+    // A read may have caught the file half written: the state it lands on is announced again.
+    const wanted = { uri: 'skill://pdf-tools/SKILL.md', digest: digest(edited), size: Buffer.byteLength(edited) }
+    const resources = async () => (await pair.client.skills.list())[0]?.resources as unknown[] | undefined
+    await whenListed(pair.client, async () => (await resources())?.some(resource => JSON.stringify(resource) === JSON.stringify(wanted)) === true)
+    expect(await resources()).toContainEqual(wanted)
     expect((await pair.client.skills.load('skill://pdf-tools/SKILL.md')).instructions).toContain('One more line.')
   })
 
@@ -146,6 +165,7 @@ describe('serveSkills over a directory, and client.skills', () => {
     const served = serveSkills(server, skillsDirectory(root, { watch: true, debounceMs: 1, onSkipped: () => {} }), { onSkipped: () => {} })
     cleanups.push(() => served.close())
     await served.ready
+    await using pair = await connectInMemory(server)
     const skill = join(root, 'pdf-tools')
     // An editor's save: write a temporary file, rename it over the original; others appear and vanish.
     // Asynchronous, so the reads the watch starts run between these steps.
@@ -156,22 +176,28 @@ describe('serveSkills over a directory, and client.skills', () => {
     }
     const final = `${MANIFEST}\nFinal.\n`
     writeFileSync(join(skill, 'SKILL.md'), final)
-    await expect.poll(() => served.entries.get('skill://pdf-tools/SKILL.md')?.resources, { timeout: 10_000 })
-      .toContainEqual({ uri: 'skill://pdf-tools/SKILL.md', digest: digest(final), size: Buffer.byteLength(final) })
-    await expect.poll(() => (served.entries.get('skill://pdf-tools/SKILL.md')?.resources as Array<{ uri: string }>).map(file => file.uri).sort(), { timeout: 10_000 })
-      .toEqual(['skill://pdf-tools/SKILL.md', 'skill://pdf-tools/logo.png', 'skill://pdf-tools/references/FORMS.md'])
+    const wanted = { uri: 'skill://pdf-tools/SKILL.md', digest: digest(final), size: Buffer.byteLength(final) }
+    const files = ['skill://pdf-tools/SKILL.md', 'skill://pdf-tools/logo.png', 'skill://pdf-tools/references/FORMS.md']
+    const resources = () => (served.entries.get('skill://pdf-tools/SKILL.md')?.resources ?? []) as Array<{ uri: string }>
+    // The watch's last read is announced like every other: wait for the one that serves the final state.
+    await whenListed(pair.client, () => resources().some(resource => JSON.stringify(resource) === JSON.stringify(wanted))
+      && JSON.stringify(resources().map(file => file.uri).sort()) === JSON.stringify(files))
+    expect(resources()).toContainEqual(wanted)
+    expect(resources().map(file => file.uri).sort()).toEqual(files)
   }, 30_000)
 
   it('tells onError when the watched directory goes away, and the server keeps answering', async () => {
     const root = skillsFolder()
     const server = makeServer()
-    const errors: unknown[] = []
+    const errors = collected<unknown>()
     const served = serveSkills(server, skillsDirectory(root, { watch: true, debounceMs: 5, onSkipped: () => {} }), { onSkipped: () => {}, onError: error => errors.push(error) })
     cleanups.push(() => served.close())
     await served.ready
     rmSync(root, { recursive: true, force: true })
-    await expect.poll(() => errors.length, { timeout: 10_000 }).toBe(1)
-    expect(errors[0]).toMatchObject({ code: 'ENOENT' })
+    // onError is the event: the watch reports the directory's removal once.
+    await errors.when(items => items.length > 0)
+    expect(errors.items).toHaveLength(1)
+    expect(errors.items[0]).toMatchObject({ code: 'ENOENT' })
     // A read that raced the removal may have seen some folders go first: what is served is the last set read.
     await using pair = await connectInMemory(server)
     expect((await pair.client.skills.list()).map(entry => entry.uri)).toEqual([...served.entries.keys()])

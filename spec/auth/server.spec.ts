@@ -12,6 +12,7 @@ import { bearerAuth, type BearerAuthOptions } from '../../auth/server.ts'
 import { introspectionVerifier, jwtVerifier } from '../../auth/verifiers.ts'
 import { freePort, loopbackServer, testIssuer, unsignedToken, type TestIssuer } from './fixtures.ts'
 import { events, messages } from '../helpers/sse-events.ts'
+import { taskChanges } from '../helpers/task-changes.ts'
 
 const ISSUER = 'https://issuer.test'
 const ACCEPT = 'application/json, text/event-stream'
@@ -202,10 +203,14 @@ describe('tasks belong to the principal', () => {
       return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number } }
     }
     const alice = await issuer.token()
+    const changes = taskChanges(mcp)
     const created = await modern(alice, 'tools/call', { name: 'job', arguments: {} }, 'job')
     const taskId = created.result?.taskId as string
     expect(created.result?.resultType).toBe('task')
-    await expect.poll(async () => (await modern(alice, 'tasks/get', { taskId }, taskId)).result?.status).toBe('completed')
+    // The task's change to completed is published on the server's bus: then tasks/get says so.
+    await changes.reached(taskId, 'completed')
+    changes.stop()
+    expect((await modern(alice, 'tasks/get', { taskId }, taskId)).result?.status).toBe('completed')
     // Alice with a refreshed token still owns it; bob does not see it.
     expect((await modern(await issuer.token({ scope: 'mcp more' }), 'tasks/get', { taskId }, taskId)).result?.status).toBe('completed')
     expect((await modern(await issuer.token({ sub: 'bob' }), 'tasks/get', { taskId }, taskId)).error?.code).toBe(-32602)

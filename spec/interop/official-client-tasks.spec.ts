@@ -4,11 +4,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { arrivals } from '../helpers/arrivals.ts'
+import { taskChanges } from '../helpers/task-changes.ts'
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
 
 /** Gates the tests open to let the `slow` tool finish, one per call. */
-const gates: Array<() => void> = []
+const gates = arrivals<() => void>()
 /** Task ids whose handler saw its signal abort. */
 const aborted: string[] = []
 
@@ -27,16 +29,6 @@ function makeServer(): McpServer {
   })
   server.tool('fails', { execution: { taskSupport: 'optional' } }, () => ({ ...text('it failed'), isError: true }))
   return server
-}
-
-/** Resolves once `check` holds, polling the official client at the pace of its own calls (bounded). */
-async function until<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const value = await read()
-    if (check(value)) return value
-    await new Promise(resolve => setImmediate(resolve))
-  }
-  throw new Error('condition never held')
 }
 
 describe('the official SDK v1.32 client\'s experimental tasks against an rxmcp server over Streamable HTTP', () => {
@@ -80,14 +72,18 @@ describe('the official SDK v1.32 client\'s experimental tasks against an rxmcp s
   })
 
   it('polls with getTask, lists with listTasks, and reads the result with getTaskResult', async () => {
+    const changes = taskChanges(server)
     const created = await client.request({ method: 'tools/call', params: { name: 'slow', arguments: {}, task: {} } },
       (await import('@modelcontextprotocol/sdk/types.js')).CreateTaskResultSchema)
     const taskId = created.task.taskId
     expect(await client.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'working', statusMessage: 'waiting' })
     expect((await client.experimental.tasks.listTasks()).tasks.map(task => task.taskId)).toContain(taskId)
-    await until(async () => gates.length, count => count > 0)
-    gates.shift()!()
-    await until(() => client.experimental.tasks.getTask(taskId), task => task.status === 'completed')
+    await gates.atLeast(1)
+    gates.items.shift()!()
+    // The task's change to completed is published on the server's bus: then getTask says so.
+    await changes.reached(taskId, 'completed')
+    changes.stop()
+    expect(await client.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'completed' })
     expect(await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).toMatchObject(text('slow done'))
   })
 
@@ -100,7 +96,7 @@ describe('the official SDK v1.32 client\'s experimental tasks against an rxmcp s
     expect(aborted).toContain(taskId)
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('cancelled')
     await expect(client.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({ code: -32602 })
-    gates.splice(0).forEach(open => open())
+    gates.items.splice(0).forEach(open => open())
   })
 
   it('answers an elicitation the task sends, and ends the task with its answer', async () => {

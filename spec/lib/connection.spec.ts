@@ -7,6 +7,7 @@ import {
 import { createMemoryPair } from '../../transports/memory.ts'
 import { FakeTransport } from '../helpers/fake-transport.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { collected } from '../helpers/collected.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { bareRequestInfo, type Inbound, type SendOptions, type Transport } from '../../lib/transport.ts'
 import type { JsonRpcPayload } from '../../lib/jsonrpc/message.ts'
@@ -18,7 +19,6 @@ function pair() {
   return { caller, callee, start: () => { caller.start(); callee.start() } }
 }
 
-const tick = () => new Promise(resolve => setImmediate(resolve))
 
 describe('createConnection', () => {
   it('answers a request with the handler value', async () => {
@@ -60,15 +60,23 @@ describe('createConnection', () => {
     const callee = createConnection(b, { inspect: event => sent.push(event) })
     let aborted: unknown
     let unsubscribed = false
+    // The handler's start, its abort and its teardown, as events.
+    let started!: () => void
+    const isStarted = new Promise<void>(resolve => { started = resolve })
+    let tornDown!: () => void
+    const isTornDown = new Promise<void>(resolve => { tornDown = resolve })
+    let abortHeard!: () => void
+    const isAborted = new Promise<void>(resolve => { abortHeard = resolve })
     callee.setRequestHandler('forever', (_params, request) => {
-      request.signal.addEventListener('abort', () => { aborted = request.signal.reason })
-      return new Observable(() => () => { unsubscribed = true })
+      request.signal.addEventListener('abort', () => { aborted = request.signal.reason; abortHeard() })
+      started()
+      return new Observable(() => () => { unsubscribed = true; tornDown() })
     })
     caller.start(); callee.start()
     const subscription = caller.request('forever').subscribe()
-    await tick()
+    await isStarted
     subscription.unsubscribe()
-    await tick(); await tick()
+    await Promise.all([isTornDown, isAborted])
     expect(unsubscribed).toBe(true)
     expect(aborted).toBeInstanceOf(CancelledError)
     expect(callee.incoming.size).toBe(0)
@@ -94,7 +102,7 @@ describe('createConnection', () => {
     transport.receive({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} })
     transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })
     resolve({ ok: true })
-    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: 1, result: { ok: true } }])
+    expect(await transport.frames(1)).toEqual([{ jsonrpc: '2.0', id: 1, result: { ok: true } }])
   })
 
   it('times out with TimeoutError, pointing at the caller, and cancels on the wire', async () => {
@@ -175,7 +183,7 @@ describe('createConnection', () => {
     const transport = new FakeTransport()
     createConnection(transport).start()
     transport.receive({ jsonrpc: '2.0', id: 'x', method: 'nope' })
-    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: 'x', error: { code: -32601, message: 'Method not found: nope' } }])
+    expect(await transport.frames(1)).toEqual([{ jsonrpc: '2.0', id: 'x', error: { code: -32601, message: 'Method not found: nope' } }])
   })
 
   verifies('jsonrpc:id-unique', 'refuses a request reusing an in-flight id and still answers the first', async () => {
@@ -187,7 +195,7 @@ describe('createConnection', () => {
     transport.receive({ jsonrpc: '2.0', id: 7, method: 'wait' })
     transport.receive({ jsonrpc: '2.0', id: 7, method: 'wait' })
     resolve({ first: true })
-    const sent = await transport.settle()
+    const sent = await transport.frames(2)
     expect(sent).toEqual([
       { jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request: request id 7 is already in use' } },
       { jsonrpc: '2.0', id: 7, result: { first: true } },
@@ -199,7 +207,7 @@ describe('createConnection', () => {
     const events: InspectionEvent[] = []
     createConnection(transport, { inspect: event => events.push(event) }).start()
     transport.receive({ jsonrpc: '2.0', id: 99, result: {} })
-    expect(await transport.settle()).toEqual([])
+    expect(await transport.afterPing()).toEqual([])
     expect(events).toContainEqual({ type: 'rxmcp.response.unknown', id: 99 })
   })
 
@@ -207,14 +215,14 @@ describe('createConnection', () => {
     const transport = new FakeTransport()
     createConnection(transport).start()
     transport.receiveInvalid({ type: 'invalid', error: new ParseError('Parse error: bad JSON') })
-    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: bad JSON' } }])
+    expect(await transport.frames(1)).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: bad JSON' } }])
   })
 
   verifies('jsonrpc:batch-2025-03-26-only', 'refuses batches unless allowed, and answers an allowed batch with one array', async () => {
     const refused = new FakeTransport()
     createConnection(refused).start()
     refused.receive([{ jsonrpc: '2.0', id: 1, method: 'ping' }])
-    expect(await refused.settle()).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported in this protocol version' } }])
+    expect(await refused.frames(1)).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported in this protocol version' } }])
 
     const allowed = new FakeTransport()
     const connection = createConnection(allowed, { allowBatch: () => true })
@@ -226,7 +234,7 @@ describe('createConnection', () => {
       { jsonrpc: '2.0', id: 2, method: 'ping' },
       { nope: true },
     ])
-    const sent = await allowed.settle()
+    const sent = await allowed.frames(1)
     expect(sent).toHaveLength(1)
     expect(sent[0]).toEqual([
       { jsonrpc: '2.0', id: 2, result: {} },
@@ -258,7 +266,7 @@ describe('createConnection', () => {
     const transport = new FakeTransport()
     createConnection(transport, { gateRequest: () => new McpError(-32600, 'not yet') }).start()
     transport.receive({ jsonrpc: '2.0', id: 1, method: 'ping' })
-    expect(await transport.settle()).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'not yet' } }])
+    expect(await transport.frames(1)).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'not yet' } }])
   })
 
   it('leaves a handler that never answers running until cancelled', async () => {
@@ -267,11 +275,11 @@ describe('createConnection', () => {
     connection.setRequestHandler('never', () => NEVER)
     connection.start()
     transport.receive({ jsonrpc: '2.0', id: 1, method: 'never' })
-    await transport.settle()
+    expect(await transport.afterPing()).toEqual([])
     expect(connection.incoming.has(1)).toBe(true)
     transport.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'bye' } })
     expect(connection.incoming.has(1)).toBe(false)
-    expect(await transport.settle()).toEqual([])
+    expect(await transport.afterPing()).toEqual([])
   })
   it('answers a request id of 1e400 (Infinity once parsed) with -32600 and id null, and keeps serving', async () => {
     const transport = new FakeTransport()
@@ -279,7 +287,7 @@ describe('createConnection', () => {
     transport.receive(JSON.parse('{"jsonrpc":"2.0","id":1e400,"method":"ping"}'))
     transport.receive(JSON.parse('{"jsonrpc":"2.0","id":-1e400,"method":"ping"}'))
     transport.receive({ jsonrpc: '2.0', id: 2, method: 'ping' })
-    expect(await transport.settle()).toEqual([
+    expect(await transport.frames(3)).toEqual([
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or a number' } },
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: id must be a string or a number' } },
       { jsonrpc: '2.0', id: 2, result: {} },
@@ -294,10 +302,11 @@ describe('createConnection', () => {
     connection.start()
     transport.receive({ jsonrpc: '2.0', id: 7, method: 'wait' })
     transport.receive([{ jsonrpc: '2.0', id: 7, method: 'ping' }, { jsonrpc: '2.0', id: 8, method: 'ping' }])
-    await transport.settle()
+    // The batch is answered at once, the in-flight request when its handler resolves.
+    await transport.frames(1)
     expect(connection.incoming.get(7)?.method).toBe('wait')
     resolve({ first: true })
-    expect(await transport.settle()).toEqual([
+    expect(await transport.frames(2)).toEqual([
       [{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request: request id 7 is already in use' } }, { jsonrpc: '2.0', id: 8, result: {} }],
       { jsonrpc: '2.0', id: 7, result: { first: true } },
     ])
@@ -311,7 +320,7 @@ describe('createConnection', () => {
     connection.start()
     transport.receive(Array.from({ length: 4 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'count' })))
     transport.receive(Array.from({ length: 3 }, (_, i) => ({ jsonrpc: '2.0', id: 10 + i, method: 'count' })))
-    const sent = await transport.settle()
+    const sent = await transport.frames(2)
     expect(sent[0]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 4 entries exceeds the limit of 3', data: { entries: 4, limit: 3 } } })
     expect(sent[1]).toHaveLength(3)
     expect(runs).toBe(3)
@@ -325,7 +334,7 @@ describe('createConnection', () => {
     connection.setRequestHandler('ping', () => { runs++; return {} })
     connection.start()
     transport.receive(new Array(1_000_000).fill({ jsonrpc: '2.0', id: 1, method: 'ping' }))
-    expect(await transport.settle()).toEqual([
+    expect(await transport.frames(1)).toEqual([
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1000000 entries exceeds the limit of 1000', data: { entries: 1_000_000, limit: 1000 } } },
     ])
     expect(runs).toBe(0)
@@ -356,12 +365,14 @@ describe('createConnection', () => {
     it('becomes -32603 inside a batch while the other entries are answered', async () => {
       const sent: unknown[] = []
       const transport = new FakeTransport()
-      transport.send = payload => { sent.push(JSON.parse(JSON.stringify(payload))) }
+      // What goes on the wire, as JSON; then the fake records it, which `frames` waits on.
+      const send = transport.send.bind(transport)
+      transport.send = payload => { sent.push(JSON.parse(JSON.stringify(payload))); send(payload) }
       const connection = createConnection(transport, { allowBatch: () => true })
       connection.setRequestHandler('odd', () => ({ value: 1n }))
       connection.start()
       transport.receive([{ jsonrpc: '2.0', id: 1, method: 'odd' }, { jsonrpc: '2.0', id: 2, method: 'ping' }])
-      await transport.settle()
+      await transport.frames(1)
       expect(sent).toEqual([[
         { jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error: the result could not be serialized' } },
         { jsonrpc: '2.0', id: 2, result: {} },
@@ -381,7 +392,7 @@ describe('createConnection', () => {
       expect(error).toBeInstanceOf(FrameTooLargeError)
       expect(error.code).toBe('RXMCP_ERR_FRAME_TOO_LARGE')
       expect(error.message).toBe('Message of 5000 bytes exceeds the limit of 4096 bytes')
-      expect(await transport.settle()).toHaveLength(1)
+      expect(await transport.afterPing()).toHaveLength(1)
     })
 
     it('answers an oversized request with -32600 carrying its id', async () => {
@@ -389,7 +400,7 @@ describe('createConnection', () => {
       createConnection(transport).start()
       transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(4096, undefined, { size: 5000, id: 'big', kind: 'request' }) })
       transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(4096, undefined, { size: 6000 }) })
-      expect(await transport.settle()).toEqual([
+      expect(await transport.frames(2)).toEqual([
         { jsonrpc: '2.0', id: 'big', error: { code: -32600, message: 'Invalid Request: Message of 5000 bytes exceeds the limit of 4096 bytes', data: { size: 5000, limit: 4096 } } },
         { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: Message of 6000 bytes exceeds the limit of 4096 bytes' } },
       ])
@@ -400,7 +411,7 @@ describe('createConnection', () => {
       const events: InspectionEvent[] = []
       createConnection(transport, { inspect: event => events.push(event) }).start()
       transport.receiveInvalid({ type: 'invalid', error: new FrameTooLargeError(10, undefined, { size: 20, id: 3, kind: 'response' }) })
-      expect(await transport.settle()).toEqual([])
+      expect(await transport.afterPing()).toEqual([])
       expect(events).toContainEqual({ type: 'rxmcp.response.unknown', id: 3 })
     })
   })
@@ -416,7 +427,7 @@ describe('createConnection: shapeOutgoing', () => {
     const seen: unknown[] = []
     client.setRequestHandler('sampling/createMessage', params => { seen.push(params); return { role: 'assistant', content: { type: 'text', text: '' }, model: 'm' } })
     server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'a', inputSchema: { type: 'object' }, icons: [{ src: 'x' }], execution: {} }] }))
-    const progress: unknown[] = []
+    const progress = collected<unknown>()
     client.notifications('notifications/progress').subscribe(params => progress.push(params))
     server.start(); client.start()
     const sampling = { messages: [], maxTokens: 1, tools: [] }
@@ -428,9 +439,9 @@ describe('createConnection: shapeOutgoing', () => {
     await server.notify('notifications/progress', { progressToken: 1, progress: 2, message: 'm' })
     version = '2025-11-25'
     await lastValueFrom(server.request('sampling/createMessage', sampling, { progress: false }))
-    await tick()
+    await progress.when(items => items.length === 2)
     expect(seen).toEqual([{ messages: [], maxTokens: 1 }, sampling])
-    expect(progress).toEqual([{ progressToken: 1, progress: 1, message: 'm' }, { progressToken: 1, progress: 2 }])
+    expect(progress.items).toEqual([{ progressToken: 1, progress: 1, message: 'm' }, { progressToken: 1, progress: 2 }])
   })
 
   it('sends everything as it is without the option', async () => {

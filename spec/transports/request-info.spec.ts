@@ -8,6 +8,7 @@ import { websocket, websocketClient, type WebSocketServerOptions } from '../../t
 import { createMemoryPair } from '../../transports/memory.ts'
 import { stdio } from '../../transports/stdio.ts'
 import { requestInfo } from '../../transports/request-info.ts'
+import { collected } from '../helpers/collected.ts'
 
 const CLIENT_INFO = { name: 'request-info', version: '1' }
 
@@ -174,14 +175,14 @@ describe('issue 21: ctx.request', () => {
 
   it('gives a stdio request a request info without headers or address', async () => {
     const input = new PassThrough()
-    const lines: string[] = []
+    const lines = collected<string>()
     let pending = ''
     const output = new Writable({
       write(chunk: Buffer, _encoding, callback) {
         pending += chunk.toString('utf8')
         const parts = pending.split('\n')
         pending = parts.pop()!
-        lines.push(...parts)
+        for (const part of parts) lines.push(part)
         callback()
       },
     })
@@ -189,8 +190,8 @@ describe('issue 21: ctx.request', () => {
     input.write('{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n')
     input.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     input.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}\n')
-    await expect.poll(() => lines.length).toBe(2)
-    const answer = JSON.parse(lines[1]!) as { id: number; result: { content: { text: string }[] } }
+    await lines.when(items => items.length === 2)
+    const answer = JSON.parse(lines.items[1]!) as { id: number; result: { content: { text: string }[] } }
     expect(answer.id).toBe(1)
     expect(JSON.parse(answer.result.content[0]!.text)).toEqual({ requestId: 1, transport: 'stdio', hasHeaders: false, tag: null, bodyId: null, remoteAddress: null })
   })

@@ -7,6 +7,7 @@ import { createServer, type McpServer } from '../../actors/server.ts'
 import { STDIO_DEFAULTS, stdio, stdioClient } from '../../transports/stdio.ts'
 import { ConnectionClosedError, FrameTooLargeError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { verifies } from '../helpers/verifies.ts'
+import { collected } from '../helpers/collected.ts'
 
 const tinyServer = fileURLToPath(new URL('../fixtures/tiny-server.ts', import.meta.url))
 const spawnTiny = () => stdioClient({ command: process.execPath, args: ['--import', 'tsx', tinyServer], stderr: 'pipe', shutdownGraceMs: 500 })
@@ -67,7 +68,8 @@ describe('stdioClient and answers over its size limit', () => {
  */
 class HeldOutput extends Writable {
   hold = false
-  readonly lines: string[] = []
+  /** The lines written, a list a test awaits a state of (`lines.when(…)`): no re-check on a timer or turn. */
+  readonly lines = collected<string>()
   #rest = ''
   #waiting: (() => void)[] = []
   constructor() { super({ highWaterMark: 1024 }) }
@@ -75,7 +77,7 @@ class HeldOutput extends Writable {
     const take = () => {
       const parts = (this.#rest + chunk.toString('utf8')).split('\n')
       this.#rest = parts.pop()!
-      this.lines.push(...parts)
+      for (const part of parts) this.lines.push(part)
       callback()
     }
     if (this.hold) this.#waiting.push(take)
@@ -87,12 +89,6 @@ class HeldOutput extends Writable {
     this.#waiting = []
     for (const take of waiting) take()
   }
-}
-
-/** Turns of the event loop until `condition` holds (bounded: fails the test instead of hanging). */
-async function until(condition: () => boolean, turns = 2000): Promise<void> {
-  for (let i = 0; i < turns && !condition(); i++) await new Promise(resolve => setImmediate(resolve))
-  expect(condition()).toBe(true)
 }
 
 describe('stdio', () => {
@@ -113,7 +109,7 @@ describe('stdio', () => {
     const output = new HeldOutput()
     const handled = { count: 0 }
     await serve(input, output, handled)
-    await until(() => output.lines.length === 1)
+    await output.lines.when(lines => lines.length === 1)
     output.hold = true
     // A held stdout would keep close() waiting for its drain: let it go whatever happens below.
     onTestFinished(() => output.release())
@@ -128,10 +124,10 @@ describe('stdio', () => {
     expect(handled.count).toBeLessThan(10)
     expect(input.readableLength).toBeGreaterThan(0)
     output.release()
-    // Each drain lets a few more in; keep taking until every answer is out.
-    await until(() => { output.release(); return output.lines.length === total + 1 }, 20_000)
+    // Released for good: each drain lets a few more in, until every answer is out.
+    await output.lines.when(lines => lines.length === total + 1)
     expect(handled.count).toBe(total)
-    expect(output.lines.slice(1).map(line => JSON.parse(line).id)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
+    expect(output.lines.items.slice(1).map(line => JSON.parse(line).id)).toEqual(Array.from({ length: total }, (_, i) => i + 1))
   })
 
   it('takes a 10 MiB request and answers a 10 MiB result with its defaults', async () => {
@@ -141,8 +137,8 @@ describe('stdio', () => {
     await serve(input, output, { count: 0 })
     const text = 'q'.repeat(10 * 1024 * 1024)
     input.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${text}"}}}\n`)
-    await until(() => output.lines.length === 2, 20_000)
-    const answer = JSON.parse(output.lines[1]!)
+    await output.lines.when(lines => lines.length === 2)
+    const answer = JSON.parse(output.lines.items[1]!)
     expect(answer.id).toBe(1)
     expect(answer.result.content[0].text.length).toBe(text.length)
   })
@@ -153,8 +149,8 @@ describe('stdio', () => {
     server = createServer({ name: 'stdio-test', version: '1' })
     await server.listen(stdio({ input, output, maxMessageSize: 1024 }))
     input.write(`{"jsonrpc":"2.0","id":"too-big","method":"ping","params":{"pad":"${'p'.repeat(2048)}"}}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n`)
-    await until(() => output.lines.length === 2)
-    expect(output.lines.map(line => JSON.parse(line))).toEqual([
+    await output.lines.when(lines => lines.length === 2)
+    expect(output.lines.items.map(line => JSON.parse(line))).toEqual([
       { jsonrpc: '2.0', id: 'too-big', error: { code: -32600, message: 'Invalid Request: Message of 2116 bytes exceeds the limit of 1024 bytes', data: { size: 2116, limit: 1024 } } },
       { jsonrpc: '2.0', id: 2, result: {} },
     ])

@@ -8,6 +8,7 @@ import {
 import type { Authenticator, Principal } from '../../../lib/auth.ts'
 import { streamableHttp } from '../../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../../transports/http-client.ts'
+import { taskChanges } from '../../helpers/task-changes.ts'
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => { for (const close of closers.splice(0).reverse()) await close() })
@@ -208,11 +209,15 @@ describe('issue 20: -32002 and -32042 are answered to modern-era requests', () =
     const server = createServer({ name: 'older', version: '1' })
     server.tool('read_note', { execution: { taskSupport: 'optional' } }, () => { throw new ResourceNotFoundError('Resource not found: note:///gone', { uri: 'note:///gone' }) })
     const url = await listening(server)
+    const changes = taskChanges(server)
     const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } }
     const created = await modern(url, 'reader', 1, 'tools/call', { name: 'read_note', arguments: {} }, tasks)
     expect(created.body.result).toMatchObject({ resultType: 'task', taskId: expect.any(String) })
     const taskId = created.body.result!.taskId as string
-    await expect.poll(async () => (await modern(url, 'reader', 2, 'tasks/get', { taskId }, tasks)).body.result)
+    // The task's change to failed is published on the server's bus: then tasks/get says so.
+    await changes.reached(taskId, 'failed')
+    changes.stop()
+    expect((await modern(url, 'reader', 2, 'tasks/get', { taskId }, tasks)).body.result)
       .toMatchObject({ status: 'failed', error: { code: -32602, message: 'Resource not found: note:///gone', data: { uri: 'note:///gone' } } })
   })
 
