@@ -280,7 +280,10 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   adopt(child: Actor, isNamed: boolean): void {
     const byId = isNamed ? this.#index() : this.#rare?.byId
     if (byId !== undefined) {
-      if (byId.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
+      // A logic names its children to address them: two of one name would be ambiguous. A child
+      // spawned from outside is addressed by its reference; its id may follow one still ending
+      // (a request id reused the moment it was answered), and the index points to the newer.
+      if (isNamed && byId.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
       byId.set(child.id, child)
     }
     const last = this.#lastChild

@@ -325,3 +325,24 @@ describe('backoff', () => {
     expect(() => backoff(options)).toThrow(RangeError)
   })
 })
+
+describe('children spawned from outside', () => {
+  it('may reuse the id of a child still ending: the index points to the newer, and the older leaves without taking it', () => {
+    const system = createActorSystem()
+    const events = watch(system)
+    const owner = system.spawn(parent, { id: 'p' })
+    owner.send({ type: 'spawn', id: 'named' })
+    const first = system.spawn(counter, { id: '7', parent: owner as never })
+    const second = system.spawn(counter, { id: '7', parent: owner as never })
+    first.stop()
+    owner.send({ type: 'to-child', id: '7', message: { type: 'tell', text: 'to the newer' } })
+    expect(events.filter(event => event.type === 'rxmcp.actor.message' && event.actor === 'system/p/7')).toEqual([
+      { type: 'rxmcp.actor.message', actor: 'system/p/7', message: { type: 'tell', text: 'to the newer' } },
+    ])
+    second.stop()
+    // A logic's own children keep unique names: spawning a second 'named' fails the parent.
+    owner.send({ type: 'spawn', id: 'named' })
+    expect(events.filter(event => event.type === 'rxmcp.actor.failed').map(event => [event.actor, (event as { error: Error }).error.message]))
+      .toEqual([['system/p', 'spawn: system/p has a child "named" already']])
+  })
+})
