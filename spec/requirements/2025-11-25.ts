@@ -77,7 +77,7 @@ export const requirements2025 = {
   'jsonrpc:error-response': must('both', 'basic#error-responses', 'Error responses MUST include the same ID as the request (unless it could not be read) and an error field with an integer code and a message', [
     `${BAD}answers wrong jsonrpc version as the spec requires and the session lives on`,
     `${BAD}answers an unknown method as the spec requires and the session lives on`,
-    `${HARD}streamableHttp: refusals answer the request they refuse > gives an unsupported-version refusal the id of the request it carried`,
+    `spec/transports/http-hardening-edges.spec.ts > streamableHttp: refusals answer the request they refuse > gives an unsupported-version refusal the id of the request it carried`,
   ]),
   'jsonrpc:notification-no-response': must('both', 'basic#notifications', 'The receiver of a notification MUST NOT send a response', [
     `${NEW_BASE}MCP 2025-11-25 base protocol > answers no notification, known or unknown`,
