@@ -21,8 +21,7 @@ import type { InspectionEvent } from './inspection-event.ts'
 import type { RequestActorEvent } from './request-logic.ts'
 import { RequestActors } from './request-actors.ts'
 
-// The connection's contract and the pieces it is made of live in files of their own; the names
-// stay importable from here.
+// The contract and the pieces live in files of their own; the names stay importable from here.
 export { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, IncomingRequest }
 export type { Connection, ConnectionOptions, RequestGate, RequestHandler, RequestOptions } from './connection-contract.ts'
 export type { InspectionEvent }
@@ -68,7 +67,7 @@ class JsonRpcConnection implements Connection {
     value: (request, result) => request.actor!.send({ type: 'result', result }),
     error: (request, error) => request.actor!.send({ type: 'error', error }),
   }
-  /** What a request's actor ending unanswered does (its parent stopped it): made once. */
+  /** What a request's actor ending unanswered does (its parent stopped it). */
   readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
   /** What every request actor's events go to, with the request it was spawned for: one function for all. */
   readonly #onRequestEvent = (event: RequestActorEvent, request: IncomingRequest): void => this.#perform(request, event)
@@ -500,4 +499,3 @@ const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
 const never = () => false
-
