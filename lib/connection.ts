@@ -57,10 +57,7 @@ class JsonRpcConnection implements Connection {
   #requestInfo: RequestInfo | undefined = undefined
   /** The stream that carries the answers of the frame being handled (see #receive). */
   #stream: ResponseStream | undefined = undefined
-  /**
-   * The send options of a message that carries only the protocol version: one object per
-   * version, reused for every such message (most of a session's), so a send makes none.
-   */
+  /** The send options of a message with only the version: one per version, reused, so a send makes none. */
   #versionOnly: SendOptions | undefined = undefined
   /** Where each request's outcome goes (to its actor): made once, so that settling allocates only the message. */
   readonly #settled: OutcomeObserver<unknown, IncomingRequest> = {
