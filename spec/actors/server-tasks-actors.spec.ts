@@ -94,7 +94,8 @@ describe('task TTL (virtual time, ServerOptions.scheduler)', () => {
     const scheduler = new VirtualTimeScheduler()
     const { start, call, failure, aborted, tasks, server } = await makeServer({ scheduler, tasks: { defaultTtlMs: 60_000 } })
     const ended: ActorInspectionEvent[] = []
-    server.system.inspect.pipe(filter(event => event.type === 'rxmcp.actor.ended')).subscribe(event => ended.push(event))
+    // The task's actors only: the requests (tools/call, tasks/get) are actors that end too.
+    server.system.inspect.pipe(filter(event => event.type === 'rxmcp.actor.ended' && event.actor.startsWith('srv/tasks/'))).subscribe(event => ended.push(event))
     const taskId = await start()
     expect(tasks.liveCount).toBe(1)
     scheduler.maxFrames = 59_999
