@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createServer as createNodeServer, request as httpRequest, type Server } from 'node:http'
-import { TestClock } from '../helpers/test-clock.ts'
+import { ACCEPT, init, initialized, post, virtualClock } from '../helpers/hardening-http.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions } from '../../transports/streamable-http.ts'
 import { closeServer, listenOn } from '../../transports/listen.ts'
@@ -10,8 +10,6 @@ import { closeServer, listenOn } from '../../transports/listen.ts'
  * http-hardening.spec.ts, whose slow and hostile peers stay there).
  */
 
-const ACCEPT = 'application/json, text/event-stream'
-const init = (protocolVersion = '2025-11-25') => ({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'hardening', version: '1' } } })
 
 let mcp: McpServer | undefined
 let front: Server | undefined
@@ -30,25 +28,6 @@ async function start(options: StreamableHttpOptions = {}) {
   front = createNodeServer((req, res) => listener.nodeHandler(req, res))
   const port = await listenOn(front, 0, '127.0.0.1')
   return { url: `http://127.0.0.1:${port}/mcp`, port }
-}
-
-function post(url: string, body: unknown, headers: Record<string, string> = {}, signal: AbortSignal = AbortSignal.timeout(10_000)) {
-  return fetch(url, { method: 'POST', signal, headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
-}
-
-async function initialized(url: string, protocolVersion = '2025-11-25'): Promise<string> {
-  const response = await post(url, init(protocolVersion))
-  expect(response.status).toBe(200)
-  const session = response.headers.get('mcp-session-id')!
-  await response.text()
-  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': protocolVersion }
-  expect((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(202)
-  return session
-}
-
-function virtualClock() {
-  const clock = new TestClock()
-  return { clock, advance: (ms: number) => clock.advance(ms) }
 }
 
 describe('streamableHttp: refusals answer the request they refuse', () => {

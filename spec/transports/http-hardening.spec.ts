@@ -6,7 +6,7 @@ import { once } from 'node:events'
 import { randomUUID } from 'node:crypto'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { TestClock } from '../helpers/test-clock.ts'
+import { ACCEPT, init, initialized, post, virtualClock } from '../helpers/hardening-http.ts'
 import { sessionsEnded } from '../helpers/sessions-ended.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
@@ -14,8 +14,6 @@ import { createMemoryEventStore } from '../../transports/event-store.ts'
 import { closeServer, listenOn } from '../../transports/listen.ts'
 
 const MiB = 1024 * 1024
-const ACCEPT = 'application/json, text/event-stream'
-const init = (protocolVersion = '2025-11-25') => ({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'hardening', version: '1' } } })
 const call = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { progressToken: `p${id}` } } })
 
 /** A promise and its resolve (Promise.withResolvers is Node 22). */
@@ -74,29 +72,10 @@ async function start(options: StreamableHttpOptions = {}) {
   return { url: `http://127.0.0.1:${port}/mcp`, port, responses }
 }
 
-function post(url: string, body: unknown, headers: Record<string, string> = {}, signal: AbortSignal = AbortSignal.timeout(10_000)) {
-  return fetch(url, { method: 'POST', signal, headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
-}
-
 function get(url: string, headers: Record<string, string>, signal: AbortSignal = AbortSignal.timeout(10_000)) {
   return fetch(url, { signal, headers: { accept: 'text/event-stream', ...headers } })
 }
 
-
-async function initialized(url: string, protocolVersion = '2025-11-25'): Promise<string> {
-  const response = await post(url, init(protocolVersion))
-  expect(response.status).toBe(200)
-  const session = response.headers.get('mcp-session-id')!
-  await response.text()
-  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': protocolVersion }
-  expect((await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status).toBe(202)
-  return session
-}
-
-function virtualClock() {
-  const clock = new TestClock()
-  return { clock, advance: (ms: number) => clock.advance(ms) }
-}
 
 describe('streamableHttp under a hostile or slow peer', () => {
   it('keeps answers to abandoned POSTs within the session budget, and frees them on DELETE', async () => {
