@@ -277,7 +277,9 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
         this.#failed(error, true)
         return
       }
-      const [next, effects] = step
+      // Indexed, not destructured: no iterator over the (often frozen, constant) step.
+      const next = step[0]
+      const effects = step[1]
       if (!Object.is(next, this.#state)) {
         this.#state = next
         this.#rare?.snapshots?.next(this.#snapshot())
@@ -290,10 +292,10 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   }
 
   #run(effects: readonly Effect[], message: unknown): void {
-    for (const effect of effects) {
+    for (let index = 0; index < effects.length; index++) {
       if (this.#status !== 'active' || this.#isRestarting) return
       try {
-        this.#perform(effect, message)
+        this.#perform(effects[index]!, message)
       } catch (error) {
         this.#failed(error, false)
       }
