@@ -26,7 +26,8 @@ export class RequestActors {
     const system = given?.system ?? (this.#own ??= createActorSystem({ name: 'connection', scheduler: this.scheduler }))
     const id = request.id
     return system.spawn(requestLogic, {
-      id: typeof id === 'number' ? String(id) : JSON.stringify(id),
+      // A number is formatted only when read; a string id is quoted, so `"1"` and `1` differ.
+      id: typeof id === 'number' ? id : JSON.stringify(id),
       input: request,
       parent: given?.parent,
       onEvent: onEvent as (event: unknown, request: IncomingRequest) => void,

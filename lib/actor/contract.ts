@@ -32,8 +32,11 @@ export interface ActorRef<M, S = unknown> {
 
 /** How to spawn an actor from outside a transition (an owner bridging I/O, or a root). */
 export interface SpawnOptions<I> {
-  /** Its name among its parent's children; default the logic's name and a counter. */
-  id?: string
+  /**
+   * Its name among its parent's children; default the logic's name and a counter. A number (a
+   * request id) is formatted when the name is first read, which most actors never need.
+   */
+  id?: string | number
   input?: I
   /** The parent: the actor becomes its child (stopped with it, supervised by it). Default: a root of the system. */
   parent?: ActorRef<never>

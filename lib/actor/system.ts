@@ -66,12 +66,14 @@ class System implements ActorSystem {
   spawn<S, M, I>(logic: ActorLogic<S, M, I>, options: SpawnOptions<I> = {}): ActorRef<M, S> {
     const parent = options.parent as Actor | undefined
     if (parent !== undefined && !(parent instanceof Actor)) throw new TypeError('spawn: the parent must be an actor of this runtime')
-    const actor = this.make(logic, options.id ?? `${logic.name}-${++this.#count}`, options.input, parent, options.supervision, options.systemId,
+    // The name is formatted when first read (inspection, an index, a parent told): a request never needs it.
+    const given = options.id
+    const actor = this.make(logic, given === undefined ? -++this.#count : typeof given === 'number' && given < 0 ? String(given) : given, options.input, parent, options.supervision, options.systemId,
       options.onEvent as ((event: unknown, input: unknown) => void) | undefined, options.tellsDone !== false, false)
     return actor as unknown as ActorRef<M, S>
   }
 
-  make(logic: AnyActorLogic, id: string, input: unknown, parent: Actor | undefined, supervision: Supervision | undefined,
+  make(logic: AnyActorLogic, id: string | number, input: unknown, parent: Actor | undefined, supervision: Supervision | undefined,
     systemId: string | undefined, onEvent: ((event: unknown, input: unknown) => void) | undefined, tellsDone: boolean,
     /** Spawned by a parent's effect: its logic addresses it by id, so the parent indexes its children. */
     byEffect: boolean): Actor {
@@ -143,17 +145,28 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   constructor(
     readonly system: System,
     readonly logic: AnyActorLogic,
-    readonly id: string,
+    /** The id as given: a number is formatted when first read; a negative one is the system's count. */
+    key: string | number,
     readonly input: unknown,
     readonly parent: Actor | undefined,
     readonly supervision: Supervision,
     readonly systemId: string | undefined,
     readonly onEvent: ((event: unknown, input: unknown) => void) | undefined,
     readonly tellsDone: boolean,
-  ) {}
+  ) {
+    this.#key = key
+  }
+
+  #key: string | number
 
   /** The rarely used part, made on first need. */
   get #more(): Rare { return this.#rare ??= new Rare() }
+
+  get id(): string {
+    const key = this.#key
+    if (typeof key === 'string') return key
+    return this.#key = key < 0 ? `${this.logic.name}-${-key}` : String(key)
+  }
 
   get path(): string { return `${this.parent === undefined ? this.system.name : this.parent.path}/${this.id}` }
 
