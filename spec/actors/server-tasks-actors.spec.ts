@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { VirtualTimeScheduler, filter, firstValueFrom } from 'rxjs'
 import { createServer, type ServerOptions } from '../../actors/server.ts'
 import type { ActorInspectionEvent } from '../../actors/actor.ts'
@@ -8,17 +8,11 @@ import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { rawClient } from '../helpers/raw-client.ts'
 import { countListeners } from '../helpers/count-listeners.ts'
+import { cleanupsAfterEach } from '../helpers/cleanups.ts'
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
 
-let cleanups: Array<() => Promise<unknown> | unknown> = []
-let unhandled: unknown[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup()
-  cleanups = []
-  expect(unhandled).toEqual([])
-  unhandled = []
-})
+const { cleanups, unhandled } = cleanupsAfterEach()
 
 /**
  * A server named `srv` whose `slow` tool runs until the test opens its gate (recording its aborted

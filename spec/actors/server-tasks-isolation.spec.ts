@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request as httpRequest } from 'node:http'
 import { createServer, type McpServer, type ServerOptions } from '../../actors/server.ts'
 import { createMemoryTaskStore, type TaskCreate, type TaskStore } from '../../actors/tasks/store.ts'
@@ -10,6 +10,7 @@ import { redisTaskStore } from '../../transports/redis-task-store.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 import { arrivals } from '../helpers/arrivals.ts'
 import { taskChanges } from '../helpers/task-changes.ts'
+import { cleanupsAfterEach } from '../helpers/cleanups.ts'
 
 /*
  * Issue 20, findings 2 and 6, over a real HTTP listener on 127.0.0.1: who may read a task, and what
@@ -35,14 +36,7 @@ afterAll(async () => {
   await redisServer?.stop()
 })
 
-let cleanups: Array<() => Promise<unknown>> = []
-let unhandled: unknown[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup()
-  cleanups = []
-  expect(unhandled).toEqual([])
-  unhandled = []
-})
+const { cleanups, unhandled } = cleanupsAfterEach()
 
 /** The task stores under test: the memory one, and the Redis one on a real redis-server. */
 const STORES: Array<[string, (limits: { maxTasksPerAddress?: number; maxTasksPerOwner?: number }) => TaskStore]> = [

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Subject, filter, firstValueFrom } from 'rxjs'
 import { createServer, type McpServer, type ServerOptions } from '../../actors/server.ts'
 import type { Connection } from '../../lib/connection.ts'
@@ -10,20 +10,14 @@ import { rawClient } from '../helpers/raw-client.ts'
 import { createMemoryTaskStore } from '../../actors/tasks/store.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { taskChanges } from '../helpers/task-changes.ts'
+import { cleanupsAfterEach } from '../helpers/cleanups.ts'
 
 const MODERN = '2026-07-28'
 const TASKS = 'io.modelcontextprotocol/tasks'
 const RELATED = 'io.modelcontextprotocol/related-task'
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
 
-let cleanups: Array<() => Promise<unknown>> = []
-let unhandled: unknown[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup()
-  cleanups = []
-  expect(unhandled).toEqual([])
-  unhandled = []
-})
+const { cleanups, unhandled } = cleanupsAfterEach()
 
 /** A gate a test opens to let a tool finish. */
 function gate() {

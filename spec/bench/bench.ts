@@ -16,6 +16,8 @@
  *   BENCH_SECONDS  measured window of each run (default 3)
  *   BENCH_WARMUP   warmup of each run in seconds (default 1)
  *   BENCH_ROUNDS   rounds per comparison (default 3; the median is reported)
+ *   BENCH_BEFORE   a git revision: the stdio server runs add that tree's everything server as `before`
+ *                  (checked out once into .bench/before/, see before-tree.ts) and print rxmcp/before
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
@@ -49,11 +51,14 @@ import { runTasksBench } from './tasks-bench.ts'
 import { runAuthBench } from './auth-bench.ts'
 import { runHostBench } from './host-bench.ts'
 import { runRedisBench } from './redis-bench.ts'
+import { beforeTree } from './before-tree.ts'
 
 installCleanup()
 await loadMsgpack()
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
+/** A snapshot of an older tree to read the stdio server against (BENCH_BEFORE, see before-tree.ts). */
+const BEFORE = beforeTree(root)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP ?? 1) * 1000
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
@@ -70,6 +75,8 @@ const SERVERS = {
   official: ['--import', 'tsx', 'spec/bench/official-echo-server.ts'],
   // No MCP library at all: what pipes, wake-ups and JSON cost here (read the others against it).
   floor: ['--import', 'tsx', 'spec/bench/stdio-floor-server.ts'],
+  // The everything server of the BENCH_BEFORE tree, run from that tree.
+  before: ['--import', 'tsx', 'examples/everything/server.ts'],
 } as const
 
 const GROUPS: Record<string, readonly string[]> = {
@@ -213,7 +220,7 @@ async function settle(step: Promise<unknown>, label: string): Promise<void> {
 type Side = 'rxmcp' | 'official'
 
 async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promise<Measure> {
-  const driver = new RawDriver(process.execPath, SERVERS[name], root)
+  const driver = new RawDriver(process.execPath, SERVERS[name], name === 'before' ? BEFORE!.dir : root)
   try {
     await driver.start(START_MS)
     const pid = driver.child.pid!
@@ -326,8 +333,8 @@ async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
 // Streamable HTTP and WebSocket (opt-in: BENCH_ONLY=http,ws or all)
 // ---------------------------------------------------------------------------------------------
 
-async function benchHttp(name: Side, inFlight: number, sessions: number): Promise<Measure> {
-  const { child, url } = await startHttpServer(name)
+async function benchHttp(name: Side | 'before', inFlight: number, sessions: number): Promise<Measure> {
+  const { child, url } = name === 'before' ? await startHttpServer('rxmcp', BEFORE!.dir) : await startHttpServer(name)
   try {
     const ids = await Promise.all(Array.from({ length: sessions }, () => openSession(url)))
     let next = 0
@@ -344,8 +351,8 @@ async function benchHttp(name: Side, inFlight: number, sessions: number): Promis
 }
 
 /** Starts a WebSocket server child; resolves with its URL. */
-async function startWs(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+async function startWs(args: string[], cwd = root): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     child.stdout!.on('data', chunk => { seen += chunk; const match = /(ws:\/\/\S+)/.exec(seen); if (match) resolve(match[1]!) })
@@ -377,9 +384,10 @@ async function wsDriver(url: string, encoding: 'json' | 'msgpack') {
   return { request, close: () => socket.close() }
 }
 
-type WsTarget = 'floor' | 'rxmcp-json' | 'rxmcp-msgpack'
+type WsTarget = 'floor' | 'rxmcp-json' | 'rxmcp-msgpack' | 'before-json'
 async function benchWs(target: WsTarget, inFlight: number): Promise<Measure> {
-  const server = await startWs(target === 'floor' ? ['--import', 'tsx', 'spec/bench/ws-floor-server.ts'] : ['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'])
+  const server = await startWs(target === 'floor' ? ['--import', 'tsx', 'spec/bench/ws-floor-server.ts'] : ['--import', 'tsx', 'spec/bench/rxmcp-ws-server.ts'],
+    target === 'before-json' ? BEFORE!.dir : root)
   try {
     const driver = await wsDriver(server.url, target === 'rxmcp-msgpack' ? 'msgpack' : 'json')
     const call: Call = done => driver.request('tools/call', ECHO_PARAMS).then(message => done(checkEcho(message.result)), done)
@@ -402,8 +410,8 @@ function checkModern(message: RawResponse): Error | undefined {
   return message.error !== undefined ? new Error(`tools/call failed: ${JSON.stringify(message.error)}`) : checkEcho(message.result)
 }
 
-async function benchModernHttp(side: ModernSide, inFlight: number): Promise<Measure> {
-  const { child, url } = await startModernHttp(side)
+async function benchModernHttp(side: ModernSide | 'before', inFlight: number): Promise<Measure> {
+  const { child, url } = side === 'before' ? await startModernHttp('rxmcp', BEFORE!.dir) : await startModernHttp(side)
   try {
     let id = 1
     const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
@@ -413,8 +421,8 @@ async function benchModernHttp(side: ModernSide, inFlight: number): Promise<Meas
   }
 }
 
-async function benchModernStdio(side: ModernSide, inFlight: number): Promise<Measure> {
-  const driver = await startModernStdio(side, START_MS)
+async function benchModernStdio(side: ModernSide | 'before', inFlight: number): Promise<Measure> {
+  const driver = side === 'before' ? await startModernStdio('rxmcp', START_MS, BEFORE!.dir) : await startModernStdio(side, START_MS)
   try {
     const pid = driver.child.pid!
     const call: Call = done => driver.send('tools/call', MODERN_ECHO_PARAMS_JSON, (error, message) => done(error ?? checkModern(message!)))
@@ -472,6 +480,14 @@ function printTable(rows: string[][], isWithHeader = true): void {
   for (const row of rows) console.log(line(row))
 }
 
+/** With BENCH_BEFORE: this tree's side against the before tree's, CPU per call and calls/s. */
+function addBeforeRatios(label: string, median: Partial<Record<string, Measure>>, after = 'rxmcp', before = 'before'): void {
+  const [now, then] = [median[after], median[before]]
+  if (now === undefined || then === undefined) return
+  addRatio(`${label} cpu/call after/before (${BEFORE!.commit.slice(0, 7)})`, now.cpuPerCall / then.cpuPerCall)
+  addRatio(`${label} calls/s after/before (${BEFORE!.commit.slice(0, 7)})`, now.callsPerSecond / then.callsPerSecond)
+}
+
 function addRatio(label: string, ratio: number, target?: { atLeast?: number; atMost?: number }): void {
   const text = target === undefined ? undefined : target.atLeast !== undefined ? `>= ${target.atLeast}` : `<= ${target.atMost}`
   const isMet = target === undefined ? undefined : target.atLeast !== undefined ? ratio >= target.atLeast : ratio <= target.atMost!
@@ -492,10 +508,12 @@ async function main(): Promise<void> {
   for (const inFlight of [1, 64]) {
     const key = `server-${inFlight}`
     if (!isSelected(key)) continue
-    const result = await alternate(['rxmcp', 'official', 'floor'] as const, name => benchServer(name, inFlight))
+    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'floor'] as const : ['rxmcp', 'before', 'official', 'floor'] as const
+    const result = await alternate<keyof typeof SERVERS>(sides, name => benchServer(name, inFlight))
     report[key] = result
     addRows(`stdio server, ${inFlight} in flight`, 'server', result)
     const { rxmcp, official, floor } = result.median
+    addBeforeRatios(`stdio server, ${inFlight} in flight,`, result.median)
     addRatio(`server calls/s rxmcp/official, ${inFlight} in flight`, rxmcp.callsPerSecond / official.callsPerSecond, { atLeast: inFlight === 64 ? 2.5 : 1.6 })
     addRatio(`server cpu/call rxmcp/official, ${inFlight} in flight`, rxmcp.cpuPerCall / official.cpuPerCall)
     addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond)
@@ -521,9 +539,11 @@ async function main(): Promise<void> {
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
     const key = `http-${inFlight}-${sessions}`
     if (!isSelected(key)) continue
-    const result = await alternate(['rxmcp', 'official'] as const, name => benchHttp(name, inFlight, sessions))
+    const sides = BEFORE === undefined ? ['rxmcp', 'official'] as const : ['rxmcp', 'before', 'official'] as const
+    const result = await alternate<Side | 'before'>(sides, name => benchHttp(name, inFlight, sessions))
     report[key] = result
     addRows(`http, ${inFlight} in flight, ${sessions} session${sessions > 1 ? 's' : ''}`, 'server', result)
+    addBeforeRatios(`http, ${inFlight} in flight, ${sessions} sessions,`, result.median)
     addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
       inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
   }
@@ -532,6 +552,12 @@ async function main(): Promise<void> {
     // heap per session in-process is the steadier figure beside it.
     const rx = await idleSessionRss('rxmcp', IDLE_SESSIONS)
     const official = await idleSessionRss('official', IDLE_SESSIONS)
+    if (BEFORE !== undefined) {
+      const before = await idleSessionRss('rxmcp', IDLE_SESSIONS, BEFORE.dir)
+      report['http-memory-before'] = before
+      console.log(`http memory per idle initialized session, before (${BEFORE.commit.slice(0, 7)}): ${(before / 1024).toFixed(1)} KiB`)
+      addRatio(`http bytes per idle session after/before (${BEFORE.commit.slice(0, 7)})`, rx / before)
+    }
     const heap = await idleSessionHeap()
     report['http-memory'] = { rxmcp: rx, official, rxmcpHeap: heap.full, listenerHeap: heap.listenerOnly }
     console.log(`http memory per idle initialized session (RSS growth over ${IDLE_SESSIONS}): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
@@ -541,9 +567,11 @@ async function main(): Promise<void> {
   for (const inFlight of [1, 64]) {
     const key = `ws-${inFlight}`
     if (!isSelected(key)) continue
-    const result = await alternate(['floor', 'rxmcp-json', 'rxmcp-msgpack'] as const, name => benchWs(name, inFlight))
+    const sides = BEFORE === undefined ? ['floor', 'rxmcp-json', 'rxmcp-msgpack'] as const : ['floor', 'rxmcp-json', 'before-json', 'rxmcp-msgpack'] as const
+    const result = await alternate<WsTarget>(sides, name => benchWs(name, inFlight))
     report[key] = result
     addRows(`websocket, ${inFlight} in flight`, 'server', result)
+    addBeforeRatios(`ws json, ${inFlight} in flight,`, result.median, 'rxmcp-json', 'before-json')
     addRatio(`ws json calls/s rxmcp/floor, ${inFlight} in flight`, result.median['rxmcp-json'].callsPerSecond / result.median.floor.callsPerSecond, inFlight === 64 ? { atLeast: 0.7 } : undefined)
     addRatio(`ws calls/s msgpack/json, ${inFlight} in flight`, result.median['rxmcp-msgpack'].callsPerSecond / result.median['rxmcp-json'].callsPerSecond, { atLeast: 1 })
   }
@@ -570,10 +598,12 @@ async function main(): Promise<void> {
   for (const transport of ['http', 'stdio'] as const) {
     const key = `modern-${transport}-64`
     if (!isSelected(key)) continue
-    const result = await alternate(['rxmcp', 'sdk-v2'] as const, side => transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
+    const sides = BEFORE === undefined ? ['rxmcp', 'sdk-v2'] as const : ['rxmcp', 'before', 'sdk-v2'] as const
+    const result = await alternate<ModernSide | 'before'>(sides, side => transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
     report[key] = result
     addRows(`modern ${transport}, 64 in flight`, 'server', result)
     const { rxmcp, 'sdk-v2': sdkV2 } = result.median
+    addBeforeRatios(`modern ${transport}, 64 in flight,`, result.median)
     addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 4 } : undefined)
     addRatio(`modern ${transport} cpu/call rxmcp/sdk-v2, 64 in flight`, rxmcp.cpuPerCall / sdkV2.cpuPerCall)
   }

@@ -14,8 +14,8 @@ export const HTTP_SERVERS = {
 } as const
 
 /** Starts a server child and reads its endpoint URL from its output. */
-export async function startHttpServer(name: keyof typeof HTTP_SERVERS): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, HTTP_SERVERS[name], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startHttpServer(name: keyof typeof HTTP_SERVERS, cwd = root): Promise<{ child: ChildProcess; url: URL }> {
+  const child = spawn(process.execPath, HTTP_SERVERS[name], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
@@ -107,9 +107,9 @@ export async function startBareListener() {
 }
 
 /** RSS growth of a server child per idle initialized session, over `count` sessions (what `npm run bench` reports). */
-export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 1000): Promise<number> {
+export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 1000, cwd = root): Promise<number> {
   const { rss } = await import('./procs.ts')
-  const { child, url } = await startHttpServer(name)
+  const { child, url } = await startHttpServer(name, cwd)
   try {
     await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
     await new Promise(resolve => setTimeout(resolve, 500))

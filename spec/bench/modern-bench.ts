@@ -50,8 +50,8 @@ export function modernEchoParams(text: string): string {
 // ---------------------------------------------------------------------------------------------
 
 /** Starts a side's HTTP server child and reads its endpoint URL from its output. */
-export async function startModernHttp(side: ModernSide): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, MODERN_SERVERS.http[side], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startModernHttp(side: ModernSide, cwd = root): Promise<{ child: ChildProcess; url: URL }> {
+  const child = spawn(process.execPath, MODERN_SERVERS.http[side], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
@@ -115,8 +115,8 @@ export function postModern(url: URL, id: number, method: string, params: string,
 // ---------------------------------------------------------------------------------------------
 
 /** Spawns a side's stdio server under the raw driver and opens the modern era with `server/discover`. */
-export async function startModernStdio(side: ModernSide, timeoutMs = 20_000): Promise<RawDriver> {
-  const driver = new RawDriver(process.execPath, MODERN_SERVERS.stdio[side], root)
+export async function startModernStdio(side: ModernSide, timeoutMs = 20_000, cwd = root): Promise<RawDriver> {
+  const driver = new RawDriver(process.execPath, MODERN_SERVERS.stdio[side], cwd)
   try {
     await within(driver.request('server/discover', JSON.parse(`{"_meta":${META_JSON}}`) as object), timeoutMs, `${side} did not answer server/discover`)
   } catch (error) {

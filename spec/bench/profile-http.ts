@@ -9,14 +9,16 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { openSession, post } from './http-bench.ts'
-import { modernEchoParams } from './modern-bench.ts'
-import { within } from './procs.ts'
+import { modernEchoParams, postModern } from './modern-bench.ts'
+import { installCleanup, within } from './procs.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const profileDir = `${root}.bench/profiles`
 const [era = 'legacy', secondsText = '5'] = process.argv.slice(2)
 const seconds = Number(secondsText)
 mkdirSync(profileDir, { recursive: true })
+// A run that fails part way kills its server too (a profiled server left behind keeps sampling).
+installCleanup()
 const started = Date.now()
 const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100', '--import', 'tsx', 'examples/everything/server.ts', '--http', '0'],
   { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -34,9 +36,14 @@ let id = 0
 let isRunning = true
 async function lane(index: number): Promise<void> {
   while (isRunning) {
-    const body = `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":${era === 'legacy' ? legacyParams : modernParams}}`
-    const answer = await post(url, body, sessions[index % 16])
-    if (answer.status !== 200) throw new Error(`status ${answer.status}: ${answer.text}`)
+    if (era === 'legacy') {
+      const answer = await post(url, `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":${legacyParams}}`, sessions[index % 16])
+      if (answer.status !== 200) throw new Error(`status ${answer.status}: ${answer.text}`)
+    } else {
+      // The modern era's headers (MCP-Method, MCP-Name, the 2026-07-28 version) with the `_meta`.
+      const answer = await postModern(url, ++id, 'tools/call', modernParams, 'echo')
+      if (answer.error !== undefined) throw new Error(`tools/call failed: ${JSON.stringify(answer.error)}`)
+    }
     calls++
   }
 }
