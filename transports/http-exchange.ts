@@ -1,6 +1,7 @@
 import type { Principal } from '../lib/auth.ts'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
+import type { SchedulerLike } from '../lib/rx.ts'
+import { after } from './timers.ts'
 import type { HeaderList } from './request-info.ts'
 import type { HttpRefusal, RefusedIds } from '../lib/http/refusal.ts'
 
@@ -172,8 +173,9 @@ export class NodeExchange implements Exchange {
       }
       const onEnd = () => done({ type: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
       const onError = () => done({ type: 'gone' })
-      // One deadline for the whole body, so a trickle of bytes cannot hold the request open.
-      const timeout = (limits.scheduler ?? asyncScheduler).schedule(() => done({ type: 'timeout' }), limits.timeoutMs)
+      // One deadline for the whole body, so a trickle of bytes cannot hold the request open (a plain
+      // timer unless a scheduler was given: RxJS's async one costs an interval per POST).
+      const timeout = after(limits.timeoutMs, limits.scheduler, () => done({ type: 'timeout' }))
       req.on('data', onData)
       req.on('end', onEnd)
       req.on('error', onError)
@@ -277,7 +279,7 @@ async function readBody(request: Request, limits: BodyLimits): Promise<BodyResul
   if (request.body === null) return { type: 'body', body: new Uint8Array(0) }
   const reader = request.body.getReader()
   let isTimedOut = false
-  const timeout = (limits.scheduler ?? asyncScheduler).schedule(() => { isTimedOut = true; void reader.cancel() }, limits.timeoutMs)
+  const timeout = after(limits.timeoutMs, limits.scheduler, () => { isTimedOut = true; void reader.cancel() })
   const chunks: Uint8Array[] = []
   let size = 0
   try {

@@ -51,8 +51,9 @@ export class HttpListenerCore {
   /** `serveForwarded` serves an exchange another instance forwarded (see streamable-http.ts). */
   constructor(options: StreamableHttpOptions, serveForwarded: (exchange: Exchange) => Promise<void>) {
     this.options = options
-    this.scheduler = options.scheduler ?? asyncScheduler
-    this.now = () => this.scheduler.now()
+    const scheduler = this.scheduler = options.scheduler ?? asyncScheduler
+    // Read on every request (sessions touched, rate limits): the real clock directly when none was given.
+    this.now = options.scheduler === undefined ? Date.now : () => scheduler.now()
     this.rateLimiterStore = options.rateLimiterStore ?? createMemoryRateLimiterStore()
     this.guard = new HttpGuard({
       auth: options.auth, rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit,

@@ -13,7 +13,7 @@ import { CancelledError, CapabilityError, ConnectionClosedError, InternalError, 
 import { checkMessage, isCheckFailure, isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { isEncodingFailure, unserializable } from '../../lib/jsonrpc/encoding-failure.ts'
 import { IncomingRequest } from '../../lib/incoming-request.ts'
-import { requestLogic, type RequestActorEvent } from '../../lib/request-logic.ts'
+import { requestLogic, type RequestActorEvent, type RequestInput } from '../../lib/request-logic.ts'
 import type { ContextHost } from '../context.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ServingScope } from './core.ts'
@@ -49,7 +49,8 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   const handler = request.modernMeta !== undefined ? modernHandler(server, served, message.method) : statelessHandler(server, served, message.method)
   if (handler === undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: new MethodNotFoundError(`Method not found: ${message.method}`).toJSON() })
   request.onStopped = stopped
-  const actor = request.actor = server.system.spawn(requestLogic, { input: request, onEvent: perform.bind(undefined, served) as (event: unknown) => void })
+  // The served request is the actor's input, so its events come back with it: one function for all.
+  const actor = request.actor = server.system.spawn(requestLogic, { input: served, onEvent: PERFORM })
   // The client went away before the answer: the request is cancelled (for the modern era, closing
   // the stream is the cancellation), its handler stopped.
   // (Checked first: the reply also closes after every answer, and an error is not made for nothing.)
@@ -71,6 +72,9 @@ const SETTLED: OutcomeObserver<unknown, SessionlessRequest> = {
 
 /** A request whose actor was stopped from outside (the server's system stopping) stops its handler. */
 const stopped = (request: IncomingRequest) => request.cancel(new CancelledError('Request stopped'))
+
+/** Where every sessionless request actor's events go, with the request they are about. */
+const PERFORM = (event: unknown, served: SessionlessRequest): void => perform(served, event as RequestActorEvent)
 
 /** Does what a request's actor decided, on its reply. */
 function perform(served: SessionlessRequest, event: RequestActorEvent): void {
@@ -145,9 +149,13 @@ function write(server: ServerCore, reply: Reply, message: JsonRpcMessage): void 
  * no peer to send requests to (the modern era asks through input rounds); its envelope has no
  * `stream` to end while the request goes on (a modern request is not resumed).
  */
-class SessionlessRequest implements ContextHost, ServingScope {
+class SessionlessRequest implements ContextHost, ServingScope, RequestInput {
   readonly session = undefined
   constructor(readonly server: ServerCore, readonly reply: Reply, readonly incoming: IncomingRequest) {}
+  /** The request's method (see RequestInput: its actor's input). */
+  get method(): string { return this.incoming.method }
+  /** Its actor ended (see RequestInput): a request still unanswered is stopped. */
+  unsubscribe(): void { this.incoming.unsubscribe() }
   get host(): ContextHost { return this }
   /** A modern request's own version; a legacy one without a session speaks the newest legacy revision served. */
   get protocolVersion(): string { return this.incoming.protocolVersion ?? this.server.versions.legacy[0] ?? this.server.versions.all[0]! }

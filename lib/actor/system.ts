@@ -44,7 +44,7 @@ class System implements ActorSystem {
   readonly scheduler: SchedulerLike
   readonly reportError: (error: unknown, actor: string) => void
   readonly #registry = new Map<string, Actor>()
-  readonly #roots = new Set<Actor>()
+  readonly #roots = new ActorList()
   #inspect: Subject<ActorInspectionEvent> | undefined
   #count = 0
 
@@ -79,7 +79,7 @@ class System implements ActorSystem {
     byEffect: boolean): Actor {
     if (systemId !== undefined && this.#registry.has(systemId)) throw new Error(`spawn: "${systemId}" is registered already`)
     const actor = new Actor(this, logic, id, input, parent, supervision ?? STOP, systemId, onEvent, tellsDone)
-    if (parent === undefined) this.#roots.add(actor)
+    if (parent === undefined) this.#roots.append(actor)
     else parent.adopt(actor, byEffect)
     if (systemId !== undefined) this.#registry.set(systemId, actor)
     if (this.isInspected) this.emit({ type: 'rxmcp.actor.spawned', actor: actor.path, parent: parent?.path, logic: logic.name })
@@ -88,7 +88,7 @@ class System implements ActorSystem {
   }
 
   forget(actor: Actor): void {
-    if (actor.parent === undefined) this.#roots.delete(actor)
+    if (actor.parent === undefined) this.#roots.remove(actor)
     if (actor.systemId !== undefined && this.#registry.get(actor.systemId) === actor) this.#registry.delete(actor.systemId)
   }
 
@@ -97,11 +97,42 @@ class System implements ActorSystem {
   }
 
   stop(): void {
-    for (const root of [...this.#roots]) root.stop()
+    this.#roots.stopAll()
   }
 }
 
 const STOP: Supervision = Object.freeze({ strategy: 'stop' })
+
+/**
+ * Actors in the order they were added, linked through the actors themselves (`previous`, `next`):
+ * adding and removing one allocates nothing and hashes nothing, which matters since each request
+ * is an actor (a session's child, or a root when sessionless). An actor is in one list at most:
+ * its parent's children, or its system's roots.
+ */
+class ActorList {
+  first: Actor | undefined = undefined
+  last: Actor | undefined = undefined
+
+  append(actor: Actor): void {
+    const last = this.last
+    actor.previous = last
+    if (last === undefined) this.first = actor
+    else last.next = actor
+    this.last = actor
+  }
+
+  remove(actor: Actor): void {
+    const { previous, next } = actor
+    if (previous === undefined) { if (this.first === actor) this.first = next } else previous.next = next
+    if (next === undefined) { if (this.last === actor) this.last = previous } else next.previous = previous
+    actor.previous = actor.next = undefined
+  }
+
+  /** Stops each, first to last; each leaves the list as it ends. */
+  stopAll(): void {
+    for (let actor = this.first; actor !== undefined; actor = this.first) actor.stop()
+  }
+}
 
 /**
  * What few actors use: kept apart from the actor, made on first need, so spawning a request (an
@@ -131,13 +162,12 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
   /** Between a failure and its restart: messages are dead letters. */
   #isRestarting = false
   /**
-   * Its children, in spawn order, as a list through the children themselves (`previous`, `next`):
-   * adding and removing one allocates nothing and hashes nothing, which matters since each request
-   * is a session's child. The index by id is made on the first lookup by id (a `send` to a child,
-   * a `stop` of one, a spawn effect, which names its child for its logic), and kept from then on.
+   * Its children, in spawn order (made with the first). The index by id is made on the first
+   * lookup by id (a `send` to a child, a `stop` of one, a spawn effect, which names its child for
+   * its logic), and kept from then on.
    */
-  #firstChild: Actor | undefined
-  #lastChild: Actor | undefined
+  #children: ActorList | undefined
+  /** Its neighbours in the list it is in (its parent's children, or the system's roots). */
   previous: Actor | undefined
   next: Actor | undefined
   #started: { unsubscribe(): void } | undefined
@@ -228,18 +258,11 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       if (isNamed && byId.has(child.id)) throw new Error(`spawn: ${this.path} has a child "${child.id}" already`)
       byId.set(child.id, child)
     }
-    const last = this.#lastChild
-    child.previous = last
-    if (last === undefined) this.#firstChild = child
-    else last.next = child
-    this.#lastChild = child
+    ;(this.#children ??= new ActorList()).append(child)
   }
 
   disown(child: Actor): void {
-    const { previous, next } = child
-    if (previous === undefined) { if (this.#firstChild === child) this.#firstChild = next } else previous.next = next
-    if (next === undefined) { if (this.#lastChild === child) this.#lastChild = previous } else next.previous = previous
-    child.previous = child.next = undefined
+    this.#children!.remove(child)
     // Only `child` can hold its id here: adopt refuses a second while an index exists.
     const byId = this.#rare?.byId
     if (byId?.get(child.id) === child) byId.delete(child.id)
@@ -250,13 +273,13 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
     const rare = this.#more
     if (rare.byId === undefined) {
       rare.byId = new Map()
-      for (let child = this.#firstChild; child !== undefined; child = child.next) rare.byId.set(child.id, child)
+      for (let child = this.#children?.first; child !== undefined; child = child.next) rare.byId.set(child.id, child)
     }
     return rare.byId
   }
 
   #child(id: string): Actor | undefined {
-    return this.#firstChild === undefined ? undefined : this.#index().get(id)
+    return this.#children?.first === undefined ? undefined : this.#index().get(id)
   }
 
   send(message: unknown): void {
@@ -428,8 +451,7 @@ class Actor implements ActorRef<unknown, unknown>, ActorSelf {
       for (const timer of timers.values()) timer.unsubscribe()
       timers.clear()
     }
-    // In spawn order; each child leaves the list as it ends.
-    for (let child = this.#firstChild; child !== undefined; child = this.#firstChild) child.stop()
+    this.#children?.stopAll()
     if (this.#mailbox !== undefined) this.#mailbox.length = 0
   }
 
