@@ -17,7 +17,7 @@
  *   BENCH_WARMUP   warmup of each run in seconds (default 1)
  *   BENCH_ROUNDS   rounds per comparison (default 3; the median is reported)
  *   BENCH_BEFORE   a git revision: the stdio server runs add that tree's everything server as `before`
- *                  (checked out once into .bench/before/, see before-tree.ts) and print rxmcp/before
+ *                  (checked out once under the temporary directory, see before-tree.ts) and print rxmcp/before
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
