@@ -59,11 +59,8 @@ class JsonRpcConnection implements Connection {
   #stream: ResponseStream | undefined = undefined
   /** The send options of a message with only the version: one per version, reused, so a send makes none. */
   #versionOnly: SendOptions | undefined = undefined
-  /** Where each request's outcome goes (to its actor): made once, so that settling allocates only the message. */
-  readonly #settled: OutcomeObserver<unknown, IncomingRequest> = {
-    value: (request, result) => request.actor!.send({ type: 'result', result }),
-    error: (request, error) => request.actor!.send({ type: 'error', error }),
-  }
+  /** Where each request's outcome goes (to its actor): one object for every connection (see SETTLED). */
+  readonly #settled: OutcomeObserver<unknown, IncomingRequest> = SETTLED
   /** What a request's actor ending unanswered does (its parent stopped it). */
   readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
   /** What every request actor's events go to, with the request it was spawned for: one function for all. */
@@ -492,6 +489,11 @@ class JsonRpcConnection implements Connection {
   }
 }
 
+/** Every request's outcome goes to its actor: one object for all connections, not closures per session. */
+const SETTLED: OutcomeObserver<unknown, IncomingRequest> = {
+  value: (request, result) => request.actor!.send({ type: 'result', result }),
+  error: (request, error) => request.actor!.send({ type: 'error', error }),
+}
 const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'

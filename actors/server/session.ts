@@ -16,7 +16,7 @@ import {
   type ClientCapabilities, type CreateMessageParams, type CreateMessageResult, type ElicitParams, type ElicitResult,
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
-import type { ActorRef } from '../../lib/actor/system.ts'
+import type { ActorRef, ActorSystem } from '../../lib/actor/system.ts'
 import type { InputOptions, SessionState } from './api.ts'
 import { sessionLogic, type SavedSession, type SessionEvent, type SessionInput, type SessionMessage } from './session-logic.ts'
 import { SERVER_DEFAULTS } from './options.ts'
@@ -30,6 +30,17 @@ import type { RouteHandler } from './api.ts'
 import type { ListKind } from './registry.ts'
 import type { ServerCore, ServingScope, SessionCore } from './core.ts'
 import { taskToWire, withRelatedTask, type TaskState } from '../tasks/task.ts'
+
+/**
+ * Where a session's requests are spawned: the server's system, under the session's actor (made on
+ * first need). A class, not an object literal with a getter: a literal's getter is a closure of its
+ * own per session, so with many sessions (Streamable HTTP) the connection's read of `parent` met a
+ * different accessor each time; the prototype's getter is one for all.
+ */
+class SessionRequests {
+  constructor(readonly system: ActorSystem, readonly session: Session) {}
+  get parent(): ActorRef<never> { return this.session.actor as ActorRef<never> }
+}
 
 let sessionCount = 0
 /** Tells this process's session ids from another's. */
@@ -73,10 +84,9 @@ export class Session implements SessionCore, LegacyGate {
     this.server = server
     const options = server.options
     this.#state = sessionLogic.initial(this.#input())
-    const session = this
     this.connection = createConnection(transport, {
       // Each request is an actor, a child of this session's.
-      actors: { system: server.system, get parent() { return session.actor as ActorRef<never> } },
+      actors: new SessionRequests(server.system, this),
       gateRequest: request => this.#gate(request),
       sharedSession: shared => { if (this.#shared === undefined) this.#adopt(shared) },
       gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
