@@ -59,8 +59,6 @@ class JsonRpcConnection implements Connection {
   #stream: ResponseStream | undefined = undefined
   /** The send options of a message with only the version: one per version, reused, so a send makes none. */
   #versionOnly: SendOptions | undefined = undefined
-  /** Where each request's outcome goes (to its actor): one object for every connection (see SETTLED). */
-  readonly #settled: OutcomeObserver<unknown, IncomingRequest> = SETTLED
   /** What a request's actor ending unanswered does (its parent stopped it). */
   readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
   /** What every request actor's events go to, with the request it was spawned for: one function for all. */
@@ -348,7 +346,7 @@ class JsonRpcConnection implements Connection {
       return actor.send({ type: 'error', error })
     }
     // The last value of an Observable is the result; progress goes to the actor meanwhile.
-    request.subscription = settleOutcome(outcome, request, this.#settled)
+    request.subscription = settleOutcome(outcome, request, SETTLED)
   }
 
   /** Does what a request's actor decided. */

@@ -1,4 +1,5 @@
 import { Subject, asyncScheduler, type SchedulerLike } from '../lib/rx.ts'
+import { clockOf } from './timers.ts'
 import type { ReplyEnvelope, Transport } from '../lib/transport.ts'
 import { createMemoryRateLimiterStore, type RateLimiterStore } from '../lib/token-bucket.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../lib/schema/types.ts'
@@ -51,9 +52,8 @@ export class HttpListenerCore {
   /** `serveForwarded` serves an exchange another instance forwarded (see streamable-http.ts). */
   constructor(options: StreamableHttpOptions, serveForwarded: (exchange: Exchange) => Promise<void>) {
     this.options = options
-    const scheduler = this.scheduler = options.scheduler ?? asyncScheduler
-    // Read on every request (sessions touched, rate limits): the real clock directly when none was given.
-    this.now = options.scheduler === undefined ? Date.now : () => scheduler.now()
+    this.scheduler = options.scheduler ?? asyncScheduler
+    this.now = clockOf(options.scheduler)
     this.rateLimiterStore = options.rateLimiterStore ?? createMemoryRateLimiterStore()
     this.guard = new HttpGuard({
       auth: options.auth, rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit,

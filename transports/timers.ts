@@ -29,3 +29,11 @@ export function after(ms: number, scheduler: SchedulerLike | undefined, work: ()
   ;(timer as { unref?: () => void }).unref?.()
   return new Subscription(() => clearTimeout(timer))
 }
+
+/**
+ * The clock of a transport's scheduler option: `Date.now` itself when none was given (it is read
+ * per request: sessions touched, rate limits), else the scheduler's (a virtual one in tests).
+ */
+export function clockOf(scheduler: SchedulerLike | undefined): () => number {
+  return scheduler === undefined ? Date.now : () => scheduler.now()
+}

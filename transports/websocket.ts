@@ -2,7 +2,7 @@ import type { AuthAnswer, AuthRequest, Authenticator } from '../lib/auth.ts'
 import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { asyncScheduler, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
-import { every } from './timers.ts'
+import { clockOf, every } from './timers.ts'
 import type { WebSocketServer } from 'ws'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
@@ -192,7 +192,7 @@ class WsTransportServer implements McpWebSocketServer {
     this.#policy = new ClientPolicy({
       authenticates: options.auth !== undefined || options.authenticate !== undefined,
       rateLimit: options.rateLimit, failedAuthLimit: options.failedAuthLimit, rateLimiterStore: this.#rateLimiterStore,
-      clientAddress: options.clientAddress, now: () => scheduler.now(),
+      clientAddress: options.clientAddress, now: clockOf(options.scheduler),
     })
     this.#admission = new SessionAdmission<WsTransport>({
       perClient: options.maxSessionsPerClient ?? WEBSOCKET_DEFAULTS.maxSessionsPerClient,
