@@ -1,4 +1,3 @@
-import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import type { SchedulerLike } from '../lib/rx.ts'
 import type { Transport, TransportServer } from '../lib/transport.ts'
 import type { Authenticator } from '../lib/auth.ts'
@@ -186,39 +185,3 @@ export const STREAMABLE_HTTP_DEFAULTS = {
   streamHighWaterMark: 1024 * 1024, maxStreamsPerSession: 100,
   retryMs: 1000, keepAliveMs: 15_000, strictProtocolVersion: false,
 } as const
-
-/**
- * A Streamable HTTP server (MCP 2025-03-26 onward) with the legacy HTTP+SSE transport beside it:
- * one implementation, three ways to mount it.
- *
- * - `handle(request)` — a web-standard handler (`Request -> Promise<Response>`) for Hono, Bun, Deno, workers;
- * - `nodeHandler(req, res)` — for node:http, Express, Fastify;
- * - `start()` — its own node:http server on `host:port` (127.0.0.1 by default).
- *
- * Each new session (an initialize POST, or a legacy SSE GET) emits a {@link Transport} on
- * `connections`; `McpServer.listen(server)` serves them.
- *
- * @example
- * const http = streamableHttp({ port: 3000 })
- * await mcpServer.listen(http)
- * console.log(http.url) // http://127.0.0.1:3000/mcp
- */
-export interface StreamableHttpServer extends TransportServer {
-  handle(request: Request): Promise<Response>
-  nodeHandler(req: IncomingMessage, res: ServerResponse): void
-  start(): Promise<void>
-  /** The endpoint URL once started. */
-  readonly url: string | undefined
-  /** The node:http server `start()` made (to attach a WebSocket listener to the same port). */
-  readonly httpServer: HttpServer | undefined
-  /** Sessions open now (Streamable HTTP and legacy SSE); modern-era requests have none. */
-  readonly sessionCount: number
-  /**
-   * Where this listener's `rateLimit` and `failedAuthLimit` buckets live: the `rateLimiterStore`
-   * option, else the memory store the listener made. Give it to a WebSocket listener on the same
-   * port (`websocket({ rateLimit, rateLimiterStore: http.rateLimiterStore })`) and a client
-   * spends one budget on both, not one on each.
-   */
-  readonly rateLimiterStore: RateLimiterStore
-  close(): Promise<void>
-}

@@ -1,24 +1,61 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
-import type { Observable, Subscription } from '../lib/rx.ts'
+import type { Observable } from '../lib/rx.ts'
 import type { ReplyEnvelope, Transport } from '../lib/transport.ts'
+import type { TransportServer } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
-import { corsHeaders, preflightHeaders } from '../lib/http/origin.ts'
-import { NOT_FOUND } from '../lib/http/refusal.ts'
-import { legacySessionIdOf, mcpRequest, routeForwarded, routeRequest, type HttpRoute } from '../lib/http/rules.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
-import { NodeExchange, WebExchange, answerRefusal, type Exchange } from './http-exchange.ts'
-import { HttpListenerCore } from './http-listener.ts'
-import { deleteSession, getStream, postMcp } from './http-session-routes.ts'
-import { openLegacySse, postLegacySse } from './legacy-sse-routes.ts'
-import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions, type StreamableHttpServer } from './streamable-http-options.ts'
-import { endStreamsAtExpiry } from './token-expiry.ts'
-import { every } from './timers.ts'
+import { HttpHandler, type WebHandler, type WebRequestInit } from './http-handler.ts'
+import { NodeExchange } from './node-exchange.ts'
+import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions } from './streamable-http-options.ts'
 
 export { STREAMABLE_HTTP_DEFAULTS } from './streamable-http-options.ts'
-export type { StreamableHttpOptions, StreamableHttpServer } from './streamable-http-options.ts'
+export type { StreamableHttpOptions } from './streamable-http-options.ts'
 export { memoryRateLimiterStore, createMemoryRateLimiterStore } from '../lib/token-bucket.ts'
 export type { RateLimiter, RateLimiterStore } from '../lib/token-bucket.ts'
 export type { ClientRequest } from './client-policy.ts'
+export type { WebHandler, WebRequestInit } from './http-handler.ts'
+
+/**
+ * A Streamable HTTP server (MCP 2025-03-26 onward) with the legacy HTTP+SSE transport beside it:
+ * one implementation, three ways to mount it.
+ *
+ * - `start()` — its own node:http server on `host:port` (127.0.0.1 by default);
+ * - `nodeHandler(req, res, body?)` — node:http's request listener, for a server of your own;
+ * - `handle(request)` — the web-standard handler (`Request -> Promise<Response>`).
+ *
+ * Behind a framework (Express, Fastify, Hono) or on another runtime (Deno, Workers), use
+ * `webHandler` from `rxmcp/web` instead: it binds nothing (`listen` does not open a port), and
+ * {@link nodeHandler} mounts it on node:http frameworks.
+ *
+ * Each new session (an initialize POST, or a legacy SSE GET) emits a {@link Transport} on
+ * `connections`; `McpServer.listen(server)` serves them.
+ *
+ * @example
+ * const http = streamableHttp({ port: 3000 })
+ * await mcpServer.listen(http)
+ * console.log(http.url) // http://127.0.0.1:3000/mcp
+ */
+export interface StreamableHttpServer extends TransportServer {
+  /** Answers a web-standard Request (see `WebHandler.fetch`); bound. */
+  handle(request: Request, init?: WebRequestInit): Promise<Response>
+  /** node:http's request listener; `body` is one a framework already parsed (see {@link nodeHandler}); bound. */
+  nodeHandler(req: IncomingMessage, res: ServerResponse, body?: unknown): void
+  start(): Promise<void>
+  /** The endpoint URL once started. */
+  readonly url: string | undefined
+  /** The node:http server `start()` made (to attach a WebSocket listener to the same port). */
+  readonly httpServer: HttpServer | undefined
+  /** Sessions open now (Streamable HTTP and legacy SSE); modern-era requests have none. */
+  readonly sessionCount: number
+  /**
+   * Where this listener's `rateLimit` and `failedAuthLimit` buckets live: the `rateLimiterStore`
+   * option, else the memory store the listener made. Give it to a WebSocket listener on the same
+   * port (`websocket({ rateLimit, rateLimiterStore: http.rateLimiterStore })`) and a client
+   * spends one budget on both, not one on each.
+   */
+  readonly rateLimiterStore: RateLimiterStore
+  close(): Promise<void>
+}
 
 /** Makes a {@link StreamableHttpServer}. */
 export function streamableHttp(options: StreamableHttpOptions = {}): StreamableHttpServer {
@@ -26,40 +63,57 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
 }
 
 /**
- * The listener: a thin adapter that reads a request, asks the pure rules (lib/http/rules.ts) what
- * to do, and acts: the handlers live by concern in http-session-routes.ts (POST, GET and DELETE of
- * sessions), http-modern-post.ts, http-stateless.ts and legacy-sse-routes.ts; the session table in
- * http-sessions.ts; what they share in http-listener.ts.
+ * A node:http request listener over a {@link WebHandler} (from `webHandler` in `rxmcp/web`), for
+ * Express, Fastify and plain node:http: `(req, res, body?)`. A body the framework already parsed is
+ * taken from `body`, else from `req.body` when the request stream was read to its end (Express
+ * after `express.json()`), else read from the stream. Node's objects are used directly: no
+ * web-stream conversion on the way.
+ * @example
+ * const mcp = webHandler({ allowedHosts: ['localhost'] })
+ * await server.listen(mcp)
+ * app.use(express.json())
+ * app.all('/mcp', nodeHandler(mcp))
+ */
+export function nodeHandler(handler: WebHandler): (req: IncomingMessage, res: ServerResponse, body?: unknown) => void {
+  if (!(handler instanceof HttpHandler)) throw new TypeError('nodeHandler takes the handler webHandler() made')
+  return (req, res, body) => serveNode(handler, req, res, body)
+}
+
+/** Serves one node:http request through the handler; an unexpected failure ends it with 500 (or cuts a started answer). */
+function serveNode(handler: HttpHandler, req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  const exchange = new NodeExchange(req, res, handler.extraHeaders(req.headers.origin), body)
+  handler.serve(exchange).catch(error => {
+    if (!res.headersSent) { res.statusCode = 500; res.end() } else res.destroy(error instanceof Error ? error : undefined)
+  })
+}
+
+/**
+ * The listener: the web handler's core (http-handler.ts) with a node:http server of its own
+ * (`start()`), and node's request objects served directly (`nodeHandler`).
  */
 class HttpTransportServer implements StreamableHttpServer {
   readonly #options: StreamableHttpOptions
-  /** What every handler shares: options, rules, sessions, exchanges, guard, cluster. */
-  readonly #core: HttpListenerCore
+  readonly #handler: HttpHandler
   readonly connections: Observable<Transport>
   readonly requests: Observable<ReplyEnvelope>
   #http: HttpServer | undefined
   #url: string | undefined
-  /** Sweeps idle sessions and sends keep-alives, on the scheduler option (else unref'd: it never holds the process open). */
-  readonly #sweeping: Subscription
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
-    const core = new HttpListenerCore(options, exchange => this.#serveForwarded(exchange))
-    this.#core = core
-    this.connections = core.connections.asObservable()
-    this.requests = core.requests.asObservable()
+    const handler = new HttpHandler(options)
+    this.#handler = handler
+    this.connections = handler.connections
+    this.requests = handler.requests
+    handler.startSweeping()
     this.nodeHandler = this.nodeHandler.bind(this)
-    const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
-    const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
-    const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
-    const sweep = () => core.sessions.sweep(keepAlive, core.exchanges)
-    this.#sweeping = every(tick, options.scheduler, sweep)
+    this.handle = this.handle.bind(this)
   }
 
   get url(): string | undefined { return this.#url }
   get httpServer(): HttpServer | undefined { return this.#http }
-  get sessionCount(): number { return this.#core.sessions.size }
-  get rateLimiterStore(): RateLimiterStore { return this.#core.rateLimiterStore }
+  get sessionCount(): number { return this.#handler.sessionCount }
+  get rateLimiterStore(): RateLimiterStore { return this.#handler.rateLimiterStore }
 
   async start(): Promise<void> {
     if (this.#http !== undefined) return
@@ -70,82 +124,20 @@ class HttpTransportServer implements StreamableHttpServer {
     const http = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, this.nodeHandler)
     this.#http = http
     const port = await listenOn(http, this.#options.port ?? 0, host)
-    this.#url = `http://${urlHost(host)}:${port}${this.#core.rules.path}`
+    this.#url = `http://${urlHost(host)}:${port}${this.#options.path ?? STREAMABLE_HTTP_DEFAULTS.path}`
   }
 
   async close(): Promise<void> {
-    const core = this.#core
-    if (core.isClosed) return
-    core.isClosed = true
-    this.#sweeping.unsubscribe()
-    // A shared session outlives this instance: another takes it over, with its record and events.
-    core.sessions.endAll(core.shared !== undefined)
-    core.shared?.close()
-    for (const exchange of [...core.exchanges]) void exchange.close()
-    core.exchanges.clear()
-    core.connections.complete()
-    core.requests.complete()
+    await this.#handler.close()
     if (this.#http !== undefined) await closeServer(this.#http)
   }
 
-  nodeHandler(req: IncomingMessage, res: ServerResponse): void {
-    const exchange = new NodeExchange(req, res, corsHeaders(this.#options.corsOrigins, req.headers.origin))
-    this.#dispatch(exchange).catch(error => {
-      if (!res.headersSent) { res.statusCode = 500; res.end() } else res.destroy(error instanceof Error ? error : undefined)
-    })
+  nodeHandler(req: IncomingMessage, res: ServerResponse, body?: unknown): void {
+    serveNode(this.#handler, req, res, body)
   }
 
-  async handle(request: Request): Promise<Response> {
-    const exchange = new WebExchange(request, corsHeaders(this.#options.corsOrigins, request.headers.get('origin') ?? undefined))
-    this.#dispatch(exchange).catch(() => exchange.reply(500, {}))
-    return exchange.response
-  }
-
-  /** Every request: the rules route it (403, preflight, a path), the guard admits it, then it is served. */
-  async #dispatch(exchange: Exchange): Promise<void> {
-    const core = this.#core
-    const route = routeRequest(core.rules, exchange.method, exchange.pathname, exchange.header('origin'), exchange.header('host'))
-    if (route.type === 'refuse') return answerRefusal(exchange, route)
-    if (route.type === 'preflight') return exchange.reply(204, preflightHeaders(exchange.header('access-control-request-headers')))
-    if (!(await core.guard.admit(exchange, route.isGuarded))) return
-    // A stream this request opens ends when its token expires: the client comes back with a fresh one.
-    exchange = endStreamsAtExpiry(exchange, core.scheduler)
-    if (core.shared !== undefined && route.isGuarded) {
-      // A session held by another instance: the request goes there.
-      const sessionId = route.sessionIdIn === 'header' ? exchange.header('mcp-session-id') : route.sessionIdIn === 'query' ? legacySessionIdOf(exchange.search) : null
-      if (sessionId !== null) {
-        const routed = await core.shared.route(exchange, sessionId)
-        if (routed === undefined) return
-        exchange = routed
-      }
-    }
-    return this.#serve(route, exchange)
-  }
-
-  /** An exchange another instance forwarded: served as if it came here (its front checked origin and credentials). */
-  #serveForwarded(exchange: Exchange): Promise<void> {
-    // The front ends the client's stream at its token's expiry too; this ends the owner's side with it.
-    exchange = endStreamsAtExpiry(exchange, this.#core.scheduler)
-    return this.#serve(routeForwarded(this.#core.rules, exchange.method, exchange.pathname), exchange)
-  }
-
-  async #serve(route: HttpRoute, exchange: Exchange): Promise<void> {
-    const core = this.#core
-    switch (route.type) {
-      case 'mcp': {
-        const action = mcpRequest(core.rules, exchange.method, exchange.header('mcp-protocol-version'), exchange.header('accept'), exchange.header('content-type'))
-        switch (action.type) {
-          case 'refuse': return answerRefusal(exchange, action)
-          case 'post': return postMcp(core, exchange)
-          case 'get-stream': return getStream(core, exchange)
-          case 'delete-session': return deleteSession(core, exchange)
-        }
-        return
-      }
-      case 'legacy-sse-open': return openLegacySse(core, exchange)
-      case 'legacy-sse-message': return postLegacySse(core, exchange)
-      default: return answerRefusal(exchange, NOT_FOUND)
-    }
+  handle(request: Request, init?: WebRequestInit): Promise<Response> {
+    return this.#handler.fetch(request, init)
   }
 }
 

@@ -114,3 +114,6 @@ export function overFailedAuthBudget(waitMs: number): HttpRefusal {
 export function sessionIdRepeated(id: RefusedIds = null): HttpRefusal {
   return refusal(500, ErrorCode.InternalError, 'Internal error: the session id generator repeated an id in use', id)
 }
+
+/** A request to a listener that was closed (a web handler outlives its `close()`; a socket does not). */
+export const HANDLER_CLOSED = refusal(503, ErrorCode.ConnectionClosed, 'Service Unavailable: the server is closed')

@@ -1,0 +1,188 @@
+import type { Observable, Subscription } from '../lib/rx.ts'
+import type { ReplyEnvelope, Transport, TransportServer } from '../lib/transport.ts'
+import type { RateLimiterStore } from '../lib/token-bucket.ts'
+import { corsHeaders, preflightHeaders } from '../lib/http/origin.ts'
+import { HANDLER_CLOSED, NOT_FOUND } from '../lib/http/refusal.ts'
+import { legacySessionIdOf, mcpRequest, routeForwarded, routeRequest, type HttpRoute } from '../lib/http/rules.ts'
+import { answerRefusal, type Exchange } from './http-exchange.ts'
+import { HttpListenerCore } from './http-listener.ts'
+import { deleteSession, getStream, postMcp } from './http-session-routes.ts'
+import { openLegacySse, postLegacySse } from './legacy-sse-routes.ts'
+import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions } from './streamable-http-options.ts'
+import { endStreamsAtExpiry } from './token-expiry.ts'
+import { every } from './timers.ts'
+import { WebExchange } from './web-exchange.ts'
+
+/**
+ * What a caller of {@link WebHandler.fetch} may add to the request: a body its framework already
+ * read, and the client's address. Deno's `Deno.serve` handler info fits as it is (`remoteAddr`).
+ */
+export interface WebRequestInit {
+  /**
+   * The body, when something read it before (Hono's `c.req.json()`, a body parser): an object or
+   * array as parsed JSON, a string as the JSON text, bytes as they came. It is checked like a body
+   * read here (size, structure, JSON-RPC shape); undefined reads the request's own body.
+   */
+  body?: unknown
+  /** The client's IP address, for budgets kept per address (`rateLimit`, `failedAuthLimit`). */
+  remoteAddress?: string
+  /** Deno's `ServeHandlerInfo.remoteAddr`: used when `remoteAddress` is absent. */
+  remoteAddr?: { hostname?: string }
+}
+
+/**
+ * The Streamable HTTP server (with legacy HTTP+SSE beside it) as a web-standard handler:
+ * `fetch(Request) -> Promise<Response>`, SSE answers as `ReadableStream`s. It binds nothing and
+ * imports nothing from `node:`, so it runs on Node, Deno, Bun, Cloudflare Workers and behind any
+ * framework that hands over a `Request` (Hono). `McpServer.listen(handler)` serves it.
+ *
+ * `fetch` is bound: pass it as it is (`Deno.serve(handler.fetch)`, `export default { fetch: ... }`).
+ */
+export interface WebHandler extends TransportServer {
+  /**
+   * Answers one HTTP request: JSON, an SSE stream, 202, or the refusal the transport's rules give
+   * (403 for a foreign Origin or Host, 404 for an unknown session, 413 for a body over the limit...).
+   */
+  readonly fetch: (request: Request, init?: WebRequestInit) => Promise<Response>
+  /** Sessions open now (Streamable HTTP and legacy SSE); modern-era requests have none. */
+  readonly sessionCount: number
+  /** Where this handler's `rateLimit` and `failedAuthLimit` buckets live (see StreamableHttpOptions). */
+  readonly rateLimiterStore: RateLimiterStore
+  /** Ends every session and stream; a request after it is answered 503. */
+  close(): Promise<void>
+}
+
+/**
+ * The Streamable HTTP endpoint without a socket of its own: it reads a request (an {@link Exchange}
+ * from any server underneath), asks the pure rules (lib/http/rules.ts) what to do, and acts. The
+ * route handlers live by concern in http-session-routes.ts (POST, GET and DELETE of sessions),
+ * http-modern-post.ts, http-stateless.ts and legacy-sse-routes.ts; the session table in
+ * http-sessions.ts; what they share in http-listener.ts. The node:http listener
+ * (streamable-http.ts) and the web handler (web.ts) are adapters over it.
+ */
+export class HttpHandler implements WebHandler {
+  readonly #options: StreamableHttpOptions
+  /** What every route shares: options, rules, sessions, exchanges, guard, cluster. */
+  readonly #core: HttpListenerCore
+  readonly connections: Observable<Transport>
+  readonly requests: Observable<ReplyEnvelope>
+  /** Sweeps idle sessions and sends keep-alives, on the scheduler option (else unref'd: it never holds the process open). */
+  #sweeping: Subscription | undefined
+
+  constructor(options: StreamableHttpOptions) {
+    this.#options = options
+    const core = new HttpListenerCore(options, exchange => this.#serveForwarded(exchange))
+    this.#core = core
+    this.connections = core.connections.asObservable()
+    this.requests = core.requests.asObservable()
+  }
+
+  get sessionCount(): number { return this.#core.sessions.size }
+  get rateLimiterStore(): RateLimiterStore { return this.#core.rateLimiterStore }
+
+  readonly fetch = (request: Request, init?: WebRequestInit): Promise<Response> => {
+    const remoteAddress = init?.remoteAddress ?? init?.remoteAddr?.hostname
+    const exchange = new WebExchange(request, this.extraHeaders(request.headers.get('origin') ?? undefined), init?.body, remoteAddress)
+    this.serve(exchange).catch(() => exchange.reply(500, {}))
+    return exchange.response
+  }
+
+  /** The headers every answer to a request from `origin` carries (CORS, when `corsOrigins` is set). */
+  extraHeaders(origin: string | undefined): Record<string, string> {
+    return corsHeaders(this.#options.corsOrigins, origin)
+  }
+
+  /** Every request: the rules route it (403, preflight, a path), the guard admits it, then it is served. */
+  async serve(exchange: Exchange): Promise<void> {
+    const core = this.#core
+    if (core.isClosed) return answerRefusal(exchange, HANDLER_CLOSED)
+    // Timers start with the first request, not at construction: Cloudflare Workers refuse timers
+    // (and random numbers) in a module's global scope, where a handler is often made.
+    this.#sweeping ??= this.#sweep()
+    const route = routeRequest(core.rules, exchange.method, exchange.pathname, exchange.header('origin'), exchange.header('host'))
+    if (route.type === 'refuse') return answerRefusal(exchange, route)
+    if (route.type === 'preflight') return exchange.reply(204, preflightHeaders(exchange.header('access-control-request-headers')))
+    if (!(await core.guard.admit(exchange, route.isGuarded))) return
+    // A stream this request opens ends when its token expires: the client comes back with a fresh one.
+    exchange = endStreamsAtExpiry(exchange, core.scheduler)
+    if (core.shared !== undefined && route.isGuarded) {
+      // A session held by another instance: the request goes there.
+      const sessionId = route.sessionIdIn === 'header' ? exchange.header('mcp-session-id') : route.sessionIdIn === 'query' ? legacySessionIdOf(exchange.search) : null
+      if (sessionId !== null) {
+        const routed = await core.shared.route(exchange, sessionId)
+        if (routed === undefined) return
+        exchange = routed
+      }
+    }
+    return this.#route(route, exchange)
+  }
+
+  /** Starts the sweep of idle sessions and keep-alives (once; the first request or `start` does). */
+  #sweep(): Subscription {
+    const options = this.#options
+    const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
+    const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
+    const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
+    const core = this.#core
+    return every(tick, options.scheduler, () => core.sessions.sweep(keepAlive, core.exchanges))
+  }
+
+  /** Starts the sweep now (the node:http listener does when it binds; a web handler waits for a request). */
+  startSweeping(): void {
+    this.#sweeping ??= this.#sweep()
+  }
+
+  /** An exchange another instance forwarded: served as if it came here (its front checked origin and credentials). */
+  #serveForwarded(exchange: Exchange): Promise<void> {
+    // The front ends the client's stream at its token's expiry too; this ends the owner's side with it.
+    exchange = endStreamsAtExpiry(exchange, this.#core.scheduler)
+    return this.#route(routeForwarded(this.#core.rules, exchange.method, exchange.pathname), exchange)
+  }
+
+  async #route(route: HttpRoute, exchange: Exchange): Promise<void> {
+    const core = this.#core
+    switch (route.type) {
+      case 'mcp': {
+        const action = mcpRequest(core.rules, exchange.method, exchange.header('mcp-protocol-version'), exchange.header('accept'), exchange.header('content-type'))
+        switch (action.type) {
+          case 'refuse': return answerRefusal(exchange, action)
+          case 'post': return postMcp(core, exchange)
+          case 'get-stream': return getStream(core, exchange)
+          case 'delete-session': return deleteSession(core, exchange)
+        }
+        return
+      }
+      case 'legacy-sse-open': return openLegacySse(core, exchange)
+      case 'legacy-sse-message': return postLegacySse(core, exchange)
+      default: return answerRefusal(exchange, NOT_FOUND)
+    }
+  }
+
+  async close(): Promise<void> {
+    const core = this.#core
+    if (core.isClosed) return
+    core.isClosed = true
+    this.#sweeping?.unsubscribe()
+    // A shared session outlives this instance: another takes it over, with its record and events.
+    core.sessions.endAll(core.shared !== undefined)
+    core.shared?.close()
+    for (const exchange of [...core.exchanges]) void exchange.close()
+    core.exchanges.clear()
+    core.connections.complete()
+    core.requests.complete()
+  }
+}
+
+/**
+ * Makes a {@link WebHandler}: the Streamable HTTP endpoint (both eras, with legacy HTTP+SSE beside
+ * it) as `fetch(Request) -> Promise<Response>`. Every option of the node:http listener applies
+ * except `port` (nothing binds); `host` still names what the Host check treats as this server
+ * (127.0.0.1 by default: only loopback names pass unless `allowedHosts` lists yours).
+ * @example
+ * const mcp = webHandler({ allowedHosts: ['mcp.example.com'] })
+ * await server.listen(mcp)
+ * Deno.serve({ port: 3000 }, mcp.fetch)
+ */
+export function webHandler(options: StreamableHttpOptions = {}): WebHandler {
+  return new HttpHandler(options)
+}

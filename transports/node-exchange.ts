@@ -1,0 +1,104 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Principal } from '../lib/auth.ts'
+import { after } from './timers.ts'
+import type { HeaderList } from './request-info.ts'
+import { bodyOfParsed, type BodyLimits, type BodyResult, type Exchange, type Sink } from './http-exchange.ts'
+
+/**
+ * An Exchange over node:http (and the frameworks on it: Express, Fastify). A body the framework
+ * already read is taken from `parsedBody`, else from `req.body` once the request stream has ended
+ * (what a body parser leaves), else read from the stream.
+ */
+export class NodeExchange implements Exchange {
+  principal: Principal | undefined = undefined
+  readonly method: string
+  readonly pathname: string
+  readonly search: string
+  constructor(readonly req: IncomingMessage, readonly res: ServerResponse, readonly extraHeaders: Record<string, string>, readonly parsedBody?: unknown) {
+    this.method = req.method ?? 'GET'
+    const url = req.url ?? '/'
+    const question = url.indexOf('?')
+    this.pathname = question < 0 ? url : url.slice(0, question)
+    this.search = question < 0 ? '' : url.slice(question)
+  }
+  get remoteAddress(): string | undefined { return this.req.socket?.remoteAddress }
+  header(name: string): string | null {
+    // node:http keys the headers lower-cased: the name is too, so any spelling finds its header.
+    const value = this.req.headers[name.toLowerCase()]
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+  }
+  headerList(): HeaderList { return this.req.rawHeaders }
+  body(limits: BodyLimits): Promise<BodyResult> {
+    const req = this.req
+    if (this.parsedBody !== undefined) return Promise.resolve(bodyOfParsed(this.parsedBody, limits))
+    // A body parser mounted before MCP read the stream to its end and left what it made here.
+    const parsed = (req as { body?: unknown }).body
+    if (req.readableEnded && parsed !== undefined) return Promise.resolve(bodyOfParsed(parsed, limits))
+    const declared = Number(req.headers['content-length'] ?? NaN)
+    // Refused before a byte is read: the rest is never read either (see refuse).
+    if (declared > limits.maxBytes) return Promise.resolve({ type: 'too-large' })
+    if (req.readableEnded) return Promise.resolve({ type: 'body', body: new Uint8Array(0) })
+    return new Promise(resolve => {
+      const chunks: Buffer[] = []
+      let size = 0
+      const done = (result: BodyResult) => {
+        timeout.unsubscribe()
+        req.off('data', onData)
+        req.off('end', onEnd)
+        req.off('error', onError)
+        req.off('aborted', onError)
+        // Stop reading at once: the socket pauses and nothing more is taken off the wire.
+        if (result.type !== 'body') req.pause()
+        resolve(result)
+      }
+      const onData = (chunk: Buffer) => {
+        size += chunk.length
+        if (size > limits.maxBytes) return done({ type: 'too-large' })
+        chunks.push(chunk)
+      }
+      const onEnd = () => done({ type: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
+      const onError = () => done({ type: 'gone' })
+      // One deadline for the whole body, so a trickle of bytes cannot hold the request open (a plain
+      // timer unless a scheduler was given: RxJS's async one costs an interval per POST).
+      const timeout = after(limits.timeoutMs, limits.scheduler, () => done({ type: 'timeout' }))
+      req.on('data', onData)
+      req.on('end', onEnd)
+      req.on('error', onError)
+      req.on('aborted', onError)
+    })
+  }
+  onClose(listener: () => void): void {
+    this.res.on('close', listener)
+  }
+  reply(status: number, headers: Record<string, string>, body?: string): void {
+    if (this.res.headersSent || this.res.destroyed) return
+    this.res.writeHead(status, { ...headers, ...this.extraHeaders })
+    this.res.end(body)
+  }
+  refuse(status: number, headers: Record<string, string>, body?: string): void {
+    const { req, res } = this
+    // Connection: close makes node end the socket after the answer instead of draining the body.
+    this.reply(status, { ...headers, connection: 'close' }, body)
+    const socket = req.socket
+    // Once the answer is out, the connection goes, with the unread rest of the body.
+    res.once('finish', () => socket.destroySoon())
+  }
+  stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
+    const res = this.res
+    // SSE events are small and must go out at once, not wait for Nagle's algorithm.
+    res.socket?.setNoDelay(true)
+    res.writeHead(status, { ...headers, ...this.extraHeaders })
+    res.flushHeaders()
+    return {
+      write: text => {
+        if (res.writableEnded || res.destroyed) return
+        // A peer that does not read: cut the stream rather than buffer without bound. The first
+        // write past the mark still goes out whole, so one large event always fits.
+        if (res.writableLength > highWaterMark) { res.destroy(); return }
+        res.write(text)
+      },
+      end: () => { if (!res.writableEnded && !res.destroyed) res.end() },
+    }
+  }
+}
+
