@@ -11,7 +11,7 @@ import { openLegacySse, postLegacySse } from './legacy-sse-routes.ts'
 import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions } from './streamable-http-options.ts'
 import { endStreamsAtExpiry } from './token-expiry.ts'
 import { every } from './timers.ts'
-import { WebExchange } from './web-exchange.ts'
+import { WebExchange, type StreamKeepAlive } from './web-exchange.ts'
 
 /**
  * What a caller of {@link WebHandler.fetch} may add to the request: a body its framework already
@@ -68,9 +68,12 @@ export class HttpHandler implements WebHandler {
   readonly requests: Observable<ReplyEnvelope>
   /** Sweeps idle sessions and sends keep-alives, on the scheduler option (else unref'd: it never holds the process open). */
   #sweeping: Subscription | undefined
+  /** The keep-alive of the SSE streams `fetch` answers with: each runs its own timer (see WebExchange). */
+  readonly #keepAlive: StreamKeepAlive
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
+    this.#keepAlive = { ms: options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs, scheduler: options.scheduler }
     const core = new HttpListenerCore(options, exchange => this.#serveForwarded(exchange))
     this.#core = core
     this.connections = core.connections.asObservable()
@@ -82,7 +85,7 @@ export class HttpHandler implements WebHandler {
 
   readonly fetch = (request: Request, init?: WebRequestInit): Promise<Response> => {
     const remoteAddress = init?.remoteAddress ?? init?.remoteAddr?.hostname
-    const exchange = new WebExchange(request, this.extraHeaders(request.headers.get('origin') ?? undefined), init?.body, remoteAddress)
+    const exchange = new WebExchange(request, this.extraHeaders(request.headers.get('origin') ?? undefined), init?.body, remoteAddress, this.#keepAlive)
     this.serve(exchange).catch(() => exchange.reply(500, {}))
     return exchange.response
   }

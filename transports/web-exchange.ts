@@ -1,13 +1,32 @@
 import type { Principal } from '../lib/auth.ts'
-import { after } from './timers.ts'
+import type { SchedulerLike } from '../lib/rx.ts'
+import { encodeSseComment } from '../lib/codec/sse.ts'
+import { after, every } from './timers.ts'
 import type { HeaderList } from './request-info.ts'
 import { bodyOfParsed, type BodyLimits, type BodyResult, type Exchange, type Sink } from './http-exchange.ts'
 
 const encoder = new TextEncoder()
 
+/** The keep-alive of a web exchange's streams: the listener's `keepAliveMs` (0: none) and `scheduler`. */
+export interface StreamKeepAlive {
+  readonly ms: number
+  readonly scheduler?: SchedulerLike
+}
+
+/** How often a stream's own timer runs when keep-alives are off: it only holds the request then. */
+const HOLD_MS = 30_000
+const KEEP_ALIVE = encoder.encode(encodeSseComment('keep-alive'))
+
 /**
  * An Exchange over a web-standard Request; `response` settles with the Response. A body the
  * caller already read is taken from `parsedBody` (see `bodyOfParsed`), else read from the request.
+ *
+ * Each SSE stream it answers with runs a timer of its own, set while the request is being served:
+ * Cloudflare Workers tie a timer to the request that set it (the listener's sweep, set by an
+ * earlier request, stops when that one ends) and cancel, as hung, a request whose streamed response
+ * waits on nothing of its own (a listen stream written only when other requests raise events).
+ * The timer sends the keep-alive comment when nothing else was written since its last run, so
+ * where the sweep's keep-alives arrive too (Node, a Durable Object) it sends none of its own.
  */
 export class WebExchange implements Exchange {
   principal: Principal | undefined = undefined
@@ -17,7 +36,10 @@ export class WebExchange implements Exchange {
   readonly response: Promise<Response>
   #resolve!: (response: Response) => void
   readonly #closeListeners: (() => void)[] = []
-  constructor(readonly request: Request, readonly extraHeaders: Record<string, string>, readonly parsedBody?: unknown, readonly remoteAddress?: string) {
+  constructor(
+    readonly request: Request, readonly extraHeaders: Record<string, string>, readonly parsedBody?: unknown, readonly remoteAddress?: string,
+    readonly keepAlive: StreamKeepAlive = { ms: 0 },
+  ) {
     const url = new URL(request.url)
     this.method = request.method
     this.pathname = url.pathname
@@ -43,24 +65,34 @@ export class WebExchange implements Exchange {
   stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
     let controller!: ReadableStreamDefaultController<Uint8Array>
     let isOpen = true
+    // Set by every write, cleared by each run of the timer: true when the stream said something since.
+    let hasWritten = false
+    const { ms, scheduler } = this.keepAlive
+    const timer = every(ms > 0 ? ms : HOLD_MS, scheduler, () => {
+      if (ms > 0 && !hasWritten) enqueue(KEEP_ALIVE)
+      hasWritten = false
+    })
+    const over = () => { isOpen = false; timer.unsubscribe() }
     const body = new ReadableStream<Uint8Array>({
       start: c => { controller = c },
-      cancel: () => { isOpen = false; this.#closed() },
+      cancel: () => { over(); this.#closed() },
     }, new ByteLengthQueuingStrategy({ highWaterMark }))
     this.#resolve(new Response(body, { status, headers: { ...headers, ...this.extraHeaders } }))
     const cut = () => {
-      isOpen = false
+      over()
       try { controller.error(new Error('SSE stream over its high-water mark')) } catch { /* already closed */ }
       this.#closed()
     }
+    const enqueue = (bytes: Uint8Array) => {
+      if (!isOpen) return
+      // desiredSize goes negative by the bytes queued beyond the mark: a reader that stopped.
+      if ((controller.desiredSize ?? 0) < 0) return cut()
+      hasWritten = true
+      try { controller.enqueue(bytes) } catch { over() }
+    }
     return {
-      write: text => {
-        if (!isOpen) return
-        // desiredSize goes negative by the bytes queued beyond the mark: a reader that stopped.
-        if ((controller.desiredSize ?? 0) < 0) return cut()
-        try { controller.enqueue(encoder.encode(text)) } catch { isOpen = false }
-      },
-      end: () => { if (isOpen) { isOpen = false; try { controller.close() } catch { /* cancelled */ } } this.#closed() },
+      write: text => enqueue(encoder.encode(text)),
+      end: () => { if (isOpen) { over(); try { controller.close() } catch { /* cancelled */ } } this.#closed() },
     }
   }
 }

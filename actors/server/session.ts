@@ -43,8 +43,11 @@ class SessionRequests {
 }
 
 let sessionCount = 0
-/** Tells this process's session ids from another's. */
-const PROCESS_TAG = randomId(6)
+/**
+ * Tells this process's session ids from another's: drawn with the first session, not when the
+ * module loads, since Cloudflare Workers refuse random numbers in a module's global scope.
+ */
+let processTag: string | undefined
 
 /** The methods a session answers itself, beside the router's: no `server.method` may take them. */
 export const SESSION_METHODS: ReadonlySet<string> = new Set([
@@ -80,7 +83,7 @@ export class Session implements SessionCore, LegacyGate {
   constructor(server: ServerCore, transport: Transport) {
     // Unique across processes: a task store shared between instances owns tasks by it. A session
     // shared between instances is named the same on each instead (see #adopt).
-    this.#id = `session-${PROCESS_TAG}-${++sessionCount}`
+    this.#id = `session-${processTag ??= randomId(6)}-${++sessionCount}`
     this.server = server
     const options = server.options
     this.#state = sessionLogic.initial(this.#input())
