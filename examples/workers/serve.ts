@@ -15,11 +15,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { randomBytes } from 'node:crypto'
+import { stop as stopEsbuild } from 'esbuild'
 import { bundleWorker } from './bundle.ts'
 import { socketName, workerdConfig } from './workerd-config.ts'
 
-/** Bound on workerd's exit after SIGTERM before it is killed. */
-const STOP_TIMEOUT_MS = 5_000
+/**
+ * Bound on workerd's exit after SIGTERM before it is killed. workerd drains the requests in flight
+ * first, and an open SSE stream never ends by itself (its sessions are in memory and go anyway).
+ */
+const STOP_TIMEOUT_MS = 1_000
 /** How often the parent's presence is checked (a parent that dies leaves this process re-parented). */
 const PARENT_CHECK_MS = 1_000
 
@@ -33,6 +37,8 @@ if (ports.length === 0 || !ports.every(port => Number.isInteger(port) && port >=
 const workerdBinary: string = createRequire(import.meta.url)('workerd').default
 
 const bundle = await bundleWorker('examples/workers/worker.ts')
+// esbuild's service process is not needed again: it goes now rather than outlive this one.
+await stopEsbuild()
 const dir = await mkdtemp(join(tmpdir(), 'rxmcp-workerd-'))
 for (const module of bundle.modules) await writeFile(join(dir, module.name), module.code)
 await writeFile(join(dir, 'config.capnp'), workerdConfig({
@@ -46,11 +52,10 @@ await writeFile(join(dir, 'config.capnp'), workerdConfig({
 const workerd = spawn(workerdBinary, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] })
 const exited = new Promise<void>(resolve => workerd.once('exit', () => resolve()))
 
-/** Set once by whichever ends this first. */
-let isStopping = false
-async function stop(code: number): Promise<never> {
-  if (!isStopping) {
-    isStopping = true
+/** The stop under way, once something asked for it: every later ask waits for the same one. */
+let stopping: Promise<never> | undefined
+function stop(code: number): Promise<never> {
+  stopping ??= (async () => {
     if (workerd.exitCode === null && workerd.signalCode === null) {
       workerd.kill('SIGTERM')
       const timer = setTimeout(() => workerd.kill('SIGKILL'), STOP_TIMEOUT_MS)
@@ -58,14 +63,16 @@ async function stop(code: number): Promise<never> {
       clearTimeout(timer)
     }
     await rm(dir, { recursive: true, force: true })
-  }
-  process.exit(code)
+    process.exit(code)
+  })()
+  return stopping
 }
 
 process.once('SIGINT', () => void stop(0))
 process.once('SIGTERM', () => void stop(0))
 process.once('exit', () => { if (workerd.exitCode === null) workerd.kill('SIGKILL') })
-void exited.then(() => { if (!isStopping) void stop(1) })
+// workerd gone by itself (a config it refused, a crash): this ends too, as a failure.
+void exited.then(() => void stop(1))
 
 // A parent that holds this process's stdin as a pipe ends it by closing the pipe (or by dying).
 const stdin = fstatSync(0)

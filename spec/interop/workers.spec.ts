@@ -7,6 +7,7 @@
  * and a modern input_required round continues on another isolate than the one that began it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freeLoopbackPort } from '../../examples/cluster/spawn-nginx.ts'
@@ -32,6 +33,23 @@ function killGroup(signal: NodeJS.Signals): void {
   try { process.kill(-serve.pid!, signal) } catch { /* gone */ }
 }
 
+/**
+ * The processes of a process group still running, as `pid command` (Linux's /proc). Zombies are
+ * left out: they are gone, waiting for whoever adopted them to reap them.
+ */
+function runningInGroup(group: number): string[] {
+  const found: string[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try { stat = readFileSync(`/proc/${entry}/stat`, 'utf8') } catch { continue }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (Number(pgrp) === group && state !== 'Z') found.push(`${entry} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`)
+  }
+  return found
+}
+
 beforeAll(async () => {
   const ports = [await freeLoopbackPort(), await freeLoopbackPort()]
   // Its own process group, so that nothing it started outlives the run; stdin a pipe it watches.
@@ -51,7 +69,7 @@ beforeAll(async () => {
 }, START_TIMEOUT_MS)
 
 afterAll(async () => {
-  if (serve === undefined) return
+  if (serve === undefined || serve.exitCode !== null || serve.signalCode !== null) return
   killGroup('SIGTERM')
   const timer = setTimeout(() => killGroup('SIGKILL'), STOP_TIMEOUT_MS)
   await exited
@@ -167,4 +185,15 @@ describe('the modern era on workerd', () => {
     }, 'elicit'))
     expect(retried.result.structuredContent).toEqual({ action: 'accept', ...{ content: answer.content } })
   })
+})
+
+describe('serve.ts', () => {
+  // Last in the file: the tests above need the Worker.
+  it('stops workerd and exits when its stdin closes (its parent went away)', async () => {
+    serve.stdin!.end()
+    await exited
+    expect(serve.exitCode).toBe(0)
+    // Nothing is left running in its process group: workerd was stopped, not orphaned.
+    expect(runningInGroup(serve.pid!)).toEqual([])
+  }, STOP_TIMEOUT_MS)
 })
