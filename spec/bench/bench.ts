@@ -19,7 +19,8 @@
  *   BENCH_BEFORE   a git revision: the stdio server runs add that tree's everything server as `before`
  *                  (checked out once under the temporary directory, see before-tree.ts) and print rxmcp/before
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
- *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
+ *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
+ *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
  *                  npm registry), tasks, auth, host, redis; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `redis`, `all`. The default
  *                  run takes about 5 minutes.
@@ -83,6 +84,8 @@ const GROUPS: Record<string, readonly string[]> = {
   stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib'],
   http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
+  // The web handler (rxmcp/web) on Node behind @hono/node-server against the node:http listener, both eras.
+  web: ['web-http-64-16', 'web-modern-64'],
   // The 2026-07-28 era, stateless: rxmcp against the official SDK v2 server (modern-bench.ts).
   modern: ['modern-http-64', 'modern-stdio-64'],
   // Startup (spec/bench/startup.ts): spawn -> initialize answered; install footprint (needs the npm registry).
@@ -96,7 +99,7 @@ const GROUPS: Record<string, readonly string[]> = {
   // Redis (redis-bench.ts): the Redis mode against the in-memory one, three instances behind nginx, and what Redis holds per event and task.
   redis: ['redis'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -333,7 +336,7 @@ async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
 // Streamable HTTP and WebSocket (opt-in: BENCH_ONLY=http,ws or all)
 // ---------------------------------------------------------------------------------------------
 
-async function benchHttp(name: Side | 'before', inFlight: number, sessions: number): Promise<Measure> {
+async function benchHttp(name: Side | 'before' | 'web', inFlight: number, sessions: number): Promise<Measure> {
   const { child, url } = name === 'before' ? await startHttpServer('rxmcp', BEFORE!.dir) : await startHttpServer(name)
   try {
     const ids = await Promise.all(Array.from({ length: sessions }, () => openSession(url)))
@@ -412,6 +415,18 @@ function checkModern(message: RawResponse): Error | undefined {
 
 async function benchModernHttp(side: ModernSide | 'before', inFlight: number): Promise<Measure> {
   const { child, url } = side === 'before' ? await startModernHttp('rxmcp', BEFORE!.dir) : await startModernHttp(side)
+  try {
+    let id = 1
+    const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
+    return await drive(inFlight, call, () => processCpuMs(child.pid!), selfCpuMs)
+  } finally {
+    child.kill('SIGKILL')
+  }
+}
+
+/** Modern echo calls against the node:http listener (`rxmcp`) or the web handler behind @hono/node-server (`web`). */
+async function benchWebModern(side: 'rxmcp' | 'web', inFlight: number): Promise<Measure> {
+  const { child, url } = await startHttpServer(side)
   try {
     let id = 1
     const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
@@ -546,6 +561,20 @@ async function main(): Promise<void> {
     addBeforeRatios(`http, ${inFlight} in flight, ${sessions} sessions,`, result.median)
     addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
       inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
+  }
+  if (isSelected('web-http-64-16')) {
+    const result = await alternate(['rxmcp', 'web'] as const, name => benchHttp(name, 64, 16))
+    report['web-http-64-16'] = result
+    addRows('http through the web handler, 64 in flight, 16 sessions', 'server', result)
+    addRatio('http calls/s web handler/node listener, 64 in flight, 16 sessions', result.median.web.callsPerSecond / result.median.rxmcp.callsPerSecond)
+    addRatio('http cpu/call web handler/node listener, 64 in flight, 16 sessions', result.median.web.cpuPerCall / result.median.rxmcp.cpuPerCall)
+  }
+  if (isSelected('web-modern-64')) {
+    const result = await alternate(['rxmcp', 'web'] as const, side => benchWebModern(side, 64))
+    report['web-modern-64'] = result
+    addRows('modern http through the web handler, 64 in flight', 'server', result)
+    addRatio('modern http calls/s web handler/node listener, 64 in flight', result.median.web.callsPerSecond / result.median.rxmcp.callsPerSecond)
+    addRatio('modern http cpu/call web handler/node listener, 64 in flight', result.median.web.cpuPerCall / result.median.rxmcp.cpuPerCall)
   }
   if (isSelected('http-memory')) {
     // 4,000 sessions, so the heap's own step growth (a few MiB at a time) spreads thin; the gc'd

@@ -97,7 +97,7 @@ async function nodeTarget(): Promise<Target> {
       const body = request.method === 'GET' || request.method === 'DELETE' ? undefined : new Uint8Array(await request.arrayBuffer())
       return new Promise<Response>((resolve, reject) => {
         const url = new URL(request.url)
-        const outgoing = httpRequest({ host: base.hostname, port: base.port, method: request.method, path: url.pathname + url.search, headers: Object.fromEntries(request.headers), timeout: 10_000 }, incoming => {
+        const outgoing = httpRequest({ host: base.hostname, port: base.port, method: request.method, path: url.pathname + url.search, headers: headersOf(request), timeout: 10_000 }, incoming => {
           const chunks: Buffer[] = []
           incoming.on('data', chunk => chunks.push(chunk))
           incoming.on('end', () => resolve(new Response(incoming.statusCode === 204 ? null : Buffer.concat(chunks), {
@@ -179,12 +179,62 @@ describe('webHandler: bad input gets the answers the node:http listener gives', 
     expect(await answerOf(await web.send(build({ session: true }, sessions.get(web)!), huge))).toMatchObject({ status: 413 })
   })
 
+  it('streams a long answer as it is made, and carries notifications on a standalone GET stream', async () => {
+    const web = targets[1]!
+    const session = sessions.get(web)!
+    const standalone = await web.send(build({ method: 'GET', session: true, headers: { accept: 'text/event-stream' } }, session))
+    expect(standalone.status).toBe(200)
+    const events = sseReader(standalone)
+    await answerOf(await web.send(build({ session: true, body: request(40, 'resources/subscribe', { uri: 'everything://readme' }) }, session)))
+    await answerOf(await web.send(build({ session: true, body: request(41, 'tools/call', { name: 'touch', arguments: { uri: 'everything://readme' } }) }, session)))
+    expect(await events.next(message => message.method === 'notifications/resources/updated')).toMatchObject({ params: { uri: 'everything://readme' } })
+    // A call that reports progress: the first report is read while the call is still running.
+    const call = await web.send(build({ session: true, body: request(42, 'tools/call', { name: 'long_running', arguments: { steps: 50, ms: 20 }, _meta: { progressToken: 'p' } }) }, session))
+    expect(call.headers.get('content-type')).toBe('text/event-stream')
+    const progress = sseReader(call)
+    expect(await progress.next(message => message.method === 'notifications/progress')).toMatchObject({ params: { progressToken: 'p', progress: 1 } })
+    await web.send(build({ session: true, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 42 } }) }, session))
+    await progress.cancel()
+    await events.cancel()
+  })
+
   it('answers 503 once closed, instead of serving a server that is gone', async () => {
     const target = await webTarget()
     await target.close()
     expect(await answerOf(await target.send(build({ body: request(1, 'ping') }, {})))).toEqual({ status: 503, code: -32000 })
   })
 })
+
+/** Reads JSON-RPC messages off an SSE response as they arrive. */
+function sseReader(response: Response) {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let buffered = ''
+  return {
+    /** The next message that `matches`, reading as far as needed. */
+    async next(matches: (message: Record<string, any>) => boolean): Promise<Record<string, any>> {
+      for (;;) {
+        const events = buffered.split('\n\n')
+        buffered = events.pop()!
+        for (const event of events) {
+          const data = event.split('\n').filter(line => line.startsWith('data:')).map(line => line.slice(5)).join('\n').trim()
+          if (data !== '' && matches(JSON.parse(data))) { buffered = events.slice(events.indexOf(event) + 1).concat(buffered).join('\n\n'); return JSON.parse(data) }
+        }
+        const { done, value } = await reader.read()
+        if (done) throw new Error('the stream ended first')
+        buffered += decoder.decode(value, { stream: true })
+      }
+    },
+    cancel: () => reader.cancel(),
+  }
+}
+
+/** A Request's headers as node:http's client takes them. */
+function headersOf(request: Request): Record<string, string> {
+  const headers: Record<string, string> = {}
+  request.headers.forEach((value, name) => { headers[name] = value })
+  return headers
+}
 
 function isJson(text: string): boolean {
   try { JSON.parse(text); return true } catch { return false }
