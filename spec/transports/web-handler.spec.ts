@@ -11,6 +11,7 @@ import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { webHandler, type WebHandler } from '../../transports/http-handler.ts'
 import type { McpServer } from '../../actors/server.ts'
+import type { Authenticator } from '../../lib/auth.ts'
 
 const ACCEPT = 'application/json, text/event-stream'
 const LEGACY = '2025-11-25'
@@ -205,26 +206,35 @@ describe('webHandler: bad input gets the answers the node:http listener gives', 
   })
 })
 
-/** Reads JSON-RPC messages off an SSE response as they arrive. */
+/** Reads JSON-RPC messages (with their SSE event ids) off an SSE response as they arrive. */
 function sseReader(response: Response) {
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
-  let buffered = ''
-  return {
-    /** The next message that `matches`, reading as far as needed. */
-    async next(matches: (message: Record<string, any>) => boolean): Promise<Record<string, any>> {
-      for (;;) {
-        const events = buffered.split('\n\n')
-        buffered = events.pop()!
-        for (const event of events) {
-          const data = event.split('\n').filter(line => line.startsWith('data:')).map(line => line.slice(5)).join('\n').trim()
-          if (data !== '' && matches(JSON.parse(data))) { buffered = events.slice(events.indexOf(event) + 1).concat(buffered).join('\n\n'); return JSON.parse(data) }
-        }
-        const { done, value } = await reader.read()
-        if (done) throw new Error('the stream ended first')
-        buffered += decoder.decode(value, { stream: true })
+  /** Complete events not yet looked at, and the text of the one being read. */
+  const queue: { id?: string; message: Record<string, any> }[] = []
+  let partial = ''
+  const nextEvent = async (matches: (message: Record<string, any>) => boolean): Promise<{ id?: string; message: Record<string, any> }> => {
+    for (;;) {
+      while (queue.length > 0) {
+        const event = queue.shift()!
+        if (matches(event.message)) return event
       }
-    },
+      const { done, value } = await reader.read()
+      if (done) throw new Error('the stream ended first')
+      const events = (partial + decoder.decode(value, { stream: true })).split('\n\n')
+      partial = events.pop()!
+      for (const event of events) {
+        const lines = event.split('\n')
+        const data = lines.filter(line => line.startsWith('data:')).map(line => line.slice(5)).join('\n').trim()
+        const id = lines.find(line => line.startsWith('id:'))?.slice(3).trim()
+        if (data !== '') queue.push({ ...(id === undefined ? {} : { id }), message: JSON.parse(data) })
+      }
+    }
+  }
+  return {
+    nextEvent,
+    /** The next message that `matches`, reading as far as needed. */
+    next: async (matches: (message: Record<string, any>) => boolean) => (await nextEvent(matches)).message,
     cancel: () => reader.cancel(),
   }
 }
@@ -239,3 +249,77 @@ function headersOf(request: Request): Record<string, string> {
 function isJson(text: string): boolean {
   try { JSON.parse(text); return true } catch { return false }
 }
+
+describe('webHandler: auth, budgets and resumption, as the node:http listener has them', () => {
+  /** A bearer check of one fixed token: what `bearerAuth` does, without an authorization server. */
+  const auth: Authenticator = {
+    authenticate: async request => request.header('authorization') === 'Bearer good-token'
+      ? { type: 'allow', principal: { subject: 'ann', kind: 'user', scopes: [] } }
+      : { type: 'refuse', answer: { status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' } } },
+  }
+
+  it('refuses a request without credentials 401 with the challenge, and serves one with them', async () => {
+    const server = createEverythingServer()
+    const handler = webHandler({ auth })
+    await server.listen(handler)
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+      const refused = await handler.fetch(build({ body }, {}))
+      expect(refused.status).toBe(401)
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="mcp"')
+      const admitted = await handler.fetch(build({ body, headers: { authorization: 'Bearer good-token' } }, {}))
+      expect(admitted.status).toBe(200)
+      // The session belongs to its principal: without the token it does not exist.
+      const session = { 'mcp-session-id': admitted.headers.get('mcp-session-id')!, 'mcp-protocol-version': LEGACY }
+      expect((await handler.fetch(build({ session: true, body: request(1, 'ping') }, session))).status).toBe(401)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('spends the request budget per client address given in init, and answers 429 past it', async () => {
+    const server = createEverythingServer()
+    const handler = webHandler({ rateLimit: { capacity: 2, refillPerSecond: 0.001 } })
+    await server.listen(handler)
+    try {
+      const list = (id: number) => build({ headers: modernHeaders('tools/list'), body: request(id, 'tools/list', { _meta: modernMeta }) }, {})
+      const ping = (address: string) => handler.fetch(list(1), { remoteAddress: address })
+      expect((await ping('10.0.0.1')).status).toBe(200)
+      expect((await ping('10.0.0.1')).status).toBe(200)
+      const refused = await ping('10.0.0.1')
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      // Another address (Deno's remoteAddr form) has a budget of its own.
+      expect((await handler.fetch(list(2), { remoteAddr: { hostname: '10.0.0.2' } })).status).toBe(200)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('resumes a stream with Last-Event-ID after the client went away', async () => {
+    const server = createEverythingServer()
+    const handler = webHandler()
+    await server.listen(handler)
+    try {
+      const target: Target = { name: 'web', send: request => handler.fetch(request), close: async () => {} }
+      const session = await openSession(target)
+      const standalone = await handler.fetch(build({ method: 'GET', session: true, headers: { accept: 'text/event-stream' } }, session))
+      const events = sseReader(standalone)
+      await handler.fetch(build({ session: true, body: request(1, 'resources/subscribe', { uri: 'everything://readme' }) }, session))
+      await handler.fetch(build({ session: true, body: request(2, 'tools/call', { name: 'touch', arguments: { uri: 'everything://readme' } }) }, session))
+      const first = await events.nextEvent(message => message.method === 'notifications/resources/updated')
+      // The client goes away; an update arrives meanwhile; it comes back with the last id it read.
+      await events.cancel()
+      await handler.fetch(build({ session: true, body: request(3, 'tools/call', { name: 'touch', arguments: { uri: 'everything://readme' } }) }, session))
+      const resumed = await handler.fetch(build({ method: 'GET', session: true, headers: { accept: 'text/event-stream', 'last-event-id': first.id! } }, session))
+      expect(resumed.status).toBe(200)
+      const replay = sseReader(resumed)
+      const missed = await replay.nextEvent(message => message.method === 'notifications/resources/updated')
+      expect(missed.id).not.toBe(first.id)
+      expect(missed.message).toMatchObject({ params: { uri: 'everything://readme' } })
+      await replay.cancel()
+    } finally {
+      await server.close()
+    }
+  })
+})
