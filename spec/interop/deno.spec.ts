@@ -8,6 +8,7 @@
  * starts cold, as on a clean clone, and nothing is fetched (the children refuse remote modules).
  */
 import { mkdtemp, rm } from 'node:fs/promises'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -29,9 +30,17 @@ describe('examples/deno/server.ts', () => {
   beforeAll(async () => { deno = await spawnDenoServer({ denoDir }) }, DENO_TIMEOUT_MS)
   afterAll(async () => { await deno?.stop() })
 
-  it('listens on the loopback interface only', () => {
+  it('listens on 127.0.0.1 and refuses a Host that is not a loopback name (DNS rebinding)', async () => {
     expect(deno.url.hostname).toBe('127.0.0.1')
-    expect(deno.url.pathname).toBe('/mcp')
+    // node:http, not fetch: fetch does not let a caller choose the Host header.
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })
+      request(deno.url, { method: 'POST', headers: { host: 'attacker.example', 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, response => {
+        response.resume()
+        resolve(response.statusCode)
+      }).on('error', reject).end(body)
+    })
+    expect(status).toBe(403)
   })
 
   describeEverythingContract('on Deno (Deno.serve and webHandler)', () => deno.url)
