@@ -255,7 +255,7 @@ describe('webHandler: auth, budgets and resumption, as the node:http listener ha
   const auth: Authenticator = {
     authenticate: async request => request.header('authorization') === 'Bearer good-token'
       ? { type: 'allow', principal: { subject: 'ann', kind: 'user', scopes: [] } }
-      : { type: 'refuse', answer: { status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' } } },
+      : { type: 'refuse', answer: { status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' }, body: '' } },
   }
 
   it('refuses a request without credentials 401 with the challenge, and serves one with them', async () => {
