@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws', 'yaml']
-/** Linked into the consumer project too: an optional peer the WebSocket msgpack subprotocol loads. */
-const OPTIONAL_PEERS = ['jose', 'msgpackr', 'oauth4webapi', 'redis']
+/** The optional peers, linked into the consumer project too, so that every subpath imports there. */
+const OPTIONAL_PEERS = ['@cfworker/json-schema', 'jose', 'msgpackr', 'oauth4webapi', 'redis']
 
 interface Run { code: number; stdout: string; stderr: string }
 
@@ -77,7 +77,7 @@ describe('the npm package', () => {
     expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
   })
 
-  it('depends at runtime on rxjs, ws, ajv and yaml only, with msgpackr, jose, oauth4webapi and redis optional peers', () => {
+  it('depends at runtime on rxjs, ws, ajv and yaml only, with @cfworker/json-schema, msgpackr, jose, oauth4webapi and redis optional peers', () => {
     expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
     expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(OPTIONAL_PEERS)
     for (const peer of OPTIONAL_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true)
