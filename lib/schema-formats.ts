@@ -7,10 +7,12 @@
  */
 
 /**
- * Something without spaces or @, one @, a domain of dot-separated labels: what a form needs, not
- * the full RFC 5322 addr-spec; quoted local parts and bare IP domains are rejected.
+ * What a form needs of an address, not the full RFC 5321 grammar: a local part of dot-separated
+ * runs without spaces or @ (no leading, trailing or doubled dot), one @, and a domain of at least
+ * two dot-separated hostname labels (letters, digits, inner hyphens). Quoted local parts and
+ * address literals (`[127.0.0.1]`) are refused.
  */
-export const EMAIL_PATTERN = '^[^\\s@]+@[^\\s@.]+(?:\\.[^\\s@.]+)+$'
+export const EMAIL_PATTERN = '^[^\\s@.]+(?:\\.[^\\s@.]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$'
 
 /**
  * RFC 3986 absolute URI: a scheme, a colon, then only characters a URI may hold, with % only as
