@@ -16,7 +16,7 @@
  */
 import { dereference, validate, type OutputUnit, type Schema } from '@cfworker/json-schema'
 import { checkKeywords, subschemaKind } from './check-keywords.ts'
-import { dialectOf, type Dialect, type JsonSchemaCompiler, type ValidationResult, type Validator } from './schema-rules.ts'
+import { dialectOf, type Dialect, type JsonSchemaCompiler, type ValidationIssue, type ValidationResult, type Validator } from './schema-rules.ts'
 import { DATE_PATTERN, DATE_TIME_SHAPE, EMAIL_PATTERN, URI_PATTERN, UUID_PATTERN } from './schema-formats.ts'
 import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, invalidResult, oneLine } from './schema-messages.ts'
 import { isSecureSchema } from './secure-schema.ts'
@@ -201,10 +201,12 @@ function addPattern(node: Record<string, unknown>, pattern: string, format: stri
     formats.set(node, format)
     return
   }
-  // The schema has a pattern of its own: the format's goes into an allOf beside it.
+  // The schema has a pattern of its own: both go into an allOf, its own first (ajv checks the
+  // pattern before the format, so a value failing both is said to fail the pattern).
   const check = { pattern }
   formats.set(check, format)
-  node.allOf = [...(Array.isArray(node.allOf) ? node.allOf : []), check]
+  node.allOf = [...(Array.isArray(node.allOf) ? node.allOf : []), { pattern: node.pattern }, check]
+  delete node.pattern
 }
 
 /**
@@ -338,8 +340,20 @@ const NESTING: ReadonlySet<string> = new Set([
   'prefixItems', 'items', 'additionalItems', 'unevaluatedItems', 'allOf', 'if',
 ])
 
-/** The interpreter's failure report, as one issue worded as ajv would word it. */
+/**
+ * The interpreter's failure report, worded as ajv words its own. ajv stops at the first failure and
+ * names the innermost keyword that failed; for `anyOf` (and a `oneOf` nothing matched) it names each
+ * alternative's failure before the keyword's own, and for `propertyNames` the name's failure.
+ */
 function explain(prepared: Prepared, value: unknown, errors: readonly OutputUnit[]): ValidationResult {
+  // The interpreter lists the items that failed `contains` before a minContains failure; ajv names
+  // only the count, as it does for plain `contains`.
+  const relevant = errors.filter(error => !error.keywordLocation.includes('/contains/'))
+  return invalidResult(issuesOf(prepared, value, relevant.length > 0 ? relevant : errors))
+}
+
+/** The issues of the first failure in `errors` (a failure is followed by the failures nested in it). */
+function issuesOf(prepared: Prepared, value: unknown, errors: readonly OutputUnit[]): ValidationIssue[] {
   let index = 0
   while (NESTING.has(errors[index]!.keyword) && index + 1 < errors.length) index++
   const leaf = errors[index]!
@@ -349,16 +363,35 @@ function explain(prepared: Prepared, value: unknown, errors: readonly OutputUnit
     // property", under an items keyword "no more items"; ajv says so at the container.
     const name = lastToken(leaf.instanceLocation)
     if (parent?.keyword === 'additionalProperties' || parent?.keyword === 'unevaluatedProperties') {
-      return invalidResult([{ path: pointer(parent.instanceLocation), message: extraPropertyMessage(parent.keyword, name) }])
+      return [{ path: pointer(parent.instanceLocation), message: extraPropertyMessage(parent.keyword, name) }]
     }
     if (parent !== undefined && /^(?:prefixItems|items|additionalItems|unevaluatedItems)$/.test(parent.keyword)) {
-      return invalidResult([{ path: pointer(parent.instanceLocation), message: `must NOT have more than ${name} items` }])
+      return [{ path: pointer(parent.instanceLocation), message: `must NOT have more than ${name} items` }]
     }
-    return invalidResult([{ path: pointer(leaf.instanceLocation), message: 'boolean schema is false' }])
+    return [{ path: pointer(leaf.instanceLocation), message: 'boolean schema is false' }]
   }
   const path = pointer(leaf.instanceLocation)
   const node = schemaAt(prepared, leaf.keywordLocation)
-  return invalidResult([{ path, message: node === undefined ? `must pass "${leaf.keyword}" keyword validation` : describe(leaf.keyword, node, valueAt(value, path), prepared.formats) }])
+  if (node === undefined) return [{ path, message: `must pass "${leaf.keyword}" keyword validation` }]
+  const issue = { path, message: describe(leaf.keyword, node, valueAt(value, path), prepared.formats) }
+  if (leaf.keyword !== 'anyOf' && leaf.keyword !== 'oneOf' && leaf.keyword !== 'propertyNames') return [issue]
+  // The failures nested in this one follow it, their schema paths under its own.
+  const prefix = `${leaf.keywordLocation}/`
+  let end = index + 1
+  while (end < errors.length && errors[end]!.keywordLocation.startsWith(prefix)) end++
+  const beneath = errors.slice(index + 1, end)
+  if (leaf.keyword === 'propertyNames') {
+    // ajv reports the name's failure at the object, not at a member.
+    return beneath.length === 0 ? [issue] : [...issuesOf(prepared, value, beneath).map(each => ({ ...each, path })), issue]
+  }
+  const branches = new Map<string, OutputUnit[]>()
+  for (const error of beneath) {
+    const branch = error.keywordLocation.slice(prefix.length).split('/', 1)[0]!
+    branches.set(branch, [...branches.get(branch) ?? [], error])
+  }
+  // A oneOf that more than one alternative matched fails on its own; ajv then names nothing beneath.
+  if (leaf.keyword === 'oneOf' && branches.size !== (node.oneOf as unknown[]).length) return [issue]
+  return [...[...branches.values()].flatMap(branch => issuesOf(prepared, value, branch)), issue]
 }
 
 /** ajv's wording of a failed keyword of `node` for the value `data`. */
@@ -397,16 +430,61 @@ function describe(keyword: string, node: Record<string, unknown>, data: unknown,
     case 'maxItems': return `must NOT have more than ${limit} items`
     case 'minProperties': return `must NOT have fewer than ${limit} properties`
     case 'maxProperties': return `must NOT have more than ${limit} properties`
-    case 'uniqueItems': return 'must NOT have duplicate items'
+    case 'uniqueItems': return duplicateMessage(node.items, data as unknown[])
     case 'contains':
-    case 'minContains': return `must contain at least ${node.minContains ?? 1} valid item(s)`
-    case 'maxContains': return `must contain at most ${limit} valid item(s)`
+    case 'minContains':
+    case 'maxContains': {
+      const at = `must contain at least ${node.minContains ?? 1}`
+      return node.maxContains === undefined ? `${at} valid item(s)` : `${at} and no more than ${node.maxContains} valid item(s)`
+    }
     case 'anyOf': return 'must match a schema in anyOf'
     case 'oneOf': return 'must match exactly one schema in oneOf'
     case 'not': return 'must NOT be valid'
     case 'propertyNames': return 'property name must be valid'
     default: return `must pass "${keyword}" keyword validation`
   }
+}
+
+/**
+ * ajv's wording of duplicate items, naming the pair it finds first: scanning from the end, by value
+ * when `items` says they are scalars, else comparing each with those before it.
+ */
+function duplicateMessage(items: unknown, data: readonly unknown[]): string {
+  const pair = (first: number, second: number) => `must NOT have duplicate items (items ## ${first} and ${second} are identical)`
+  const types = isObject(items) ? [items.type].flat().filter(type => typeof type === 'string') : []
+  if (types.length > 0 && !types.some(type => type === 'object' || type === 'array')) {
+    // Later index by item; items of a type `items` does not allow are skipped, as ajv skips them.
+    const later = new Map<unknown, number>()
+    for (let index = data.length - 1; index >= 0; index--) {
+      const item = data[index]
+      if (!types.some(type => isOfType(item, type))) continue
+      const other = later.get(item)
+      if (other !== undefined) return pair(other, index)
+      later.set(item, index)
+    }
+  } else {
+    for (let index = data.length - 1; index > 0; index--) {
+      for (let other = index - 1; other >= 0; other--) if (deepEqual(data[index], data[other])) return pair(other, index)
+    }
+  }
+  return 'must NOT have duplicate items'
+}
+
+function isOfType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'integer': return Number.isInteger(value)
+    case 'null': return value === null
+    default: return typeof value === type
+  }
+}
+
+/** Equality of JSON values (key order aside). */
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  return keys.every(key => Object.hasOwn(b, key) && deepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
 }
 
 /**

@@ -15,6 +15,7 @@ import { dialectOf, type Dialect, type JsonSchemaCompiler, type Validator } from
 import { DATE_PATTERN, EMAIL_PATTERN, URI_PATTERN, UUID_PATTERN, isDateTime } from './schema-formats.ts'
 import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, invalidResult, oneLine } from './schema-messages.ts'
 import { isSecureSchema } from './secure-schema.ts'
+import { isMultipleOf } from './multiple-of.ts'
 
 export type { JsonSchemaCompiler, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
 export { applyDefaults, isObjectSchema } from './schema-rules.ts'
@@ -144,12 +145,21 @@ function createAjv(dialect: Dialect): AjvInstance {
     logger: false,
     formats: FORMATS,
   }
-  if (dialect === '2020-12') return new Ajv2020(options)
-  if (dialect === '2019-09') return new Ajv2019(options)
-  const ajv = new Ajv(options)
-  ajv.addMetaSchema(draft06MetaSchema)
+  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options)
+  if (dialect === 'draft-07') ajv.addMetaSchema(draft06MetaSchema)
+  // ajv divides in floating point, so 1.13 is no multiple of 0.01 there; the decimal check is exact.
+  ajv.removeKeyword('multipleOf')
+  ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, validate: checkMultipleOf })
   return ajv
 }
+
+/** The `multipleOf` keyword as ajv calls a keyword of its own: errors go on the function. */
+function checkMultipleOf(this: unknown, divisor: number, value: number): boolean {
+  if (isMultipleOf(value, divisor)) return true
+  checkMultipleOf.errors = [{ keyword: 'multipleOf', message: `must be multiple of ${divisor}`, params: { multipleOf: divisor } }]
+  return false
+}
+checkMultipleOf.errors = [] as Partial<ErrorObject>[]
 
 function invalid(errors: readonly ErrorObject[]): ReturnType<Validator> {
   return invalidResult(errors.map(error => ({ path: error.instancePath, message: explain(error) })))
