@@ -21,7 +21,7 @@ import { DATE_PATTERN, DATE_TIME_SHAPE, EMAIL_PATTERN, URI_PATTERN, UUID_PATTERN
 import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, invalidResult, oneLine } from './schema-messages.ts'
 import { isSecureSchema } from './secure-schema.ts'
 
-export type { JsonSchemaCompiler, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
+export type { JsonSchemaCompiler, JsonSchemaValidatorOption, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
 export { isSecureSchema } from './secure-schema.ts'
 
 /**

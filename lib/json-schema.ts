@@ -17,7 +17,7 @@ import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, inval
 import { isSecureSchema } from './secure-schema.ts'
 import { isMultipleOf } from './multiple-of.ts'
 
-export type { JsonSchemaCompiler, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
+export type { JsonSchemaCompiler, JsonSchemaValidatorOption, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
 export { applyDefaults, isObjectSchema } from './schema-rules.ts'
 export { isSecureSchema } from './secure-schema.ts'
 

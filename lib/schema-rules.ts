@@ -58,6 +58,25 @@ export interface JsonSchemaCompiler {
 }
 
 /**
+ * Which JSON Schema validator a server or client uses (the `jsonSchemaValidator` option of
+ * `createServer` and `connect`), chosen once, when the server or client is made:
+ *
+ * - `'auto'` (the default): the compiled validator where the runtime allows code generation, the
+ *   interpreted one where it refuses it (Cloudflare Workers, `node
+ *   --disallow-code-generation-from-strings`, a Content-Security-Policy without 'unsafe-eval').
+ *   The runtime is probed once per process, on first need, by compiling `return 1` with `new
+ *   Function` (under a CSP that refuses it, the browser reports that one violation).
+ * - `'compiled'`: ajv, which compiles each schema to a function (fast per value, slower to compile).
+ * - `'interpreted'`: `@cfworker/json-schema`, an optional peer dependency to install, which walks
+ *   the schema for each value. The same verdicts; a few µs per value instead of a few hundred ns.
+ * - a {@link JsonSchemaCompiler} of your own (or one of the two by name, `compiledJsonSchema` from
+ *   `rxmcp/json-schema`, `interpretedJsonSchema` from `rxmcp/json-schema/interpreted`).
+ *
+ * With a string choice the validator's module loads only when a schema first needs it.
+ */
+export type JsonSchemaValidatorOption = 'auto' | 'compiled' | 'interpreted' | JsonSchemaCompiler
+
+/**
  * The `$schema` ids rxmcp accepts, keyed without scheme and trailing `#`: the dialect to compile
  * with and the id ajv knows its meta-schema by. Draft-06 runs on the draft-07 instance, which ajv
  * supports once the draft-06 meta-schema is added.

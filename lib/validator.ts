@@ -7,8 +7,11 @@
  * with a schema is first called.
  */
 
-import type { JsonSchemaCompiler, ValidationResult, Validator } from './schema-rules.ts'
-export { DIALECTS, applyDefaults, checkSchemaShape, dialectOf, isObjectSchema, type Dialect, type JsonSchemaCompiler, type ValidationIssue, type ValidationResult, type Validator } from './schema-rules.ts'
+import type { JsonSchemaCompiler, JsonSchemaValidatorOption, ValidationResult, Validator } from './schema-rules.ts'
+export {
+  DIALECTS, applyDefaults, checkSchemaShape, dialectOf, isObjectSchema,
+  type Dialect, type JsonSchemaCompiler, type JsonSchemaValidatorOption, type ValidationIssue, type ValidationResult, type Validator,
+} from './schema-rules.ts'
 
 /**
  * A validator that may need the compiler first: the first call (before the compiler is loaded)
@@ -16,25 +19,6 @@ export { DIALECTS, applyDefaults, checkSchemaShape, dialectOf, isObjectSchema, t
  * refuses makes the call throw (or the Promise reject) with a TypeError saying why.
  */
 export type LazyValidator = (value: unknown) => ValidationResult | Promise<ValidationResult>
-
-/**
- * Which JSON Schema validator a server or client uses (the `jsonSchemaValidator` option of
- * `createServer` and `connect`), chosen once, when the server or client is made:
- *
- * - `'auto'` (the default): the compiled validator where the runtime allows code generation, the
- *   interpreted one where it refuses it (Cloudflare Workers, `node
- *   --disallow-code-generation-from-strings`, a Content-Security-Policy without 'unsafe-eval').
- *   The runtime is probed once per process, on first need, by compiling `return 1` with `new
- *   Function` (under a CSP that refuses it, the browser reports that one violation).
- * - `'compiled'`: ajv, which compiles each schema to a function (fast per value, slower to compile).
- * - `'interpreted'`: `@cfworker/json-schema`, an optional peer dependency to install, which walks
- *   the schema for each value. The same verdicts; a few µs per value instead of a few hundred ns.
- * - a {@link JsonSchemaCompiler} of your own (or one of the two by name, `compiledJsonSchema` from
- *   `rxmcp/json-schema`, `interpretedJsonSchema` from `rxmcp/json-schema/interpreted`).
- *
- * With a string choice the validator's module loads only when a schema first needs it.
- */
-export type JsonSchemaValidatorOption = 'auto' | 'compiled' | 'interpreted' | JsonSchemaCompiler
 
 /**
  * Where one server or client gets its JSON Schema compiler: fixed when it is made (see
