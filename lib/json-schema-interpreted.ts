@@ -20,6 +20,7 @@ import { dialectOf, type Dialect, type JsonSchemaCompiler, type ValidationIssue,
 import { DATE_PATTERN, DATE_TIME_SHAPE, EMAIL_PATTERN, URI_PATTERN, UUID_PATTERN } from './schema-formats.ts'
 import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, invalidResult, oneLine } from './schema-messages.ts'
 import { isSecureSchema } from './secure-schema.ts'
+import { duplicateItems } from './json-equal.ts'
 
 export type { JsonSchemaCompiler, JsonSchemaValidatorOption, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
 export { isSecureSchema } from './secure-schema.ts'
@@ -445,46 +446,10 @@ function describe(keyword: string, node: Record<string, unknown>, data: unknown,
   }
 }
 
-/**
- * ajv's wording of duplicate items, naming the pair it finds first: scanning from the end, by value
- * when `items` says they are scalars, else comparing each with those before it.
- */
+/** ajv's wording of duplicate items, naming the pair it finds first. */
 function duplicateMessage(items: unknown, data: readonly unknown[]): string {
-  const pair = (first: number, second: number) => `must NOT have duplicate items (items ## ${first} and ${second} are identical)`
-  const types = isObject(items) ? [items.type].flat().filter(type => typeof type === 'string') : []
-  if (types.length > 0 && !types.some(type => type === 'object' || type === 'array')) {
-    // Later index by item; items of a type `items` does not allow are skipped, as ajv skips them.
-    const later = new Map<unknown, number>()
-    for (let index = data.length - 1; index >= 0; index--) {
-      const item = data[index]
-      if (!types.some(type => isOfType(item, type))) continue
-      const other = later.get(item)
-      if (other !== undefined) return pair(other, index)
-      later.set(item, index)
-    }
-  } else {
-    for (let index = data.length - 1; index > 0; index--) {
-      for (let other = index - 1; other >= 0; other--) if (deepEqual(data[index], data[other])) return pair(other, index)
-    }
-  }
-  return 'must NOT have duplicate items'
-}
-
-function isOfType(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'integer': return Number.isInteger(value)
-    case 'null': return value === null
-    default: return typeof value === type
-  }
-}
-
-/** Equality of JSON values (key order aside). */
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false
-  const keys = Object.keys(a)
-  if (keys.length !== Object.keys(b).length) return false
-  return keys.every(key => Object.hasOwn(b, key) && deepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+  const pair = duplicateItems(items, data)
+  return pair === undefined ? 'must NOT have duplicate items' : `must NOT have duplicate items (items ## ${pair[0]} and ${pair[1]} are identical)`
 }
 
 /**

@@ -9,13 +9,14 @@
 import { Ajv } from 'ajv'
 import { Ajv2019 } from 'ajv/dist/2019.js'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv'
+import type { AnySchemaObject, ErrorObject, Format, Options, ValidateFunction } from 'ajv'
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' }
 import { dialectOf, type Dialect, type JsonSchemaCompiler, type Validator } from './schema-rules.ts'
 import { DATE_PATTERN, EMAIL_PATTERN, URI_PATTERN, UUID_PATTERN, isDateTime } from './schema-formats.ts'
 import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, invalidResult, oneLine } from './schema-messages.ts'
 import { isSecureSchema } from './secure-schema.ts'
 import { isMultipleOf } from './multiple-of.ts'
+import { duplicateItems, jsonEqual } from './json-equal.ts'
 
 export type { JsonSchemaCompiler, JsonSchemaValidatorOption, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
 export { applyDefaults, isObjectSchema } from './schema-rules.ts'
@@ -150,7 +151,46 @@ function createAjv(dialect: Dialect): AjvInstance {
   // ajv divides in floating point, so 1.13 is no multiple of 0.01 there; the decimal check is exact.
   ajv.removeKeyword('multipleOf')
   ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, validate: checkMultipleOf })
+  // ajv's equality calls a value's own `toString`/`valueOf` members, so `{"toString": 1}` made it
+  // throw; these three compare with jsonEqual instead.
+  for (const keyword of ['const', 'enum', 'uniqueItems']) ajv.removeKeyword(keyword)
+  ajv.addKeyword({ keyword: 'const', errors: true, compile: compileConst })
+  ajv.addKeyword({ keyword: 'enum', schemaType: 'array', errors: true, compile: compileEnum })
+  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, compile: compileUniqueItems })
   return ajv
+}
+
+/** A keyword's validator as ajv calls it: its failure goes on the function, ajv adds the paths. */
+type KeywordCheck = ((value: unknown) => boolean) & { errors?: Partial<ErrorObject>[] }
+
+function compileConst(allowed: unknown): KeywordCheck {
+  const check: KeywordCheck = value => {
+    if (jsonEqual(value, allowed)) return true
+    check.errors = [{ keyword: 'const', message: 'must be equal to constant', params: { allowedValue: allowed } }]
+    return false
+  }
+  return check
+}
+
+function compileEnum(allowed: unknown[]): KeywordCheck {
+  // Refused as ajv's own enum refuses it: no value could match.
+  if (allowed.length === 0) throw new Error('enum must have non-empty array')
+  const check: KeywordCheck = value => {
+    if (allowed.some(each => jsonEqual(value, each))) return true
+    check.errors = [{ keyword: 'enum', message: 'must be equal to one of the allowed values', params: { allowedValues: allowed } }]
+    return false
+  }
+  return check
+}
+
+function compileUniqueItems(isUnique: boolean, parentSchema: AnySchemaObject): KeywordCheck {
+  const check: KeywordCheck = value => {
+    const pair = isUnique ? duplicateItems(parentSchema.items, value as unknown[]) : undefined
+    if (pair === undefined) return true
+    check.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${pair[0]} and ${pair[1]} are identical)`, params: { i: pair[1], j: pair[0] } }]
+    return false
+  }
+  return check
 }
 
 /** The `multipleOf` keyword as ajv calls a keyword of its own: errors go on the function. */

@@ -302,6 +302,22 @@ describe('compileSchema', () => describe.each(IMPLEMENTATIONS)('%s', (name, comp
     expect(compileSchema({ type: 'object', required: ['__proto__'] })({}).valid).toBe(false)
   })
 
+  it('compares objects whose members are named toString or valueOf (const, enum, uniqueItems)', () => {
+    const value = JSON.parse('{"toString": 1, "valueOf": null}')
+    expect(compileSchema({ const: {} })(value)).toMatchObject({ valid: false, message: 'must be {}' })
+    expect(compileSchema({ enum: [{ toString: 1, valueOf: null }] })(value).valid).toBe(true)
+    expect(compileSchema({ uniqueItems: true })([value, { ...value, toString: 2 }]).valid).toBe(true)
+    expect(compileSchema({ uniqueItems: true })([value, JSON.parse('{"valueOf": null, "toString": 1}')])).toMatchObject({ valid: false, message: 'must NOT have duplicate items (items ## 0 and 1 are identical)' })
+  })
+
+  it('reads multipleOf on decimals, not binary fractions', () => {
+    const cents = compileSchema({ type: 'number', multipleOf: 0.01 })
+    expect(cents(1.13).valid).toBe(true)
+    expect(cents(1.135)).toMatchObject({ valid: false, message: 'must be multiple of 0.01' })
+    expect(compileSchema({ multipleOf: 1 })(1e21).valid).toBe(true)
+    expect(compileSchema({ multipleOf: 0.1 })(0.3).valid).toBe(true)
+  })
+
   it('does not pollute Object.prototype when validating __proto__ keys', () => {
     const validate = compileSchema({
       type: 'object',
