@@ -175,8 +175,11 @@ function compileConst(allowed: unknown): KeywordCheck {
 function compileEnum(allowed: unknown[]): KeywordCheck {
   // Refused as ajv's own enum refuses it: no value could match.
   if (allowed.length === 0) throw new Error('enum must have non-empty array')
+  // Scalars are looked up (a form's choices are strings), structures compared one by one.
+  const scalars = new Set(allowed.filter(each => typeof each !== 'object' || each === null))
+  const structures = allowed.filter(each => typeof each === 'object' && each !== null)
   const check: KeywordCheck = value => {
-    if (allowed.some(each => jsonEqual(value, each))) return true
+    if (typeof value !== 'object' || value === null ? scalars.has(value) : structures.some(each => jsonEqual(value, each))) return true
     check.errors = [{ keyword: 'enum', message: 'must be equal to one of the allowed values', params: { allowedValues: allowed } }]
     return false
   }
