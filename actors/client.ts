@@ -132,7 +132,7 @@ class Client extends ClientCalls implements McpClient {
   constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions) {
     super()
     this.#options = options
-    this.#tools = new ToolCatalog(jsonSchemaSource(options.jsonSchemaValidator))
+    this.#tools = new ToolCatalog(jsonSchemaSource(options.jsonSchemaValidator ?? CLIENT_DEFAULTS.jsonSchemaValidator))
     this.#makeTransport = makeTransport
     // MCP roots: a root's uri MUST be a file:// URI; the client never holds another.
     if (options.roots !== undefined) checkRoots(options.roots)

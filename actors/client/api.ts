@@ -127,7 +127,7 @@ export type ClientEra = 'auto' | 'modern' | 'legacy'
 
 /** DEFAULTS of {@link ClientOptions}. */
 export const CLIENT_DEFAULTS = {
-  protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000, era: 'auto', probeTimeout: 5_000, maxInputRounds: 10, cacheMaxEntries: 500,
+  protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000, era: 'auto', probeTimeout: 5_000, maxInputRounds: 10, cacheMaxEntries: 500, jsonSchemaValidator: 'auto',
 } as const
 
 /** Options of a tool call. */

@@ -134,4 +134,4 @@ export interface ServerTaskOptions {
 }
 
 /** DEFAULTS of {@link ServerOptions}. */
-export const SERVER_DEFAULTS = { pageSize: 100, defaultLogLevel: 'debug' as LoggingLevel, timeout: 60_000, maxSubscriptions: 1000, maxBatchSize: 1000, requestStateTtlMs: 10 * 60_000 } as const
+export const SERVER_DEFAULTS = { pageSize: 100, defaultLogLevel: 'debug' as LoggingLevel, timeout: 60_000, maxSubscriptions: 1000, maxBatchSize: 1000, requestStateTtlMs: 10 * 60_000, jsonSchemaValidator: 'auto' } as const

@@ -78,7 +78,7 @@ export class Server implements McpServer, ServerCore {
     this.info = info
     this.options = options
     this.pageSize = options.pageSize ?? SERVER_DEFAULTS.pageSize
-    this.jsonSchema = jsonSchemaSource(options.jsonSchemaValidator)
+    this.jsonSchema = jsonSchemaSource(options.jsonSchemaValidator ?? SERVER_DEFAULTS.jsonSchemaValidator)
     this.system = createActorSystem({ name: info.name, scheduler: options.scheduler, reportError: error => this.report(error) })
     this.router = new Router(this)
     this.tasks = new ServerTasks(this, event => this.#emit(event))
