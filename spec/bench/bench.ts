@@ -22,8 +22,8 @@
  *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
  *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks, auth, host, redis; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `redis`, `all`. The default
- *                  run takes about 5 minutes.
+ *                  npm registry), tasks, auth, host, redis, validator; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
+ *                  `redis`, `validator`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
  *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
  * flight: rxmcp's everything server against the official SDK v2 server (sdk-v2-echo-server.ts), over
@@ -52,6 +52,7 @@ import { runTasksBench } from './tasks-bench.ts'
 import { runAuthBench } from './auth-bench.ts'
 import { runHostBench } from './host-bench.ts'
 import { runRedisBench } from './redis-bench.ts'
+import { formatValidatorRows, runValidatorBench } from './validator-bench.ts'
 import { beforeTree } from './before-tree.ts'
 
 installCleanup()
@@ -98,9 +99,11 @@ const GROUPS: Record<string, readonly string[]> = {
   host: ['host'],
   // Redis (redis-bench.ts): the Redis mode against the in-memory one, three instances behind nginx, and what Redis holds per event and task.
   redis: ['redis'],
+  // JSON Schema (validator-bench.ts): ns per validation and per compile, compiled (ajv) against interpreted (@cfworker/json-schema).
+  validator: ['validator'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!]
-const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!, ...GROUPS.validator!]
+const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup,validator').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
 // ---------------------------------------------------------------------------------------------
@@ -666,6 +669,13 @@ async function main(): Promise<void> {
     report['redis-cluster'] = redis.cluster
     addRatio('redis/memory time per call, 64 in flight', redis.memoryPerSecond / redis.redisPerSecond, { atMost: 1.5 })
     addRatio('redis 3 instances behind nginx/1 instance calls/s, 64 in flight', redis.cluster.perSecond / redis.redisPerSecond)
+  }
+  if (isSelected('validator')) {
+    console.log('validator: one JSON Schema validation (and one compile), compiled (ajv) against interpreted (@cfworker/json-schema), CPU ns, one process')
+    const rows = await runValidatorBench()
+    report.validator = rows
+    for (const line of formatValidatorRows(rows)) console.log(line)
+    for (const row of rows) addRatio(`validator ${row.name} interpreted/compiled ns`, row.interpretedNs / row.compiledNs)
   }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })
