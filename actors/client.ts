@@ -27,6 +27,7 @@ import { ToolTaskSupportError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
+import { jsonSchemaSource } from '../lib/validator.ts'
 import { clientLogic, type ClientEvent, type ClientStateSource } from './client/state.ts'
 import { gateOutgoing } from './client/gate-outgoing.ts'
 import { withTaskRequests } from './client/task-requests.ts'
@@ -101,7 +102,7 @@ class Client extends ClientCalls implements McpClient {
   /** The modern request path (meta, input rounds, cache, corrections). */
   readonly #modern: ModernRequests
   /** What the client knows of listed tools: outputSchema validators, x-mcp-header parameters, task support. */
-  readonly #tools = new ToolCatalog()
+  readonly #tools: ToolCatalog
   /** Every live connection, one per session (see clientConnections); completes when the client is done. */
   readonly #connections: Observable<Connection>
   /** Emits once, from close(): ends the connection stream wherever it is (operating, handshake, backoff). */
@@ -131,6 +132,7 @@ class Client extends ClientCalls implements McpClient {
   constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions) {
     super()
     this.#options = options
+    this.#tools = new ToolCatalog(jsonSchemaSource(options.jsonSchemaValidator ?? CLIENT_DEFAULTS.jsonSchemaValidator))
     this.#makeTransport = makeTransport
     // MCP roots: a root's uri MUST be a file:// URI; the client never holds another.
     if (options.roots !== undefined) checkRoots(options.roots)

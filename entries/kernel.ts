@@ -33,8 +33,8 @@ export { untilAborted } from '../lib/operators/until-aborted.ts'
 export { isResultEvent, isProgressEvent } from '../lib/operators/progress.ts'
 export { paginate } from '../lib/operators/paginate.ts'
 export type { Page } from '../lib/operators/paginate.ts'
-export { applyDefaults, lazyValidator, loadJsonSchema, isObjectSchema } from '../lib/validator.ts'
-export type { Validator, LazyValidator, ValidationResult, ValidationIssue, JsonSchemaCompiler } from '../lib/validator.ts'
+export { applyDefaults, lazyValidator, loadJsonSchema, loadedJsonSchema, isObjectSchema, jsonSchemaSource, canGenerateCode } from '../lib/validator.ts'
+export type { Validator, LazyValidator, ValidationResult, ValidationIssue, JsonSchemaCompiler, JsonSchemaSource, JsonSchemaValidatorOption } from '../lib/validator.ts'
 export { isStandardSchema, validateStandard, standardJsonSchema } from '../lib/standard-schema.ts'
 export type {
   StandardSchemaProps, StandardResult, StandardIssue, StandardValidateOptions, StandardJsonSchemaConverter,

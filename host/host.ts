@@ -12,6 +12,7 @@ import { InvalidParamsError, ResourceNotFoundError } from '../lib/jsonrpc/errors
 import type { LoggingLevel, CallToolResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, ReadResourceResult } from '../lib/schema/types.ts'
 import { createActorSystem, type ActorRef, type ActorSystem } from '../actors/actor.ts'
 import { connect, type ClientOptions, type McpClient } from '../actors/client.ts'
+import type { JsonSchemaValidatorOption } from '../lib/validator.ts'
 import { stdioClient } from '../transports/stdio.ts'
 import { httpClient, sseClient } from '../transports/http-client.ts'
 import { websocketClient } from '../transports/websocket-client.ts'
@@ -63,6 +64,12 @@ export interface HostOptions {
   onTrimmed?: (server: string, warning: string) => void
   /** Where the host's actor system runs its time: restart backoff, start timeouts, list_changed coalescing (default: the real clock). */
   scheduler?: SchedulerLike
+  /**
+   * The JSON Schema validator of every server's client, which checks tool results against their
+   * outputSchemas (default `'auto'`; see `ClientOptions.jsonSchemaValidator`). The gateway's own
+   * server takes its choice from `GatewayOptions.server`.
+   */
+  jsonSchemaValidator?: JsonSchemaValidatorOption
   /** How a server's client is started (default: by its configuration; tests may inject). */
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
 }
@@ -177,7 +184,7 @@ class HostOwner implements Host {
 
   /** Starts one server's client by its configuration, with the host's handlers. */
   #start(config: HostServerConfig, stderr: (chunk: string) => void): Promise<StartedClient> {
-    const clientOptions: ClientOptions = { roots: this.#roots(config), timeout: config.timeout }
+    const clientOptions: ClientOptions = { roots: this.#roots(config), timeout: config.timeout, jsonSchemaValidator: this.options.jsonSchemaValidator }
     const { elicitation } = this.options
     const viaModel = this.options.model === undefined ? undefined : samplingViaModel(this.options.model)
     const sampling = this.options.sampling ?? (viaModel === undefined ? undefined : (params: CreateMessageParams) => viaModel(params))

@@ -1,19 +1,26 @@
 /**
- * The JSON Schema compiler for tool `inputSchema`/`outputSchema` and elicitation `requestedSchema`:
- * compile once, validate per call. Validation runs on ajv; the few string formats we check are
- * implemented here. This module is heavy (ajv and its dialects): the runtime loads it on first use
- * through `loadJsonSchema()` in ./validator.ts, so importing rxmcp does not load it.
+ * The compiled JSON Schema validator for tool `inputSchema`/`outputSchema` and elicitation
+ * `requestedSchema`: compile once, validate per call. Validation runs on ajv, which generates code
+ * with `new Function`; where code generation is refused (Cloudflare Workers, a CSP without
+ * 'unsafe-eval') the interpreter in ./json-schema-interpreted.ts takes its place. This module is
+ * heavy (ajv and its dialects): the runtime loads it on first use through ./validator.ts, so
+ * importing rxmcp does not load it, and it is the only module that imports ajv.
  */
 import { Ajv } from 'ajv'
 import { Ajv2019 } from 'ajv/dist/2019.js'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv'
+import type { AnySchemaObject, ErrorObject, Format, Options, ValidateFunction } from 'ajv'
 import draft06MetaSchema from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' }
-import secureMetaSchema from 'ajv/dist/refs/json-schema-secure.json' with { type: 'json' }
-import { dialectOf, type Dialect, type ValidationResult, type Validator } from './schema-rules.ts'
+import { dialectOf, type Dialect, type JsonSchemaCompiler, type Validator } from './schema-rules.ts'
+import { DATE_PATTERN, EMAIL_PATTERN, URI_PATTERN, UUID_PATTERN, isDateTime } from './schema-formats.ts'
+import { TOO_DEEP, VALID, constMessage, enumMessage, extraPropertyMessage, invalidResult, oneLine } from './schema-messages.ts'
+import { isSecureSchema } from './secure-schema.ts'
+import { isMultipleOf } from './multiple-of.ts'
+import { duplicateItems, jsonEqual } from './json-equal.ts'
 
-export type { ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
+export type { JsonSchemaCompiler, JsonSchemaValidatorOption, ValidationIssue, ValidationResult, Validator } from './schema-rules.ts'
 export { applyDefaults, isObjectSchema } from './schema-rules.ts'
+export { isSecureSchema } from './secure-schema.ts'
 
 /**
  * Compiles a JSON Schema once and returns its validator.
@@ -59,27 +66,14 @@ export function compileSchema(schema: object): Validator {
 }
 
 /**
- * True when a schema from an untrusted source is safe to compile and run: ajv's "secure"
- * meta-schema refuses what can make validation slow on purpose (an unbounded `pattern` or
- * `format` on strings without `maxLength`, `uniqueItems` without `maxItems`, and the like). The
- * client checks servers' outputSchemas with it before validating their results.
+ * The compiled validator (ajv) as a {@link JsonSchemaCompiler}: what `jsonSchemaValidator:
+ * 'compiled'` selects, and what `'auto'` selects where code generation is allowed.
+ * @example
+ * import { compiledJsonSchema } from 'rxmcp/json-schema'
+ * const server = createServer(info, { jsonSchemaValidator: compiledJsonSchema })
+ * @see interpretedJsonSchema in rxmcp/json-schema/interpreted
  */
-export function isSecureSchema(schema: object): boolean {
-  secureCheck ??= new Ajv({ strict: false, logger: false }).compile(secureMetaSchema)
-  try { return secureCheck(schema) === true } catch { return false }
-}
-
-/** The compiled secure meta-schema, made on first use. */
-let secureCheck: ValidateFunction | undefined
-
-/** Shared so that a passing call allocates nothing. */
-const VALID: ValidationResult = Object.freeze({ valid: true })
-
-const TOO_DEEP: ValidationResult = Object.freeze({
-  valid: false,
-  message: 'value is nested too deeply to validate',
-  errors: Object.freeze([Object.freeze({ path: '', message: 'value is nested too deeply to validate' })]),
-})
+export const compiledJsonSchema: JsonSchemaCompiler = Object.freeze({ compileSchema, isSecureSchema })
 
 /** Compiled validators by schema object; weak, so a dropped tool takes its validator with it. */
 const cache = new WeakMap<object, Validator>()
@@ -152,17 +146,66 @@ function createAjv(dialect: Dialect): AjvInstance {
     logger: false,
     formats: FORMATS,
   }
-  if (dialect === '2020-12') return new Ajv2020(options)
-  if (dialect === '2019-09') return new Ajv2019(options)
-  const ajv = new Ajv(options)
-  ajv.addMetaSchema(draft06MetaSchema)
+  const ajv = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options)
+  if (dialect === 'draft-07') ajv.addMetaSchema(draft06MetaSchema)
+  // ajv divides in floating point, so 1.13 is no multiple of 0.01 there; the decimal check is exact.
+  ajv.removeKeyword('multipleOf')
+  ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, validate: checkMultipleOf })
+  // ajv's equality calls a value's own `toString`/`valueOf` members, so `{"toString": 1}` made it
+  // throw; these three compare with jsonEqual instead.
+  for (const keyword of ['const', 'enum', 'uniqueItems']) ajv.removeKeyword(keyword)
+  ajv.addKeyword({ keyword: 'const', errors: true, compile: compileConst })
+  ajv.addKeyword({ keyword: 'enum', schemaType: 'array', errors: true, compile: compileEnum })
+  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, compile: compileUniqueItems })
   return ajv
 }
 
-function invalid(errors: readonly ErrorObject[]): ValidationResult {
-  const issues = errors.map(error => ({ path: error.instancePath, message: explain(error) }))
-  const message = issues.map(issue => (issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`)).join('; ')
-  return { valid: false, message: oneLine(message || 'value is invalid'), errors: issues }
+/** A keyword's validator as ajv calls it: its failure goes on the function, ajv adds the paths. */
+type KeywordCheck = ((value: unknown) => boolean) & { errors?: Partial<ErrorObject>[] }
+
+function compileConst(allowed: unknown): KeywordCheck {
+  const check: KeywordCheck = value => {
+    if (jsonEqual(value, allowed)) return true
+    check.errors = [{ keyword: 'const', message: 'must be equal to constant', params: { allowedValue: allowed } }]
+    return false
+  }
+  return check
+}
+
+function compileEnum(allowed: unknown[]): KeywordCheck {
+  // Refused as ajv's own enum refuses it: no value could match.
+  if (allowed.length === 0) throw new Error('enum must have non-empty array')
+  // Scalars are looked up (a form's choices are strings), structures compared one by one.
+  const scalars = new Set(allowed.filter(each => typeof each !== 'object' || each === null))
+  const structures = allowed.filter(each => typeof each === 'object' && each !== null)
+  const check: KeywordCheck = value => {
+    if (typeof value !== 'object' || value === null ? scalars.has(value) : structures.some(each => jsonEqual(value, each))) return true
+    check.errors = [{ keyword: 'enum', message: 'must be equal to one of the allowed values', params: { allowedValues: allowed } }]
+    return false
+  }
+  return check
+}
+
+function compileUniqueItems(isUnique: boolean, parentSchema: AnySchemaObject): KeywordCheck {
+  const check: KeywordCheck = value => {
+    const pair = isUnique ? duplicateItems(parentSchema.items, value as unknown[]) : undefined
+    if (pair === undefined) return true
+    check.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${pair[0]} and ${pair[1]} are identical)`, params: { i: pair[1], j: pair[0] } }]
+    return false
+  }
+  return check
+}
+
+/** The `multipleOf` keyword as ajv calls a keyword of its own: errors go on the function. */
+function checkMultipleOf(this: unknown, divisor: number, value: number): boolean {
+  if (isMultipleOf(value, divisor)) return true
+  checkMultipleOf.errors = [{ keyword: 'multipleOf', message: `must be multiple of ${divisor}`, params: { multipleOf: divisor } }]
+  return false
+}
+checkMultipleOf.errors = [] as Partial<ErrorObject>[]
+
+function invalid(errors: readonly ErrorObject[]): ReturnType<Validator> {
+  return invalidResult(errors.map(error => ({ path: error.instancePath, message: explain(error) })))
 }
 
 /** ajv's message, naming the offending property or the allowed values where ajv only hints at them. */
@@ -170,70 +213,26 @@ function explain(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>
   switch (error.keyword) {
     case 'additionalProperties':
-      return `must NOT have additional property ${JSON.stringify(params.additionalProperty)}`
+      return extraPropertyMessage('additionalProperties', String(params.additionalProperty))
     case 'unevaluatedProperties':
-      return `must NOT have unevaluated property ${JSON.stringify(params.unevaluatedProperty)}`
-    case 'enum': {
-      const allowed = Array.isArray(params.allowedValues) ? params.allowedValues : []
-      // A long enum would swamp the line; the first few show the model what is expected.
-      const shown = allowed.slice(0, 10).map(value => JSON.stringify(value)).join(', ')
-      return `must be one of ${shown}${allowed.length > 10 ? ', …' : ''}`
-    }
+      return extraPropertyMessage('unevaluatedProperties', String(params.unevaluatedProperty))
+    case 'enum':
+      return enumMessage(Array.isArray(params.allowedValues) ? params.allowedValues : [])
     case 'const':
-      return `must be ${JSON.stringify(params.allowedValue)}`
+      return constMessage(params.allowedValue)
     default:
       return error.message ?? `fails ${error.keyword}`
   }
 }
 
-/** Escapes line breaks and other controls (from property names, say) so a message stays one line. */
-function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, char => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
-}
-
 /**
- * The formats we check, without ajv-formats. Each is a plain rule for the common shape, not a full
- * grammar. ajv applies them to strings only.
+ * The formats we check, without ajv-formats: the rules of ./schema-formats.ts, which the
+ * interpreter applies too. ajv applies them to strings only.
  */
 const FORMATS: Record<string, Format> = {
-  // Something without spaces or @, one @, a domain of dot-separated labels: what a form needs, not
-  // the full RFC 5322 addr-spec;
-  // quoted local parts and bare IP domains are rejected.
-  email: /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/,
-  // RFC 3986 absolute URI: a scheme, a colon, then only characters a URI may hold, with % only as
-  // part of a %XX escape. Spaces, non-ASCII (IRIs) and relative references are rejected.
-  uri: /^[a-z][a-z\d+.-]*:(?:[\w\-.~:/?#[\]@!$&'()*+,;=]|%[\da-f]{2})*$/i,
-  // RFC 3339 full-date: a real calendar day.
-  date: isDate,
-  // RFC 3339 date-time: `T` (or `t`), seconds required, an offset (`Z` or ±hh:mm) required.
+  email: new RegExp(EMAIL_PATTERN, 'u'),
+  uri: new RegExp(URI_PATTERN, 'u'),
+  date: new RegExp(DATE_PATTERN, 'u'),
   'date-time': isDateTime,
-  // RFC 9562 hex-and-dash form, any version or variant (the nil and max UUIDs included).
-  uuid: /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i,
-}
-
-function isDate(text: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
-  if (match === null) return false
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
-}
-
-function isDateTime(text: string): boolean {
-  const match = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/.exec(text)
-  if (match === null || !isDate(match[1])) return false
-  const [hour, minute, second] = [Number(match[2]), Number(match[3]), Number(match[4])]
-  const sign = match[5] === '-' ? -1 : 1
-  const [offsetHour, offsetMinute] = [Number(match[6] ?? 0), Number(match[7] ?? 0)]
-  if (hour > 23 || minute > 59 || second > 60 || offsetHour > 23 || offsetMinute > 59) return false
-  // RFC 3339 allows second 60 for a leap second, which only ever happens at 23:59 UTC.
-  if (second === 60) {
-    const utcMinutes = (((hour * 60 + minute - sign * (offsetHour * 60 + offsetMinute)) % 1440) + 1440) % 1440
-    return utcMinutes === 23 * 60 + 59
-  }
-  return true
+  uuid: new RegExp(UUID_PATTERN, 'u'),
 }

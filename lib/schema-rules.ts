@@ -1,7 +1,8 @@
 /*
- * JSON Schema as rxmcp reads it without a compiler: verdict types, dialects, the shape check and
- * form defaults. A leaf, shared by the lazy validators (./validator.ts) and the compiler they load
- * (./json-schema.ts), so neither imports the other statically.
+ * JSON Schema as rxmcp reads it without a compiler: verdict types, the compiler contract,
+ * dialects, the shape check and form defaults. A leaf, shared by the lazy validators
+ * (./validator.ts) and the compilers they load (./json-schema.ts on ajv,
+ * ./json-schema-interpreted.ts on @cfworker/json-schema), so none imports another statically.
  */
 
 /** One reason a value failed: where (a JSON Pointer, `''` for the root) and what. */
@@ -23,6 +24,57 @@ export type ValidationResult =
  * to walk; only a non-JSON value whose getters or proxy traps throw makes it throw.
  */
 export type Validator = (value: unknown) => ValidationResult
+
+/**
+ * A JSON Schema validator as rxmcp uses it: what a server checks tool arguments, tool results and
+ * elicitation answers with, and what a client checks servers' tool results with. rxmcp ships two,
+ * `compiledJsonSchema` (ajv, from `rxmcp/json-schema`) and `interpretedJsonSchema`
+ * (@cfworker/json-schema, from `rxmcp/json-schema/interpreted`); any object of this shape can be
+ * given as the `jsonSchemaValidator` option instead.
+ *
+ * rxmcp calls `compileSchema` once per schema object (when a tool is registered or first called,
+ * when a client lists tools) and the validator it returns once per value, so the validator is the
+ * per-call cost and compiling may be slow.
+ * @example
+ * const strict: JsonSchemaCompiler = {
+ *   compileSchema: schema => value => mySchemaLibrary.check(schema, value) ? { valid: true } : { valid: false, message: 'invalid', errors: [] },
+ *   isSecureSchema: () => true,
+ * }
+ * createServer(info, { jsonSchemaValidator: strict })
+ */
+export interface JsonSchemaCompiler {
+  /**
+   * Compiles a schema once (cached per object, so compiling the same object again is cheap);
+   * throws a TypeError for a schema it refuses (an invalid schema, an unsupported `$schema`, a
+   * `$ref` it cannot resolve), which fails the tool's registration or call.
+   */
+  compileSchema(schema: object): Validator
+  /**
+   * True when a schema from an untrusted source (a server's outputSchema, seen by a client) is safe
+   * to compile and run: nothing in it can make validation slow on purpose. A client only checks
+   * results against outputSchemas that pass.
+   */
+  isSecureSchema(schema: object): boolean
+}
+
+/**
+ * Which JSON Schema validator a server or client uses (the `jsonSchemaValidator` option of
+ * `createServer` and `connect`), chosen once, when the server or client is made:
+ *
+ * - `'auto'` (the default): the compiled validator where the runtime allows code generation, the
+ *   interpreted one where it refuses it (Cloudflare Workers, `node
+ *   --disallow-code-generation-from-strings`, a Content-Security-Policy without 'unsafe-eval').
+ *   The runtime is probed once per process, on first need, by compiling `return 1` with `new
+ *   Function` (under a CSP that refuses it, the browser reports that one violation).
+ * - `'compiled'`: ajv, which compiles each schema to a function (fast per value, slower to compile).
+ * - `'interpreted'`: `@cfworker/json-schema`, an optional peer dependency to install, which walks
+ *   the schema for each value. The same verdicts; a few µs per value instead of a few hundred ns.
+ * - a {@link JsonSchemaCompiler} of your own (or one of the two by name, `compiledJsonSchema` from
+ *   `rxmcp/json-schema`, `interpretedJsonSchema` from `rxmcp/json-schema/interpreted`).
+ *
+ * With a string choice the validator's module loads only when a schema first needs it.
+ */
+export type JsonSchemaValidatorOption = 'auto' | 'compiled' | 'interpreted' | JsonSchemaCompiler
 
 /**
  * The `$schema` ids rxmcp accepts, keyed without scheme and trailing `#`: the dialect to compile

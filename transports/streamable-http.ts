@@ -66,8 +66,9 @@ export function streamableHttp(options: StreamableHttpOptions = {}): StreamableH
  * A node:http request listener over a {@link WebHandler} (from `webHandler` in `rxmcp/web`), for
  * Express, Fastify and plain node:http: `(req, res, body?)`. A body the framework already parsed is
  * taken from `body`, else from `req.body` when the request stream was read to its end (Express
- * after `express.json()`), else read from the stream. Node's objects are used directly: no
- * web-stream conversion on the way.
+ * after `express.json()`), else read from the stream; a function in `body`'s place (Express's
+ * `next`, when mounted as a route) is not a body. Node's objects are used directly: no web-stream
+ * conversion on the way.
  * @example
  * const mcp = webHandler({ allowedHosts: ['localhost'] })
  * await server.listen(mcp)
@@ -81,7 +82,10 @@ export function nodeHandler(handler: WebHandler): (req: IncomingMessage, res: Se
 
 /** Serves one node:http request through the handler; an unexpected failure ends it with 500 (or cuts a started answer). */
 function serveNode(handler: HttpHandler, req: IncomingMessage, res: ServerResponse, body: unknown): void {
-  const exchange = new NodeExchange(req, res, handler.extraHeaders(req.headers.origin), body)
+  // Express calls a route's handler with `next` third: a function is never a body, so `req.body`
+  // (or the stream) is read instead; taken as a body it would have answered every request -32700.
+  const parsed = typeof body === 'function' ? undefined : body
+  const exchange = new NodeExchange(req, res, handler.extraHeaders(req.headers.origin), parsed)
   handler.serve(exchange).catch(error => {
     if (!res.headersSent) { res.statusCode = 500; res.end() } else res.destroy(error instanceof Error ? error : undefined)
   })

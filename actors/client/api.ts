@@ -19,6 +19,7 @@ import type { Era, RequestContext } from '../context.ts'
 import type { ActorSystem } from '../actor.ts'
 import type { BackoffOptions } from '../../lib/operators/retry-policy.ts'
 import type { HandlerOutcome } from '../request.ts'
+import type { JsonSchemaValidatorOption } from '../../lib/validator.ts'
 
 /** Answers the server's `sampling/createMessage`. */
 export type SamplingHandler = (params: CreateMessageParams, ctx: RequestContext) => HandlerOutcome<CreateMessageResult>
@@ -110,6 +111,15 @@ export interface ClientOptions {
    * progress that does not increase (default: nowhere).
    */
   reportUnhandledError?: (error: unknown) => void
+  /**
+   * The JSON Schema validator that checks tool results against the outputSchemas the server lists
+   * (default `'auto'`: compiled where the runtime allows code generation, interpreted where it
+   * refuses it; see {@link JsonSchemaValidatorOption}). Chosen when the client is made; it loads
+   * when a listed tool first has an outputSchema.
+   * @example
+   * await connect(transport, info, { jsonSchemaValidator: 'interpreted' })
+   */
+  jsonSchemaValidator?: JsonSchemaValidatorOption
 }
 
 /** How {@link connect} chooses the generation of MCP (see `ClientOptions.era`). */
@@ -117,7 +127,7 @@ export type ClientEra = 'auto' | 'modern' | 'legacy'
 
 /** DEFAULTS of {@link ClientOptions}. */
 export const CLIENT_DEFAULTS = {
-  protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000, era: 'auto', probeTimeout: 5_000, maxInputRounds: 10, cacheMaxEntries: 500,
+  protocolVersion: LATEST_PROTOCOL_VERSION, timeout: 60_000, era: 'auto', probeTimeout: 5_000, maxInputRounds: 10, cacheMaxEntries: 500, jsonSchemaValidator: 'auto',
 } as const
 
 /** Options of a tool call. */

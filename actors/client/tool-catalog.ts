@@ -1,6 +1,6 @@
 import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { loadJsonSchema, type Validator } from '../../lib/validator.ts'
+import type { JsonSchemaSource, Validator } from '../../lib/validator.ts'
 import type { CallToolResult, Tool } from '../../lib/schema/types.ts'
 import { ToolNameWarning, toolNameIssues } from '../../lib/tool-names.ts'
 import { InvalidToolError } from './errors.ts'
@@ -30,6 +30,9 @@ export class ToolCatalog {
   /** Names already warned about (ToolNameWarning), so a list read again does not warn again. */
   readonly #warned = new Set<string>()
 
+  /** @param jsonSchema the client's JSON Schema validator (ClientOptions.jsonSchemaValidator), for outputSchemas. */
+  constructor(readonly jsonSchema: JsonSchemaSource) {}
+
   /**
    * Takes in a page of listed tools. Resolves with the tools to show:
    *
@@ -42,7 +45,7 @@ export class ToolCatalog {
    *   x-mcp-header annotations are invalid are left out (MCP 2026-07-28 Streamable HTTP: the
    *   client MUST exclude them) and each is handed to `report`.
    *
-   * The JSON Schema compiler loads here, the first time a listed tool has an outputSchema, so a
+   * The JSON Schema validator loads here, the first time a listed tool has an outputSchema, so a
    * client that never meets one never loads it.
    */
   async remember(listed: Tool[], exclude: boolean, report: (error: InvalidToolError | ToolNameWarning) => void): Promise<Tool[]> {
@@ -60,11 +63,12 @@ export class ToolCatalog {
       for (const tool of tools) this.#outputValidators.delete(tool.name)
       return tools
     }
-    const { compileSchema, isSecureSchema } = await loadJsonSchema()
+    // Called as methods: a compiler of the user's own may be a class instance.
+    const compiler = this.jsonSchema.loaded() ?? await this.jsonSchema.load()
     for (const tool of tools) {
       // A server's schema is untrusted: one that could make validation slow on purpose is not run.
-      if (tool.outputSchema === undefined || !isSecureSchema(tool.outputSchema)) { this.#outputValidators.delete(tool.name); continue }
-      try { this.#outputValidators.set(tool.name, compileSchema(tool.outputSchema)) } catch { this.#outputValidators.delete(tool.name) }
+      if (tool.outputSchema === undefined || !compiler.isSecureSchema(tool.outputSchema)) { this.#outputValidators.delete(tool.name); continue }
+      try { this.#outputValidators.set(tool.name, compiler.compileSchema(tool.outputSchema)) } catch { this.#outputValidators.delete(tool.name) }
     }
     return tools
   }

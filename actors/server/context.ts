@@ -41,7 +41,7 @@ export class SessionContext extends BaseContext implements ServerContext {
   }
   /** The client's answer, checked: rejects with ElicitationContentError when it is not one to `params` (see checkElicitResult). */
   elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
-    return this.session.elicit(params, { signal: this.signal, relatedRequestId: this.requestId, ...options }).then(answer => checkElicitResult(params, answer))
+    return this.session.elicit(params, { signal: this.signal, relatedRequestId: this.requestId, ...options }).then(answer => checkElicitResult(params, answer, this.session.server.jsonSchema))
   }
   listRoots(options?: InputOptions): Promise<ListRootsResult> {
     return this.session.listRoots({ signal: this.signal, relatedRequestId: this.requestId, ...options })
@@ -91,7 +91,7 @@ export class ModernContext extends BaseContext implements ServerContext {
     return this.round.ask('sampling/createMessage', params as unknown as JsonObject, this.clientCapabilities, options?.key) as Promise<CreateMessageResult>
   }
   elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
-    return this.round.ask('elicitation/create', params as unknown as JsonObject, this.clientCapabilities, options?.key) as Promise<ElicitResult>
+    return this.round.ask('elicitation/create', params as unknown as JsonObject, this.clientCapabilities, options?.key, this.scope.server.jsonSchema) as Promise<ElicitResult>
   }
   listRoots(options?: InputOptions): Promise<ListRootsResult> {
     return this.round.ask('roots/list', {}, this.clientCapabilities, options?.key) as Promise<ListRootsResult>

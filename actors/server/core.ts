@@ -14,6 +14,7 @@ import type { ActorSystem } from '../actor.ts'
 import type { HandlerOutcome } from '../request.ts'
 import type { CacheHint, RouteHandler, ServerContext, ServerSession } from './api.ts'
 import type { ServerOptions } from './options.ts'
+import type { JsonSchemaSource } from '../../lib/validator.ts'
 import type { RequestStateCodec, RequestStateStore } from './request-state.ts'
 import type { PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
 
@@ -31,6 +32,8 @@ export interface ServerCore {
   readonly briefInfo: Implementation
   readonly options: ServerOptions
   readonly pageSize: number
+  /** The JSON Schema validator the server checks tool arguments, results and elicitation answers with. */
+  readonly jsonSchema: JsonSchemaSource
   readonly versions: ServedVersions
   readonly tools: ReadonlyMap<string, ToolEntry>
   readonly resources: ReadonlyMap<string, ResourceEntry>

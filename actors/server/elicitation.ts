@@ -7,7 +7,7 @@
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ElicitationContentError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { loadJsonSchema, loadedJsonSchema, type JsonSchemaCompiler } from '../../lib/validator.ts'
+import { jsonSchemaSource, type JsonSchemaCompiler, type JsonSchemaSource } from '../../lib/validator.ts'
 import type { ElicitParams, ElicitResult } from '../../lib/schema/types.ts'
 
 const ACTIONS: ReadonlySet<unknown> = new Set(['accept', 'decline', 'cancel'])
@@ -17,16 +17,18 @@ const ACTIONS: ReadonlySet<unknown> = new Set(['accept', 'decline', 'cancel'])
  *
  * - the answer is an object whose `action` is `accept`, `decline` or `cancel`;
  * - an accepted form elicitation (no `mode`, or `form`) has `content` that is an object matching
- *   the `requestedSchema` (validated with the project's JSON Schema validator, ajv, loaded on the
- *   first check);
+ *   the `requestedSchema` (validated with the server's JSON Schema validator, `jsonSchema`, loaded
+ *   on the first check);
  * - content reaches the handler only there: a decline, a cancel, or a URL-mode accept comes without
  *   it (MCP: `content` is "only present when action is accept and mode was form"), so nothing
  *   unchecked slips through beside an answer that is not an accept.
  *
  * `key` names the input request in the error (modern era). A `requestedSchema` the validator
- * refuses (the handler's own mistake) rejects with its TypeError.
+ * refuses (the handler's own mistake) rejects with its TypeError. `jsonSchema` is the server's
+ * validator; only URL elicitations, which carry no schema, are asked without it (then the default
+ * choice would serve).
  */
-export function checkElicitResult(params: ElicitParams, answer: unknown, key?: string): Promise<ElicitResult> {
+export function checkElicitResult(params: ElicitParams, answer: unknown, jsonSchema: JsonSchemaSource | undefined, key?: string): Promise<ElicitResult> {
   if (!isJsonObject(answer) || !ACTIONS.has(answer.action)) {
     return Promise.reject(new ElicitationContentError(`Invalid params: ${where(key)} has no valid action (accept, decline or cancel)`, withKey(key, { errors: [{ path: '/action', message: 'must be accept, decline or cancel' }] })))
   }
@@ -38,8 +40,9 @@ export function checkElicitResult(params: ElicitParams, answer: unknown, key?: s
   }
   const schema = (params as { requestedSchema?: unknown }).requestedSchema
   if (!isJsonObject(schema)) return Promise.resolve(answer as unknown as ElicitResult)
-  const compiler = loadedJsonSchema()
-  return (compiler !== undefined ? Promise.resolve(compiler) : loadJsonSchema()).then(loaded => checkContent(loaded, schema, answer, key))
+  const source = jsonSchema ?? jsonSchemaSource()
+  const compiler = source.loaded()
+  return (compiler !== undefined ? Promise.resolve(compiler) : source.load()).then(loaded => checkContent(loaded, schema, answer, key))
 }
 
 /** The accepted answer when its content matches `schema`; throws ElicitationContentError otherwise. */

@@ -5,6 +5,7 @@ import type { LoggingLevel, ServerCapabilities } from '../../lib/schema/types.ts
 import type { TaskStore } from '../tasks/store.ts'
 import type { RequestStateStore } from './request-state.ts'
 import type { CacheHint, ServerContext } from './api.ts'
+import type { JsonSchemaValidatorOption } from '../../lib/validator.ts'
 
 /*
  * The options of a server (createServer) and their defaults: a leaf beside api.ts, which holds the
@@ -79,6 +80,16 @@ export interface ServerOptions {
    * makes one on Redis pub/sub.
    */
   eventBus?: EventBus
+  /**
+   * The JSON Schema validator of tool `inputSchema`/`outputSchema` and elicitation
+   * `requestedSchema` (default `'auto'`: compiled (ajv) where the runtime allows code generation,
+   * interpreted (`@cfworker/json-schema`) where it refuses it, as Cloudflare Workers do; see
+   * {@link JsonSchemaValidatorOption}). Chosen when the server is made; its module loads when a
+   * tool with a schema is first called (or registered after that).
+   * @example
+   * createServer(info, { jsonSchemaValidator: 'interpreted' })
+   */
+  jsonSchemaValidator?: JsonSchemaValidatorOption
 }
 
 /** Options of a server's tasks. */
@@ -123,4 +134,4 @@ export interface ServerTaskOptions {
 }
 
 /** DEFAULTS of {@link ServerOptions}. */
-export const SERVER_DEFAULTS = { pageSize: 100, defaultLogLevel: 'debug' as LoggingLevel, timeout: 60_000, maxSubscriptions: 1000, maxBatchSize: 1000, requestStateTtlMs: 10 * 60_000 } as const
+export const SERVER_DEFAULTS = { pageSize: 100, defaultLogLevel: 'debug' as LoggingLevel, timeout: 60_000, maxSubscriptions: 1000, maxBatchSize: 1000, requestStateTtlMs: 10 * 60_000, jsonSchemaValidator: 'auto' } as const

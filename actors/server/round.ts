@@ -5,6 +5,7 @@ import { hasCapability, requiredCapability } from '../../lib/schema/capabilities
 import { inputRequestProblem } from '../../lib/schema/input-requests.ts'
 import type { ElicitParams } from '../../lib/schema/types.ts'
 import { checkElicitResult } from './elicitation.ts'
+import type { JsonSchemaSource } from '../../lib/validator.ts'
 import { ANSWER_CHECKS, capabilityObject } from './input-checks.ts'
 
 /*
@@ -59,8 +60,9 @@ export class Round {
   /**
    * The answer for `key` (default: `elicitation-1`, `sampling-2`... by method and call order), or
    * an input request for it: the returned promise then never settles and the round ends.
+   * `jsonSchema` (the server's validator) checks an elicitation's answer against its requestedSchema.
    */
-  ask(method: string, params: JsonObject, capabilities: object, key?: string): Promise<unknown> {
+  ask(method: string, params: JsonObject, capabilities: object, key?: string, jsonSchema?: JsonSchemaSource): Promise<unknown> {
     // MCP sampling and elicitation: a malformed request is the handler's mistake, never asked (nor answered).
     const problem = inputRequestProblem(method, params)
     if (problem !== undefined) return Promise.reject(new TypeError(`Cannot ask ${method}: ${problem}`))
@@ -82,7 +84,7 @@ export class Round {
         return refuse(new InvalidParamsError(`Invalid params: inputResponses.${id} is not a valid answer to ${method}`, { key: id }))
       }
       // An accepted form's content must match the requestedSchema asked now (ElicitationContentError).
-      if (method === 'elicitation/create') return checkElicitResult(params as unknown as ElicitParams, answer, id).catch(refuse)
+      if (method === 'elicitation/create') return checkElicitResult(params as unknown as ElicitParams, answer, jsonSchema, id).catch(refuse)
       return Promise.resolve(answer)
     }
     // MCP 2026-07-28 (MRTR): never ask for what the client did not declare it can answer.

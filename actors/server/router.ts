@@ -3,7 +3,6 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { InternalError, InvalidParamsError, McpError, ResourceNotFoundError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { pageOf, withCursor } from '../../lib/cursor.ts'
-import { loadedJsonSchema, loadJsonSchema } from '../../lib/validator.ts'
 import { validateStandard, type StandardVerdict } from '../../lib/standard-schema.ts'
 import type { CallToolResult, CompleteResult, Resource } from '../../lib/schema/types.ts'
 import type { Completer, ObjectStandardSchema, ReadOutcome, ServerContext } from './api.ts'
@@ -82,8 +81,8 @@ export class Router implements RouterCore {
     const args = params!.arguments ?? {}
     if (!isJsonObject(args)) return toolError(`Invalid arguments for tool ${entry.name}: arguments must be an object`)
     if ((entry.jsonInput !== undefined && entry.validateInput === undefined) || (entry.jsonOutput !== undefined && entry.validateOutput === undefined)) {
-      const compiler = loadedJsonSchema()
-      if (compiler === undefined) return afterVerdict(loadJsonSchema(), () => this.#callTool(params, ctx), rethrow)
+      const compiler = this.server.jsonSchema.loaded()
+      if (compiler === undefined) return afterVerdict(this.server.jsonSchema.load(), () => this.#callTool(params, ctx), rethrow)
       compileToolSchemas(entry, compiler, InternalError)
     }
     if (entry.validateInput !== undefined) {

@@ -2,7 +2,7 @@ import { Observable, Subject, defer, type Subscription } from '../../lib/rx.ts'
 import type { Transport, TransportServer } from '../../lib/transport.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
-import { checkSchemaShape, loadedJsonSchema } from '../../lib/validator.ts'
+import { checkSchemaShape, jsonSchemaSource, type JsonSchemaSource } from '../../lib/validator.ts'
 import { isStandardSchema, standardJsonSchema, type StandardSchemaV1 } from '../../lib/standard-schema.ts'
 import { uriTemplate } from '../../lib/uri-template.ts'
 import { ToolNameWarning, toolNameIssues } from '../../lib/tool-names.ts'
@@ -71,11 +71,14 @@ export class Server implements McpServer, ServerCore {
   readonly system: ActorSystem
   /** Signs and checks the `requestState` of MRTR rounds (made on the first round). */
   #requestStates: RequestStateCodec | undefined
+  /** The JSON Schema validator (ServerOptions.jsonSchemaValidator), chosen once; its module loads on first need. */
+  readonly jsonSchema: JsonSchemaSource
 
   constructor(info: Implementation, options: ServerOptions) {
     this.info = info
     this.options = options
     this.pageSize = options.pageSize ?? SERVER_DEFAULTS.pageSize
+    this.jsonSchema = jsonSchemaSource(options.jsonSchemaValidator ?? SERVER_DEFAULTS.jsonSchemaValidator)
     this.system = createActorSystem({ name: info.name, scheduler: options.scheduler, reportError: error => this.report(error) })
     this.router = new Router(this)
     this.tasks = new ServerTasks(this, event => this.#emit(event))
@@ -203,9 +206,9 @@ export class Server implements McpServer, ServerCore {
       if (entry.jsonInput !== undefined) checkSchemaShape(entry.jsonInput)
       entry.validateInput = entry.validateOutput = undefined
       entry.headerParams = undefined
-      // JSON Schemas compile on the tool's first call, when the compiler (ajv) loads: importing
-      // rxmcp and answering initialize never pay for it. Once it is loaded, they compile here.
-      const compiler = loadedJsonSchema()
+      // JSON Schemas compile on the tool's first call, when the validator loads: importing rxmcp
+      // and answering initialize never pay for it. Once it is loaded, they compile here.
+      const compiler = this.jsonSchema.loaded()
       if (compiler !== undefined) compileToolSchemas(entry, compiler, TypeError)
       entry.wire = compact({
         name, title: next.title, description: next.description, inputSchema, outputSchema,

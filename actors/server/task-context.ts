@@ -31,6 +31,7 @@ import type { InputOptions, ServerContext, ServerSession, TaskHandle } from './a
 import { withRelatedTask, type TaskMessage, type TaskState } from '../tasks/task.ts'
 import { ANSWER_CHECKS, capabilityObject } from './input-checks.ts'
 import { checkElicitResult } from './elicitation.ts'
+import type { JsonSchemaSource } from '../../lib/validator.ts'
 
 
 type InputRequests = NonNullable<TaskState['inputRequests']>
@@ -130,8 +131,12 @@ export class TaskContext implements ServerContext {
   /** The progress values sent for the token, which the task keeps: the request's own sequence goes on here. */
   readonly #progress: ProgressSequence
 
-  constructor(origin: ServerContext, taskId: string) {
+  /** The server's JSON Schema validator, for the answers to elicitations. */
+  readonly #jsonSchema: JsonSchemaSource
+
+  constructor(origin: ServerContext, taskId: string, jsonSchema: JsonSchemaSource) {
     this.#origin = origin
+    this.#jsonSchema = jsonSchema
     this.#taskId = taskId
     this.#progress = origin instanceof BaseContext ? origin.progressSequence : new ProgressSequence()
     this.#inputs = origin.era === 'modern' ? new TaskInputs(taskId, update => this.#tell(update)) : undefined
@@ -229,7 +234,7 @@ export class TaskContext implements ServerContext {
   elicit(params: ElicitParams, options?: InputOptions): Promise<ElicitResult> {
     const answer = this.#inputs !== undefined ? this.#inputs.ask('elicitation/create', params as unknown as JsonObject, this.clientCapabilities, options?.key)
       : this.#live(() => this.#legacySession.elicit(this.#related(params as unknown as JsonObject) as unknown as ElicitParams, { signal: this.signal, ...options }))
-    return answer.then(result => checkElicitResult(params, result))
+    return answer.then(result => checkElicitResult(params, result, this.#jsonSchema))
   }
 
   listRoots(options?: InputOptions): Promise<ListRootsResult> {

@@ -245,7 +245,7 @@ export class ServerTasks implements TasksCore {
       this.#starting--
     }
     const sessionId = ctx.era === 'legacy' ? ctx.session?.id : undefined
-    const context = new TaskContext(ctx, stored.taskId)
+    const context = new TaskContext(ctx, stored.taskId, this.#server.jsonSchema)
     const live: LiveTask = { ref: undefined!, state: stored, context, written: Promise.resolve(), owner, address, isGone: false }
     this.#live.set(stored.taskId, live)
     const input: TaskInput = { taskId: stored.taskId, owner, createdAt: stored.createdAt, ttlMs: stored.ttlMs, pollIntervalMs: stored.pollIntervalMs }

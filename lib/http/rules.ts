@@ -27,6 +27,7 @@
  * request's ids or a dynamic message.
  */
 import { ErrorCode, StructureLimitError } from '../jsonrpc/errors.ts'
+import { checkMessage, isCheckFailure } from '../jsonrpc/guards.ts'
 import type { RequestId } from '../jsonrpc/message.ts'
 import { isAllowedHost, isAllowedOrigin } from './origin.ts'
 import { isModernPost } from './modern-rules.ts'
@@ -179,7 +180,19 @@ export function checkPostBody(decoded: DecodedBody, requests: BodyRequests | und
     const error = decoded.error
     return refusal(400, ErrorCode.ParseError, error.message, error instanceof StructureLimitError ? error.id ?? null : null)
   }
-  return requests?.hasBadId === true ? BAD_ID : undefined
+  if (requests === undefined) return undefined
+  if (requests.hasBadId) return BAD_ID
+  // MCP Streamable HTTP: a body of notifications and responses is answered 202 when accepted, and
+  // "if the server cannot accept the input, it MUST return an HTTP error status code". No request
+  // is left to carry the error on a stream, so a message that is no JSON-RPC message is refused here.
+  if (requests.ids.length === 0 && decoded.type === 'message') {
+    const payload = decoded.message
+    for (const message of Array.isArray(payload) ? payload : [payload]) {
+      const checked = checkMessage(message)
+      if (isCheckFailure(checked)) return refusal(400, checked.error.code, checked.error.message, checked.id)
+    }
+  }
+  return undefined
 }
 
 /**

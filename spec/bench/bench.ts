@@ -19,10 +19,11 @@
  *   BENCH_BEFORE   a git revision: the stdio server runs add that tree's everything server as `before`
  *                  (checked out once under the temporary directory, see before-tree.ts) and print rxmcp/before
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
- *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, ws-1 ws-64
+ *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
+ *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks, auth, host, redis; groups `stdio`, `http`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `redis`, `all`. The default
- *                  run takes about 5 minutes.
+ *                  npm registry), tasks, auth, host, redis, validator; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
+ *                  `redis`, `validator`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
  *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
  * flight: rxmcp's everything server against the official SDK v2 server (sdk-v2-echo-server.ts), over
@@ -51,6 +52,7 @@ import { runTasksBench } from './tasks-bench.ts'
 import { runAuthBench } from './auth-bench.ts'
 import { runHostBench } from './host-bench.ts'
 import { runRedisBench } from './redis-bench.ts'
+import { formatValidatorRows, runValidatorBench } from './validator-bench.ts'
 import { beforeTree } from './before-tree.ts'
 
 installCleanup()
@@ -83,6 +85,8 @@ const GROUPS: Record<string, readonly string[]> = {
   stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib'],
   http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
+  // The web handler (rxmcp/web) on Node behind @hono/node-server against the node:http listener, both eras.
+  web: ['web-http-64-16', 'web-modern-64'],
   // The 2026-07-28 era, stateless: rxmcp against the official SDK v2 server (modern-bench.ts).
   modern: ['modern-http-64', 'modern-stdio-64'],
   // Startup (spec/bench/startup.ts): spawn -> initialize answered; install footprint (needs the npm registry).
@@ -95,9 +99,11 @@ const GROUPS: Record<string, readonly string[]> = {
   host: ['host'],
   // Redis (redis-bench.ts): the Redis mode against the in-memory one, three instances behind nginx, and what Redis holds per event and task.
   redis: ['redis'],
+  // JSON Schema (validator-bench.ts): ns per validation and per compile, compiled (ajv) against interpreted (@cfworker/json-schema).
+  validator: ['validator'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!]
-const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!, ...GROUPS.validator!]
+const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup,validator').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
 // ---------------------------------------------------------------------------------------------
@@ -333,7 +339,7 @@ async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
 // Streamable HTTP and WebSocket (opt-in: BENCH_ONLY=http,ws or all)
 // ---------------------------------------------------------------------------------------------
 
-async function benchHttp(name: Side | 'before', inFlight: number, sessions: number): Promise<Measure> {
+async function benchHttp(name: Side | 'before' | 'web', inFlight: number, sessions: number): Promise<Measure> {
   const { child, url } = name === 'before' ? await startHttpServer('rxmcp', BEFORE!.dir) : await startHttpServer(name)
   try {
     const ids = await Promise.all(Array.from({ length: sessions }, () => openSession(url)))
@@ -412,6 +418,18 @@ function checkModern(message: RawResponse): Error | undefined {
 
 async function benchModernHttp(side: ModernSide | 'before', inFlight: number): Promise<Measure> {
   const { child, url } = side === 'before' ? await startModernHttp('rxmcp', BEFORE!.dir) : await startModernHttp(side)
+  try {
+    let id = 1
+    const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
+    return await drive(inFlight, call, () => processCpuMs(child.pid!), selfCpuMs)
+  } finally {
+    child.kill('SIGKILL')
+  }
+}
+
+/** Modern echo calls against the node:http listener (`rxmcp`) or the web handler behind @hono/node-server (`web`). */
+async function benchWebModern(side: 'rxmcp' | 'web', inFlight: number): Promise<Measure> {
+  const { child, url } = await startHttpServer(side)
   try {
     let id = 1
     const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
@@ -547,6 +565,20 @@ async function main(): Promise<void> {
     addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
       inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
   }
+  if (isSelected('web-http-64-16')) {
+    const result = await alternate(['rxmcp', 'web'] as const, name => benchHttp(name, 64, 16))
+    report['web-http-64-16'] = result
+    addRows('http through the web handler, 64 in flight, 16 sessions', 'server', result)
+    addRatio('http calls/s web handler/node listener, 64 in flight, 16 sessions', result.median.web.callsPerSecond / result.median.rxmcp.callsPerSecond)
+    addRatio('http cpu/call web handler/node listener, 64 in flight, 16 sessions', result.median.web.cpuPerCall / result.median.rxmcp.cpuPerCall)
+  }
+  if (isSelected('web-modern-64')) {
+    const result = await alternate(['rxmcp', 'web'] as const, side => benchWebModern(side, 64))
+    report['web-modern-64'] = result
+    addRows('modern http through the web handler, 64 in flight', 'server', result)
+    addRatio('modern http calls/s web handler/node listener, 64 in flight', result.median.web.callsPerSecond / result.median.rxmcp.callsPerSecond)
+    addRatio('modern http cpu/call web handler/node listener, 64 in flight', result.median.web.cpuPerCall / result.median.rxmcp.cpuPerCall)
+  }
   if (isSelected('http-memory')) {
     // 4,000 sessions, so the heap's own step growth (a few MiB at a time) spreads thin; the gc'd
     // heap per session in-process is the steadier figure beside it.
@@ -637,6 +669,13 @@ async function main(): Promise<void> {
     report['redis-cluster'] = redis.cluster
     addRatio('redis/memory time per call, 64 in flight', redis.memoryPerSecond / redis.redisPerSecond, { atMost: 1.5 })
     addRatio('redis 3 instances behind nginx/1 instance calls/s, 64 in flight', redis.cluster.perSecond / redis.redisPerSecond)
+  }
+  if (isSelected('validator')) {
+    console.log('validator: one JSON Schema validation (and one compile), compiled (ajv) against interpreted (@cfworker/json-schema), CPU ns, one process')
+    const rows = await runValidatorBench()
+    report.validator = rows
+    for (const line of formatValidatorRows(rows)) console.log(line)
+    for (const row of rows) addRatio(`validator ${row.name} interpreted/compiled ns`, row.interpretedNs / row.compiledNs)
   }
   if (isSelected('cold')) {
     execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' })

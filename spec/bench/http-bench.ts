@@ -11,6 +11,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 export const HTTP_SERVERS = {
   rxmcp: ['--import', 'tsx', 'examples/everything/server.ts', '--http', '0'],
   official: ['--import', 'tsx', 'spec/bench/official-http-echo-server.ts', '0'],
+  // The same everything server through the web handler (rxmcp/web) behind @hono/node-server.
+  web: ['--import', 'tsx', 'spec/bench/web-http-server.ts', '0'],
 } as const
 
 /** Starts a server child and reads its endpoint URL from its output. */

@@ -3,7 +3,10 @@
  * `node --cpu-prof`, 16 legacy sessions with 64 echo calls in flight (or modern-era POSTs), then
  * the summary of profile.ts.
  *
- *   npx tsx spec/bench/profile-http.ts [legacy|modern] [seconds=5]
+ *   npx tsx spec/bench/profile-http.ts [legacy|modern] [seconds=5] [node|web]
+ *
+ * `web` profiles the web handler (rxmcp/web) behind @hono/node-server (web-http-server.ts) instead
+ * of the node:http listener.
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, statSync } from 'node:fs'
@@ -14,13 +17,13 @@ import { installCleanup, within } from './procs.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const profileDir = `${root}.bench/profiles`
-const [era = 'legacy', secondsText = '5'] = process.argv.slice(2)
+const [era = 'legacy', secondsText = '5', server = 'node'] = process.argv.slice(2)
 const seconds = Number(secondsText)
 mkdirSync(profileDir, { recursive: true })
 // A run that fails part way kills its server too (a profiled server left behind keeps sampling).
 installCleanup()
 const started = Date.now()
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100', '--import', 'tsx', 'examples/everything/server.ts', '--http', '0'],
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100', '--import', 'tsx', ...(server === 'web' ? ['spec/bench/web-http-server.ts', '0'] : ['examples/everything/server.ts', '--http', '0'])],
   { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
 const url = new URL(await within(new Promise<string>(resolve => {
   let seen = ''

@@ -40,7 +40,8 @@ function recorded<T extends RecordableTransport>(transport: T, wire: Wire): T {
   return transport
 }
 
-const text = (result: { content?: unknown }) => ((result.content as { type: string; text?: string }[])[0]!).text
+// `object`: SDK v1's callTool may also be typed as the old `toolResult` shape, which has no `content`.
+const text = (result: object) => (((result as { content?: unknown }).content as { type: string; text?: string }[])[0]!).text
 
 /** Every page of a list the SDK client fetches one page at a time. */
 async function walk(page: (cursor?: string) => Promise<{ nextCursor?: string } & Record<string, unknown>>, key: string): Promise<unknown[]> {

@@ -1,14 +1,24 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
-import { applyDefaults, compileSchema, isObjectSchema } from '../../lib/json-schema.ts'
+import { applyDefaults, compileSchema as compileCompiled, isObjectSchema } from '../../lib/json-schema.ts'
+import { compileSchema as compileInterpreted } from '../../lib/json-schema-interpreted.ts'
 import { verifies } from '../helpers/verifies.ts'
+
+/** Both validators, which must behave alike: every case below runs on each. */
+const IMPLEMENTATIONS = [['compiled', compileCompiled], ['interpreted', compileInterpreted]] as const
+
+/** `value` frozen all the way down. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) deepFreeze(item)
+  return Object.freeze(value)
+}
 
 /** Object.prototype must come out of every test as clean as it went in. */
 afterEach(() => {
   expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
 })
 
-describe('compileSchema', () => {
+describe('compileSchema', () => describe.each(IMPLEMENTATIONS)('%s', (name, compileSchema) => {
   it('accepts a matching value and returns the shared valid verdict', () => {
     const validate = compileSchema({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] })
     expect(validate({ text: 'hi' })).toEqual({ valid: true })
@@ -236,7 +246,8 @@ describe('compileSchema', () => {
     expect(() => compileSchema(schema)).toThrow(TypeError)
   })
 
-  it('keeps the cause of a compile failure', () => {
+  // Only ajv has an error of its own to keep; the interpreter's refusals are the keyword check's.
+  it.runIf(name === 'compiled')('keeps the cause of a compile failure', () => {
     try {
       compileSchema({ type: 'no-such-type' })
       expect.unreachable()
@@ -277,7 +288,7 @@ describe('compileSchema', () => {
     expect(compileSchema({ type: 'object' })).not.toBe(compileSchema(schema))
   })
 
-  it('keeps validators working after their ajv instance is retired', () => {
+  it('keeps 600 validators working at once (the compiled one retires its ajv instance every 256)', () => {
     const validators = Array.from({ length: 600 }, (_, index) => compileSchema({ type: 'integer', minimum: index }))
     expect(validators[0](0).valid).toBe(true)
     expect(validators[0](-1).valid).toBe(false)
@@ -289,6 +300,22 @@ describe('compileSchema', () => {
     expect(compileSchema({ type: 'object', required: ['toString'] })({}).valid).toBe(false)
     expect(compileSchema({ type: 'object', properties: { constructor: { type: 'string' } } })({}).valid).toBe(true)
     expect(compileSchema({ type: 'object', required: ['__proto__'] })({}).valid).toBe(false)
+  })
+
+  it('compares objects whose members are named toString or valueOf (const, enum, uniqueItems)', () => {
+    const value = JSON.parse('{"toString": 1, "valueOf": null}')
+    expect(compileSchema({ const: {} })(value)).toMatchObject({ valid: false, message: 'must be {}' })
+    expect(compileSchema({ enum: [{ toString: 1, valueOf: null }] })(value).valid).toBe(true)
+    expect(compileSchema({ uniqueItems: true })([value, { ...value, toString: 2 }]).valid).toBe(true)
+    expect(compileSchema({ uniqueItems: true })([value, JSON.parse('{"valueOf": null, "toString": 1}')])).toMatchObject({ valid: false, message: 'must NOT have duplicate items (items ## 0 and 1 are identical)' })
+  })
+
+  it('reads multipleOf on decimals, not binary fractions', () => {
+    const cents = compileSchema({ type: 'number', multipleOf: 0.01 })
+    expect(cents(1.13).valid).toBe(true)
+    expect(cents(1.135)).toMatchObject({ valid: false, message: 'must be multiple of 0.01' })
+    expect(compileSchema({ multipleOf: 1 })(1e21).valid).toBe(true)
+    expect(compileSchema({ multipleOf: 0.1 })(0.3).valid).toBe(true)
   })
 
   it('does not pollute Object.prototype when validating __proto__ keys', () => {
@@ -309,8 +336,16 @@ describe('compileSchema', () => {
     const before = structuredClone(schema)
     compileSchema(schema)({})
     expect(schema).toEqual(before)
+    // Not even with properties JSON does not show: nothing but the schema's own keys.
+    expect(Object.getOwnPropertyNames(schema.properties.a)).toEqual(['type', 'default'])
   })
-})
+
+  it('compiles a frozen schema', () => {
+    const validate = compileSchema(deepFreeze({ type: 'object', $defs: { n: { type: 'integer' } }, properties: { n: { $ref: '#/$defs/n' }, at: { type: 'string', format: 'date' } } }))
+    expect(validate({ n: 1, at: '2024-02-29' }).valid).toBe(true)
+    expect(validate({ n: 1.5 })).toMatchObject({ valid: false, message: '/n: must be integer' })
+  })
+}))
 
 describe('applyDefaults', () => {
   const schema = {

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws', 'yaml']
-/** Linked into the consumer project too: an optional peer the WebSocket msgpack subprotocol loads. */
-const OPTIONAL_PEERS = ['jose', 'msgpackr', 'oauth4webapi', 'redis']
+/** The optional peers, linked into the consumer project too, so that every subpath imports there. */
+const OPTIONAL_PEERS = ['@cfworker/json-schema', 'jose', 'msgpackr', 'oauth4webapi', 'redis']
 
 interface Run { code: number; stdout: string; stderr: string }
 
@@ -77,7 +77,7 @@ describe('the npm package', () => {
     expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
   })
 
-  it('depends at runtime on rxjs, ws, ajv and yaml only, with msgpackr, jose, oauth4webapi and redis optional peers', () => {
+  it('depends at runtime on rxjs, ws, ajv and yaml only, with @cfworker/json-schema, msgpackr, jose, oauth4webapi and redis optional peers', () => {
     expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
     expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(OPTIONAL_PEERS)
     for (const peer of OPTIONAL_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true)
@@ -161,6 +161,54 @@ describe('the npm package', () => {
       expect(after).toMatch(/node_modules\/ajv\//)
       // yaml is the skills code's alone: a server that serves no skill never loads it.
       expect(after).not.toMatch(/node_modules\/yaml\//)
+    } finally {
+      child.kill()
+    }
+  }, 60_000)
+
+  it('issue 23: validates tool arguments from the installed package under --disallow-code-generation-from-strings, with @cfworker/json-schema and never ajv', async () => {
+    const log = join(scratch, 'edge-modules.log')
+    await writeFile(join(project, 'edge-hooks.mjs'), [
+      "import { appendFileSync } from 'node:fs'",
+      'export async function resolve(specifier, context, next) {',
+      '  const resolved = await next(specifier, context)',
+      `  appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n')`,
+      '  return resolved',
+      '}',
+    ].join('\n'))
+    await writeFile(join(project, 'edge-record.mjs'), "import { register } from 'node:module'\nregister('./edge-hooks.mjs', import.meta.url)\n")
+    const env = { ...process.env }
+    delete env.NODE_OPTIONS
+    // Plain node on the built package, as a Worker runs it: new Function and eval throw EvalError.
+    const child = spawn(process.execPath, ['--disallow-code-generation-from-strings', '--import', './edge-record.mjs', 'server.mjs'], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
+    try {
+      type Answer = { id?: number; result?: { content: { text: string }[]; isError?: boolean } }
+      const answers = new Map<number, Answer>()
+      let pending = ''
+      let heard = () => {}
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        pending += chunk
+        let end: number
+        while ((end = pending.indexOf('\n')) >= 0) {
+          const message = JSON.parse(pending.slice(0, end)) as Answer
+          pending = pending.slice(end + 1)
+          if (typeof message.id === 'number') answers.set(message.id, message)
+          heard()
+        }
+      })
+      const ask = async (id: number, method: string, params: object) => {
+        child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n')
+        while (!answers.has(id)) await new Promise<void>(resolve => { heard = resolve })
+        return answers.get(id)!
+      }
+      await ask(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'edge', version: '1' } })
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n')
+      expect((await ask(2, 'tools/call', { name: 'echo', arguments: { text: 7 } })).result).toEqual({ content: [{ type: 'text', text: 'Invalid arguments for tool echo: /text: must be string' }], isError: true })
+      expect((await ask(3, 'tools/call', { name: 'echo', arguments: { text: 'edge' } })).result?.content[0]?.text).toBe('echo: edge')
+      const loaded = await readFile(log, 'utf8')
+      expect(loaded).toMatch(/node_modules\/rxmcp\/dist\/lib\/json-schema-interpreted\.js/)
+      expect(loaded).toMatch(/node_modules\/@cfworker\/json-schema\//)
+      expect(loaded).not.toMatch(/node_modules\/ajv\//)
     } finally {
       child.kill()
     }

@@ -12,7 +12,9 @@ const { must, outOfScope } = revision('2025-11-25')
 // Test files, as references start (`<file> > <describe> > `).
 const BAD = 'spec/bad-input.spec.ts > bad input > '
 const CODEC = 'spec/lib/codec/json-lines.spec.ts > jsonLines > '
+/** Each JSON Schema case runs on both validators (compiled and interpreted), so each is named for both. */
 const SCHEMA = 'spec/lib/json-schema.spec.ts > compileSchema > '
+const bothValidators = (name: string) => [`${SCHEMA}compiled > ${name}`, `${SCHEMA}interpreted > ${name}`]
 const LAZY = 'spec/actors/lazy-schema.spec.ts > createServer (JSON Schema compiled lazily) > '
 const SERVER = 'spec/actors/server.spec.ts > createServer > '
 const SHAPE = 'spec/lib/schema/shape.spec.ts > '
@@ -90,12 +92,12 @@ export const requirements2025 = {
     `${BAD}accepts a batch in a 2025-03-26 session`,
   ]), revision: '2025-03-26', url: 'https://modelcontextprotocol.io/specification/2025-03-26/basic#batching' },
   'json-schema:2020-12': must('both', 'basic#schema-dialect', 'Implementations MUST support at least JSON Schema 2020-12, which applies to schemas without an explicit $schema field', [
-    `${SCHEMA}reads a schema without $schema as 2020-12 (prefixItems, $defs, unevaluatedProperties)`,
-    `${SCHEMA}rejects a draft-07 tuple \`items\` array when no $schema says draft-07`,
+    ...bothValidators(`reads a schema without $schema as 2020-12 (prefixItems, $defs, unevaluatedProperties)`),
+    ...bothValidators(`rejects a draft-07 tuple \`items\` array when no $schema says draft-07`),
   ]),
   'json-schema:declared-dialect': must('both', 'basic#implementation-requirements', 'Clients and servers MUST validate schemas according to their declared or default dialect', [
-    `${SCHEMA}honours a draft-06 $schema`,
-    `${SCHEMA}honours a 2019-09 $schema`,
+    ...bothValidators(`honours a draft-06 $schema`),
+    ...bothValidators(`honours a 2019-09 $schema`),
   ]),
   'json-schema:unsupported-dialect': must('both', 'basic#implementation-requirements', 'Implementations MUST handle unsupported dialects gracefully by returning an error indicating the dialect is not supported', [
     `${LAZY}refuses an unsupported dialect at registration, compiler or not`,

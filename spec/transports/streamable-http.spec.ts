@@ -2,7 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { sessionsEnded } from '../helpers/sessions-ended.ts'
 import { events, messages } from '../helpers/sse-events.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
-import { streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { createServer as createNodeServer } from 'node:http'
+import { nodeHandler, streamableHttp, type StreamableHttpOptions, type StreamableHttpServer } from '../../transports/streamable-http.ts'
+import { webHandler } from '../../transports/http-handler.ts'
+import { closeServer, listenOn } from '../../transports/listen.ts'
 import { createMemoryEventStore } from '../../transports/event-store.ts'
 import { createSseParser, type SseEvent } from '../../lib/codec/sse.ts'
 import { interval, take, tap, last, map, VirtualTimeScheduler } from 'rxjs'
@@ -229,5 +232,30 @@ describe('streamableHttp', () => {
     expect(JSON.parse(answer.data)).toMatchObject({ id: 0, result: { protocolVersion: '2024-11-05' } })
     expect((await fetch(url.replace('/mcp', '/messages?sessionId=forged'), { method: 'POST', body: '{}' })).status).toBe(404)
     await reader.cancel()
+  })
+})
+
+describe('nodeHandler', () => {
+  it('reads req.body a body parser left, not the `next` function a route handler is called with third', async () => {
+    mcp = createServer({ name: 'node-handler-test', version: '1' })
+    const handler = webHandler()
+    await mcp.listen(handler)
+    const serve = nodeHandler(handler)
+    // What Express does with express.json() mounted and `app.all('/mcp', serve)`: the body is read
+    // to its end and parsed onto req.body, and the route is called with (req, res, next).
+    const node = createNodeServer(async (req, res) => {
+      let text = ''
+      for await (const chunk of req) text += chunk
+      Object.assign(req, { body: JSON.parse(text) })
+      serve(req, res, () => { res.statusCode = 599; res.end() })
+    })
+    const port = await listenOn(node, 0, '127.0.0.1')
+    try {
+      const response = await post(`http://127.0.0.1:${port}/mcp`, INIT)
+      expect(response.status).toBe(200)
+      expect(messages(await events(response))[0]).toMatchObject({ id: 0, result: { serverInfo: { name: 'node-handler-test' } } })
+    } finally {
+      await closeServer(node)
+    }
   })
 })
