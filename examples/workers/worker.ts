@@ -10,16 +10,18 @@
  * ```
  *
  * The modern era needs no session: any isolate serves any request. Its input_required rounds are
- * sealed with `env.REQUEST_STATE_KEY`, so a round one isolate began continues on another. A legacy
- * session lives in memory in its own Durable Object: every request naming it reaches that object,
- * whichever isolate received it, so the session's state, streams and requests in flight stay in one
- * place. An id no object holds reaches an empty object, which answers 404 as the spec requires.
+ * sealed with `env.REQUEST_STATE_KEY`, so a round one isolate began continues on another, and each
+ * `requestState` is marked used in a RequestStateClaim object of its own, so it continues its
+ * request once whichever isolate the retry reaches. A legacy session lives in memory in its own
+ * Durable Object: every request naming it reaches that object, whichever isolate received it, so
+ * the session's state, streams and requests in flight stay in one place. An id no object holds
+ * reaches an empty object, which answers 404 as the spec requires.
  *
  * `serve.ts` beside this file bundles it and runs it on workerd; README ("Cloudflare Workers") has
  * the wrangler.toml for deploying it.
  */
 import { createEverythingServer } from '../everything/everything.ts'
-import type { McpServer } from '../../actors/server.ts'
+import type { McpServer, RequestStateStore } from '../../actors/server.ts'
 import { webHandler, type WebHandler } from '../../transports/http-handler.ts'
 import type { StreamableHttpOptions } from '../../transports/streamable-http-options.ts'
 import { randomId } from '../../lib/base64url.ts'
@@ -27,12 +29,14 @@ import { decodeJsonFrame } from '../../lib/codec/json.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../../lib/codec/codec.ts'
 import { isModernPost } from '../../lib/http/modern-rules.ts'
 import { requestsOf } from '../../lib/http/requests.ts'
-import type { DurableObjectNamespace, DurableObjectState, ExecutionContext } from './workers-types.ts'
+import type { DurableObjectNamespace, DurableObjectState, DurableObjectStorage, ExecutionContext } from './workers-types.ts'
 
 /** The Worker's bindings (wrangler.toml, or the workerd config serve.ts writes). */
 export interface Env {
   /** The McpSession Durable Object namespace: one object per legacy session. */
   SESSIONS: DurableObjectNamespace
+  /** The RequestStateClaim Durable Object namespace: one object per modern-era `requestState` retried. */
+  REQUEST_STATES: DurableObjectNamespace
   /**
    * The HMAC key sealing modern-era `requestState` (at least 16 bytes of secret; a Worker secret in
    * production): shared by every isolate, so any of them continues a round another began.
@@ -75,8 +79,24 @@ function statelessHandler(env: Env): WebHandler {
   if (stateless !== undefined) return stateless
   const handler = webHandler(handlerOptions(env))
   // listen subscribes synchronously: the handler serves the server from its first request on.
-  void createEverythingServer({ requestStateKey: env.REQUEST_STATE_KEY }).listen(handler)
+  void createEverythingServer({ requestStateKey: env.REQUEST_STATE_KEY, requestStateStore: claimsIn(env.REQUEST_STATES) }).listen(handler)
   return stateless = handler
+}
+
+/**
+ * Where the isolates mark the `requestState`s used, so that each continues its request once
+ * whichever isolate its retry reaches (an isolate's memory would let it be used once per isolate):
+ * the RequestStateClaim object named by the state's id.
+ */
+function claimsIn(namespace: DurableObjectNamespace): RequestStateStore {
+  return {
+    claim: async (id, expiresAt) => {
+      const claim = new Request(`https://request-state.invalid/claim?expires=${expiresAt}`, { method: 'POST' })
+      const answer = await namespace.get(namespace.idFromName(id)).fetch(claim)
+      // Anything but a claim granted refuses the retry: never run twice.
+      return answer.ok && await answer.text() === 'claimed'
+    },
+  }
 }
 
 /**
@@ -223,5 +243,31 @@ export class McpSession {
     if (this.#live !== live) return
     this.#live = undefined
     void live.server.close()
+  }
+}
+
+/**
+ * One modern-era `requestState`, once retried: whether it was used. The first claim marks it used
+ * and gets `claimed`, every later one `used`; the mark stays until the state expires anyway, when
+ * an alarm clears the object's storage. Storage calls hold the object's other events back while
+ * they run (its input gate), so two claims at once cannot both find it unused.
+ */
+export class RequestStateClaim {
+  readonly #storage: DurableObjectStorage
+
+  constructor(state: DurableObjectState, _env: Env) {
+    this.#storage = state.storage
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const expiresAt = Number(new URL(request.url).searchParams.get('expires'))
+    if (await this.#storage.get('used') !== undefined) return new Response('used')
+    await this.#storage.put('used', true)
+    if (Number.isFinite(expiresAt)) await this.#storage.setAlarm(expiresAt)
+    return new Response('claimed')
+  }
+
+  async alarm(): Promise<void> {
+    await this.#storage.deleteAll()
   }
 }

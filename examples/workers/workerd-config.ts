@@ -1,7 +1,8 @@
 /**
  * The workerd configuration (Cap'n Proto text) that runs a bundled Worker the way Cloudflare runs
  * it deployed with the wrangler.toml of README ("Cloudflare Workers"): the modules, a compatibility
- * date, the McpSession Durable Object namespace kept in memory, the bindings, one HTTP socket.
+ * date, the Durable Object namespaces (McpSession, RequestStateClaim) kept in memory, the
+ * bindings, HTTP sockets.
  */
 
 /** The compatibility date the example is written for (workerd and wrangler take it as it is). */
@@ -13,7 +14,7 @@ export interface WorkerdConfigOptions {
   modules: readonly string[]
   /**
    * `host:port` for each socket, each served by a Worker of its own (an isolate of its own), all
-   * with one McpSession namespace: the first socket is `http`, the others `http-2`, `http-3`...
+   * with one set of Durable Objects: the first socket is `http`, the others `http-2`, `http-3`...
    * Several stand for what Cloudflare does, serving one Worker from many isolates.
    */
   addresses: readonly string[]
@@ -29,7 +30,7 @@ export const socketName = (n: number) => n === 0 ? 'http' : `http-${n + 1}`
 
 /**
  * The config text. Durable Objects are stored in memory (nothing outlives workerd; the example keeps
- * its sessions in the objects' memory anyway), and the namespace's `uniqueKey` derives their ids.
+ * its sessions in the objects' memory anyway), and each namespace's `uniqueKey` derives its ids.
  * @example
  * workerdConfig({ modules: ['worker.js'], addresses: ['127.0.0.1:8787'], text: { REQUEST_STATE_KEY: key } })
  */
@@ -37,15 +38,20 @@ export function workerdConfig(options: WorkerdConfigOptions): string {
   const modules = options.modules.map(name => `(name = ${quoted(name)}, esModule = embed ${quoted(name)})`).join(', ')
   const text = Object.entries(options.text).map(([name, value]) => `(name = ${quoted(name)}, text = ${quoted(value)})`)
   const services = options.addresses.map((_, n) => n === 0 ? 'mcp' : `mcp-${n + 1}`)
-  // The first service holds the namespace; the others reach its objects by naming it.
+  // The first service holds the namespaces; the others reach its objects by naming it.
+  const namespace = (className: string, n: number) => n === 0 ? quoted(className) : `(className = ${quoted(className)}, serviceName = "mcp")`
   const worker = (n: number) => `(
     modules = [${modules}],
     compatibilityDate = ${quoted(COMPATIBILITY_DATE)},
     bindings = [
-      (name = "SESSIONS", durableObjectNamespace = ${n === 0 ? '"McpSession"' : '(className = "McpSession", serviceName = "mcp")'}),
+      (name = "SESSIONS", durableObjectNamespace = ${namespace('McpSession', n)}),
+      (name = "REQUEST_STATES", durableObjectNamespace = ${namespace('RequestStateClaim', n)}),
       ${text.join(',\n      ')}
     ],${n > 0 ? '' : `
-    durableObjectNamespaces = [(className = "McpSession", uniqueKey = "rxmcp-example-mcp-session")],
+    durableObjectNamespaces = [
+      (className = "McpSession", uniqueKey = "rxmcp-example-mcp-session"),
+      (className = "RequestStateClaim", uniqueKey = "rxmcp-example-request-state-claim"),
+    ],
     durableObjectStorage = (inMemory = void),`}
   )`
   return `using Workerd = import "/workerd/workerd.capnp";

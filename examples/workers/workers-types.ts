@@ -13,6 +13,15 @@ export interface DurableObjectStub {
   fetch(request: Request): Promise<Response>
 }
 
+/** A Durable Object's own storage (the parts used here): transactional, one object's alone. */
+export interface DurableObjectStorage {
+  get<T = unknown>(key: string): Promise<T | undefined>
+  put<T>(key: string, value: T): Promise<void>
+  deleteAll(): Promise<void>
+  /** Calls the object's `alarm()` at `scheduledTime` (ms since the epoch), even after it was evicted. */
+  setAlarm(scheduledTime: number): Promise<void>
+}
+
 /** A Durable Object namespace binding (`[[durable_objects.bindings]]` in wrangler.toml). */
 export interface DurableObjectNamespace {
   idFromName(name: string): DurableObjectId
@@ -22,6 +31,7 @@ export interface DurableObjectNamespace {
 /** What a Durable Object's constructor is given about itself. */
 export interface DurableObjectState {
   readonly id: DurableObjectId
+  readonly storage: DurableObjectStorage
 }
 
 /** What a Worker's `fetch` is given beside the request and the bindings. */

@@ -4,7 +4,7 @@
  * Worker isolate of its own that shares the McpSession Durable Objects, as Cloudflare serves one
  * Worker from many isolates. The official SDK clients of both eras drive the first; the raw
  * requests below check that a legacy session lives in its Durable Object (any isolate reaches it)
- * and a modern input_required round continues on another isolate than the one that began it.
+ * and a modern input_required round continues on another isolate than the one that began it, once.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -184,6 +184,17 @@ describe('the modern era on workerd', () => {
       name: 'elicit', arguments: {}, requestState: round.result.requestState, inputResponses: { [key!]: answer },
     }, 'elicit'))
     expect(retried.result.structuredContent).toEqual({ action: 'accept', ...{ content: answer.content } })
+  })
+
+  it('continues a round once: the same requestState again, on either isolate, is refused as used', async () => {
+    const [first, second] = urls as [URL, URL]
+    const round = await messageOf(await modernPost(first, 1, 'tools/call', { name: 'elicit', arguments: {} }, 'elicit'))
+    const [key] = Object.keys(round.result.inputRequests)
+    const retry = { name: 'elicit', arguments: {}, requestState: round.result.requestState, inputResponses: { [key!]: { action: 'decline' } } }
+    expect((await messageOf(await modernPost(second, 2, 'tools/call', retry, 'elicit'))).result.structuredContent).toEqual({ action: 'decline' })
+    for (const url of urls) {
+      expect((await messageOf(await modernPost(url, 3, 'tools/call', retry, 'elicit'))).error).toMatchObject({ code: -32602, data: { reason: 'used' } })
+    }
   })
 })
 
