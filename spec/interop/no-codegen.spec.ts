@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { CreateMessageRequestSchema, ElicitRequestSchema, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const NO_CODEGEN = '--disallow-code-generation-from-strings'
@@ -30,6 +30,8 @@ describe('the everything server under node --disallow-code-generation-from-strin
   let client: Client
   /** What the server wrote to stderr: nothing is expected, and it helps when a case fails. */
   let stderr = ''
+  /** Every message the client's transport read from the server, in order. */
+  const wire: Record<string, any>[] = []
   /** The answer the client's elicitation handler gives next. */
   let elicitAnswer: { action: 'accept' | 'decline'; content?: Record<string, unknown> } = { action: 'decline' }
 
@@ -44,6 +46,11 @@ describe('the everything server under node --disallow-code-generation-from-strin
     })
     transport.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
     await client.connect(transport)
+    // The transport calls onmessage once per line read, in wire order, synchronously: what the
+    // server sent is asserted there, not through the SDK's progress callback, which hands progress
+    // on a turn late and drops what comes after the result.
+    const dispatch = transport.onmessage!
+    transport.onmessage = (message: JSONRPCMessage) => { wire.push(message as Record<string, any>); dispatch(message) }
   }, 30_000)
 
   afterAll(async () => { await client?.close() })
@@ -87,8 +94,11 @@ describe('the everything server under node --disallow-code-generation-from-strin
   })
 
   it('reports progress of long_running before its result', async () => {
-    const progress: number[] = []
-    const result = await client.callTool({ name: 'long_running', arguments: { steps: 3, ms: 5 } }, undefined, { onprogress: update => { progress.push(update.progress) } })
+    const from = wire.length
+    const result = await client.callTool({ name: 'long_running', arguments: { steps: 3, ms: 5 } }, undefined, { onprogress: () => {} })
+    const arrived = wire.slice(from)
+    const resultAt = arrived.findIndex(message => 'result' in message)
+    const progress = arrived.slice(0, resultAt).filter(message => message.method === 'notifications/progress').map(message => message.params.progress)
     expect(result.content).toEqual([{ type: 'text', text: 'Finished 3 steps' }])
     expect(progress).toEqual([1, 2, 3])
   })
