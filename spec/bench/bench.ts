@@ -417,19 +417,16 @@ function checkModern(message: RawResponse): Error | undefined {
 }
 
 async function benchModernHttp(side: ModernSide | 'before', inFlight: number): Promise<Measure> {
-  const { child, url } = side === 'before' ? await startModernHttp('rxmcp', BEFORE!.dir) : await startModernHttp(side)
-  try {
-    let id = 1
-    const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
-    return await drive(inFlight, call, () => processCpuMs(child.pid!), selfCpuMs)
-  } finally {
-    child.kill('SIGKILL')
-  }
+  return benchModernHttpOf(side === 'before' ? await startModernHttp('rxmcp', BEFORE!.dir) : await startModernHttp(side), inFlight)
 }
 
 /** Modern echo calls against the node:http listener (`rxmcp`) or the web handler behind @hono/node-server (`web`). */
 async function benchWebModern(side: 'rxmcp' | 'web', inFlight: number): Promise<Measure> {
-  const { child, url } = await startHttpServer(side)
+  return benchModernHttpOf(await startHttpServer(side), inFlight)
+}
+
+/** Modern echo calls, `inFlight` at a time, against a server child (killed after). */
+async function benchModernHttpOf({ child, url }: { child: ChildProcess; url: URL }, inFlight: number): Promise<Measure> {
   try {
     let id = 1
     const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }

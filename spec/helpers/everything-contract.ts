@@ -68,6 +68,28 @@ function progressOfLastCall(wire: Wire, from: number): number[] {
     .map(message => message.params!.progress as number)
 }
 
+/** What both SDK clients offer for the era-free checks, with the same call shapes. */
+interface CommonClient {
+  listTools(params?: { cursor?: string }): Promise<{ nextCursor?: string } & Record<string, unknown>>
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<object>
+  readResource(params: { uri: string }): Promise<{ contents: unknown[] }>
+  getPrompt(params: { name: string; arguments: Record<string, string> }): Promise<{ messages: { content: unknown }[] }>
+}
+
+/** The checks that read the same in both eras: tools across pages, echo and add, a resource, a prompt. */
+function describeToolsAndReads(client: () => CommonClient): void {
+  it('lists every tool across pages and calls echo and add', async () => {
+    expect(await walk(cursor => client().listTools({ cursor }), 'tools')).toHaveLength(10)
+    expect(text(await client().callTool({ name: 'echo', arguments: { text: 'hi' } }))).toBe('hi')
+    expect(((await client().callTool({ name: 'add', arguments: { a: 2, b: 3 } })) as { structuredContent?: unknown }).structuredContent).toEqual({ sum: 5 })
+  })
+
+  it('reads a resource and gets a prompt', async () => {
+    expect((await client().readResource({ uri: 'everything://items/7' })).contents[0]).toMatchObject({ text: '{"id":"7","name":"Item 7"}' })
+    expect((await client().getPrompt({ name: 'greeting', arguments: { name: 'Grace' } })).messages[0]!.content).toEqual({ type: 'text', text: 'Say hello to Grace' })
+  })
+}
+
 /** Options of {@link describeEverythingContract}. */
 export interface ContractOptions {
   /** Which eras to drive (default both). */
@@ -106,11 +128,7 @@ export function describeEverythingContract(where: string, url: () => URL, option
         expect(transport.sessionId).toMatch(/^[\w-]{16,}$/)
       })
 
-      it('lists every tool across pages and calls echo and add', async () => {
-        expect(await walk(cursor => client.listTools({ cursor }), 'tools')).toHaveLength(10)
-        expect(text(await client.callTool({ name: 'echo', arguments: { text: 'hi' } }))).toBe('hi')
-        expect((await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })).structuredContent).toEqual({ sum: 5 })
-      })
+      describeToolsAndReads(() => client as unknown as CommonClient)
 
       it('streams progress before the result', async () => {
         const from = wire.received.length
@@ -118,10 +136,6 @@ export function describeEverythingContract(where: string, url: () => URL, option
         expect(progressOfLastCall(wire, from)).toEqual([1, 2, 3])
       })
 
-      it('reads a resource and gets a prompt', async () => {
-        expect((await client.readResource({ uri: 'everything://items/7' })).contents[0]).toMatchObject({ text: '{"id":"7","name":"Item 7"}' })
-        expect((await client.getPrompt({ name: 'greeting', arguments: { name: 'Grace' } })).messages[0]!.content).toEqual({ type: 'text', text: 'Say hello to Grace' })
-      })
 
       it('asks the client for sampling and elicitation', async () => {
         expect(text(await client.callTool({ name: 'sample', arguments: { prompt: 'meaning?' } }))).toBe('v1-model: forty-two')
@@ -151,11 +165,8 @@ export function describeEverythingContract(where: string, url: () => URL, option
         expect(wire.sent.some(message => message.method === 'initialize')).toBe(false)
       })
 
-      it('lists every tool across pages and calls echo and add', async () => {
-        expect(await walk(cursor => client.listTools({ cursor }), 'tools')).toHaveLength(10)
-        expect(text(await client.callTool({ name: 'echo', arguments: { text: 'hi' } }))).toBe('hi')
-        expect((await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })).structuredContent).toEqual({ sum: 5 })
-      })
+      describeToolsAndReads(() => client as unknown as CommonClient)
+
 
       it('streams progress before the result', async () => {
         const from = wire.received.length
@@ -163,10 +174,6 @@ export function describeEverythingContract(where: string, url: () => URL, option
         expect(progressOfLastCall(wire, from)).toEqual([1, 2, 3])
       })
 
-      it('reads a resource and gets a prompt', async () => {
-        expect((await client.readResource({ uri: 'everything://items/7' })).contents[0]).toMatchObject({ text: '{"id":"7","name":"Item 7"}' })
-        expect((await client.getPrompt({ name: 'greeting', arguments: { name: 'Grace' } })).messages[0]!.content).toEqual({ type: 'text', text: 'Say hello to Grace' })
-      })
 
       it('answers sampling and elicitation as input_required rounds', async () => {
         expect(text(await client.callTool({ name: 'sample', arguments: { prompt: 'meaning?' } }))).toBe('v2-model: forty-two')

@@ -246,16 +246,19 @@ describe('compileSchema', () => describe.each(IMPLEMENTATIONS)('%s', (name, comp
     expect(() => compileSchema(schema)).toThrow(TypeError)
   })
 
-  // Only ajv has an error of its own to keep; the interpreter's refusals are the keyword check's.
-  it.runIf(name === 'compiled')('keeps the cause of a compile failure', () => {
-    try {
-      compileSchema({ type: 'no-such-type' })
-      expect.unreachable()
-    } catch (error) {
-      expect(error).toBeInstanceOf(TypeError)
-      expect((error as TypeError).cause).toBeInstanceOf(Error)
-    }
-  })
+  // Only ajv has an error of its own to keep; the interpreter's refusals are the keyword check's
+  // (registered for the compiled validator alone, so no case shows as skipped).
+  if (name === 'compiled') {
+    it('keeps the cause of a compile failure', () => {
+      try {
+        compileSchema({ type: 'no-such-type' })
+        expect.unreachable()
+      } catch (error) {
+        expect(error).toBeInstanceOf(TypeError)
+        expect((error as TypeError).cause).toBeInstanceOf(Error)
+      }
+    })
+  }
 
   it.each([[null], [[]], ['{}'], [true]])('throws TypeError when the schema is %j', schema => {
     expect(() => compileSchema(schema as unknown as object)).toThrow(new TypeError('A JSON Schema must be an object'))
