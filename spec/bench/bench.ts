@@ -25,6 +25,10 @@
  *                  npm registry), tasks, auth, host, redis, validator; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
  *                  `redis`, `validator`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
  *
+ * The HTTP rows (legacy http-*, and modern-http-64) put rxmcp beside a server with no MCP library,
+ * http-floor-server.ts (node:http and JSON: sessions minted and checked, one JSON body per request),
+ * and print rxmcp/floor with issue 24's target (at least 0.8x at 64 in flight).
+ *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
  * flight: rxmcp's everything server against the official SDK v2 server (sdk-v2-echo-server.ts), over
  * Streamable HTTP (raw POSTs with the 2026-07-28 headers and `_meta`) and over stdio (the raw driver
@@ -223,7 +227,7 @@ async function settle(step: Promise<unknown>, label: string): Promise<void> {
 // stdio: servers and clients
 // ---------------------------------------------------------------------------------------------
 
-type Side = 'rxmcp' | 'official'
+type Side = 'rxmcp' | 'official' | 'floor'
 
 async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promise<Measure> {
   const driver = new RawDriver(process.execPath, SERVERS[name], name === 'before' ? BEFORE!.dir : root)
@@ -426,7 +430,8 @@ async function benchWebModern(side: 'rxmcp' | 'web', inFlight: number): Promise<
 }
 
 /** Modern echo calls, `inFlight` at a time, against a server child (killed after). */
-async function benchModernHttpOf({ child, url }: { child: ChildProcess; url: URL }, inFlight: number): Promise<Measure> {
+async function benchModernHttpOf(started: { child: ChildProcess; url: URL } | Promise<{ child: ChildProcess; url: URL }>, inFlight: number): Promise<Measure> {
+  const { child, url } = await started
   try {
     let id = 1
     const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
@@ -554,11 +559,14 @@ async function main(): Promise<void> {
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
     const key = `http-${inFlight}-${sessions}`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'official'] as const : ['rxmcp', 'before', 'official'] as const
+    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'floor'] as const : ['rxmcp', 'before', 'official', 'floor'] as const
     const result = await alternate<Side | 'before'>(sides, name => benchHttp(name, inFlight, sessions))
     report[key] = result
     addRows(`http, ${inFlight} in flight, ${sessions} session${sessions > 1 ? 's' : ''}`, 'server', result)
     addBeforeRatios(`http, ${inFlight} in flight, ${sessions} sessions,`, result.median)
+    // Issue 24: the distance to a server with no MCP library (JSON answers, no SSE).
+    addRatio(`http calls/s rxmcp/floor, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.floor.callsPerSecond,
+      inFlight === 64 && sessions === 16 ? { atLeast: 0.8 } : undefined)
     addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
       inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
   }
@@ -627,14 +635,16 @@ async function main(): Promise<void> {
   for (const transport of ['http', 'stdio'] as const) {
     const key = `modern-${transport}-64`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'sdk-v2'] as const : ['rxmcp', 'before', 'sdk-v2'] as const
-    const result = await alternate<ModernSide | 'before'>(sides, side => transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
+    const sides = [...(BEFORE === undefined ? ['rxmcp', 'sdk-v2'] as const : ['rxmcp', 'before', 'sdk-v2'] as const), ...(transport === 'http' ? ['floor'] as const : [])]
+    const result = await alternate<ModernSide | 'before' | 'floor'>(sides, side => side === 'floor' ? benchModernHttpOf(startHttpServer('floor'), 64)
+      : transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
     report[key] = result
     addRows(`modern ${transport}, 64 in flight`, 'server', result)
     const { rxmcp, 'sdk-v2': sdkV2 } = result.median
     addBeforeRatios(`modern ${transport}, 64 in flight,`, result.median)
     addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 4 } : undefined)
     addRatio(`modern ${transport} cpu/call rxmcp/sdk-v2, 64 in flight`, rxmcp.cpuPerCall / sdkV2.cpuPerCall)
+    if (result.median.floor !== undefined) addRatio(`modern ${transport} calls/s rxmcp/floor, 64 in flight`, rxmcp.callsPerSecond / result.median.floor.callsPerSecond, { atLeast: 0.8 })
   }
   if (isSelected('tasks')) {
     console.log('tasks: a tool call as a task (create, poll to completion, result) against the same call made plainly, one process')
