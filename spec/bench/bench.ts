@@ -33,10 +33,12 @@
  * flight: rxmcp's everything server against the official SDK v2 server (sdk-v2-echo-server.ts), over
  * Streamable HTTP (raw POSTs with the 2026-07-28 headers and `_meta`) and over stdio (the raw driver
  * writing the same requests), each server in its own child.
- * Results go to .bench/results.json. Every child is killed at the end, also on error or Ctrl-C.
+ * Results go to .bench/results.json, the chart (chart.ts) to .bench/chart.svg and to the file
+ * BENCH_CHART names (`BENCH_CHART=docs/bench.svg`, the one README shows). Every child is killed at the end, also on error or Ctrl-C.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { renderChart } from './chart.ts'
 import { runColdStart, runFootprint } from './startup.ts'
 import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -712,7 +714,16 @@ async function main(): Promise<void> {
   Object.assign(report, { ratios, totalSeconds })
   mkdirSync(`${root}/.bench`, { recursive: true })
   writeFileSync(`${root}/.bench/results.json`, JSON.stringify(report, null, 2))
-  console.log(`\n${totalSeconds.toFixed(0)} s in all; results in .bench/results.json`)
+  // The chart of every server path measured here, each side against that path's floor.
+  const groups = new Map<string, { side: string; callsPerSecond: number }[]>()
+  for (const [run, side, callsPerSecond] of table) {
+    if (!groups.has(run!)) groups.set(run!, [])
+    groups.get(run!)!.push({ side: side!, callsPerSecond: Number(callsPerSecond) })
+  }
+  const svg = renderChart([...groups].map(([path, bars]) => ({ path, bars })), `rxmcp bench, calls/s against the no-library floor (${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores)`)
+  writeFileSync(`${root}/.bench/chart.svg`, svg)
+  if (process.env.BENCH_CHART !== undefined) writeFileSync(process.env.BENCH_CHART, svg)
+  console.log(`\n${totalSeconds.toFixed(0)} s in all; results in .bench/results.json, chart in .bench/chart.svg${process.env.BENCH_CHART === undefined ? '' : ` and ${process.env.BENCH_CHART}`}`)
 }
 
 try {
