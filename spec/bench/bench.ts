@@ -81,6 +81,8 @@ const ECHO_PARAMS_JSON = JSON.stringify(ECHO_PARAMS)
 const SERVERS = {
   rxmcp: ['--import', 'tsx', 'examples/everything/server.ts'],
   official: ['--import', 'tsx', 'spec/bench/official-echo-server.ts'],
+  // fastmcp, the TypeScript framework (fastmcp-echo-server.ts).
+  fastmcp: ['--import', 'tsx', 'spec/bench/fastmcp-echo-server.ts', 'stdio'],
   // No MCP library at all: what pipes, wake-ups and JSON cost here (read the others against it).
   floor: ['--import', 'tsx', 'spec/bench/stdio-floor-server.ts'],
   // The everything server of the BENCH_BEFORE tree, run from that tree.
@@ -229,7 +231,7 @@ async function settle(step: Promise<unknown>, label: string): Promise<void> {
 // stdio: servers and clients
 // ---------------------------------------------------------------------------------------------
 
-type Side = 'rxmcp' | 'official' | 'floor'
+type Side = 'rxmcp' | 'official' | 'floor' | 'fastmcp'
 
 async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promise<Measure> {
   const driver = new RawDriver(process.execPath, SERVERS[name], name === 'before' ? BEFORE!.dir : root)
@@ -530,15 +532,17 @@ async function main(): Promise<void> {
   for (const inFlight of [1, 64]) {
     const key = `server-${inFlight}`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'floor'] as const : ['rxmcp', 'before', 'official', 'floor'] as const
+    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'fastmcp', 'floor'] as const : ['rxmcp', 'before', 'official', 'fastmcp', 'floor'] as const
     const result = await alternate<keyof typeof SERVERS>(sides, name => benchServer(name, inFlight))
     report[key] = result
     addRows(`stdio server, ${inFlight} in flight`, 'server', result)
-    const { rxmcp, official, floor } = result.median
+    const { rxmcp, official, fastmcp, floor } = result.median
     addBeforeRatios(`stdio server, ${inFlight} in flight,`, result.median)
     addRatio(`server calls/s rxmcp/official, ${inFlight} in flight`, rxmcp.callsPerSecond / official.callsPerSecond, { atLeast: inFlight === 64 ? 2.5 : 1.6 })
     addRatio(`server cpu/call rxmcp/official, ${inFlight} in flight`, rxmcp.cpuPerCall / official.cpuPerCall)
-    addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond)
+    addRatio(`server calls/s rxmcp/fastmcp, ${inFlight} in flight`, rxmcp.callsPerSecond / fastmcp.callsPerSecond)
+    // Issue 24: within 5% of the no-library floor.
+    addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond, { atLeast: 0.95 })
   }
   for (const inFlight of [1, 64]) {
     const key = `client-${inFlight}`
@@ -561,12 +565,13 @@ async function main(): Promise<void> {
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
     const key = `http-${inFlight}-${sessions}`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'floor'] as const : ['rxmcp', 'before', 'official', 'floor'] as const
+    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'fastmcp', 'floor'] as const : ['rxmcp', 'before', 'official', 'fastmcp', 'floor'] as const
     const result = await alternate<Side | 'before'>(sides, name => benchHttp(name, inFlight, sessions))
     report[key] = result
     addRows(`http, ${inFlight} in flight, ${sessions} session${sessions > 1 ? 's' : ''}`, 'server', result)
     addBeforeRatios(`http, ${inFlight} in flight, ${sessions} sessions,`, result.median)
     // Issue 24: the distance to a server with no MCP library (JSON answers, no SSE).
+    addRatio(`http calls/s rxmcp/fastmcp, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.fastmcp.callsPerSecond)
     addRatio(`http calls/s rxmcp/floor, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.floor.callsPerSecond,
       inFlight === 64 && sessions === 16 ? { atLeast: 0.8 } : undefined)
     addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
