@@ -25,14 +25,20 @@
  *                  npm registry), tasks, auth, host, redis, validator; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
  *                  `redis`, `validator`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
  *
+ * The HTTP rows (legacy http-*, and modern-http-64) put rxmcp beside a server with no MCP library,
+ * http-floor-server.ts (node:http and JSON: sessions minted and checked, one JSON body per request),
+ * and print rxmcp/floor with issue 24's target (at least 0.8x at 64 in flight).
+ *
  * The `modern` group (modern-bench.ts) calls the echo tool in the 2026-07-28 era, statelessly, 64 in
  * flight: rxmcp's everything server against the official SDK v2 server (sdk-v2-echo-server.ts), over
  * Streamable HTTP (raw POSTs with the 2026-07-28 headers and `_meta`) and over stdio (the raw driver
  * writing the same requests), each server in its own child.
- * Results go to .bench/results.json. Every child is killed at the end, also on error or Ctrl-C.
+ * Results go to .bench/results.json, the chart (chart.ts) to .bench/chart.svg and to the file
+ * BENCH_CHART names (`BENCH_CHART=docs/bench.svg`, the one README shows). Every child is killed at the end, also on error or Ctrl-C.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { renderChart } from './chart.ts'
 import { runColdStart, runFootprint } from './startup.ts'
 import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -75,6 +81,8 @@ const ECHO_PARAMS_JSON = JSON.stringify(ECHO_PARAMS)
 const SERVERS = {
   rxmcp: ['--import', 'tsx', 'examples/everything/server.ts'],
   official: ['--import', 'tsx', 'spec/bench/official-echo-server.ts'],
+  // fastmcp, the TypeScript framework (fastmcp-echo-server.ts).
+  fastmcp: ['--import', 'tsx', 'spec/bench/fastmcp-echo-server.ts', 'stdio'],
   // No MCP library at all: what pipes, wake-ups and JSON cost here (read the others against it).
   floor: ['--import', 'tsx', 'spec/bench/stdio-floor-server.ts'],
   // The everything server of the BENCH_BEFORE tree, run from that tree.
@@ -223,7 +231,7 @@ async function settle(step: Promise<unknown>, label: string): Promise<void> {
 // stdio: servers and clients
 // ---------------------------------------------------------------------------------------------
 
-type Side = 'rxmcp' | 'official'
+type Side = 'rxmcp' | 'official' | 'floor' | 'fastmcp'
 
 async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promise<Measure> {
   const driver = new RawDriver(process.execPath, SERVERS[name], name === 'before' ? BEFORE!.dir : root)
@@ -426,7 +434,8 @@ async function benchWebModern(side: 'rxmcp' | 'web', inFlight: number): Promise<
 }
 
 /** Modern echo calls, `inFlight` at a time, against a server child (killed after). */
-async function benchModernHttpOf({ child, url }: { child: ChildProcess; url: URL }, inFlight: number): Promise<Measure> {
+async function benchModernHttpOf(started: { child: ChildProcess; url: URL } | Promise<{ child: ChildProcess; url: URL }>, inFlight: number): Promise<Measure> {
+  const { child, url } = await started
   try {
     let id = 1
     const call: Call = done => { postModern(url, id++, 'tools/call', MODERN_ECHO_PARAMS_JSON, 'echo').then(message => done(checkModern(message)), done) }
@@ -523,15 +532,17 @@ async function main(): Promise<void> {
   for (const inFlight of [1, 64]) {
     const key = `server-${inFlight}`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'floor'] as const : ['rxmcp', 'before', 'official', 'floor'] as const
+    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'fastmcp', 'floor'] as const : ['rxmcp', 'before', 'official', 'fastmcp', 'floor'] as const
     const result = await alternate<keyof typeof SERVERS>(sides, name => benchServer(name, inFlight))
     report[key] = result
     addRows(`stdio server, ${inFlight} in flight`, 'server', result)
-    const { rxmcp, official, floor } = result.median
+    const { rxmcp, official, fastmcp, floor } = result.median
     addBeforeRatios(`stdio server, ${inFlight} in flight,`, result.median)
     addRatio(`server calls/s rxmcp/official, ${inFlight} in flight`, rxmcp.callsPerSecond / official.callsPerSecond, { atLeast: inFlight === 64 ? 2.5 : 1.6 })
     addRatio(`server cpu/call rxmcp/official, ${inFlight} in flight`, rxmcp.cpuPerCall / official.cpuPerCall)
-    addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond)
+    addRatio(`server calls/s rxmcp/fastmcp, ${inFlight} in flight`, rxmcp.callsPerSecond / fastmcp.callsPerSecond)
+    // Issue 24: within 5% of the no-library floor.
+    addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond, { atLeast: 0.95 })
   }
   for (const inFlight of [1, 64]) {
     const key = `client-${inFlight}`
@@ -554,11 +565,15 @@ async function main(): Promise<void> {
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
     const key = `http-${inFlight}-${sessions}`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'official'] as const : ['rxmcp', 'before', 'official'] as const
+    const sides = BEFORE === undefined ? ['rxmcp', 'official', 'fastmcp', 'floor'] as const : ['rxmcp', 'before', 'official', 'fastmcp', 'floor'] as const
     const result = await alternate<Side | 'before'>(sides, name => benchHttp(name, inFlight, sessions))
     report[key] = result
     addRows(`http, ${inFlight} in flight, ${sessions} session${sessions > 1 ? 's' : ''}`, 'server', result)
     addBeforeRatios(`http, ${inFlight} in flight, ${sessions} sessions,`, result.median)
+    // Issue 24: the distance to a server with no MCP library (JSON answers, no SSE).
+    addRatio(`http calls/s rxmcp/fastmcp, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.fastmcp.callsPerSecond)
+    addRatio(`http calls/s rxmcp/floor, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.floor.callsPerSecond,
+      inFlight === 64 && sessions === 16 ? { atLeast: 0.8 } : undefined)
     addRatio(`http calls/s rxmcp/official, ${inFlight} in flight, ${sessions} sessions`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond,
       inFlight === 64 && sessions === 16 ? { atLeast: 4 } : undefined)
   }
@@ -627,14 +642,16 @@ async function main(): Promise<void> {
   for (const transport of ['http', 'stdio'] as const) {
     const key = `modern-${transport}-64`
     if (!isSelected(key)) continue
-    const sides = BEFORE === undefined ? ['rxmcp', 'sdk-v2'] as const : ['rxmcp', 'before', 'sdk-v2'] as const
-    const result = await alternate<ModernSide | 'before'>(sides, side => transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
+    const sides = [...(BEFORE === undefined ? ['rxmcp', 'sdk-v2'] as const : ['rxmcp', 'before', 'sdk-v2'] as const), ...(transport === 'http' ? ['floor'] as const : [])]
+    const result = await alternate<ModernSide | 'before' | 'floor'>(sides, side => side === 'floor' ? benchModernHttpOf(startHttpServer('floor'), 64)
+      : transport === 'http' ? benchModernHttp(side, 64) : benchModernStdio(side, 64))
     report[key] = result
     addRows(`modern ${transport}, 64 in flight`, 'server', result)
     const { rxmcp, 'sdk-v2': sdkV2 } = result.median
     addBeforeRatios(`modern ${transport}, 64 in flight,`, result.median)
     addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 4 } : undefined)
     addRatio(`modern ${transport} cpu/call rxmcp/sdk-v2, 64 in flight`, rxmcp.cpuPerCall / sdkV2.cpuPerCall)
+    if (result.median.floor !== undefined) addRatio(`modern ${transport} calls/s rxmcp/floor, 64 in flight`, rxmcp.callsPerSecond / result.median.floor.callsPerSecond, { atLeast: 0.8 })
   }
   if (isSelected('tasks')) {
     console.log('tasks: a tool call as a task (create, poll to completion, result) against the same call made plainly, one process')
@@ -702,7 +719,16 @@ async function main(): Promise<void> {
   Object.assign(report, { ratios, totalSeconds })
   mkdirSync(`${root}/.bench`, { recursive: true })
   writeFileSync(`${root}/.bench/results.json`, JSON.stringify(report, null, 2))
-  console.log(`\n${totalSeconds.toFixed(0)} s in all; results in .bench/results.json`)
+  // The chart of every server path measured here, each side against that path's floor.
+  const groups = new Map<string, { side: string; callsPerSecond: number }[]>()
+  for (const [run, side, callsPerSecond] of table) {
+    if (!groups.has(run!)) groups.set(run!, [])
+    groups.get(run!)!.push({ side: side!, callsPerSecond: Number(callsPerSecond) })
+  }
+  const svg = renderChart([...groups].map(([path, bars]) => ({ path, bars })), `rxmcp bench, calls/s against the no-library floor (${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores)`)
+  writeFileSync(`${root}/.bench/chart.svg`, svg)
+  if (process.env.BENCH_CHART !== undefined) writeFileSync(process.env.BENCH_CHART, svg)
+  console.log(`\n${totalSeconds.toFixed(0)} s in all; results in .bench/results.json, chart in .bench/chart.svg${process.env.BENCH_CHART === undefined ? '' : ` and ${process.env.BENCH_CHART}`}`)
 }
 
 try {

@@ -11,6 +11,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 export const HTTP_SERVERS = {
   rxmcp: ['--import', 'tsx', 'examples/everything/server.ts', '--http', '0'],
   official: ['--import', 'tsx', 'spec/bench/official-http-echo-server.ts', '0'],
+  // fastmcp, the TypeScript framework, over its Streamable HTTP (fastmcp-echo-server.ts).
+  fastmcp: ['--import', 'tsx', 'spec/bench/fastmcp-echo-server.ts', 'http'],
+  // No MCP library: node:http and JSON, answering the drivers by hand (http-floor-server.ts).
+  floor: ['--import', 'tsx', 'spec/bench/http-floor-server.ts', '0'],
   // The same everything server through the web handler (rxmcp/web) behind @hono/node-server.
   web: ['--import', 'tsx', 'spec/bench/web-http-server.ts', '0'],
 } as const
