@@ -4,6 +4,7 @@
  * so without this `{ type: 'no-such-type' }` would compile and quietly accept everything. A leaf.
  */
 import type { Dialect } from './schema-rules.ts'
+import { isJsonObject } from './jsonrpc/guards.ts'
 
 /** How a keyword holds subschemas, if it does. */
 export type SubschemaKind = 'schema' | 'list' | 'map' | 'items' | 'dependencies'
@@ -100,7 +101,7 @@ const VALUE_CHECKS: Readonly<Record<string, Check>> = {
   uniqueItems: isBoolean, readOnly: isBoolean, writeOnly: isBoolean, deprecated: isBoolean,
   required: isNameList,
   dependentRequired: value => {
-    if (!isObject(value)) return 'must be an object'
+    if (!isJsonObject(value)) return 'must be an object'
     for (const [name, list] of Object.entries(value)) if (isNameList(list, '2020-12') !== undefined) return `${JSON.stringify(name)} must be a list of distinct strings`
     return undefined
   },
@@ -109,14 +110,14 @@ const VALUE_CHECKS: Readonly<Record<string, Check>> = {
   $schema: isString, $ref: isString, $comment: isString, $dynamicRef: isString, $recursiveRef: isString,
   $anchor: isAnchor, $dynamicAnchor: isAnchor,
   $recursiveAnchor: (value, dialect) => (dialect === '2019-09' ? isBoolean(value, dialect) : isAnchor(value, dialect)),
-  $vocabulary: value => (isObject(value) && Object.values(value).every(flag => typeof flag === 'boolean') ? undefined : 'must map URIs to booleans'),
+  $vocabulary: value => (isJsonObject(value) && Object.values(value).every(flag => typeof flag === 'boolean') ? undefined : 'must map URIs to booleans'),
   format: isString, contentEncoding: isString, contentMediaType: isString, title: isString, description: isString,
   examples: value => (Array.isArray(value) ? undefined : 'must be an array'),
 }
 
 function checkSchema(node: unknown, at: string, dialect: Dialect): void {
   if (typeof node === 'boolean') return
-  if (!isObject(node)) fail(at, 'must be a schema (an object or a boolean)')
+  if (!isJsonObject(node)) fail(at, 'must be a schema (an object or a boolean)')
   for (const keyword of Object.keys(node)) {
     const value = node[keyword]
     const where = `${at}/${escape(keyword)}`
@@ -142,7 +143,7 @@ function checkSubschemas(kind: SubschemaKind, keyword: string, value: unknown, w
     case 'list':
       return checkList(value, where, dialect)
     case 'map':
-      if (!isObject(value)) fail(where, 'must be an object of schemas')
+      if (!isJsonObject(value)) fail(where, 'must be an object of schemas')
       for (const [name, sub] of Object.entries(value)) {
         if (keyword === 'patternProperties') {
           const problem = regExpProblem(name)
@@ -152,7 +153,7 @@ function checkSubschemas(kind: SubschemaKind, keyword: string, value: unknown, w
       }
       return
     case 'dependencies':
-      if (!isObject(value)) fail(where, 'must be an object')
+      if (!isJsonObject(value)) fail(where, 'must be an object')
       for (const [name, sub] of Object.entries(value)) {
         if (Array.isArray(sub)) {
           if (isNameList(sub, dialect) !== undefined) fail(`${where}/${escape(name)}`, 'must be a schema or a list of distinct strings')
@@ -180,10 +181,6 @@ function regExpProblem(source: string): string | undefined {
 
 function fail(where: string, problem: string): never {
   throw new TypeError(`Invalid JSON Schema: ${where === '' ? 'the schema' : where} ${problem}`)
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** A JSON Pointer (RFC 6901) token. */

@@ -1,8 +1,9 @@
 /*
  * Whether a JSON Schema from an untrusted source (a server's outputSchema, as a client sees it) is
  * safe to run: plain code, no validator and no code generation, so both validators share it and it
- * works where `new Function` is refused. A leaf.
+ * works where `new Function` is refused. It imports nothing but the JSON guards.
  */
+import { isJsonObject } from './jsonrpc/guards.ts'
 
 /**
  * True when a schema from an untrusted source is safe to validate values with: it refuses what can
@@ -46,20 +47,20 @@ const SUBSCHEMA_LIST = ['allOf', 'anyOf', 'oneOf']
  */
 function isSecure(node: unknown, seen: Set<object>): boolean {
   // Rules bind objects only: a boolean schema, or a non-schema where a schema was expected, passes.
-  if (!isObject(node)) return true
+  if (!isJsonObject(node)) return true
   if (seen.has(node)) return false
   seen.add(node)
   if (has(node, 'pattern') && !has(node, 'maxLength')) return false
   if (has(node, 'format') && !has(node, 'maxLength')) return false
   if (has(node, 'patternProperties')) {
     const names = node.propertyNames
-    if (names === undefined || (isObject(names) && !has(names, 'maxLength'))) return false
+    if (names === undefined || (isJsonObject(names) && !has(names, 'maxLength'))) return false
   }
   if (node.uniqueItems === true && !has(node, 'maxItems') && mayHoldStructures(node.items)) return false
   for (const key of SUBSCHEMA) if (!isSecure(node[key], seen)) return false
   for (const key of SUBSCHEMA_MAP) {
     const map = node[key]
-    if (isObject(map)) for (const sub of Object.values(map)) if (!isSecure(sub, seen)) return false
+    if (isJsonObject(map)) for (const sub of Object.values(map)) if (!isSecure(sub, seen)) return false
   }
   for (const key of SUBSCHEMA_LIST) {
     const list = node[key]
@@ -73,7 +74,7 @@ function isSecure(node: unknown, seen: Set<object>): boolean {
   if (Array.isArray(prefix)) for (const sub of prefix) if (!isSecure(sub, seen)) return false
   const dependencies = node.dependencies
   // A dependency is a list of property names (nothing to run) or a subschema.
-  if (isObject(dependencies)) for (const sub of Object.values(dependencies)) if (!Array.isArray(sub) && !isSecure(sub, seen)) return false
+  if (isJsonObject(dependencies)) for (const sub of Object.values(dependencies)) if (!Array.isArray(sub) && !isSecure(sub, seen)) return false
   seen.delete(node)
   return true
 }
@@ -83,14 +84,10 @@ function isSecure(node: unknown, seen: Set<object>): boolean {
  * `uniqueItems` is costly): yes unless `items` is a schema object whose `type` rules both out.
  */
 function mayHoldStructures(items: unknown): boolean {
-  if (!isObject(items) || items.type === undefined) return true
+  if (!isJsonObject(items) || items.type === undefined) return true
   const type = items.type
   if (type === 'object' || type === 'array') return true
   return Array.isArray(type) && type.some(each => each === 'object' || each === 'array')
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** An own keyword with a value (`undefined` counts as absent, as it does in JSON). */
