@@ -26,15 +26,19 @@ interface RecordableTransport {
   onmessage?: ((message: any, extra?: any) => void) | undefined
 }
 
-/** Records what `transport` sends and receives (the instance is kept, so the SDK still knows its class). */
-function recorded<T extends RecordableTransport>(transport: T, wire: Wire): T {
+/**
+ * Records what an SDK client sends and receives on `transport` (the instance is kept, so the SDK
+ * still recognizes its own transport classes): `send` wrapped, and `onmessage` wrapped whenever the
+ * client sets it. Either SDK's transports, with the wire typed as the caller reads it.
+ */
+export function recorded<T extends RecordableTransport, M = Message>(transport: T, wire: { sent: M[]; received: M[] }): T {
   const send = transport.send.bind(transport)
   transport.send = (message, options) => { wire.sent.push(message); return send(message, options) }
   // The handler the client set; the transport calls the recording wrapper instead.
   let handler: RecordableTransport['onmessage']
   Object.defineProperty(transport, 'onmessage', {
     configurable: true,
-    get: () => handler === undefined ? undefined : (message: Message, extra?: unknown) => { wire.received.push(message); handler!(message, extra) },
+    get: () => handler === undefined ? undefined : (message: M, extra?: unknown) => { wire.received.push(message); handler!(message, extra) },
     set: (value: RecordableTransport['onmessage']) => { handler = value },
   })
   return transport

@@ -13,6 +13,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport, type JSONRPCMessa
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { createInteropTarget } from './fixtures/sdk-v2-client-target.ts'
+import { recorded } from '../helpers/everything-contract.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const target = fileURLToPath(new URL('./fixtures/sdk-v2-client-target.ts', import.meta.url))
@@ -50,24 +51,6 @@ function waitFor(condition: () => boolean, what: string): { check(): void; done:
 
 /** Every message a transport carried, both ways, in order. */
 interface Wire { sent: JSONRPCMessage[]; received: JSONRPCMessage[] }
-
-/**
- * Records what the SDK client sends and receives on `transport` (the instance is kept, so the
- * SDK still recognizes its own transport classes): `send` wrapped, and `onmessage` wrapped
- * whenever the client sets it.
- */
-function recorded<T extends Transport>(transport: T, wire: Wire): T {
-  const send = transport.send.bind(transport)
-  transport.send = (message, options) => { wire.sent.push(message); return send(message, options) }
-  // The handler the client set; the transport calls the recording wrapper instead.
-  let handler: Transport['onmessage']
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get: () => handler === undefined ? undefined : (message: JSONRPCMessage, extra?: unknown) => { wire.received.push(message); handler!(message, extra as never) },
-    set: (value: Transport['onmessage']) => { handler = value },
-  })
-  return transport
-}
 
 /** The requests of a method the client sent, and the results it received for them. */
 function exchanges(wire: Wire, method: string) {
