@@ -36,6 +36,27 @@ function node(project: string, source: string, extra: string[] = []): Promise<Ru
 describe('the npm package', () => {
   let scratch: string
   let project: string
+
+  /**
+   * A module hook that records every module a child resolves (the hook runs in its own thread and
+   * appends to `<name>.log` in scratch), installed by `--import ./<name>-record.mjs` in the
+   * project; `env` is this process's without NODE_OPTIONS (tsx's loader stays out of the child).
+   */
+  async function moduleRecorder(name: string): Promise<{ log: string; env: NodeJS.ProcessEnv }> {
+    const log = join(scratch, `${name}.log`)
+    await writeFile(join(project, `${name}-hooks.mjs`), [
+      "import { appendFileSync } from 'node:fs'",
+      'export async function resolve(specifier, context, next) {',
+      '  const resolved = await next(specifier, context)',
+      `  appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n')`,
+      '  return resolved',
+      '}',
+    ].join('\n'))
+    await writeFile(join(project, `${name}-record.mjs`), `import { register } from 'node:module'\nregister('./${name}-hooks.mjs', import.meta.url)\n`)
+    const env = { ...process.env }
+    delete env.NODE_OPTIONS
+    return { log, env }
+  }
   let files: string[]
   let manifest: { dependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; exports: Record<string, unknown>; bin: Record<string, string> }
 
@@ -119,20 +140,8 @@ describe('the npm package', () => {
   })
 
   it('answers initialize from the installed package without loading ajv, ws, msgpackr, yaml or node:http; ajv loads on the first tools/call, and yaml never', async () => {
-    // A module hook records every module the server resolves (the hook runs in its own thread and appends to a file).
-    const log = join(scratch, 'modules.log')
-    await writeFile(join(project, 'hooks.mjs'), [
-      "import { appendFileSync } from 'node:fs'",
-      'export async function resolve(specifier, context, next) {',
-      '  const resolved = await next(specifier, context)',
-      `  appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n')`,
-      '  return resolved',
-      '}',
-    ].join('\n'))
-    await writeFile(join(project, 'record.mjs'), "import { register } from 'node:module'\nregister('./hooks.mjs', import.meta.url)\n")
-    const env = { ...process.env }
-    delete env.NODE_OPTIONS
-    const child = spawn(process.execPath, ['--import', './record.mjs', 'server.mjs'], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
+    const { log, env } = await moduleRecorder('modules')
+    const child = spawn(process.execPath, ['--import', './modules-record.mjs', 'server.mjs'], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
     try {
       const lines: string[] = []
       let pending = ''
@@ -167,20 +176,9 @@ describe('the npm package', () => {
   }, 60_000)
 
   it('issue 23: validates tool arguments from the installed package under --disallow-code-generation-from-strings, with @cfworker/json-schema and never ajv', async () => {
-    const log = join(scratch, 'edge-modules.log')
-    await writeFile(join(project, 'edge-hooks.mjs'), [
-      "import { appendFileSync } from 'node:fs'",
-      'export async function resolve(specifier, context, next) {',
-      '  const resolved = await next(specifier, context)',
-      `  appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n')`,
-      '  return resolved',
-      '}',
-    ].join('\n'))
-    await writeFile(join(project, 'edge-record.mjs'), "import { register } from 'node:module'\nregister('./edge-hooks.mjs', import.meta.url)\n")
-    const env = { ...process.env }
-    delete env.NODE_OPTIONS
+    const { log, env } = await moduleRecorder('edge-modules')
     // Plain node on the built package, as a Worker runs it: new Function and eval throw EvalError.
-    const child = spawn(process.execPath, ['--disallow-code-generation-from-strings', '--import', './edge-record.mjs', 'server.mjs'], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, ['--disallow-code-generation-from-strings', '--import', './edge-modules-record.mjs', 'server.mjs'], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] })
     try {
       type Answer = { id?: number; result?: { content: { text: string }[]; isError?: boolean } }
       const answers = new Map<number, Answer>()
