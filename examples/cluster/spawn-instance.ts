@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { ownChild } from '../owned-child.ts'
 
 /** Options of {@link spawnInstance}. */
 export interface SpawnInstanceOptions {
@@ -53,24 +54,9 @@ const STOP_TIMEOUT_MS = 5_000
 export async function spawnInstance(options: SpawnInstanceOptions): Promise<SpawnedInstance> {
   const env = { ...process.env, PORT: String(options.port ?? 0), REDIS_URL: options.redisUrl, ...(options.prefix === undefined ? {} : { REDIS_PREFIX: options.prefix }) }
   const child = spawn(process.execPath, ['--import', TSX, options.script ?? INSTANCE], { env, stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'] })
-  const exited = new Promise<number | string>(resolve => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')))
-  const killOnExit = () => child.kill('SIGKILL')
-  process.once('exit', killOnExit)
-  const stop = async () => {
-    process.off('exit', killOnExit)
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill('SIGTERM')
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
-    await exited
-    clearTimeout(timer)
-  }
+  const { exited, stop, kill } = ownChild(child, STOP_TIMEOUT_MS)
   try {
     const url = await readyUrl(child, exited)
-    const kill = async () => {
-      process.off('exit', killOnExit)
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-      await exited
-    }
     return { url, address: new URL(url).host, pid: child.pid!, exited, stop, kill }
   } catch (error) {
     await stop()

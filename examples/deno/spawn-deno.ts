@@ -8,6 +8,7 @@ import { execFile, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { ownChild } from '../owned-child.ts'
 
 /** Bound on waiting for the server's listening line: a cold DENO_DIR transpiles rxmcp's sources first (about 1 s here). */
 const START_TIMEOUT_MS = 60_000
@@ -69,18 +70,8 @@ export interface SpawnedDenoServer {
  */
 export async function spawnDenoServer(options: DenoRunOptions & { port?: number } = {}): Promise<SpawnedDenoServer> {
   const child = spawn(denoBinary(), runArgs('server.ts', [String(options.port ?? 0)]), { env: denoEnv(options), stdio: ['ignore', 'ignore', 'pipe'] })
-  const exited = new Promise<number | string>(resolve => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')))
-  const killOnExit = () => child.kill('SIGKILL')
-  process.once('exit', killOnExit)
+  const { exited, stop } = ownChild(child, STOP_TIMEOUT_MS)
   const stderr: string[] = []
-  const stop = async () => {
-    process.off('exit', killOnExit)
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill('SIGTERM')
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
-    await exited
-    clearTimeout(timer)
-  }
   const listening = new Promise<URL>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`deno printed no listening line within ${START_TIMEOUT_MS} ms:\n${stderr.join('\n')}`)), START_TIMEOUT_MS)
     createInterface({ input: child.stderr! }).on('line', line => {
