@@ -124,7 +124,7 @@ export class HttpHandler implements WebHandler {
   #sweep(): Subscription {
     const options = this.#options
     const ttl = options.sessionIdleTimeout ?? options.sessionTtlMs ?? STREAMABLE_HTTP_DEFAULTS.sessionIdleTimeout
-    const keepAlive = options.keepAliveMs ?? STREAMABLE_HTTP_DEFAULTS.keepAliveMs
+    const keepAlive = this.#keepAlive.ms
     const tick = Math.max(50, Math.min(ttl / 4, keepAlive > 0 ? keepAlive : Infinity, 60_000))
     const core = this.#core
     return every(tick, options.scheduler, () => core.sessions.sweep(keepAlive, core.exchanges))

@@ -63,12 +63,15 @@ export function preflightHeaders(asked: string | null): Record<string, string> {
   }
 }
 
+/** What most requests get: no CORS headers, one frozen object for all (read, never written, by the exchanges). */
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>
+
 /**
  * The CORS headers every answer to a request from `origin` carries (opt-in: `corsOrigins`, `'*'`
  * for any): none when CORS is off, the request has no Origin, or its Origin is not listed.
  */
 export function corsHeaders(corsOrigins: readonly string[] | undefined, origin: string | undefined): Record<string, string> {
-  if (corsOrigins === undefined || origin === undefined) return {}
-  if (!corsOrigins.includes('*') && !corsOrigins.includes(origin)) return {}
+  if (corsOrigins === undefined || origin === undefined) return NO_HEADERS
+  if (!corsOrigins.includes('*') && !corsOrigins.includes(origin)) return NO_HEADERS
   return { 'access-control-allow-origin': corsOrigins.includes('*') ? '*' : origin, 'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version, www-authenticate', vary: 'origin' }
 }
