@@ -252,11 +252,37 @@ function isJson(text: string): boolean {
 
 describe('webHandler: auth, budgets and resumption, as the node:http listener has them', () => {
   /** A bearer check of one fixed token: what `bearerAuth` does, without an authorization server. */
+  /** A bearer check of fixed tokens, one per user: what `bearerAuth` does, without an authorization server. */
+  const USERS: Record<string, string> = { 'Bearer good-token': 'ann', 'Bearer other-token': 'bob' }
   const auth: Authenticator = {
-    authenticate: async request => request.header('authorization') === 'Bearer good-token'
-      ? { type: 'allow', principal: { subject: 'ann', kind: 'user', scopes: [] } }
-      : { type: 'refuse', answer: { status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' }, body: '' } },
+    authenticate: async request => {
+      const subject = USERS[request.header('authorization') ?? '']
+      return subject !== undefined
+        ? { type: 'allow', principal: { subject, kind: 'user', scopes: [] } }
+        : { type: 'refuse', answer: { status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' }, body: '' } }
+    },
   }
+
+  it('keeps a session its principal\'s own: another user naming its id finds no such session, and cannot end it', async () => {
+    const server = createEverythingServer()
+    const handler = webHandler({ auth })
+    await server.listen(handler)
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+      const opened = await handler.fetch(build({ body, headers: { authorization: 'Bearer good-token' } }, {}))
+      const session = { 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': LEGACY }
+      const asBob = { authorization: 'Bearer other-token' }
+      expect((await handler.fetch(build({ session: true, headers: asBob, body: request(1, 'tools/list') }, session))).status).toBe(404)
+      expect((await handler.fetch(build({ method: 'GET', session: true, headers: { ...asBob, accept: 'text/event-stream' } }, session))).status).toBe(404)
+      expect((await handler.fetch(build({ method: 'DELETE', session: true, headers: asBob }, session))).status).toBe(404)
+      // Its owner still has it.
+      const asAnn = { authorization: 'Bearer good-token' }
+      expect(await answerOf(await handler.fetch(build({ session: true, headers: asAnn, body: request(2, 'ping') }, session)))).toEqual({ status: 200 })
+      expect(handler.sessionCount).toBe(1)
+    } finally {
+      await server.close()
+    }
+  })
 
   it('refuses a request without credentials 401 with the challenge, and serves one with them', async () => {
     const server = createEverythingServer()
