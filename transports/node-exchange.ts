@@ -85,19 +85,44 @@ export class NodeExchange implements Exchange {
   }
   stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
     const res = this.res
-    // SSE events are small and must go out at once, not wait for Nagle's algorithm.
-    res.socket?.setNoDelay(true)
-    res.writeHead(status, { ...headers, ...this.extraHeaders })
-    res.flushHeaders()
+    const all = { ...headers, ...this.extraHeaders }
+    // What is written in this turn (the answer a POST's requests got while its body was handled is
+    // written here at once) waits a microtask: an answer complete by then goes out as one body with
+    // its length (the same headers and bytes, one write instead of headers, chunks and a last chunk).
+    let early: string[] | undefined = []
+    let isEnded = false
+    let isLive = false
+    const goLive = () => {
+      isLive = true
+      // SSE events are small and must go out at once, not wait for Nagle's algorithm.
+      res.socket?.setNoDelay(true)
+      res.writeHead(status, all)
+      const text = early!.join('')
+      early = undefined
+      if (text === '') res.flushHeaders()
+      else write(text)
+    }
+    const write = (text: string) => {
+      if (res.writableEnded || res.destroyed) return
+      // A peer that does not read: cut the stream rather than buffer without bound. The first
+      // write past the mark still goes out whole, so one large event always fits.
+      if (res.writableLength > highWaterMark) { res.destroy(); return }
+      res.write(text)
+    }
+    queueMicrotask(() => {
+      if (res.headersSent || res.destroyed) return
+      if (!isEnded) return goLive()
+      const text = early!.join('')
+      early = undefined
+      res.writeHead(status, { ...all, 'content-length': String(Buffer.byteLength(text)) })
+      res.end(text)
+    })
     return {
-      write: text => {
-        if (res.writableEnded || res.destroyed) return
-        // A peer that does not read: cut the stream rather than buffer without bound. The first
-        // write past the mark still goes out whole, so one large event always fits.
-        if (res.writableLength > highWaterMark) { res.destroy(); return }
-        res.write(text)
+      write: text => { if (isLive) write(text); else if (!isEnded) early!.push(text) },
+      end: () => {
+        if (!isLive) { isEnded = true; return }
+        if (!res.writableEnded && !res.destroyed) res.end()
       },
-      end: () => { if (!res.writableEnded && !res.destroyed) res.end() },
     }
   }
 }

@@ -1,0 +1,60 @@
+/**
+ * The node:http exchange's SSE answers: one whose events are all written in the turn it starts
+ * (a POST answered while its body was handled) goes out as one body with its length; one still
+ * open after that turn streams (chunked), its headers and events reaching the client before it ends.
+ */
+import { createServer, request, type IncomingMessage, type Server } from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { NodeExchange } from '../../transports/node-exchange.ts'
+import type { Sink } from '../../transports/http-exchange.ts'
+
+const SSE = { 'content-type': 'text/event-stream' }
+let server: Server | undefined
+
+afterEach(() => new Promise<void>(resolve => { server?.closeAllConnections(); server?.close(() => resolve()); server = undefined }))
+
+/** A server whose one request is answered by `answer` with an SSE sink; resolves with the client's response. */
+async function exchange(answer: (sink: Sink) => void): Promise<IncomingMessage> {
+  server = createServer((req, res) => answer(new NodeExchange(req, res, { 'x-extra': '1' }).stream(200, SSE, 1 << 20)))
+  await new Promise<void>(resolve => server!.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return new Promise((resolve, reject) => request({ host: '127.0.0.1', port, method: 'POST' }, resolve).on('error', reject).end())
+}
+
+/** The next chunk the client reads. */
+const nextChunk = (response: IncomingMessage) => new Promise<string>(resolve => response.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))))
+const rest = async (response: IncomingMessage) => { let text = ''; for await (const chunk of response) text += chunk; return text }
+
+describe('NodeExchange.stream', () => {
+  it('sends an answer written and ended in its first turn as one body with a Content-Length', async () => {
+    const response = await exchange(sink => { sink.write('id: 1\ndata: \n\n'); sink.write('event: message\ndata: {"ü":1}\n\n'); sink.end() })
+    expect(response.headers['content-type']).toBe('text/event-stream')
+    expect(response.headers['x-extra']).toBe('1')
+    expect(response.headers['transfer-encoding']).toBeUndefined()
+    const text = await rest(response)
+    expect(response.headers['content-length']).toBe(String(Buffer.byteLength(text)))
+    expect(text).toBe('id: 1\ndata: \n\nevent: message\ndata: {"ü":1}\n\n')
+  })
+
+  it('streams an answer still open after its first turn: what was written arrives before the end', async () => {
+    let sink!: Sink
+    const response = await exchange(opened => { sink = opened; opened.write('id: 1\ndata: \n\n') })
+    expect(response.headers['transfer-encoding']).toBe('chunked')
+    expect(response.headers['content-length']).toBeUndefined()
+    expect(await nextChunk(response)).toBe('id: 1\ndata: \n\n')
+    sink.write('event: message\ndata: 2\n\n')
+    expect(await nextChunk(response)).toBe('event: message\ndata: 2\n\n')
+    sink.end()
+    expect(await rest(response)).toBe('')
+  })
+
+  it('sends the headers of a stream with nothing written yet at once', async () => {
+    let sink!: Sink
+    const response = await exchange(opened => { sink = opened })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['x-extra']).toBe('1')
+    sink.write('data: late\n\n')
+    sink.end()
+    expect(await rest(response)).toBe('data: late\n\n')
+  })
+})
