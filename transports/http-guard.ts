@@ -36,10 +36,13 @@ export class HttpGuard {
    * is a failed authentication (a 4xx but 429: a missing, invalid or expired credential) costs the
    * client's address a token of the failed-authentication budget; an address that has none left is
    * answered 429 with Retry-After, and is not verified at all until its bucket has a token again.
+   * Without an authenticator it answers true at once (no promise on the request path).
    */
-  async admit(exchange: Exchange, isGuarded: boolean): Promise<boolean> {
-    const auth = this.#auth
-    if (auth === undefined) return true
+  admit(exchange: Exchange, isGuarded: boolean): true | Promise<boolean> {
+    return this.#auth === undefined ? true : this.#authenticate(exchange, isGuarded, this.#auth)
+  }
+
+  async #authenticate(exchange: Exchange, isGuarded: boolean, auth: Authenticator): Promise<boolean> {
     const document = auth.serve?.(exchange)
     if (document !== undefined) {
       exchange.reply(document.status, { ...document.headers }, document.body)
@@ -83,6 +86,7 @@ export class HttpGuard {
    * one, the request path awaits nothing here.
    */
   withinBudget(exchange: Exchange, requests: number, answers: RefusedIds): boolean | Promise<boolean> {
+    if (!this.#policy.limitsRequests) return true
     const wait = this.#policy.takeRequests(this.clientKey(exchange), requests)
     if (typeof wait === 'number') return answerBudget(exchange, wait, answers)
     return wait.then(ms => answerBudget(exchange, ms, answers))

@@ -105,7 +105,8 @@ export class HttpHandler implements WebHandler {
     const route = routeRequest(core.rules, exchange.method, exchange.pathname, exchange.header('origin'), exchange.header('host'))
     if (route.type === 'refuse') return answerRefusal(exchange, route)
     if (route.type === 'preflight') return exchange.reply(204, preflightHeaders(exchange.header('access-control-request-headers')))
-    if (!(await core.guard.admit(exchange, route.isGuarded))) return
+    const admitted = core.guard.admit(exchange, route.isGuarded)
+    if (admitted !== true && !(await admitted)) return
     // A stream this request opens ends when its token expires: the client comes back with a fresh one.
     exchange = endStreamsAtExpiry(exchange, core.scheduler)
     if (core.shared !== undefined && route.isGuarded) {
@@ -136,13 +137,13 @@ export class HttpHandler implements WebHandler {
   }
 
   /** An exchange another instance forwarded: served as if it came here (its front checked origin and credentials). */
-  #serveForwarded(exchange: Exchange): Promise<void> {
+  async #serveForwarded(exchange: Exchange): Promise<void> {
     // The front ends the client's stream at its token's expiry too; this ends the owner's side with it.
     exchange = endStreamsAtExpiry(exchange, this.#core.scheduler)
     return this.#route(routeForwarded(this.#core.rules, exchange.method, exchange.pathname), exchange)
   }
 
-  async #route(route: HttpRoute, exchange: Exchange): Promise<void> {
+  #route(route: HttpRoute, exchange: Exchange): Promise<void> | void {
     const core = this.#core
     switch (route.type) {
       case 'mcp': {

@@ -8,7 +8,7 @@ import { checkSession, type HttpRules } from '../lib/http/rules.ts'
 import { BODY_TIMEOUT, BODY_TOO_LARGE, type RefusedIds } from '../lib/http/refusal.ts'
 import { HttpGuard } from './http-guard.ts'
 import { createMemoryEventStore } from './event-store.ts'
-import { answerRefusal, type Exchange } from './http-exchange.ts'
+import { answerRefusal, type BodyLimits, type Exchange } from './http-exchange.ts'
 import { randomId } from './http-ids.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import { SharedSessions } from './http-shared.ts'
@@ -110,9 +110,12 @@ export class HttpListenerCore {
     table.shared = this.shared
   }
 
+  /** The limits every request body is read under (one object for all of them). */
+  #bodyLimits: BodyLimits | undefined
+
   /** The body under the listener's limits, or undefined once refused (413 past the size, 408 past the time). */
   async body(exchange: Exchange): Promise<Uint8Array | undefined> {
-    const result = await exchange.body({
+    const result = await exchange.body(this.#bodyLimits ??= {
       maxBytes: this.options.maxBodyBytes ?? STREAMABLE_HTTP_DEFAULTS.maxBodyBytes,
       timeoutMs: this.options.bodyTimeoutMs ?? STREAMABLE_HTTP_DEFAULTS.bodyTimeoutMs,
       scheduler: this.options.scheduler,

@@ -63,19 +63,18 @@ export async function postMcp(core: HttpListenerCore, exchange: Exchange): Promi
   const headers = { 'mcp-session-id': session.id }
   const reused = checkRequestIds(ids, id => session.isInFlight(id), session.id, answers)
   if (reused !== undefined) return answerRefusal(exchange, reused)
-  const frameErrorReply = (error: JsonRpcPayload) => exchange.reply(400, { ...headers, ...JSON_HEADERS }, JSON.stringify(error))
   // This POST, for `ctx.requestInfo` of each request it carries: its headers, made only when read.
   const info = requestInfo(session.kind, exchange.headerList(), isInitialize ? session.remoteAddress : guard.clientAddress(exchange))
   if (ids.length === 0) {
     const error = session.receive(payload, exchange.principal, info)
-    if (error !== undefined) return frameErrorReply(error)
+    if (error !== undefined) return frameErrorReply(exchange, session.id, error)
     session.abandon(cancelled)
     return exchange.reply(202, headers)
   }
   if (core.options.jsonResponse) {
     const answer = session.expectJson(ids, Array.isArray(payload))
     const error = session.receive(payload, exchange.principal, info)
-    if (error !== undefined) { session.forget(ids); return frameErrorReply(error) }
+    if (error !== undefined) { session.forget(ids); return frameErrorReply(exchange, session.id, error) }
     session.abandon(cancelled)
     const result = await answer
     // Every request of the POST was cancelled: nothing to answer with.
@@ -85,9 +84,14 @@ export async function postMcp(core: HttpListenerCore, exchange: Exchange): Promi
   if (stream === undefined) return answerRefusal(exchange, tooManyStreams(session.id, answers))
   const error = session.receive(payload, exchange.principal, info, stream)
   // An error about the whole body (a batch where batches are not allowed): on this POST, as 400.
-  if (error !== undefined) { session.drop(stream); return frameErrorReply(error) }
+  if (error !== undefined) { session.drop(stream); return frameErrorReply(exchange, session.id, error) }
   session.abandon(cancelled)
   session.attach(stream, exchange)
+}
+
+/** An error about a POST's body as a whole (a batch where batches are not allowed): 400, with the error. */
+function frameErrorReply(exchange: Exchange, sessionId: string, error: JsonRpcPayload): void {
+  exchange.reply(400, { 'mcp-session-id': sessionId, ...JSON_HEADERS }, JSON.stringify(error))
 }
 
 /**

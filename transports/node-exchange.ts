@@ -41,28 +41,27 @@ export class NodeExchange implements Exchange {
     return new Promise(resolve => {
       const chunks: Buffer[] = []
       let size = 0
+      let isDone = false
+      // Listeners are left on the request: it is done with once its body is read or refused.
       const done = (result: BodyResult) => {
+        if (isDone) return
+        isDone = true
         timeout.unsubscribe()
-        req.off('data', onData)
-        req.off('end', onEnd)
-        req.off('error', onError)
-        req.off('aborted', onError)
         // Stop reading at once: the socket pauses and nothing more is taken off the wire.
         if (result.type !== 'body') req.pause()
         resolve(result)
       }
-      const onData = (chunk: Buffer) => {
-        size += chunk.length
-        if (size > limits.maxBytes) return done({ type: 'too-large' })
-        chunks.push(chunk)
-      }
-      const onEnd = () => done({ type: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) })
-      const onError = () => done({ type: 'gone' })
       // One deadline for the whole body, so a trickle of bytes cannot hold the request open (a plain
       // timer unless a scheduler was given: RxJS's async one costs an interval per POST).
       const timeout = after(limits.timeoutMs, limits.scheduler, () => done({ type: 'timeout' }))
-      req.on('data', onData)
-      req.on('end', onEnd)
+      const onError = () => done({ type: 'gone' })
+      req.on('data', (chunk: Buffer) => {
+        if (isDone) return
+        size += chunk.length
+        if (size > limits.maxBytes) return done({ type: 'too-large' })
+        chunks.push(chunk)
+      })
+      req.on('end', () => done({ type: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }))
       req.on('error', onError)
       req.on('aborted', onError)
     })
@@ -84,46 +83,61 @@ export class NodeExchange implements Exchange {
     res.once('finish', () => socket.destroySoon())
   }
   stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
-    const res = this.res
-    const all = { ...headers, ...this.extraHeaders }
-    // What is written in this turn (the answer a POST's requests got while its body was handled is
-    // written here at once) waits a microtask: an answer complete by then goes out as one body with
-    // its length (the same headers and bytes, one write instead of headers, chunks and a last chunk).
-    let early: string[] | undefined = []
-    let isEnded = false
-    let isLive = false
-    const goLive = () => {
-      isLive = true
-      // SSE events are small and must go out at once, not wait for Nagle's algorithm.
-      res.socket?.setNoDelay(true)
-      res.writeHead(status, all)
-      const text = early!.join('')
-      early = undefined
-      if (text === '') res.flushHeaders()
-      else write(text)
-    }
-    const write = (text: string) => {
-      if (res.writableEnded || res.destroyed) return
-      // A peer that does not read: cut the stream rather than buffer without bound. The first
-      // write past the mark still goes out whole, so one large event always fits.
-      if (res.writableLength > highWaterMark) { res.destroy(); return }
-      res.write(text)
-    }
-    queueMicrotask(() => {
-      if (res.headersSent || res.destroyed) return
-      if (!isEnded) return goLive()
-      const text = early!.join('')
-      early = undefined
-      res.writeHead(status, { ...all, 'content-length': String(Buffer.byteLength(text)) })
-      res.end(text)
-    })
-    return {
-      write: text => { if (isLive) write(text); else if (!isEnded) early!.push(text) },
-      end: () => {
-        if (!isLive) { isEnded = true; return }
-        if (!res.writableEnded && !res.destroyed) res.end()
-      },
-    }
+    return new NodeSseSink(this.res, status, { ...headers, ...this.extraHeaders }, highWaterMark)
   }
 }
 
+/**
+ * An SSE answer over node:http. What is written in the turn it starts (the answer a POST's requests
+ * got while its body was handled is written at once) waits a microtask: an answer complete by then
+ * goes out as one body with its length (the same headers and bytes, one write instead of headers,
+ * chunks and a last chunk); one still open streams from then on.
+ */
+class NodeSseSink implements Sink {
+  /** What was written before the answer started; undefined once it did. */
+  #early: string[] | undefined = []
+  #isEnded = false
+
+  constructor(readonly res: ServerResponse, readonly status: number, readonly headers: Record<string, string>, readonly highWaterMark: number) {
+    queueMicrotask(() => this.#start())
+  }
+
+  write(text: string): void {
+    if (this.#early === undefined) this.#write(text)
+    else if (!this.#isEnded) this.#early.push(text)
+  }
+
+  end(): void {
+    if (this.#early !== undefined) { this.#isEnded = true; return }
+    const res = this.res
+    if (!res.writableEnded && !res.destroyed) res.end()
+  }
+
+  #start(): void {
+    const { res, headers } = this
+    const early = this.#early!
+    this.#early = undefined
+    if (res.headersSent || res.destroyed) return
+    const text = early.length === 1 ? early[0]! : early.join('')
+    if (this.#isEnded) {
+      headers['content-length'] = String(Buffer.byteLength(text))
+      res.writeHead(this.status, headers)
+      res.end(text)
+      return
+    }
+    // SSE events are small and must go out at once, not wait for Nagle's algorithm.
+    res.socket?.setNoDelay(true)
+    res.writeHead(this.status, headers)
+    if (text === '') res.flushHeaders()
+    else this.#write(text)
+  }
+
+  #write(text: string): void {
+    const res = this.res
+    if (res.writableEnded || res.destroyed) return
+    // A peer that does not read: cut the stream rather than buffer without bound. The first
+    // write past the mark still goes out whole, so one large event always fits.
+    if (res.writableLength > this.highWaterMark) { res.destroy(); return }
+    res.write(text)
+  }
+}
