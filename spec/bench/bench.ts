@@ -60,6 +60,7 @@ import { runHostBench } from './host-bench.ts'
 import { runRedisBench } from './redis-bench.ts'
 import { formatValidatorRows, runValidatorBench } from './validator-bench.ts'
 import { beforeTree } from './before-tree.ts'
+import { serverArgs } from './built.ts'
 
 installCleanup()
 await loadMsgpack()
@@ -234,7 +235,7 @@ async function settle(step: Promise<unknown>, label: string): Promise<void> {
 type Side = 'rxmcp' | 'official' | 'floor' | 'fastmcp'
 
 async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promise<Measure> {
-  const driver = new RawDriver(process.execPath, SERVERS[name], name === 'before' ? BEFORE!.dir : root)
+  const driver = new RawDriver(process.execPath, serverArgs(SERVERS[name], name === 'before' ? BEFORE!.dir : root), name === 'before' ? BEFORE!.dir : root)
   try {
     await driver.start(START_MS)
     const pid = driver.child.pid!
@@ -249,7 +250,7 @@ async function benchServer(name: keyof typeof SERVERS, inFlight: number): Promis
 async function benchClient(name: Side, inFlight: number): Promise<Measure> {
   const info = { name: 'rxmcp-bench', version: '1' }
   if (name === 'rxmcp') {
-    const transport = stdioClient({ command: process.execPath, args: SERVERS.rxmcp, cwd: root, stderr: 'inherit' })
+    const transport = stdioClient({ command: process.execPath, args: serverArgs(SERVERS.rxmcp, root), cwd: root, stderr: 'inherit' })
     // The legacy era, as the official v1 client speaks it (by default the client would find the
     // everything server modern through server/discover, and the two would not do the same work).
     const client = await within(connect(transport, info, { era: 'legacy' }), START_MS, 'rxmcp client could not connect')
@@ -261,7 +262,7 @@ async function benchClient(name: Side, inFlight: number): Promise<Measure> {
       await settle(client.close(), 'rxmcp client close')
     }
   }
-  const transport = new StdioClientTransport({ command: process.execPath, args: [...SERVERS.rxmcp], cwd: root, stderr: 'inherit' })
+  const transport = new StdioClientTransport({ command: process.execPath, args: serverArgs(SERVERS.rxmcp, root), cwd: root, stderr: 'inherit' })
   const client = new Client(info)
   await within(client.connect(transport), START_MS, 'official client could not connect')
   try {
@@ -293,7 +294,7 @@ interface BigTrip { ms?: number; all?: number[]; failure?: string }
  * the newline, so the driver's cost stays linear and the same for every server.
  */
 async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
-  const child = spawn(process.execPath, SERVERS[name], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, serverArgs(SERVERS[name], root), { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
   child.stdin!.on('error', () => {})
   // Chunks of the line being read, and the waiter of each request id.
   let chunks: Buffer[] = []
@@ -366,7 +367,7 @@ async function benchHttp(name: Side | 'before' | 'web', inFlight: number, sessio
 
 /** Starts a WebSocket server child; resolves with its URL. */
 async function startWs(args: string[], cwd = root): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, serverArgs(args, cwd), { cwd, stdio: ['ignore', 'pipe', 'inherit'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     child.stdout!.on('data', chunk => { seen += chunk; const match = /(ws:\/\/\S+)/.exec(seen); if (match) resolve(match[1]!) })

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { request as httpRequest, Agent } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { within } from './procs.ts'
+import { serverArgs } from './built.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 export const HTTP_SERVERS = {
@@ -21,7 +22,7 @@ export const HTTP_SERVERS = {
 
 /** Starts a server child and reads its endpoint URL from its output. */
 export async function startHttpServer(name: keyof typeof HTTP_SERVERS, cwd = root): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, HTTP_SERVERS[name], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, serverArgs(HTTP_SERVERS[name], cwd), { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }

@@ -39,3 +39,5 @@ http.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
   const address = http.address() as { port: number }
   process.stderr.write(`http floor at http://127.0.0.1:${address.port}/mcp\n`)
 })
+// Exits (rather than dying of the signal) so a profiled run writes its profile (profile-http.ts floor).
+process.on('SIGINT', () => process.exit(0))

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { request as httpRequest, Agent } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { within } from './procs.ts'
+import { serverArgs } from './built.ts'
 import { RawDriver, type RawResponse } from './raw-driver.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -51,7 +52,7 @@ export function modernEchoParams(text: string): string {
 
 /** Starts a side's HTTP server child and reads its endpoint URL from its output. */
 export async function startModernHttp(side: ModernSide, cwd = root): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, MODERN_SERVERS.http[side], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, serverArgs(MODERN_SERVERS.http[side], cwd), { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
@@ -116,7 +117,7 @@ export function postModern(url: URL, id: number, method: string, params: string,
 
 /** Spawns a side's stdio server under the raw driver and opens the modern era with `server/discover`. */
 export async function startModernStdio(side: ModernSide, timeoutMs = 20_000, cwd = root): Promise<RawDriver> {
-  const driver = new RawDriver(process.execPath, MODERN_SERVERS.stdio[side], cwd)
+  const driver = new RawDriver(process.execPath, serverArgs(MODERN_SERVERS.stdio[side], cwd), cwd)
   try {
     await within(driver.request('server/discover', JSON.parse(`{"_meta":${META_JSON}}`) as object), timeoutMs, `${side} did not answer server/discover`)
   } catch (error) {

@@ -3,10 +3,10 @@
  * `node --cpu-prof`, 16 legacy sessions with 64 echo calls in flight (or modern-era POSTs), then
  * the summary of profile.ts.
  *
- *   npx tsx spec/bench/profile-http.ts [legacy|modern] [seconds=5] [node|web]
+ *   npx tsx spec/bench/profile-http.ts [legacy|modern] [seconds=5] [node|web|floor]
  *
  * `web` profiles the web handler (rxmcp/web) behind @hono/node-server (web-http-server.ts) instead
- * of the node:http listener.
+ * of the node:http listener; `floor` the no-library server (http-floor-server.ts), to read the others against.
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, statSync } from 'node:fs'
@@ -23,7 +23,10 @@ mkdirSync(profileDir, { recursive: true })
 // A run that fails part way kills its server too (a profiled server left behind keeps sampling).
 installCleanup()
 const started = Date.now()
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100', '--import', 'tsx', ...(server === 'web' ? ['spec/bench/web-http-server.ts', '0'] : ['examples/everything/server.ts', '--http', '0'])],
+const serverFile = server === 'web' ? ['spec/bench/web-http-server.ts', '0'] : server === 'floor' ? ['spec/bench/http-floor-server.ts', '0'] : ['examples/everything/server.ts', '--http', '0']
+// Through tsx, so the summary can say which module each function is of (the bench runs a bundle,
+// built.ts; tsx adds the cost of naming closures, `__name` and `set natives` in the summary).
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100', '--import', 'tsx', ...serverFile],
   { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
 const url = new URL(await within(new Promise<string>(resolve => {
   let seen = ''
