@@ -492,13 +492,23 @@ const report: Record<string, unknown> = {}
 
 function addRows<K extends string>(run: string, cpuOf: string, comparison: Comparison<K>): void {
   for (const [name, m] of Object.entries(comparison.median) as [K, Measure][]) {
-    table.push([run, name, m.callsPerSecond.toFixed(0), m.p50.toFixed(3), m.p99.toFixed(3), `${m.cpuPerCall.toFixed(1)} (${cpuOf})`, m.peerCpuPerCall.toFixed(1), String(m.calls)])
+    table.push([run, name, m.callsPerSecond.toFixed(0), m.p50.toFixed(3), m.p99.toFixed(3), `${m.cpuPerCall.toFixed(1)} (${cpuOf})`, m.peerCpuPerCall.toFixed(1), String(m.calls), spreadOf(comparison.rounds[name])])
   }
   printTable(table.slice(-Object.keys(comparison.median).length), false)
 }
 
+/**
+ * The noise of one side: the spread of its rounds' calls/s, (max - min) / median. A ratio between
+ * two sides moves by about the larger of their spreads from one run to the next.
+ */
+function spreadOf(rounds: Measure[]): string {
+  if (rounds.length < 2) return '-'
+  const values = rounds.map(round => round.callsPerSecond)
+  return `${((Math.max(...values) - Math.min(...values)) / median(values) * 100).toFixed(1)}%`
+}
+
 function printTable(rows: string[][], isWithHeader = true): void {
-  const header = ['run', 'impl', 'calls/s', 'p50 ms', 'p99 ms', 'cpu µs/call (of)', 'other side µs/call', 'calls']
+  const header = ['run', 'impl', 'calls/s', 'p50 ms', 'p99 ms', 'cpu µs/call (of)', 'other side µs/call', 'calls', 'spread']
   const widths = header.map((title, i) => Math.max(title.length, ...table.map(row => row[i]!.length)))
   const line = (row: string[]) => row.map((cell, i) => i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)).join('  ')
   if (isWithHeader) console.log(`${line(header)}\n${widths.map(width => '-'.repeat(width)).join('  ')}`)
@@ -551,7 +561,7 @@ async function main(): Promise<void> {
     const result = await alternate(['rxmcp', 'official'] as const, name => benchClient(name, inFlight))
     report[key] = result
     addRows(`stdio client, ${inFlight} in flight`, 'client', result)
-    addRatio(`client cpu/call rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median.official.cpuPerCall, { atMost: 0.6 })
+    addRatio(`client cpu/call rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median.official.cpuPerCall, { atMost: 0.4 })
     addRatio(`client calls/s rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond)
   }
   if (isSelected('stdio-10mib')) {
@@ -560,7 +570,7 @@ async function main(): Promise<void> {
     report['stdio-10mib'] = trips
     const show = (trip: BigTrip) => trip.ms !== undefined ? `${trip.ms.toFixed(0)} ms` : `FAILED (${trip.failure})`
     console.log(`stdio, one 10 MiB echo round trip (median of ${BIG_TRIPS}): rxmcp ${show(trips.rxmcp!)}, no-library floor ${show(trips.floor!)}, official SDK ${show(trips.official!)}\n`)
-    if (trips.rxmcp!.ms !== undefined && trips.floor!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/floor', trips.rxmcp!.ms / trips.floor!.ms)
+    if (trips.rxmcp!.ms !== undefined && trips.floor!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/floor', trips.rxmcp!.ms / trips.floor!.ms, { atMost: 1.2 })
     if (trips.rxmcp!.ms !== undefined && trips.official!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/official', trips.rxmcp!.ms / trips.official!.ms)
   }
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
@@ -650,7 +660,7 @@ async function main(): Promise<void> {
     addRows(`modern ${transport}, 64 in flight`, 'server', result)
     const { rxmcp, 'sdk-v2': sdkV2 } = result.median
     addBeforeRatios(`modern ${transport}, 64 in flight,`, result.median)
-    addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 4 } : undefined)
+    addRatio(`modern ${transport} calls/s rxmcp/sdk-v2, 64 in flight`, rxmcp.callsPerSecond / sdkV2.callsPerSecond, transport === 'http' ? { atLeast: 7 } : undefined)
     addRatio(`modern ${transport} cpu/call rxmcp/sdk-v2, 64 in flight`, rxmcp.cpuPerCall / sdkV2.cpuPerCall)
     if (result.median.floor !== undefined) addRatio(`modern ${transport} calls/s rxmcp/floor, 64 in flight`, rxmcp.callsPerSecond / result.median.floor.callsPerSecond, { atLeast: 0.8 })
   }
@@ -709,7 +719,7 @@ async function main(): Promise<void> {
     for (const row of footprint) console.log(`  ${row.name.padEnd(10)} ${String(row.packages).padStart(3)} packages besides it  ${row.megabytes.toFixed(2).padStart(6)} MB`)
   }
 
-  console.log(`\nmedians (cpu: server runs = server process from /proc; client runs = this process; "other side" = driver or server)`)
+  console.log(`\nmedians (cpu: server runs = server process from /proc; client runs = this process; "other side" = driver or server;\n spread = (max - min) / median of a side's calls/s over its rounds: the noise a ratio of two sides moves by)`)
   printTable(table)
   console.log('\nratios')
   const width = Math.max(...ratios.map(ratio => ratio.label.length))
