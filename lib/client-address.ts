@@ -18,6 +18,18 @@
  */
 export function clientAddressKey(remoteAddress: string | undefined): string {
   if (remoteAddress === undefined || remoteAddress === '') return 'address:unknown'
+  // Requests come in runs from one address (a connection's): the last key is asked again.
+  if (remoteAddress === last.address) return last.key
+  const key = keyOf(remoteAddress)
+  last.address = remoteAddress
+  last.key = key
+  return key
+}
+
+/** The address asked last and its key. */
+const last = { address: '', key: '' }
+
+function keyOf(remoteAddress: string): string {
   const address = remoteAddress.split('%')[0]!.toLowerCase()
   if (!address.includes(':')) return `address:${address}`
   const groups = expandIpv6(address)
