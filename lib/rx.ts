@@ -17,6 +17,8 @@ export { from } from 'rxjs/internal/observable/from'
 export { interval } from 'rxjs/internal/observable/interval'
 export { of } from 'rxjs/internal/observable/of'
 export { asyncScheduler } from 'rxjs/internal/scheduler/async'
+// setTimeout as `asyncScheduler` reaches it: a TestScheduler's run mode replaces it with virtual time.
+export { timeoutProvider } from 'rxjs/internal/scheduler/timeoutProvider'
 export { catchError } from 'rxjs/internal/operators/catchError'
 export { filter } from 'rxjs/internal/operators/filter'
 export { map } from 'rxjs/internal/operators/map'

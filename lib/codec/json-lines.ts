@@ -8,6 +8,7 @@ import { STRUCTURE_DEFAULTS, exceededBound, limitsOf, type StructureLimits } fro
 
 const NEWLINE = 0x0a
 const CARRIAGE_RETURN = 0x0d
+const BYTE_ORDER_MARK = 0xfeff
 
 /**
  * Newline-delimited JSON, the stdio framing of MCP: one message per line, no embedded newlines.
@@ -72,6 +73,8 @@ class JsonLinesDecoder implements Decoder {
   /** Bounds on each line's nesting and members. */
   readonly #structure: Required<StructureLimits>
   readonly #text = new TextDecoder('utf-8', { fatal: true })
+  /** Decodes several lines at once: a byte order mark is dropped per line by `#chunkLines`, not here. */
+  readonly #chunkText = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
   /** Pieces of the line not yet ended, in order. */
   #pieces: Uint8Array[] = []
   /** Bytes held in `#pieces`. */
@@ -94,13 +97,34 @@ class JsonLinesDecoder implements Decoder {
   write(chunk: Uint8Array | string): void {
     const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk
     let start = 0
-    while (start < bytes.length) {
-      const end = bytes.indexOf(NEWLINE, start)
-      if (end < 0) {
-        this.#keep(bytes.subarray(start))
+    // The line begun by earlier chunks ends first, on its own.
+    if (this.#pending > 0 || this.#isSkipping) {
+      const end = bytes.indexOf(NEWLINE)
+      if (end < 0) return this.#keep(bytes)
+      this.#lines(bytes, 0, end + 1)
+      start = end + 1
+    }
+    // The lines wholly inside this chunk are decoded with one call (most chunks hold several small
+    // messages), unless one of them could pass the size limit; what follows the last newline is kept.
+    const last = bytes.lastIndexOf(NEWLINE)
+    if (last < start) {
+      if (start < bytes.length) this.#keep(bytes.subarray(start))
+      return
+    }
+    if (last - start <= this.#limit) this.#chunkLines(bytes, start, last)
+    else this.#lines(bytes, start, last + 1)
+    if (last + 1 < bytes.length) this.#keep(bytes.subarray(last + 1))
+  }
+
+  /** The lines of `bytes` from `start` to `end` (which is past a newline, or the chunk's end), one by one. */
+  #lines(bytes: Uint8Array, start: number, end: number): void {
+    while (start < end) {
+      const newline = bytes.indexOf(NEWLINE, start)
+      if (newline < 0 || newline >= end) {
+        this.#keep(bytes.subarray(start, end))
         return
       }
-      const piece = bytes.subarray(start, end)
+      const piece = bytes.subarray(start, newline)
       if (this.#isSkipping) {
         this.#skip(piece)
         this.#tooLarge()
@@ -110,7 +134,37 @@ class JsonLinesDecoder implements Decoder {
       } else {
         this.#line(this.#pending === 0 ? piece : this.#join(piece))
       }
-      start = end + 1
+      start = newline + 1
+    }
+  }
+
+  /**
+   * Complete lines, none longer than the limit, from `start` to the newline at `last`, decoded as
+   * one text and then split: what `#line` does to each, with one decoder call for all. Invalid
+   * UTF-8 anywhere in them sends them through `#line` one by one, so only the bad line is refused.
+   */
+  #chunkLines(bytes: Uint8Array, start: number, last: number): void {
+    let text: string
+    try {
+      text = this.#chunkText.decode(bytes.subarray(start, last))
+    } catch {
+      return this.#lines(bytes, start, last + 1)
+    }
+    const length = text.length
+    let from = 0
+    while (from <= length) {
+      let to = text.indexOf('\n', from)
+      if (to < 0) to = length
+      let lineEnd = to
+      if (lineEnd > from && text.charCodeAt(lineEnd - 1) === CARRIAGE_RETURN) lineEnd--
+      let lineStart = from
+      while (lineStart < lineEnd && isSpace(text.charCodeAt(lineStart))) lineStart++
+      if (lineStart < lineEnd) {
+        // `#line`'s decoder drops one byte order mark where the text starts; so does this.
+        if (text.charCodeAt(lineStart) === BYTE_ORDER_MARK) lineStart++
+        this.#emit(parseJsonText(lineStart === 0 && lineEnd === length ? text : text.slice(lineStart, lineEnd), this.#structure))
+      }
+      from = to + 1
     }
   }
 

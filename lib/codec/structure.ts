@@ -57,8 +57,12 @@ const CLOSE_BRACKET = 0x5d
  * bracket), nor hold more than `maxDepth` members, so short messages (most of them) are not
  * scanned at all. Nor can a text with no more than `maxDepth` opening brackets (counted natively,
  * strings included) nest deeper, or one of `2 * maxMembers` characters hold more members (each
- * member takes a character and a separator or bracket), so most longer messages (a request with
- * modern `_meta`, a result of a few KiB) are passed after a handful of `indexOf` calls. Invalid JSON is not this function's to find: it answers undefined or a bound,
+ * member takes a character and a separator or bracket), nor one whose commas and opening brackets
+ * (strings included) number no more than `maxMembers` (each member is followed by a comma or closes
+ * its container), so most longer messages (a request with modern `_meta`, a result of a few KiB, a
+ * file of text in one string) are passed after a few native `indexOf` calls: the walk through the
+ * strings, which costs as much as the parse when they hold many escaped quotes, is left to texts
+ * with many commas or brackets. Invalid JSON is not this function's to find: it answers undefined or a bound,
  * and `JSON.parse` refuses the rest.
  * @example
  * exceededBound('[[[1]]]', 2, 100) // 'maxDepth'
@@ -66,7 +70,10 @@ const CLOSE_BRACKET = 0x5d
 export function exceededBound(text: string, maxDepth: number, maxMembers: number): StructureBound | undefined {
   const length = text.length
   if (length <= 2 * maxDepth + 1 && length <= maxMembers) return undefined
-  if (length <= 2 * maxMembers && openingsAtMost(text, maxDepth)) return undefined
+  const openings = openingsAtMost(text, maxDepth)
+  // Every member is followed by a comma or closes its container: a text with few commas (strings
+  // included, counted natively) cannot hold too many, and needs no walk through its strings.
+  if (openings >= 0 && (length <= 2 * maxMembers || openings + countAtMost(text, ',', maxMembers - openings) <= maxMembers)) return undefined
   let depth = 0
   let members = 0
   let i = 0
@@ -93,12 +100,19 @@ export function exceededBound(text: string, maxDepth: number, maxMembers: number
   return undefined
 }
 
-/** Whether `text` holds no more than `limit` opening brackets (`{` and `[`), stopping past `limit`. */
-function openingsAtMost(text: string, limit: number): boolean {
+/** How many opening brackets (`{` and `[`) `text` holds, or -1 when more than `limit` (it stops there). */
+function openingsAtMost(text: string, limit: number): number {
+  const braces = countAtMost(text, '{', limit)
+  if (braces > limit) return -1
+  const count = braces + countAtMost(text, '[', limit - braces)
+  return count > limit ? -1 : count
+}
+
+/** How many times `unit` occurs in `text`, counted natively up to `limit + 1` (then it stops). */
+function countAtMost(text: string, unit: string, limit: number): number {
   let count = 0
-  for (let at = text.indexOf('{'); at >= 0; at = text.indexOf('{', at + 1)) if (++count > limit) return false
-  for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) if (++count > limit) return false
-  return true
+  for (let at = text.indexOf(unit); at >= 0 && count <= limit; at = text.indexOf(unit, at + 1)) count++
+  return count
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Observable, asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from '../rx.ts'
+import { Observable, asyncScheduler, timeoutProvider, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from '../rx.ts'
 import { TimeoutError } from '../jsonrpc/errors.ts'
 
 /** Configuration of {@link withTimeout}. */
@@ -47,20 +47,21 @@ interface TimeoutSettings<T> {
 }
 
 /**
- * One subscription of {@link withTimeout}. A class with static scheduler work rather than closures:
- * this runs once per request, and per-request closures cost more than fields.
+ * One subscription of {@link withTimeout}. A class with its deadlines in shared queues rather than
+ * closures and timers of its own: this runs once per request, and a timer per request (armed and
+ * cleared at every answer) cost more than the rest of the operator.
  */
 class TimeoutWatch<T> {
-  /** The running `each` timer; replaced when a value restarts the clock. */
-  eachTimer: Subscription | undefined = undefined
-  /** The `max` timer, started once. */
-  maxTimer: Subscription | undefined = undefined
+  /** The running `each` deadline; replaced when a value restarts the clock. */
+  eachDeadline: Deadline | undefined = undefined
+  /** The `max` deadline, set once. */
+  maxDeadline: Deadline | undefined = undefined
   readonly inner: Subscription
   readonly teardown: () => void
 
   constructor(source: Observable<T>, readonly subscriber: Subscriber<T>, readonly settings: TimeoutSettings<T>) {
-    if (settings.each > 0) this.eachTimer = settings.scheduler.schedule(expireEach, settings.each, this)
-    if (settings.max > 0) this.maxTimer = settings.scheduler.schedule(expireMax, settings.max, this)
+    if (settings.each > 0) this.eachDeadline = queueOf(settings.scheduler, settings.each).add(this, 'each')
+    if (settings.max > 0) this.maxDeadline = queueOf(settings.scheduler, settings.max).add(this, 'max')
     this.inner = source.subscribe(this)
     this.teardown = this.unsubscribe.bind(this)
   }
@@ -68,8 +69,8 @@ class TimeoutWatch<T> {
   next(value: T): void {
     const { each, resetOn, scheduler } = this.settings
     if (each > 0 && (resetOn === undefined || resetOn(value))) {
-      this.eachTimer?.unsubscribe()
-      this.eachTimer = scheduler.schedule(expireEach, each, this)
+      this.eachDeadline?.cancel()
+      this.eachDeadline = queueOf(scheduler, each).add(this, 'each')
     }
     this.subscriber.next(value)
   }
@@ -83,14 +84,148 @@ class TimeoutWatch<T> {
   }
 
   unsubscribe(): void {
-    this.eachTimer?.unsubscribe()
-    this.maxTimer?.unsubscribe()
+    this.eachDeadline?.cancel()
+    this.maxDeadline?.cancel()
     this.inner?.unsubscribe()
   }
 }
 
-function expireEach<T>(watch?: TimeoutWatch<T>): void { watch!.expire('each') }
-function expireMax<T>(watch?: TimeoutWatch<T>): void { watch!.expire('max') }
+/** What a deadline fails when it falls due. */
+interface Expiring { expire(limit: 'each' | 'max'): void }
+
+/** One watch's deadline in a {@link DeadlineQueue}: `watch` is cleared once it fired or was cancelled. */
+class Deadline {
+  constructor(readonly queue: DeadlineQueue, readonly at: number, public watch: Expiring | undefined, readonly limit: 'each' | 'max') {}
+  cancel(): void { this.queue.cancel(this) }
+}
+
+/**
+ * The deadlines of one duration on one scheduler, in the order they were set, which (one duration,
+ * one clock) is the order they fall due: one timer, for the first live one, serves them all. A
+ * cancelled deadline is only marked; the marked ones are dropped when they reach the front, or all
+ * at once when they outnumber the live ones (so memory follows the requests in flight, not the
+ * requests made within one timeout). With no deadline live, no timer holds the process open: on a
+ * virtual scheduler the action is cancelled; on `asyncScheduler` (real time, or a TestScheduler's run
+ * mode) the timer is kept but unref'd, so one request at a time does not arm and clear a timer each.
+ */
+class DeadlineQueue {
+  #deadlines: Deadline[] = []
+  /** Index of the first deadline not yet fired or dropped. */
+  #head = 0
+  #live = 0
+  /** The scheduled action (a scheduler other than `asyncScheduler`). */
+  #action: Subscription | undefined = undefined
+  /** The real timer (`asyncScheduler`): armed until it fires, and unref'd while nothing is live. */
+  #timer: ReturnType<typeof timeoutProvider.setTimeout> | undefined = undefined
+  readonly #isReal: boolean
+  readonly #fire = () => this.#expire()
+
+  constructor(readonly scheduler: SchedulerLike, readonly ms: number, readonly owner: Map<number, DeadlineQueue>) {
+    this.#isReal = scheduler === asyncScheduler
+  }
+
+  add(watch: Expiring, limit: 'each' | 'max'): Deadline {
+    const deadline = new Deadline(this, this.scheduler.now() + this.ms, watch, limit)
+    this.#deadlines.push(deadline)
+    // An armed timer falls due no later than this deadline (they come in order), and then re-arms.
+    if (this.#live++ === 0) this.#arm(this.ms)
+    return deadline
+  }
+
+  cancel(deadline: Deadline): void {
+    if (deadline.watch === undefined) return
+    deadline.watch = undefined
+    if (--this.#live === 0) {
+      this.#deadlines = []
+      this.#head = 0
+      this.#disarm()
+      this.#leaveIfMany()
+    } else if (this.#deadlines.length - this.#head > 2 * this.#live + 64) {
+      this.#deadlines = this.#deadlines.slice(this.#head).filter(isLive)
+      this.#head = 0
+    }
+  }
+
+  #arm(delay: number): void {
+    if (!this.#isReal) {
+      this.#action ??= this.scheduler.schedule(this.#fire, delay)
+    } else if (this.#timer === undefined) {
+      this.#timer = timeoutProvider.setTimeout(this.#fire, delay)
+    } else {
+      // Node's timers can be ref'd and unref'd; a browser's or a worker's are plain numbers.
+      ;(this.#timer as { ref?: () => void }).ref?.()
+    }
+  }
+
+  #disarm(): void {
+    if (!this.#isReal) {
+      this.#action?.unsubscribe()
+      this.#action = undefined
+    } else if (this.#timer !== undefined && typeof (this.#timer as { unref?: () => void }).unref === 'function') {
+      ;(this.#timer as { unref: () => void }).unref()
+    } else if (this.#timer !== undefined) {
+      timeoutProvider.clearTimeout(this.#timer)
+      this.#timer = undefined
+    }
+  }
+
+  /**
+   * An idle queue is kept for the next request of its duration, unless its scheduler has many
+   * (timeouts computed per request): then it goes, with its timer, and the next one makes a new one.
+   */
+  #leaveIfMany(): void {
+    if (this.owner.size <= MAX_IDLE_QUEUES || this.owner.get(this.ms) !== this) return
+    this.owner.delete(this.ms)
+    if (this.#timer !== undefined) timeoutProvider.clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  /** Fails every watch whose deadline has come, in order, then waits for the next live one. */
+  #expire(): void {
+    this.#action = undefined
+    this.#timer = undefined
+    const now = this.scheduler.now()
+    while (this.#head < this.#deadlines.length) {
+      const deadline = this.#deadlines[this.#head]!
+      const watch = deadline.watch
+      if (watch !== undefined && deadline.at > now) break
+      this.#head++
+      if (watch === undefined) continue
+      deadline.watch = undefined
+      this.#live--
+      watch.expire(deadline.limit)
+    }
+    if (this.#live === 0) {
+      this.#deadlines = []
+      this.#head = 0
+      this.#leaveIfMany()
+      return
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#deadlines.length) {
+      this.#deadlines = this.#deadlines.slice(this.#head)
+      this.#head = 0
+    }
+    if (this.#action === undefined && this.#timer === undefined) this.#arm(Math.max(0, this.#deadlines[this.#head]!.at - now))
+  }
+}
+
+function isLive(deadline: Deadline): boolean { return deadline.watch !== undefined }
+
+/** Queues of one scheduler past which an idle one is dropped (see `#leaveIfMany`). */
+const MAX_IDLE_QUEUES = 8
+
+/** The queues of each scheduler, by duration. */
+const queues = new WeakMap<object, Map<number, DeadlineQueue>>()
+
+function queueOf(scheduler: SchedulerLike, ms: number): DeadlineQueue {
+  // A TestScheduler's run mode gets queues of its own (its timers are virtual, and die with the run).
+  const key: object = scheduler === asyncScheduler ? timeoutProvider.delegate ?? scheduler : scheduler
+  let byDuration = queues.get(key)
+  if (byDuration === undefined) queues.set(key, byDuration = new Map())
+  let queue = byDuration.get(ms)
+  if (queue === undefined) byDuration.set(ms, queue = new DeadlineQueue(scheduler, ms, byDuration))
+  return queue
+}
 
 function defaultError(limit: 'each' | 'max', ms: number): Error {
   return new TimeoutError(limit === 'max' ? `Request exceeded its maximum total time of ${ms} ms` : `Request timed out after ${ms} ms`, ms)

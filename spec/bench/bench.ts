@@ -19,7 +19,7 @@
  *   BENCH_BEFORE   a git revision: the stdio server runs add that tree's everything server as `before`
  *                  (checked out once under the temporary directory, see before-tree.ts) and print rxmcp/before
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
- *                  client-1 client-64 stdio-10mib, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
+ *                  client-1 client-64 stdio-10mib stdio-10mib-text, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
  *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
  *                  npm registry), tasks, auth, host, redis, validator; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
@@ -91,7 +91,7 @@ const SERVERS = {
 } as const
 
 const GROUPS: Record<string, readonly string[]> = {
-  stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib'],
+  stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib', 'stdio-10mib-text'],
   http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
   // The web handler (rxmcp/web) on Node behind @hono/node-server against the node:http listener, both eras.
@@ -280,20 +280,26 @@ async function benchClient(name: Side, inFlight: number): Promise<Measure> {
 
 /** Bytes of the text echoed by the large round trip. */
 const BIG_TEXT_BYTES = 10 * 1024 * 1024
+/**
+ * The text of the second large round trip: prose with quotes, newlines, tabs and non-ASCII, as a
+ * file's contents are. `'x'.repeat` is the cheapest case for every step (JSON escaping, UTF-8, the
+ * structure check's walk through strings); this one costs what real text costs.
+ */
+const BIG_TEXT_UNIT = 'She said "It\'s 5\u00b0C, f\u00fcr \u4e16\u754c", then left.\n\tA path: C:\\tmp\\x. '
 /** Round trips timed per server (the median is reported); one more goes first, untimed. */
 const BIG_TRIPS = 5
 /** How long one large round trip may take before the server counts as failed. */
 const BIG_TIMEOUT_MS = 60_000
 
 /** One server's large round trips: the median in ms, or why they failed. */
-interface BigTrip { ms?: number; all?: number[]; failure?: string }
+interface BigTrip { ms?: number; all?: number[]; serverCpuMs?: number; failure?: string }
 
 /**
  * Spawns a stdio server and drives it with raw JSON lines: the handshake, then echo calls carrying
  * `BIG_TEXT_BYTES` of text. Lines are assembled from Buffer chunks, scanning only new bytes for
  * the newline, so the driver's cost stays linear and the same for every server.
  */
-async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
+async function bigRoundTrips(name: keyof typeof SERVERS, payload: 'ascii' | 'text' = 'ascii'): Promise<BigTrip> {
   const child = spawn(process.execPath, serverArgs(SERVERS[name], root), { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] })
   child.stdin!.on('error', () => {})
   // Chunks of the line being read, and the waiter of each request id.
@@ -325,17 +331,21 @@ async function bigRoundTrips(name: keyof typeof SERVERS): Promise<BigTrip> {
   try {
     await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rxmcp-bench', version: '1' } })
     child.stdin!.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    const text = 'x'.repeat(BIG_TEXT_BYTES)
+    const text = payload === 'ascii' ? 'x'.repeat(BIG_TEXT_BYTES) : BIG_TEXT_UNIT.repeat(Math.ceil(BIG_TEXT_BYTES / BIG_TEXT_UNIT.length)).slice(0, BIG_TEXT_BYTES)
     const times: number[] = []
+    // The server's CPU per trip: steadier than the time on a busy machine.
+    const cpus: number[] = []
     for (let trip = 0; trip <= BIG_TRIPS; trip++) {
       const started = performance.now()
+      const cpuBefore = processCpuMs(child.pid!)
       const answer = await request('tools/call', { name: 'echo', arguments: { text } })
       const elapsed = performance.now() - started
+      if (trip > 0) cpus.push(processCpuMs(child.pid!) - cpuBefore)
       if (answer.error !== undefined) return { failure: `error ${answer.error.code}: ${answer.error.message.slice(0, 160)}` }
       if (answer.result?.content?.[0]?.text !== text) return { failure: `wrong answer: ${JSON.stringify(answer.result).slice(0, 160)}` }
       if (trip > 0) times.push(elapsed)
     }
-    return { ms: median(times), all: times }
+    return { ms: median(times), all: times, serverCpuMs: median(cpus) }
   } catch (error) {
     return { failure: (error as Error).message }
   } finally {
@@ -568,10 +578,19 @@ async function main(): Promise<void> {
     const trips: Record<string, BigTrip> = {}
     for (const name of ['rxmcp', 'floor', 'official'] as const) trips[name] = await bigRoundTrips(name)
     report['stdio-10mib'] = trips
-    const show = (trip: BigTrip) => trip.ms !== undefined ? `${trip.ms.toFixed(0)} ms` : `FAILED (${trip.failure})`
+    const show = (trip: BigTrip) => trip.ms !== undefined ? `${trip.ms.toFixed(0)} ms (server cpu ${trip.serverCpuMs!.toFixed(0)} ms)` : `FAILED (${trip.failure})`
     console.log(`stdio, one 10 MiB echo round trip (median of ${BIG_TRIPS}): rxmcp ${show(trips.rxmcp!)}, no-library floor ${show(trips.floor!)}, official SDK ${show(trips.official!)}\n`)
     if (trips.rxmcp!.ms !== undefined && trips.floor!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/floor', trips.rxmcp!.ms / trips.floor!.ms, { atMost: 1.2 })
     if (trips.rxmcp!.ms !== undefined && trips.official!.ms !== undefined) addRatio('stdio 10 MiB round trip time rxmcp/official', trips.rxmcp!.ms / trips.official!.ms)
+  }
+  if (isSelected('stdio-10mib-text')) {
+    // The same with real text (escapes, non-ASCII): what a file costs, where 'x'.repeat costs least.
+    const trips: Record<string, BigTrip> = {}
+    for (const name of ['rxmcp', 'floor'] as const) trips[name] = await bigRoundTrips(name, 'text')
+    report['stdio-10mib-text'] = trips
+    const show = (trip: BigTrip) => trip.ms !== undefined ? `${trip.ms.toFixed(0)} ms (server cpu ${trip.serverCpuMs!.toFixed(0)} ms)` : `FAILED (${trip.failure})`
+    console.log(`stdio, one 10 MiB echo round trip of text with escapes and non-ASCII (median of ${BIG_TRIPS}): rxmcp ${show(trips.rxmcp!)}, no-library floor ${show(trips.floor!)}\n`)
+    if (trips.rxmcp!.ms !== undefined && trips.floor!.ms !== undefined) addRatio('stdio 10 MiB text round trip time rxmcp/floor', trips.rxmcp!.ms / trips.floor!.ms, { atMost: 1.2 })
   }
   for (const [inFlight, sessions] of [[1, 1], [64, 1], [64, 16]] as const) {
     const key = `http-${inFlight}-${sessions}`

@@ -102,7 +102,7 @@ async function clientLoad(which: 'client' | 'official-client', inFlight: number,
   let call: () => Promise<unknown>
   let close: () => Promise<void>
   if (which === 'client') {
-    const client = await connect(stdioClient({ command: process.execPath, args: SERVER_ARGS, cwd: root }), { name: 'profile', version: '1' })
+    const client = await connect(stdioClient({ command: process.execPath, args: SERVER_ARGS, cwd: root }), { name: 'profile', version: '1' }, { era: 'legacy' })
     call = () => client.callTool('echo', args)
     close = () => client.close()
   } else {

@@ -59,6 +59,18 @@ describe('jsonLines', () => {
     expect((out[0] as { error: ParseError }).error.code).toBe(-32700)
   })
 
+  it('refuses only the line with invalid UTF-8 among the lines of one chunk', () => {
+    const chunk = new Uint8Array([...bytes('{"a":1}\n'), 0xc3, 0x28, 0x0a, ...bytes('{"b":2}\n{"c":3}\n')])
+    expect(messages(decodeChunks([chunk]))).toEqual([{ a: 1 }, 'ParseError', { b: 2 }, { c: 3 }])
+  })
+
+  it('drops one byte order mark at the start of a line (after spaces), in one chunk or line by line', () => {
+    const text = '\ufeff{"a":1}\n  \ufeff{"b":2}\n\ufeff\ufeff{"c":3}\n{"d":4}\n'
+    const expected = [{ a: 1 }, { b: 2 }, 'ParseError', { d: 4 }]
+    expect(messages(decodeChunks([bytes(text)]))).toEqual(expected)
+    expect(messages(decodeChunks(text.split(/(?<=\n)/).map(bytes)))).toEqual(expected)
+  })
+
   it('does not overflow the stack on deep nesting: refuses it before parsing', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000)
     expect(() => decodeChunks([deep + '\n'], 1 << 20)).not.toThrow()

@@ -32,6 +32,17 @@ describe('withTimeout', () => {
     })
   })
 
+  it('times each of many overlapping watches of one duration on its own', () => {
+    createTestScheduler().run(({ cold, expectObservable }) => {
+      const watched = (marbles: string) => cold(marbles).pipe(withTimeout({ each: 4, error: () => error }))
+      expectObservable(watched('--x|')).toBe('--x|')
+      expectObservable(watched('------x|'), '-^').toBe('-----#', undefined, error)
+      expectObservable(watched('-------'), '--^').toBe('------#', undefined, error)
+      expectObservable(watched('-x-x-x-x|')).toBe('-x-x-x-x|')
+      expectObservable(watched('---x|'), '---^').toBe('------x|')
+    })
+  })
+
   it('enforces max whatever the source emits', () => {
     createTestScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('-a-a-a-a-a-a-|')
