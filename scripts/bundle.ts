@@ -188,7 +188,7 @@ export async function bundle(outDir = join(root, 'dist')): Promise<void> {
   }
   if (groups === undefined || groups.core.size === 0) throw new Error('scripts/bundle.ts: the core group is empty')
   // The command runs from the repository too (`./dist/bin/rxmcp.js`), not only through npm's link.
-  for (const file of Object.values(manifest.bin)) chmodSync(join(root, file), 0o755)
+  for (const file of Object.values(manifest.bin)) chmodSync(join(outDir, file.replace(/^\.\/dist\//, '')), 0o755)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await bundle()
