@@ -30,8 +30,9 @@
  *   over is `instanceof` against the application's RxJS classes and its global `config`.
  * - **Dependencies stay external** (package.json `dependencies` and `peerDependencies`, RxJS
  *   excepted, and Node's built-ins), loaded where the sources load them (most lazily).
- * - **Small and readable**: comments and whitespace are dropped, names are kept, so stack traces
- *   read as the sources do; source maps (sources inlined) are written beside each file.
+ * - **Readable**: not minified (names, lines and indentation stay, so a stack trace reads as the
+ *   sources do; minifying fully made the files 35% smaller and compiled no faster), JSDoc dropped;
+ *   source maps (sources inlined) are written beside each file.
  */
 import { chmodSync, readFileSync, realpathSync } from 'node:fs'
 import { builtinModules, createRequire } from 'node:module'
@@ -175,7 +176,6 @@ export async function bundle(outDir = join(root, 'dist')): Promise<void> {
       sourcemap: true,
       // Annotations stay (`@vite-ignore` keeps a bundler of the application off a computed import).
       comments: { legal: true, annotation: true, jsdoc: false },
-      minify: { compress: false, mangle: false, codegen: { removeWhitespace: true } },
       codeSplitting: {
         groups: [
           { name: 'core', test: (id: string) => (groups ??= groupsOf(graph)).core.has(id), priority: 2 },
