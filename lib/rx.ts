@@ -1,8 +1,12 @@
 /**
- * The parts of RxJS that rxmcp uses, each imported from its own module. `import ... from 'rxjs'`
- * loads all of RxJS under Node (about 220 CommonJS modules, the largest part of a stdio server's
- * start); these load about 35. The classes are the very ones `rxjs` exports (the same files), so
- * Observables made here and in an application mix freely. Every other file imports RxJS from here.
+ * The parts of RxJS that rxmcp uses, each imported from its own module. Every other file imports
+ * RxJS from here. Run from the sources (tsx, the tests) these are the installed `rxjs`'s own
+ * modules. The built package holds them instead: scripts/bundle.ts takes them from RxJS's ES
+ * module build into the package's chunks, the parts used only, because importing them from the
+ * installed CommonJS build (88 modules) cost a stdio server more than the rest of its start
+ * (issue 24). Observables of the two copies mix freely (RxJS recognises one by its shape and
+ * `Symbol.observable`, a scheduler by its interface); `instanceof` against the application's
+ * RxJS classes does not hold for the package's.
  */
 export { Observable } from 'rxjs/internal/Observable'
 export { Subject } from 'rxjs/internal/Subject'

@@ -121,6 +121,35 @@ describe('the npm package', () => {
     for (const line of lines) expect(Number(line.split(' ')[1])).toBeGreaterThan(0)
   })
 
+  it('issue 24: the built browser, web and server entries reach no node: module and no ws through any import of their files, so the shared chunks hold nothing Node-only', async () => {
+    const dist = join(project, 'node_modules', 'rxmcp', 'dist')
+    /** Each file the entries reach through the specifiers in their built code, and the bare specifiers met on the way. */
+    const reached = async (entries: string[]) => {
+      const files = new Set<string>()
+      const bare = new Set<string>()
+      const pending = entries.map(entry => join(dist, entry))
+      while (pending.length > 0) {
+        const file = pending.pop()!
+        if (files.has(file)) continue
+        files.add(file)
+        const code = await readFile(file, 'utf8')
+        // Static imports and re-exports (`import{a}from"./x.js"`, `export*from"./x.js"`) and import() of a literal.
+        for (const [, specifier] of code.matchAll(/(?:\bimport|\bexport)\s*(?:[\w$*{}\s,]*?\bfrom\s*)?\(?\s*["'`]([^"'`]+)["'`]/g)) {
+          if (specifier!.startsWith('.')) pending.push(join(file, '..', specifier!))
+          else bare.add(specifier!)
+        }
+      }
+      return { files: [...files], bare: [...bare] }
+    }
+    for (const entries of [['browser.js'], ['entries/web.js'], ['actors/server.js']]) {
+      const { files, bare } = await reached(entries)
+      expect(files.length, entries[0]).toBeGreaterThan(1)
+      expect(bare.filter(specifier => specifier.startsWith('node:') || specifier === 'ws'), entries[0]).toEqual([])
+    }
+    // The check sees Node imports: the stdio transport spawns its child through node:child_process.
+    expect((await reached(['transports/stdio.js'])).bare).toContain('node:child_process')
+  })
+
   it('is loaded by require() too, since no module of it awaits at top level (require(esm))', async () => {
     const result = await run(process.execPath, ['-e', "const m = require('rxmcp'); console.log(typeof m.createServer, typeof m.connect)"], project)
     expect(result.stdout.trim()).toBe('function function')
