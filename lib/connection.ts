@@ -116,9 +116,9 @@ class JsonRpcConnection implements Connection {
 
   notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void> {
     if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
-    const shape = this.#options.shapeOutgoing
+    const options = this.#options
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method }
-      : { jsonrpc: '2.0', method, params: shape === undefined ? params : shape('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
+      : { jsonrpc: '2.0', method, params: options.shapeOutgoing === undefined ? params : options.shapeOutgoing('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
     return this.#send(message, relatedRequestId)
   }
 
@@ -155,8 +155,8 @@ class JsonRpcConnection implements Connection {
     const withMeta = wantsProgress || meta !== undefined
       ? { ...params, _meta: { ...(params?._meta as Meta | undefined), ...meta, ...(wantsProgress ? { progressToken: id } : undefined) } }
       : params
-    const shape = this.#options.shapeOutgoing
-    const outParams = shape === undefined || withMeta === undefined ? withMeta : shape('request', method, withMeta)
+    const own = this.#options
+    const outParams = own.shapeOutgoing === undefined || withMeta === undefined ? withMeta : own.shapeOutgoing('request', method, withMeta)
     const message: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams }
     this.#pending.set(id, { subscriber, method })
     let onAbort: (() => void) | undefined
@@ -379,8 +379,8 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
-    const shape = this.#options.shapeOutgoing
-    const body = !isJsonObject(result) ? EMPTY_RESULT : shape === undefined ? result : shape('result', request.method, result, request)
+    const options = this.#options
+    const body = !isJsonObject(result) ? EMPTY_RESULT : options.shapeOutgoing === undefined ? result : options.shapeOutgoing('result', request.method, result, request)
     this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
   }
 
