@@ -39,6 +39,17 @@ export function createConnection(transport: Transport, options: ConnectionOption
 
 /** The pipeline {@link Connection} draws: one per transport, its state in private fields. */
 class JsonRpcConnection implements Connection {
+  /**
+   * What reads the transport's inbound for a connection: an observer whose callbacks are its
+   * class's methods, one small object per connection instead of three closures.
+   */
+  static readonly #Reader = class InboundReader {
+    constructor(readonly connection: JsonRpcConnection) {}
+    next(item: Inbound): void { this.connection.#receive(item) }
+    error(error: unknown): void { this.connection.#finish(error) }
+    complete(): void { this.connection.#finish(undefined) }
+  }
+
   readonly #transport: Transport
   readonly #options: ConnectionOptions
   readonly #nextId: IdGenerator
@@ -48,8 +59,8 @@ class JsonRpcConnection implements Connection {
   /** Incoming requests whose handler runs, by id. */
   readonly #incoming = new Map<RequestId, IncomingRequest>()
   readonly #handlers = new Map<string, RequestHandler>()
-  /** The notification bus: one Subject per method, made when first asked for. */
-  readonly #bus = new Map<string, Subject<JsonObject>>()
+  /** The notification bus: one Subject per method, made when first asked for (the map too: most connections never ask). */
+  #bus: Map<string, Subject<JsonObject>> | undefined = undefined
   #inboundSubscription: Subscription | undefined
   /** The sender of the frame being handled (see #receive). */
   #principal: Principal | undefined = undefined
@@ -87,11 +98,7 @@ class JsonRpcConnection implements Connection {
   start(): void {
     if (this.#isStarted) return
     this.#isStarted = true
-    this.#inboundSubscription = this.#transport.inbound.subscribe({
-      next: item => this.#receive(item),
-      error: error => this.#finish(error),
-      complete: () => this.#finish(undefined),
-    })
+    this.#inboundSubscription = this.#transport.inbound.subscribe(new JsonRpcConnection.#Reader(this))
   }
 
   async close(): Promise<void> {
@@ -105,11 +112,12 @@ class JsonRpcConnection implements Connection {
   removeRequestHandler(method: string): void { this.#handlers.delete(method) }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
-    let subject = this.#bus.get(method)
+    const bus = this.#bus ??= new Map()
+    let subject = bus.get(method)
     if (subject === undefined) {
       subject = new Subject<JsonObject>()
       if (this.#isClosed) subject.complete()
-      this.#bus.set(method, subject)
+      bus.set(method, subject)
     }
     return subject.asObservable() as Observable<P>
   }
@@ -244,8 +252,12 @@ class JsonRpcConnection implements Connection {
     this.#requestInfo = item.requestInfo
     this.#stream = item.stream
     if (item.session !== undefined) this.#options.sharedSession?.(item.session)
-    if (Array.isArray(value)) return this.#receiveBatch(value)
-    this.#receiveOne(value, undefined)
+    if (Array.isArray(value)) this.#receiveBatch(value)
+    else this.#receiveOne(value, undefined)
+    // Kept no longer than the frame: an idle connection holds no request's headers nor its stream.
+    this.#principal = undefined
+    this.#requestInfo = undefined
+    this.#stream = undefined
   }
 
   /**
@@ -316,7 +328,7 @@ class JsonRpcConnection implements Connection {
       case 'notifications/progress': deliverProgress(this.#pending, params); break
     }
     this.#options.onNotification?.(notification)
-    this.#bus.get(notification.method)?.next(params ?? EMPTY_PARAMS)
+    this.#bus?.get(notification.method)?.next(params ?? EMPTY_PARAMS)
   }
 
   #receiveRequest(message: JsonRpcRequest, batch: BatchCollector | undefined): void {
@@ -482,7 +494,7 @@ class JsonRpcConnection implements Connection {
     // Every pending request fails at once: nobody will answer it now. The error is made only when
     // someone gets it: a one-exchange connection (a modern HTTP request) closes with nothing left.
     if (this.#pending.size > 0 || this.#incoming.size > 0) failAll(this.#pending, this.#incoming, error)
-    for (const subject of this.#bus.values()) subject.complete()
+    if (this.#bus !== undefined) for (const subject of this.#bus.values()) subject.complete()
     this.#resolveClosed()
   }
 }
