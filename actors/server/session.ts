@@ -164,7 +164,9 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   #spawn(): ActorRef<SessionMessage, SessionState> {
-    const actor = this.server.system.spawn(sessionLogic, { id: this.#id, input: this.#input(), onEvent: event => this.#perform(event as SessionEvent) })
+    // Its input names its session, so one function does every session's events (see performEvent).
+    const input: SpawnInput = { ...this.#input(), session: this }
+    const actor = this.server.system.spawn(sessionLogic, { id: this.#id, input, onEvent: performEvent })
     actor.snapshots.subscribe(snapshot => { this.#state = snapshot.state })
     return actor
   }
@@ -175,11 +177,6 @@ export class Session implements SessionCore, LegacyGate {
       protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
       logLevel: server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
     }
-  }
-
-  /** Does what the session's actor decided. */
-  #perform(event: SessionEvent): void {
-    this.notify(event.method, event.params)
   }
 
   /**
@@ -405,6 +402,15 @@ export class Session implements SessionCore, LegacyGate {
     return result
   }
 
+}
+
+/** A session actor's input: what its logic starts from, and the session it belongs to (for performEvent). */
+interface SpawnInput extends SessionInput { readonly session: Session }
+
+/** Does what a session's actor decided, for every session: the actor's input names its session. */
+function performEvent(event: unknown, input: unknown): void {
+  const { method, params } = event as SessionEvent
+  ;(input as SpawnInput).session.notify(method, params)
 }
 
 /** The part of a session's state another instance needs to go on serving it. */
