@@ -17,6 +17,7 @@ import {
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
 import type { ActorRef, ActorSystem } from '../../lib/actor/system.ts'
+import type { Snapshot } from '../../lib/actor/logic.ts'
 import type { InputOptions, SessionState } from './api.ts'
 import { sessionLogic, type SavedSession, type SessionEvent, type SessionInput, type SessionMessage } from './session-logic.ts'
 import { SERVER_DEFAULTS } from './options.ts'
@@ -104,6 +105,12 @@ export class Session implements SessionCore, LegacyGate {
     reportUnhandledError(error: unknown): void { this.session.server.report(error) }
   }
 
+  /** Keeps the session's copy of its actor's state (an observer object, not a closure per session). */
+  static readonly #Mirror = class StateMirror {
+    constructor(readonly session: Session) {}
+    next(snapshot: Snapshot<SessionState>): void { this.session.#state = snapshot.state }
+  }
+
   /** Unique across processes; a shared session's is the listener's, adopted with its first message. */
   #id: string
   /** The record of a session kept beyond this process, once its first message brought it. */
@@ -167,7 +174,7 @@ export class Session implements SessionCore, LegacyGate {
     // Its input names its session, so one function does every session's events (see performEvent).
     const input: SpawnInput = { ...this.#input(), session: this }
     const actor = this.server.system.spawn(sessionLogic, { id: this.#id, input, onEvent: performEvent })
-    actor.snapshots.subscribe(snapshot => { this.#state = snapshot.state })
+    actor.snapshots.subscribe(new Session.#Mirror(this))
     return actor
   }
 
@@ -331,7 +338,8 @@ export class Session implements SessionCore, LegacyGate {
   #handlerFor(method: string): RequestHandler | undefined {
     const handler = this.#sessionHandler(method) ?? this.#routeHandler(method)
     if (handler !== undefined) {
-      this.connection.setRequestHandler(method, handler)
+      // initialize is answered once (a second is refused): not worth keeping.
+      if (method !== 'initialize') this.connection.setRequestHandler(method, handler)
       return handler
     }
     const route = this.server.methods.get(method)
