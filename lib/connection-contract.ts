@@ -44,7 +44,10 @@ export type RequestHandler = (params: JsonObject | undefined, request: IncomingR
 /** A hook that may refuse an incoming request before its handler runs. */
 export type RequestGate = (request: IncomingRequest) => McpError | undefined
 
-/** Options of {@link createConnection}. */
+/**
+ * Options of {@link createConnection}. The hooks are called as methods of this object, so it may
+ * be an instance of a class whose methods they are (one object per connection, not a closure each).
+ */
 export interface ConnectionOptions {
   /** May refuse incoming requests (the lifecycle and capabilities use it). */
   gateRequest?: RequestGate

@@ -39,6 +39,17 @@ export function createConnection(transport: Transport, options: ConnectionOption
 
 /** The pipeline {@link Connection} draws: one per transport, its state in private fields. */
 class JsonRpcConnection implements Connection {
+  /**
+   * What reads the transport's inbound for a connection: an observer whose callbacks are its
+   * class's methods, one small object per connection instead of three closures.
+   */
+  static readonly #Reader = class InboundReader {
+    constructor(readonly connection: JsonRpcConnection) {}
+    next(item: Inbound): void { this.connection.#receive(item) }
+    error(error: unknown): void { this.connection.#finish(error) }
+    complete(): void { this.connection.#finish(undefined) }
+  }
+
   readonly #transport: Transport
   readonly #options: ConnectionOptions
   readonly #nextId: IdGenerator
@@ -48,8 +59,8 @@ class JsonRpcConnection implements Connection {
   /** Incoming requests whose handler runs, by id. */
   readonly #incoming = new Map<RequestId, IncomingRequest>()
   readonly #handlers = new Map<string, RequestHandler>()
-  /** The notification bus: one Subject per method, made when first asked for. */
-  readonly #bus = new Map<string, Subject<JsonObject>>()
+  /** The notification bus: one Subject per method, made when first asked for (the map too: most connections never ask). */
+  #bus: Map<string, Subject<JsonObject>> | undefined = undefined
   #inboundSubscription: Subscription | undefined
   /** The sender of the frame being handled (see #receive). */
   #principal: Principal | undefined = undefined
@@ -87,11 +98,7 @@ class JsonRpcConnection implements Connection {
   start(): void {
     if (this.#isStarted) return
     this.#isStarted = true
-    this.#inboundSubscription = this.#transport.inbound.subscribe({
-      next: item => this.#receive(item),
-      error: error => this.#finish(error),
-      complete: () => this.#finish(undefined),
-    })
+    this.#inboundSubscription = this.#transport.inbound.subscribe(new JsonRpcConnection.#Reader(this))
   }
 
   async close(): Promise<void> {
@@ -105,20 +112,21 @@ class JsonRpcConnection implements Connection {
   removeRequestHandler(method: string): void { this.#handlers.delete(method) }
 
   notifications<P extends JsonObject = JsonObject>(method: string): Observable<P> {
-    let subject = this.#bus.get(method)
+    const bus = this.#bus ??= new Map()
+    let subject = bus.get(method)
     if (subject === undefined) {
       subject = new Subject<JsonObject>()
       if (this.#isClosed) subject.complete()
-      this.#bus.set(method, subject)
+      bus.set(method, subject)
     }
     return subject.asObservable() as Observable<P>
   }
 
   notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void> {
     if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
-    const shape = this.#options.shapeOutgoing
+    const options = this.#options
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method }
-      : { jsonrpc: '2.0', method, params: shape === undefined ? params : shape('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
+      : { jsonrpc: '2.0', method, params: options.shapeOutgoing === undefined ? params : options.shapeOutgoing('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
     return this.#send(message, relatedRequestId)
   }
 
@@ -155,8 +163,8 @@ class JsonRpcConnection implements Connection {
     const withMeta = wantsProgress || meta !== undefined
       ? { ...params, _meta: { ...(params?._meta as Meta | undefined), ...meta, ...(wantsProgress ? { progressToken: id } : undefined) } }
       : params
-    const shape = this.#options.shapeOutgoing
-    const outParams = shape === undefined || withMeta === undefined ? withMeta : shape('request', method, withMeta)
+    const own = this.#options
+    const outParams = own.shapeOutgoing === undefined || withMeta === undefined ? withMeta : own.shapeOutgoing('request', method, withMeta)
     const message: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams }
     this.#pending.set(id, { subscriber, method })
     let onAbort: (() => void) | undefined
@@ -244,8 +252,12 @@ class JsonRpcConnection implements Connection {
     this.#requestInfo = item.requestInfo
     this.#stream = item.stream
     if (item.session !== undefined) this.#options.sharedSession?.(item.session)
-    if (Array.isArray(value)) return this.#receiveBatch(value)
-    this.#receiveOne(value, undefined)
+    if (Array.isArray(value)) this.#receiveBatch(value)
+    else this.#receiveOne(value, undefined)
+    // Kept no longer than the frame: an idle connection holds no request's headers nor its stream.
+    this.#principal = undefined
+    this.#requestInfo = undefined
+    this.#stream = undefined
   }
 
   /**
@@ -316,7 +328,7 @@ class JsonRpcConnection implements Connection {
       case 'notifications/progress': deliverProgress(this.#pending, params); break
     }
     this.#options.onNotification?.(notification)
-    this.#bus.get(notification.method)?.next(params ?? EMPTY_PARAMS)
+    this.#bus?.get(notification.method)?.next(params ?? EMPTY_PARAMS)
   }
 
   #receiveRequest(message: JsonRpcRequest, batch: BatchCollector | undefined): void {
@@ -379,8 +391,8 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
-    const shape = this.#options.shapeOutgoing
-    const body = !isJsonObject(result) ? EMPTY_RESULT : shape === undefined ? result : shape('result', request.method, result, request)
+    const options = this.#options
+    const body = !isJsonObject(result) ? EMPTY_RESULT : options.shapeOutgoing === undefined ? result : options.shapeOutgoing('result', request.method, result, request)
     this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
   }
 
@@ -482,7 +494,7 @@ class JsonRpcConnection implements Connection {
     // Every pending request fails at once: nobody will answer it now. The error is made only when
     // someone gets it: a one-exchange connection (a modern HTTP request) closes with nothing left.
     if (this.#pending.size > 0 || this.#incoming.size > 0) failAll(this.#pending, this.#incoming, error)
-    for (const subject of this.#bus.values()) subject.complete()
+    if (this.#bus !== undefined) for (const subject of this.#bus.values()) subject.complete()
     this.#resolveClosed()
   }
 }

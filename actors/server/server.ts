@@ -51,6 +51,8 @@ export class Server implements McpServer, ServerCore {
   /** Extensions declared with {@link Server.extension}, by identifier, with their settings. */
   readonly extensions = new Map<string, JsonObject>()
   readonly #sessions = new Set<Session>()
+  /** The sessions' one subscription to the event bus, while there are sessions (see #toSessions). */
+  #sessionEvents: Subscription | undefined
   /** Transport servers being listened on, with the subscription to their sessions. */
   readonly #listeners = new Map<TransportServer, Subscription>()
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
@@ -360,15 +362,32 @@ export class Server implements McpServer, ServerCore {
   #open(transport: Transport): ServerSession {
     const session = new Session(this, transport)
     this.#sessions.add(session)
-    // A legacy session hears list changes (once operating) and updates of what it subscribed to.
-    const events = this.#events.subscribe(event => {
-      if (event.type === 'list_changed') session.listChanged(event.kind)
-      else if (event.type === 'resource_updated') session.resourceUpdated(event.uri)
-      else if (event.sessionId === session.id) session.taskChanged(event.task)
+    // A legacy session hears list changes (once operating) and updates of what it subscribed to:
+    // through one subscription for all sessions, held while there is one (see #toSessions).
+    this.#sessionEvents ??= this.#events.subscribe(event => this.#toSessions(event))
+    void session.closed.then(() => {
+      this.#sessions.delete(session)
+      if (this.#sessions.size > 0) return
+      this.#sessionEvents?.unsubscribe()
+      this.#sessionEvents = undefined
     })
-    void session.closed.then(() => { events.unsubscribe(); this.#sessions.delete(session) })
     session.connection.start()
     return session
+  }
+
+  /**
+   * An event of the bus to every legacy session, in the order they opened: a list change (sent once
+   * operating), an update of a resource (sent where subscribed), a task's status (to its session).
+   * One session's failure is reported and the others still hear it.
+   */
+  #toSessions(event: ServerEvent): void {
+    for (const session of this.#sessions) {
+      try {
+        if (event.type === 'list_changed') session.listChanged(event.kind)
+        else if (event.type === 'resource_updated') session.resourceUpdated(event.uri)
+        else if (event.sessionId === session.id) session.taskChanged(event.task)
+      } catch (error) { this.report(error) }
+    }
   }
 
   /** An event raised here: to this server's bus, and to the other instances when they share it. */

@@ -18,7 +18,9 @@ import { subscriptionId, subscriptionLogic, type SubscriptionUpdated } from './s
  * ```
  *
  * One deliberate exception to copying: `subscriptions` is changed in place (the state object is
- * new), since copying it per change made n subscribes cost O(n²).
+ * new), since copying it per change made n subscribes cost O(n²). A session starts with one empty
+ * set shared by all (never changed): its own is made with its first subscription, so an idle
+ * session holds none.
  */
 
 /** The part of a session's state another instance saved (a shared session), as the session reads it back. */
@@ -57,13 +59,20 @@ export interface SessionInput {
 }
 
 const UPDATED = Object.freeze({ type: 'updated' })
+/** Every session's subscriptions until its first (see above); never changed. */
+const NO_SUBSCRIPTIONS: ReadonlySet<string> = new Set()
+
+/** The session's own set of subscriptions, to change in place: made on the first. */
+function ownSubscriptions(state: SessionState): Set<string> {
+  return state.subscriptions === NO_SUBSCRIPTIONS ? new Set() : state.subscriptions as Set<string>
+}
 const STOP_SELF: readonly Effect[] = Object.freeze([effect.stop()])
 
 /** The logic of a legacy session (see the diagram above). */
 export const sessionLogic: ActorLogic<SessionState, SessionMessage, SessionInput> = {
   name: 'session',
   initial: input => ({
-    status: 'awaiting-initialize', protocolVersion: input.protocolVersion, clientCapabilities: {}, logLevel: input.logLevel, subscriptions: new Set(),
+    status: 'awaiting-initialize', protocolVersion: input.protocolVersion, clientCapabilities: {}, logLevel: input.logLevel, subscriptions: NO_SUBSCRIPTIONS,
   }),
   transition: (state, message): Step<SessionState> => {
     switch (message.type) {
@@ -76,8 +85,9 @@ export const sessionLogic: ActorLogic<SessionState, SessionMessage, SessionInput
       case 'set-level': return state.logLevel === message.level ? [state, NONE] : [{ ...state, logLevel: message.level }, NONE]
       case 'subscribe': {
         if (state.subscriptions.has(message.uri)) return [state, NONE]
-        ;(state.subscriptions as Set<string>).add(message.uri)
-        return [{ ...state }, [effect.spawn(subscriptionId(message.uri), subscriptionLogic, { input: message.uri })]]
+        const subscriptions = ownSubscriptions(state)
+        subscriptions.add(message.uri)
+        return [{ ...state, subscriptions }, [effect.spawn(subscriptionId(message.uri), subscriptionLogic, { input: message.uri })]]
       }
       case 'unsubscribe': {
         if (!(state.subscriptions as Set<string>).delete(message.uri)) return [state, NONE]
@@ -102,7 +112,7 @@ function lifecycle(state: SessionState, status: LifecycleState): Step<SessionSta
 
 /** A shared session goes on from what was saved: its negotiated state, and a subscription actor per saved URI. */
 function restore(state: SessionState, saved: SavedSession): Step<SessionState> {
-  const subscriptions = state.subscriptions as Set<string>
+  const subscriptions = ownSubscriptions(state)
   const spawns: Effect[] = []
   for (const uri of saved.subscriptions) {
     if (subscriptions.has(uri)) continue

@@ -1,7 +1,7 @@
 import { Observable, distinctUntilChanged, lastValueFrom, map } from '../../lib/rx.ts'
-import { createConnection, type Connection, type IncomingRequest, type RequestOptions } from '../../lib/connection.ts'
+import { createConnection, type Connection, type ConnectionOptions, type IncomingRequest, type RequestHandler, type RequestOptions } from '../../lib/connection.ts'
 import type { SharedSession, Transport } from '../../lib/transport.ts'
-import type { JsonObject, RequestId } from '../../lib/jsonrpc/message.ts'
+import type { JsonObject, JsonRpcNotification, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { randomId } from '../../lib/base64url.ts'
@@ -10,13 +10,14 @@ import { Feature } from '../../lib/schema/negotiate.ts'
 import { hasCapability, requiredCapability } from '../../lib/schema/capabilities.ts'
 import { inputRequestProblem, rootsProblem } from '../../lib/schema/input-requests.ts'
 import { resultOf, type RequestEvent } from '../../lib/operators/progress.ts'
-import { shapeForRevision } from '../../lib/schema/shape.ts'
+import { shapeForRevision, type ShapeKind } from '../../lib/schema/shape.ts'
 import {
   LOGGING_LEVELS,
   type ClientCapabilities, type CreateMessageParams, type CreateMessageResult, type ElicitParams, type ElicitResult,
   type Implementation, type ListRootsResult, type LoggingLevel, type ServerCapabilities,
 } from '../../lib/schema/types.ts'
 import type { ActorRef, ActorSystem } from '../../lib/actor/system.ts'
+import type { Snapshot } from '../../lib/actor/logic.ts'
 import type { InputOptions, SessionState } from './api.ts'
 import { sessionLogic, type SavedSession, type SessionEvent, type SessionInput, type SessionMessage } from './session-logic.ts'
 import { SERVER_DEFAULTS } from './options.ts'
@@ -61,6 +62,55 @@ export const SESSION_METHODS: ReadonlySet<string> = new Set([
  * stream (a Streamable HTTP POST) gets no Session: see serveSessionless.
  */
 export class Session implements SessionCore, LegacyGate {
+  /**
+   * The session's side of its connection (ConnectionOptions): one object whose hooks are its
+   * class's methods, shared by every session, where an object literal of arrows would be a closure
+   * per hook per session (with many sessions, Streamable HTTP, that was most of an idle session's
+   * heap). Inside Session, so it reaches the session's private state.
+   */
+  static readonly #Hooks = class SessionHooks implements ConnectionOptions {
+    /** Each request is an actor, a child of this session's. */
+    readonly actors: SessionRequests
+    constructor(readonly session: Session) { this.actors = new SessionRequests(session.server.system, session) }
+    get maxBatchSize(): number | undefined { return this.session.server.options.maxBatchSize }
+    get timeout(): number | undefined { return this.session.server.options.timeout }
+    get captureStack(): boolean | undefined { return this.session.server.options.captureStack }
+    get inspect(): ConnectionOptions['inspect'] { return this.session.server.options.inspect }
+    gateRequest(request: IncomingRequest): McpError | undefined { return classify(this.session.server, request, this.session) }
+    sharedSession(shared: SharedSession): void { if (this.session.#shared === undefined) this.session.#adopt(shared) }
+    gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined { return this.session.#gateOutgoing(method, params) }
+    findHandler(method: string): RequestHandler | undefined { return this.session.#handlerFor(method) }
+    onNotification(notification: JsonRpcNotification): void {
+      if (notification.method === 'notifications/initialized') this.session.actor.send({ type: 'initialized' })
+    }
+    allowBatch(): boolean {
+      const state = this.session.#state
+      return Feature.batch(state.protocolVersion) && state.status !== 'awaiting-initialize'
+    }
+    /**
+     * What goes out fits the negotiated revision (initialize is answered after the version is set);
+     * the result of a modern request, the revision it spoke.
+     */
+    shapeOutgoing(kind: ShapeKind, method: string, payload: JsonObject, request?: IncomingRequest): JsonObject {
+      return shapeForRevision(kind, method, payload, request?.protocolVersion ?? this.session.#state.protocolVersion)
+    }
+    /**
+     * The negotiated version goes with every message from the initialize answer on (HTTP checks
+     * MCP-Protocol-Version by it); before, the state holds only a default, which is no version.
+     */
+    protocolVersion(): string | undefined {
+      const state = this.session.#state
+      return state.status === 'awaiting-initialize' ? undefined : state.protocolVersion
+    }
+    reportUnhandledError(error: unknown): void { this.session.server.report(error) }
+  }
+
+  /** Keeps the session's copy of its actor's state (an observer object, not a closure per session). */
+  static readonly #Mirror = class StateMirror {
+    constructor(readonly session: Session) {}
+    next(snapshot: Snapshot<SessionState>): void { this.session.#state = snapshot.state }
+  }
+
   /** Unique across processes; a shared session's is the listener's, adopted with its first message. */
   #id: string
   /** The record of a session kept beyond this process, once its first message brought it. */
@@ -77,8 +127,8 @@ export class Session implements SessionCore, LegacyGate {
   readonly closed: Promise<void>
   /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
   #capabilities: ServerCapabilities = {}
-  /** Where this session's requests are served: its server, its connection, itself. */
-  readonly scope: ServingScope
+  /** Where this session's requests are served (see scope): made with the first request that needs it. */
+  #scope: ServingScope | undefined
 
   constructor(server: ServerCore, transport: Transport) {
     // Unique across processes: a task store shared between instances owns tasks by it. A session
@@ -87,38 +137,8 @@ export class Session implements SessionCore, LegacyGate {
     this.server = server
     const options = server.options
     this.#state = sessionLogic.initial(this.#input())
-    this.connection = createConnection(transport, {
-      // Each request is an actor, a child of this session's.
-      actors: new SessionRequests(server.system, this),
-      gateRequest: request => this.#gate(request),
-      sharedSession: shared => { if (this.#shared === undefined) this.#adopt(shared) },
-      gateOutgoing: (method, params) => this.#gateOutgoing(method, params),
-      findHandler: method => {
-        const route = server.methods.get(method)
-        return route === undefined ? undefined : (params, request) => this.#serve(route, params, request)
-      },
-      onNotification: notification => {
-        if (notification.method === 'notifications/initialized') this.actor.send({ type: 'initialized' })
-      },
-      allowBatch: () => Feature.batch(this.#state.protocolVersion) && this.#state.status !== 'awaiting-initialize',
-      // What goes out fits the negotiated revision (initialize is answered after the version is set);
-      // the result of a modern request, the revision it spoke.
-      shapeOutgoing: (kind, method, payload, request) => shapeForRevision(kind, method, payload,
-        request?.protocolVersion ?? this.#state.protocolVersion),
-      // The negotiated version goes with every message from the initialize answer on (HTTP checks
-      // MCP-Protocol-Version by it); before, the state holds only a default, which is no version.
-      protocolVersion: () => {
-        const state = this.#state
-        return state.status === 'awaiting-initialize' ? undefined : state.protocolVersion
-      },
-      maxBatchSize: options.maxBatchSize,
-      timeout: options.timeout,
-      captureStack: options.captureStack,
-      inspect: options.inspect,
-      reportUnhandledError: error => server.report(error),
-    })
-    this.scope = { server, host: connectionHost(this.connection, () => this.protocolVersion, warning => server.report(warning)), session: this }
-    this.#registerHandlers()
+    // One object of prototype methods per session, not a closure per hook (see SessionHooks).
+    this.connection = createConnection(transport, new Session.#Hooks(this))
     this.closed = this.connection.closed.then(() => {
       // The session's own tasks end with it (see ServerTasks.sessionEnded).
       void server.tasks.sessionEnded(this).catch(error => server.report(error))
@@ -128,6 +148,11 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   get id(): string { return this.#id }
+  /** Where this session's requests are served: its server, its connection, itself. */
+  get scope(): ServingScope {
+    const server = this.server
+    return this.#scope ??= { server, host: connectionHost(this.connection, () => this.protocolVersion, warning => server.report(warning)), session: this }
+  }
   get isHandedOver(): boolean { return this.#shared?.isHandedOver === true }
 
   /**
@@ -146,8 +171,10 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   #spawn(): ActorRef<SessionMessage, SessionState> {
-    const actor = this.server.system.spawn(sessionLogic, { id: this.#id, input: this.#input(), onEvent: event => this.#perform(event as SessionEvent) })
-    actor.snapshots.subscribe(snapshot => { this.#state = snapshot.state })
+    // Its input names its session, so one function does every session's events (see performEvent).
+    const input: SpawnInput = { ...this.#input(), session: this }
+    const actor = this.server.system.spawn(sessionLogic, { id: this.#id, input, onEvent: performEvent })
+    actor.snapshots.subscribe(new Session.#Mirror(this))
     return actor
   }
 
@@ -157,11 +184,6 @@ export class Session implements SessionCore, LegacyGate {
       protocolVersion: server.versions.legacy[0] ?? server.versions.all[0]!,
       logLevel: server.options.defaultLogLevel ?? SERVER_DEFAULTS.defaultLogLevel,
     }
-  }
-
-  /** Does what the session's actor decided. */
-  #perform(event: SessionEvent): void {
-    this.notify(event.method, event.params)
   }
 
   /**
@@ -307,45 +329,64 @@ export class Session implements SessionCore, LegacyGate {
   // ---- handlers ----
 
   /**
-   * The session's own methods (the legacy lifecycle, logging level, resource subscriptions), the
-   * modern era's (discover, listen), and the router's, each served in the era its request speaks.
+   * The handler of one of the session's own methods (the legacy lifecycle, logging level, resource
+   * subscriptions), the modern era's (discover, listen), or the router's, each served in the era its
+   * request speaks; undefined for any other. Made when the session first meets the method and kept
+   * on the connection from then on, so an idle session holds none of them. `server.method`'s
+   * methods are looked up on each request instead: they may be removed.
    */
-  #registerHandlers(): void {
-    const connection = this.connection
+  #handlerFor(method: string): RequestHandler | undefined {
+    const handler = this.#sessionHandler(method) ?? this.#routeHandler(method)
+    if (handler !== undefined) {
+      // initialize is answered once (a second is refused): not worth keeping.
+      if (method !== 'initialize') this.connection.setRequestHandler(method, handler)
+      return handler
+    }
+    const route = this.server.methods.get(method)
+    return route === undefined ? undefined : (params, request) => this.#serve(route, params, request)
+  }
+
+  #sessionHandler(method: string): RequestHandler | undefined {
     const server = this.server
+    switch (method) {
+      case 'initialize': return params => this.#initialize(params)
+      // The session's own methods go through the server's middleware too (initialize does not: the
+      // handshake is the transport's business, and a refusal there would leave no session to answer).
+      case 'logging/setLevel': return this.#guarded(method, params => {
+        this.actor.send({ type: 'set-level', level: requireLevel(params) })
+        return {}
+      })
+      case 'resources/subscribe': return this.#guarded(method, params => {
+        const uri = requireUri(params)
+        const subscriptions = this.#state.subscriptions
+        const limit = server.options.maxSubscriptions ?? SERVER_DEFAULTS.maxSubscriptions
+        if (!subscriptions.has(uri) && subscriptions.size >= limit) {
+          throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
+        }
+        if (!server.router.resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
+        this.actor.send({ type: 'subscribe', uri })
+        return {}
+      })
+      case 'resources/unsubscribe': return this.#guarded(method, params => {
+        this.actor.send({ type: 'unsubscribe', uri: requireUri(params) })
+        return {}
+      })
+      // The modern era's own methods (a modern request on a stdio or WebSocket connection), through the middleware there.
+      case 'server/discover':
+      case 'subscriptions/listen': return modernHandler(server, this.scope, method)
+    }
+    return undefined
+  }
 
-    connection.setRequestHandler('initialize', params => this.#initialize(params))
+  /** A router's method (the routes are fixed when the server is made). */
+  #routeHandler(method: string): RequestHandler | undefined {
+    const route = this.server.router.routes.get(method)
+    return route === undefined ? undefined : (params, request) => this.#serve(route, params, request)
+  }
 
-    // The session's own methods go through the server's middleware too (initialize does not: the
-    // handshake is the transport's business, and a refusal there would leave no session to answer).
-    const setRequestHandler = (method: string, handler: (params: JsonObject | undefined, request: IncomingRequest) => unknown) =>
-      connection.setRequestHandler(method, (params, request) => this.#guard(method, handler, params, request))
-
-    setRequestHandler('logging/setLevel', params => {
-      this.actor.send({ type: 'set-level', level: requireLevel(params) })
-      return {}
-    })
-
-    setRequestHandler('resources/subscribe', params => {
-      const uri = requireUri(params)
-      const subscriptions = this.#state.subscriptions
-      const limit = server.options.maxSubscriptions ?? SERVER_DEFAULTS.maxSubscriptions
-      if (!subscriptions.has(uri) && subscriptions.size >= limit) {
-        throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
-      }
-      if (!server.router.resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
-      this.actor.send({ type: 'subscribe', uri })
-      return {}
-    })
-    setRequestHandler('resources/unsubscribe', params => {
-      this.actor.send({ type: 'unsubscribe', uri: requireUri(params) })
-      return {}
-    })
-
-    // The modern era's own methods (a modern request on a stdio or WebSocket connection), through the middleware there.
-    for (const method of ['server/discover', 'subscriptions/listen']) connection.setRequestHandler(method, modernHandler(server, this.scope, method)!)
-
-    for (const [method, route] of server.router.routes) connection.setRequestHandler(method, (params, request) => this.#serve(route, params, request))
+  /** A session method's handler through the server's middleware, when it has any. */
+  #guarded(method: string, handler: (params: JsonObject | undefined, request: IncomingRequest) => unknown): RequestHandler {
+    return (params, request) => this.#guard(method, handler, params, request)
   }
 
   /** One request of the router's: in the era it speaks (the gate marked a modern one with its version). */
@@ -369,6 +410,15 @@ export class Session implements SessionCore, LegacyGate {
     return result
   }
 
+}
+
+/** A session actor's input: what its logic starts from, and the session it belongs to (for performEvent). */
+interface SpawnInput extends SessionInput { readonly session: Session }
+
+/** Does what a session's actor decided, for every session: the actor's input names its session. */
+function performEvent(event: unknown, input: unknown): void {
+  const { method, params } = event as SessionEvent
+  ;(input as SpawnInput).session.notify(method, params)
 }
 
 /** The part of a session's state another instance needs to go on serving it. */

@@ -48,9 +48,11 @@ import { WebSocket } from 'ws'
 import { connect } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../../lib/codec/msgpack.ts'
-import { idleSessionHeap, idleSessionRss, openSession, post, startHttpServer } from './http-bench.ts'
+import { idleSessionHeap, idleSessionRss, openSession, post, printHolders, startHttpServer } from './http-bench.ts'
 
-const IDLE_SESSIONS = 4000
+/** Issue 24's memory measure: 1,000 idle sessions (10 warm, not counted); issue 8's minimal server, 4,000. */
+const IDLE_SESSIONS = 1000
+const IDLE_SESSIONS_MINIMAL = 4000
 import { CLOCK_TICKS, installCleanup, killChildren, processCpuMs, rss, selfCpuMs, within } from './procs.ts'
 import { RawDriver, type RawResponse } from './raw-driver.ts'
 import { modernEchoParams, postModern, startModernHttp, startModernStdio, type ModernSide } from './modern-bench.ts'
@@ -497,7 +499,7 @@ async function alternate<K extends string>(names: readonly K[], run: (name: K) =
 }
 
 const table: string[][] = []
-const ratios: { label: string; ratio: number; target?: string; isMet?: boolean }[] = []
+const ratios: { label: string; ratio: number; target?: string; isMet?: boolean; unit?: string }[] = []
 const report: Record<string, unknown> = {}
 
 function addRows<K extends string>(run: string, cpuOf: string, comparison: Comparison<K>): void {
@@ -533,10 +535,11 @@ function addBeforeRatios(label: string, median: Partial<Record<string, Measure>>
   addRatio(`${label} calls/s after/before (${BEFORE!.commit.slice(0, 7)})`, now.callsPerSecond / then.callsPerSecond)
 }
 
-function addRatio(label: string, ratio: number, target?: { atLeast?: number; atMost?: number }): void {
+/** A row of the ratios table; `unit` for the odd row that is a figure, not a ratio (`x` else). */
+function addRatio(label: string, ratio: number, target?: { atLeast?: number; atMost?: number }, unit?: string): void {
   const text = target === undefined ? undefined : target.atLeast !== undefined ? `>= ${target.atLeast}` : `<= ${target.atMost}`
   const isMet = target === undefined ? undefined : target.atLeast !== undefined ? ratio >= target.atLeast : ratio <= target.atMost!
-  ratios.push({ label, ratio, target: text, isMet })
+  ratios.push({ label, ratio, target: text, isMet, ...(unit === undefined ? {} : { unit }) })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,20 +625,30 @@ async function main(): Promise<void> {
     addRatio('modern http cpu/call web handler/node listener, 64 in flight', result.median.web.cpuPerCall / result.median.rxmcp.cpuPerCall)
   }
   if (isSelected('http-memory')) {
-    // 4,000 sessions, so the heap's own step growth (a few MiB at a time) spreads thin; the gc'd
-    // heap per session in-process is the steadier figure beside it.
+    // As issue 24 measures it (idleSessionRss): the everything example in a child, 10 sessions
+    // opened first and not counted, 1,000 initialized sessions kept open, RSS after a one-second
+    // settle before and after; the floor and the official SDK's server the same way. Beside it the
+    // minimal rxmcp server over 4,000 sessions (issue 8's measure), and the gc'd heap per session
+    // in-process, the steadier figure, listed by what holds it.
     const rx = await idleSessionRss('rxmcp', IDLE_SESSIONS)
+    const floor = await idleSessionRss('floor', IDLE_SESSIONS)
     const official = await idleSessionRss('official', IDLE_SESSIONS)
+    const minimal = await idleSessionRss('minimal', IDLE_SESSIONS_MINIMAL)
     if (BEFORE !== undefined) {
       const before = await idleSessionRss('rxmcp', IDLE_SESSIONS, BEFORE.dir)
       report['http-memory-before'] = before
       console.log(`http memory per idle initialized session, before (${BEFORE.commit.slice(0, 7)}): ${(before / 1024).toFixed(1)} KiB`)
       addRatio(`http bytes per idle session after/before (${BEFORE.commit.slice(0, 7)})`, rx / before)
     }
-    const heap = await idleSessionHeap()
-    report['http-memory'] = { rxmcp: rx, official, rxmcpHeap: heap.full, listenerHeap: heap.listenerOnly }
-    console.log(`http memory per idle initialized session (RSS growth over ${IDLE_SESSIONS}): rxmcp ${(rx / 1024).toFixed(1)} KiB, official ${(official / 1024).toFixed(1)} KiB`)
+    const heap = await idleSessionHeap(2000, 500)
+    report['http-memory'] = { rxmcp: rx, floor, official, minimal, rxmcpHeap: heap.full, listenerHeap: heap.listenerOnly, heapByHolder: heap.holders }
+    const kb = (bytes: number) => (bytes / 1000).toFixed(1)
+    console.log(`http memory per idle initialized session (RSS growth over ${IDLE_SESSIONS}, everything example): rxmcp ${kb(rx)} KB = ${(rx / 1024).toFixed(1)} KiB (target <= 12 KB: ${rx <= 12_000 ? 'met' : 'missed'}), floor ${kb(floor)} KB, official ${kb(official)} KB`)
+    console.log(`  minimal rxmcp server (one tool), RSS growth over ${IDLE_SESSIONS_MINIMAL}: ${kb(minimal)} KB`)
     console.log(`  rxmcp heap per idle session after GC: ${(heap.full / 1024).toFixed(1)} KiB (listener alone ${(heap.listenerOnly / 1024).toFixed(1)} KiB)`)
+    printHolders('  rxmcp heap per idle session (everything server, 500 sessions)', heap.holders!)
+    addRatio('http memory per idle session rxmcp (RSS growth, 1,000 sessions, everything example)', rx / 1000, { atMost: 12 }, ' KB')
+    addRatio('http bytes per idle session rxmcp/floor', rx / floor)
     addRatio('http bytes per idle session rxmcp/official', rx / official, { atMost: 0.25 })
   }
   for (const inFlight of [1, 64]) {
@@ -743,8 +756,8 @@ async function main(): Promise<void> {
   printTable(table)
   console.log('\nratios')
   const width = Math.max(...ratios.map(ratio => ratio.label.length))
-  for (const { label, ratio, target, isMet } of ratios) {
-    console.log(`  ${label.padEnd(width)}  ${ratio.toFixed(2).padStart(6)}x${target === undefined ? '' : `   target ${target.padEnd(7)} ${isMet ? 'met' : 'MISSED'}`}`)
+  for (const { label, ratio, target, isMet, unit = 'x' } of ratios) {
+    console.log(`  ${label.padEnd(width)}  ${ratio.toFixed(2).padStart(6)}${unit}${target === undefined ? '' : `   target ${target.padEnd(7)} ${isMet ? 'met' : 'MISSED'}`}`)
   }
   const totalSeconds = (performance.now() - startedAt) / 1000
   Object.assign(report, { ratios, totalSeconds })

@@ -7,6 +7,7 @@ import { request as httpRequest, Agent } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { within } from './procs.ts'
 import { serverArgs } from './built.ts'
+import { heapByHolder, type HeapHolder } from './heap-holders.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 export const HTTP_SERVERS = {
@@ -18,6 +19,8 @@ export const HTTP_SERVERS = {
   floor: ['--import', 'tsx', 'spec/bench/http-floor-server.ts', '0'],
   // The same everything server through the web handler (rxmcp/web) behind @hono/node-server.
   web: ['--import', 'tsx', 'spec/bench/web-http-server.ts', '0'],
+  // A minimal rxmcp server (one echo tool) over Streamable HTTP (rxmcp-http-echo-server.ts).
+  minimal: ['--import', 'tsx', 'spec/bench/rxmcp-http-echo-server.ts', '0'],
 } as const
 
 /** Starts a server child and reads its endpoint URL from its output. */
@@ -66,10 +69,12 @@ export async function openSession(url: URL, localAddress?: string): Promise<stri
 /**
  * Heap per idle initialized session, in this process (gc'd before and after; `node --expose-gc`
  * or the flag set at runtime): the whole stack (everything server over Streamable HTTP) and the
- * listener alone (a bare transport answering initialize), so the transport's share is known.
+ * listener alone (a bare transport answering initialize), so the transport's share is known; with
+ * `byHolder`, the whole stack's heap per session again, listed by what holds it (heap-holders.ts,
+ * over `byHolder` sessions: two heap snapshots are slow).
  * Run it alone: `npx tsx spec/bench/http-bench.ts memory`.
  */
-export async function idleSessionHeap(count = 2000): Promise<{ full: number; listenerOnly: number }> {
+export async function idleSessionHeap(count = 2000, byHolder = 0): Promise<{ full: number; listenerOnly: number; holders?: { total: number; holders: HeapHolder[] } }> {
   const { setFlagsFromString } = await import('node:v8')
   const { runInNewContext } = await import('node:vm')
   setFlagsFromString('--expose-gc')
@@ -77,10 +82,13 @@ export async function idleSessionHeap(count = 2000): Promise<{ full: number; lis
   const heap = () => { gc(); gc(); return process.memoryUsage().heapUsed }
   const { streamableHttp } = await import('../../transports/streamable-http.ts')
   const { createEverythingServer } = await import('../../examples/everything/everything.ts')
+  const open = async (url: URL, sessions: number) => {
+    for (let batch = 0; batch < sessions / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+  }
   const measure = async (url: URL) => {
-    await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    await open(url, 50)
     const before = heap()
-    for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
+    await open(url, count)
     return (heap() - before) / count
   }
   const server = createEverythingServer()
@@ -88,11 +96,12 @@ export async function idleSessionHeap(count = 2000): Promise<{ full: number; lis
   const http = streamableHttp({ maxSessionsPerClient: Infinity })
   await server.listen(http)
   const full = await measure(new URL(http.url!))
+  const holders = byHolder > 0 ? await heapByHolder(gc, () => open(new URL(http.url!), byHolder), byHolder) : undefined
   await server.close()
   const bare = await startBareListener()
   const listenerOnly = await measure(new URL(bare.http.url!))
   await bare.close()
-  return { full, listenerOnly }
+  return { full, listenerOnly, ...(holders === undefined ? {} : { holders }) }
 }
 
 /**
@@ -113,13 +122,17 @@ export async function startBareListener() {
   return { http, close: async () => { subscription.unsubscribe(); await http.close() } }
 }
 
-/** RSS growth of a server child per idle initialized session, over `count` sessions (what `npm run bench` reports). */
-export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 1000, cwd = root): Promise<number> {
+/**
+ * RSS growth of a server child per idle initialized session, as issue 24 measures it (what a user
+ * sees): `warm` sessions opened first and not counted, RSS sampled after a one-second settle, then
+ * `count` more initialized sessions kept open, RSS sampled after another second; the growth over `count`.
+ */
+export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 1000, cwd = root, warm = 10): Promise<number> {
   const { rss } = await import('./procs.ts')
   const { child, url } = await startHttpServer(name, cwd)
   try {
-    await Promise.all(Array.from({ length: 50 }, () => openSession(url)))
-    await new Promise(resolve => setTimeout(resolve, 500))
+    await Promise.all(Array.from({ length: warm }, () => openSession(url)))
+    await new Promise(resolve => setTimeout(resolve, 1000))
     const before = rss(child.pid!)
     // Each batch from another loopback address: another client, within the server's per-client session limit.
     for (let batch = 0; batch < count / 50; batch++) await Promise.all(Array.from({ length: 50 }, () => openSession(url, `127.0.0.${2 + batch}`)))
@@ -130,11 +143,25 @@ export async function idleSessionRss(name: keyof typeof HTTP_SERVERS, count = 10
   }
 }
 
+/** Prints a heap-by-holder table (heap-holders.ts): the rows over `least` bytes, the rest summed. */
+export function printHolders(title: string, { total, holders }: { total: number; holders: HeapHolder[] }, least = 48): void {
+  console.log(`${title}: ${(total / 1024).toFixed(1)} KiB per session (${total.toFixed(0)} B), by holder (bytes, objects per session):`)
+  let rest = 0
+  for (const row of holders) {
+    if (row.bytes < least) { rest += row.bytes; continue }
+    console.log(`  ${row.bytes.toFixed(0).padStart(6)} B ${row.count.toFixed(2).padStart(6)}  ${row.holder}`)
+  }
+  console.log(`  ${rest.toFixed(0).padStart(6)} B         the rest (each under ${least} B)`)
+}
+
 if (process.argv[1] !== undefined && import.meta.url === (await import('node:url')).pathToFileURL(process.argv[1]).href && process.argv[2] === 'memory') {
-  const { full, listenerOnly } = await idleSessionHeap()
+  const { full, listenerOnly, holders } = await idleSessionHeap(2000, 500)
   console.log(`heap per idle Streamable HTTP session: ${(full / 1024).toFixed(1)} KiB in all, ${(listenerOnly / 1024).toFixed(1)} KiB of it the listener (transport) alone`)
-  for (const name of ['rxmcp', 'official'] as const) {
-    if (process.argv.includes(name)) console.log(`RSS per idle session, ${name} (growth over 1,000 in a child): ${((await idleSessionRss(name)) / 1024).toFixed(1)} KiB`)
+  printHolders('heap per idle session, everything server, over 500 sessions', holders!)
+  // RSS in a child: `rss` (the everything example, 1,000 sessions), `minimal` (4,000), `floor`, `official`.
+  for (const name of ['rxmcp', 'minimal', 'floor', 'official'] as const) {
+    const count = name === 'minimal' ? 4000 : 1000
+    if (process.argv.includes(name)) console.log(`RSS per idle session, ${name} (growth over ${count} in a child): ${((await idleSessionRss(name, count)) / 1024).toFixed(1)} KiB`)
   }
   agent.destroy()
 }
