@@ -767,7 +767,7 @@ async function main(): Promise<void> {
   const groups = new Map<string, { side: string; callsPerSecond: number }[]>()
   for (const [run, side, callsPerSecond] of table) {
     // The BENCH_BEFORE tree is a pair for reading a change, not a peer: not in the chart.
-    if (side === 'before') continue
+    if (side!.startsWith('before')) continue
     if (!groups.has(run!)) groups.set(run!, [])
     groups.get(run!)!.push({ side: side!, callsPerSecond: Number(callsPerSecond) })
   }
