@@ -71,7 +71,11 @@ export class NodeExchange implements Exchange {
   }
   reply(status: number, headers: Record<string, string>, body?: string): void {
     if (this.res.headersSent || this.res.destroyed) return
-    this.res.writeHead(status, { ...headers, ...this.extraHeaders })
+    const all = { ...headers, ...this.extraHeaders }
+    // With its length the answer is one write (headers and body together), not chunked; a 204 or
+    // 304 carries no body and no length.
+    if (status !== 204 && status !== 304) all['content-length'] = body === undefined ? '0' : String(Buffer.byteLength(body))
+    this.res.writeHead(status, all)
     this.res.end(body)
   }
   refuse(status: number, headers: Record<string, string>, body?: string): void {

@@ -21,6 +21,14 @@ async function exchange(answer: (sink: Sink) => void): Promise<IncomingMessage> 
   return new Promise((resolve, reject) => request({ host: '127.0.0.1', port, method: 'POST' }, resolve).on('error', reject).end())
 }
 
+/** A server whose one request is answered by `answer` with the exchange itself. */
+async function replied(answer: (exchange: NodeExchange) => void): Promise<IncomingMessage> {
+  server = createServer((req, res) => answer(new NodeExchange(req, res, {})))
+  await new Promise<void>(resolve => server!.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return new Promise((resolve, reject) => request({ host: '127.0.0.1', port, method: 'POST' }, resolve).on('error', reject).end())
+}
+
 /** The next chunk the client reads. */
 const nextChunk = (response: IncomingMessage) => new Promise<string>(resolve => response.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))))
 const rest = async (response: IncomingMessage) => { let text = ''; for await (const chunk of response) text += chunk; return text }
@@ -56,5 +64,25 @@ describe('NodeExchange.stream', () => {
     sink.write('data: late\n\n')
     sink.end()
     expect(await rest(response)).toBe('data: late\n\n')
+  })
+})
+
+describe('NodeExchange.reply', () => {
+  it('sends a body with its Content-Length, not chunked', async () => {
+    const response = await replied(exchange => exchange.reply(200, { 'content-type': 'application/json' }, '{"ü":1}'))
+    expect(response.headers['transfer-encoding']).toBeUndefined()
+    expect(response.headers['content-length']).toBe(String(Buffer.byteLength('{"ü":1}')))
+    expect(await rest(response)).toBe('{"ü":1}')
+  })
+
+  it('sends an answer without a body with Content-Length 0, and a 204 with none', async () => {
+    const accepted = await replied(exchange => exchange.reply(202, {}))
+    expect(accepted.headers['content-length']).toBe('0')
+    expect(accepted.headers['transfer-encoding']).toBeUndefined()
+    expect(await rest(accepted)).toBe('')
+    await new Promise<void>(resolve => { server?.closeAllConnections(); server?.close(() => resolve()); server = undefined })
+    const empty = await replied(exchange => exchange.reply(204, {}))
+    expect(empty.statusCode).toBe(204)
+    expect(empty.headers['content-length']).toBeUndefined()
   })
 })
