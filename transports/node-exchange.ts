@@ -74,9 +74,11 @@ export class NodeExchange implements Exchange {
     const all = { ...headers, ...this.extraHeaders }
     // With its length the answer is one write (headers and body together), not chunked; a 204 or
     // 304 carries no body and no length.
-    if (status !== 204 && status !== 304) all['content-length'] = body === undefined ? '0' : String(Buffer.byteLength(body))
+    // (A reply relayed from another instance comes through JSON: its missing body as null.)
+    const text = typeof body === 'string' ? body : undefined
+    if (status !== 204 && status !== 304) all['content-length'] = text === undefined ? '0' : String(Buffer.byteLength(text))
     this.res.writeHead(status, all)
-    this.res.end(body)
+    this.res.end(text)
   }
   refuse(status: number, headers: Record<string, string>, body?: string): void {
     const { req, res } = this
