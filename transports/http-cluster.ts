@@ -264,8 +264,9 @@ export class ClusterRouter {
     if (relay === undefined) return
     for (const op of ops) {
       switch (op[0]) {
-        case 'r': relay.exchange.reply(op[1], op[2], op[3]); this.#relayed.delete(key); return
-        case 'f': relay.exchange.refuse(op[1], op[2], op[3]); this.#relayed.delete(key); return
+        // A body the owner left out came through JSON as null: no body, as the Exchange contract says.
+        case 'r': relay.exchange.reply(op[1], op[2], op[3] ?? undefined); this.#relayed.delete(key); return
+        case 'f': relay.exchange.refuse(op[1], op[2], op[3] ?? undefined); this.#relayed.delete(key); return
         case 's': relay.sink = relay.exchange.stream(op[1], op[2], op[3]); break
         case 'w': relay.sink?.write(op[1]); break
         case 'e': relay.sink?.end(); this.#relayed.delete(key); return

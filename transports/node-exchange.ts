@@ -71,14 +71,7 @@ export class NodeExchange implements Exchange {
   }
   reply(status: number, headers: Record<string, string>, body?: string): void {
     if (this.res.headersSent || this.res.destroyed) return
-    const all = { ...headers, ...this.extraHeaders }
-    // With its length the answer is one write (headers and body together), not chunked; a 204 or
-    // 304 carries no body and no length.
-    // (A reply relayed from another instance comes through JSON: its missing body as null.)
-    const text = typeof body === 'string' ? body : undefined
-    if (status !== 204 && status !== 304) all['content-length'] = text === undefined ? '0' : String(Buffer.byteLength(text))
-    this.res.writeHead(status, all)
-    this.res.end(text)
+    answerWhole(this.res, status, { ...headers, ...this.extraHeaders }, body)
   }
   refuse(status: number, headers: Record<string, string>, body?: string): void {
     const { req, res } = this
@@ -125,12 +118,7 @@ class NodeSseSink implements Sink {
     this.#early = undefined
     if (res.headersSent || res.destroyed) return
     const text = early.length === 1 ? early[0]! : early.join('')
-    if (this.#isEnded) {
-      headers['content-length'] = String(Buffer.byteLength(text))
-      res.writeHead(this.status, headers)
-      res.end(text)
-      return
-    }
+    if (this.#isEnded) return answerWhole(res, this.status, headers, text)
     // SSE events are small and must go out at once, not wait for Nagle's algorithm.
     res.socket?.setNoDelay(true)
     res.writeHead(this.status, headers)
@@ -146,4 +134,15 @@ class NodeSseSink implements Sink {
     if (res.writableLength > this.highWaterMark) { res.destroy(); return }
     res.write(text)
   }
+}
+
+/**
+ * Answers with the whole body at once. With its length the answer is one write (headers and body
+ * together), not chunked framing; a 204 or 304 carries no body and no length. `headers` is the
+ * answer's own object (the length is added to it).
+ */
+function answerWhole(res: ServerResponse, status: number, headers: Record<string, string>, body: string | undefined): void {
+  if (status !== 204 && status !== 304) headers['content-length'] = body === undefined ? '0' : String(Buffer.byteLength(body))
+  res.writeHead(status, headers)
+  res.end(body)
 }
