@@ -125,9 +125,24 @@ async function webTarget(): Promise<Target> {
   }
 }
 
+/** The body of a legacy initialize request. */
+const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'table', version: '1' } } })
+
+/** Runs `test` against the everything server behind a web handler made with `options`, then closes the server. */
+async function withHandler(options: Parameters<typeof webHandler>[0], test: (handler: WebHandler) => Promise<void>): Promise<void> {
+  const server = createEverythingServer()
+  const handler = webHandler(options)
+  await server.listen(handler)
+  try {
+    await test(handler)
+  } finally {
+    await server.close()
+  }
+}
+
 /** Makes a session on `target` and gives the headers its requests carry. */
 async function openSession(target: Target): Promise<Record<string, string>> {
-  const init = await target.send(build({ body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'table', version: '1' } } }) }, {}))
+  const init = await target.send(build({ body: INITIALIZE }, {}))
   expect(init.status).toBe(200)
   await init.text()
   const headers = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': LEGACY }
@@ -264,11 +279,8 @@ describe('webHandler: auth, budgets and resumption, as the node:http listener ha
   }
 
   it('keeps a session its principal\'s own: another user naming its id finds no such session, and cannot end it', async () => {
-    const server = createEverythingServer()
-    const handler = webHandler({ auth })
-    await server.listen(handler)
-    try {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+    await withHandler({ auth }, async handler => {
+      const body = INITIALIZE
       const opened = await handler.fetch(build({ body, headers: { authorization: 'Bearer good-token' } }, {}))
       const session = { 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': LEGACY }
       const asBob = { authorization: 'Bearer other-token' }
@@ -279,17 +291,12 @@ describe('webHandler: auth, budgets and resumption, as the node:http listener ha
       const asAnn = { authorization: 'Bearer good-token' }
       expect(await answerOf(await handler.fetch(build({ session: true, headers: asAnn, body: request(2, 'ping') }, session)))).toEqual({ status: 200 })
       expect(handler.sessionCount).toBe(1)
-    } finally {
-      await server.close()
-    }
+    })
   })
 
   it('refuses a request without credentials 401 with the challenge, and serves one with them', async () => {
-    const server = createEverythingServer()
-    const handler = webHandler({ auth })
-    await server.listen(handler)
-    try {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+    await withHandler({ auth }, async handler => {
+      const body = INITIALIZE
       const refused = await handler.fetch(build({ body }, {}))
       expect(refused.status).toBe(401)
       expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="mcp"')
@@ -298,16 +305,11 @@ describe('webHandler: auth, budgets and resumption, as the node:http listener ha
       // The session belongs to its principal: without the token it does not exist.
       const session = { 'mcp-session-id': admitted.headers.get('mcp-session-id')!, 'mcp-protocol-version': LEGACY }
       expect((await handler.fetch(build({ session: true, body: request(1, 'ping') }, session))).status).toBe(401)
-    } finally {
-      await server.close()
-    }
+    })
   })
 
   it('spends the request budget per client address given in init, and answers 429 past it', async () => {
-    const server = createEverythingServer()
-    const handler = webHandler({ rateLimit: { capacity: 2, refillPerSecond: 0.001 } })
-    await server.listen(handler)
-    try {
+    await withHandler({ rateLimit: { capacity: 2, refillPerSecond: 0.001 } }, async handler => {
       const list = (id: number) => build({ headers: modernHeaders('tools/list'), body: request(id, 'tools/list', { _meta: modernMeta }) }, {})
       const ping = (address: string) => handler.fetch(list(1), { remoteAddress: address })
       expect((await ping('10.0.0.1')).status).toBe(200)
@@ -317,16 +319,11 @@ describe('webHandler: auth, budgets and resumption, as the node:http listener ha
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
       // Another address (Deno's remoteAddr form) has a budget of its own.
       expect((await handler.fetch(list(2), { remoteAddr: { hostname: '10.0.0.2' } })).status).toBe(200)
-    } finally {
-      await server.close()
-    }
+    })
   })
 
   it('resumes a stream with Last-Event-ID after the client went away', async () => {
-    const server = createEverythingServer()
-    const handler = webHandler()
-    await server.listen(handler)
-    try {
+    await withHandler(undefined, async handler => {
       const target: Target = { name: 'web', send: request => handler.fetch(request), close: async () => {} }
       const session = await openSession(target)
       const standalone = await handler.fetch(build({ method: 'GET', session: true, headers: { accept: 'text/event-stream' } }, session))
@@ -344,8 +341,6 @@ describe('webHandler: auth, budgets and resumption, as the node:http listener ha
       expect(missed.id).not.toBe(first.id)
       expect(missed.message).toMatchObject({ params: { uri: 'everything://readme' } })
       await replay.cancel()
-    } finally {
-      await server.close()
-    }
+    })
   })
 })
