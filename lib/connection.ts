@@ -1,4 +1,4 @@
-import { Observable, Subject, asyncScheduler, type Subscriber, type Subscription } from './rx.ts'
+import { Observable, Subject, asyncScheduler, type SchedulerLike, type Subscriber, type Subscription } from './rx.ts'
 import { settleOutcome, type OutcomeObserver } from './outcome.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
 import {
@@ -47,7 +47,7 @@ class JsonRpcConnection implements Connection {
     constructor(readonly connection: JsonRpcConnection) {}
     next(item: Inbound): void { this.connection.#receive(item) }
     error(error: unknown): void { this.connection.#finish(error) }
-    complete(): void { this.connection.#finish(undefined) }
+    complete(): void { this.connection.#end() }
   }
 
   readonly #transport: Transport
@@ -78,6 +78,12 @@ class JsonRpcConnection implements Connection {
   readonly #actors: RequestActors
   #isStarted = false
   #isClosed = false
+  /** True once inbound completed while requests still run and the transport can answer them (see Transport.answersAfterEndMs). */
+  #isEnding = false
+  /** True once close() was called: an inbound completing then does not wait for answers. */
+  #isClosing = false
+  /** The deadline of an ending connection. */
+  #grace: Subscription | undefined = undefined
   #resolveClosed!: () => void
   readonly closed: Promise<void>
 
@@ -103,6 +109,7 @@ class JsonRpcConnection implements Connection {
 
   async close(): Promise<void> {
     if (!this.#isClosed) {
+      this.#isClosing = true
       try { await this.#transport.close() } finally { this.#finish(undefined) }
     }
     return this.closed
@@ -152,7 +159,7 @@ class JsonRpcConnection implements Connection {
   }
 
   #sendRequest(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, subscriber: Subscriber<RequestEvent<JsonObject>>, callSite: CallSite): (() => void) | undefined {
-    if (this.#isClosed) { subscriber.error(callSite.closed()); return }
+    if (this.#isClosed || this.#isEnding) { subscriber.error(callSite.closed()); return }
     const refusal = this.#options.gateOutgoing?.(method, params)
     if (refusal !== undefined) { subscriber.error(refusal); return }
     const signal = options?.signal
@@ -361,8 +368,13 @@ class JsonRpcConnection implements Connection {
     request.subscription = settleOutcome(outcome, request, SETTLED)
   }
 
-  /** Does what a request's actor decided. */
+  /** Does what a request's actor decided; the last answer of an ending connection closes it. */
   #perform(request: IncomingRequest, event: RequestActorEvent): void {
+    this.#act(request, event)
+    if (this.#isEnding && this.#incoming.size === 0) this.#closeWhenAnswered()
+  }
+
+  #act(request: IncomingRequest, event: RequestActorEvent): void {
     switch (event.type) {
       case 'result': return this.#succeed(request, event.result)
       case 'error': return this.#fail(request, event.error)
@@ -403,7 +415,7 @@ class JsonRpcConnection implements Connection {
     // A request that reported progress is answered one macrotask later, so the answer does not share
     // a read with its last progress notification: the official SDK client dispatches progress a
     // microtask late and drops it once the response for its token has been handled.
-    ;(this.#options.scheduler ?? asyncScheduler).schedule(() => { if (!this.#isClosed) this.#sendResponse(response, request.id) })
+    ;this.#clock().schedule(() => { if (!this.#isClosed) this.#sendResponse(response, request.id) })
   }
 
   /**
@@ -486,10 +498,38 @@ class JsonRpcConnection implements Connection {
     }
   }
 
+  /**
+   * Inbound completed. A transport that can still send (Transport.answersAfterEndMs) gets the
+   * answers of the requests in flight, for at most that long; what this side asked the peer fails
+   * now, as its answer can no longer be read.
+   */
+  #end(): void {
+    const graceMs = this.#transport.answersAfterEndMs
+    if (this.#isClosing || !(graceMs !== undefined && graceMs > 0) || this.#incoming.size === 0) return this.#finish(undefined)
+    this.#isEnding = true
+    this.#inspect?.({ type: 'rxmcp.ending', inFlight: this.#incoming.size })
+    if (this.#pending.size > 0) failAll(this.#pending, new Map(), new ConnectionClosedError('Connection closed: the peer\'s input ended'))
+    // Held so that closing sooner lets a process with nothing else to do exit at once.
+    this.#grace = this.#clock().schedule(() => this.#finish(undefined), graceMs)
+  }
+
+  /**
+   * Closes an ending connection once its last answer is out: one macrotask later, after an answer
+   * held back for its progress (see #respond).
+   */
+  #closeWhenAnswered(): void {
+    this.#clock().schedule(() => this.#finish(undefined))
+  }
+
+  #clock(): SchedulerLike {
+    return this.#options.scheduler ?? asyncScheduler
+  }
+
   #finish(error: unknown): void {
     if (this.#isClosed) return
     this.#isClosed = true
     this.#inboundSubscription?.unsubscribe()
+    this.#grace?.unsubscribe()
     this.#inspect?.({ type: 'rxmcp.closed', error })
     // Every pending request fails at once: nobody will answer it now. The error is made only when
     // someone gets it: a one-exchange connection (a modern HTTP request) closes with nothing left.

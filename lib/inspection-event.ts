@@ -9,4 +9,6 @@ export type InspectionEvent =
   /** A request (or an unreadable frame) left unanswered because this side writes no responses (see `canRespond`). */
   | { type: 'rxmcp.request.unanswered'; id: RequestId | null; error?: McpError }
   | { type: 'rxmcp.handler.error'; method: string; error: unknown }
+  /** Inbound ended while `inFlight` requests still run; the connection answers them before it closes (see `Transport.answersAfterEndMs`). */
+  | { type: 'rxmcp.ending'; inFlight: number }
   | { type: 'rxmcp.closed'; error?: unknown }

@@ -190,6 +190,14 @@ export interface Transport {
   authorizationContext?(): AuthorizationContext | Promise<AuthorizationContext>
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
+  /**
+   * Optional: milliseconds this transport can still send once its `inbound` has completed, for a
+   * transport whose input can end while its output stays open (stdio: stdin ended, stdout open).
+   * The connection then answers the requests it is running before it closes, for at most this long;
+   * what it asked the peer fails at once, as nothing more will be read. Undefined or 0: the
+   * connection closes when `inbound` completes, stopping its requests.
+   */
+  readonly answersAfterEndMs?: number
 }
 
 /**

@@ -12,7 +12,7 @@ import type { StructureLimits } from '../lib/codec/structure.ts'
  * message (a 10 MiB argument or result is ordinary), so its limit is higher than the network
  * transports' 4 MiB: a line is held in memory once, and only by the one local peer.
  */
-export const STDIO_DEFAULTS = { maxMessageSize: 64 * 1024 * 1024, shutdownGraceMs: 2000 } as const
+export const STDIO_DEFAULTS = { maxMessageSize: 64 * 1024 * 1024, shutdownGraceMs: 2000, answersAfterEndMs: 10_000 } as const
 
 /** Options of {@link stdio}. */
 export interface StdioOptions {
@@ -32,6 +32,13 @@ export interface StdioOptions {
    * levels, 100,000 members); a line past them is answered with -32700 and its id, unparsed.
    */
   structureLimits?: StructureLimits
+  /**
+   * Milliseconds the server goes on answering the requests in flight once stdin has ended (a client
+   * that closed its end, `printf … | server`), before the connection closes and stops the rest
+   * (default 10,000; 0 stops them at once). A client shutting down closes stdin, waits for the
+   * server to exit and only then sends SIGTERM, so a server with nothing in flight exits at once.
+   */
+  answersAfterEndMs?: number
 }
 
 /**
@@ -81,6 +88,7 @@ export function stdio(options: StdioOptions = {}): Transport {
   return {
     kind: 'stdio',
     inbound,
+    answersAfterEndMs: options.answersAfterEndMs ?? STDIO_DEFAULTS.answersAfterEndMs,
     send: payload => {
       if (isClosed) throw new TransportError('The stdio transport is closed')
       return writer.write(jsonLines.encode(payload) as string)

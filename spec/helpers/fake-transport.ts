@@ -11,6 +11,8 @@ export class FakeTransport implements Transport {
   readonly #inbound = new Subject<Inbound>()
   readonly inbound = this.#inbound.asObservable()
   isClosed = false
+  /** See Transport.answersAfterEndMs; set by a test of an input that ends before the output. */
+  answersAfterEndMs: number | undefined = undefined
   // Who waits for `sent` to reach a count (see `frames`), looked at again on each send.
   readonly #waiting = new Set<{ count: number; done: () => void }>()
   #barriers = 0
@@ -27,6 +29,11 @@ export class FakeTransport implements Transport {
 
   receiveInvalid(error: Inbound & { type: 'invalid' }): void {
     this.#inbound.next(error)
+  }
+
+  /** The peer's input ends (stdin reaching its end) while this side can still send. */
+  end(): void {
+    this.#inbound.complete()
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,7 @@ import { createMemoryPair } from '../../transports/memory.ts'
 import { FakeTransport } from '../helpers/fake-transport.ts'
 import { verifies } from '../helpers/verifies.ts'
 import { collected } from '../helpers/collected.ts'
+import { TestClock } from '../helpers/test-clock.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { bareRequestInfo, type Inbound, type SendOptions, type Transport } from '../../lib/transport.ts'
 import type { JsonRpcPayload } from '../../lib/jsonrpc/message.ts'
@@ -512,5 +513,70 @@ describe('createConnection: what goes with each message (SendOptions)', () => {
     inbound.next({ type: 'message', message: { jsonrpc: '2.0', id: 1, result: { n: 2 } } })
     expect(await told).toStrictEqual({ type: 'result', result: { n: 1 }, requestInfo })
     expect(await silent).toStrictEqual({ type: 'result', result: { n: 2 } })
+  })
+})
+
+describe('an input that ends before the output (Transport.answersAfterEndMs)', () => {
+  const call = (id: number, method: string) => ({ jsonrpc: '2.0', id, method })
+
+  it('answers the requests in flight, then closes, and fails its own requests at once', async () => {
+    const transport = new FakeTransport()
+    transport.answersAfterEndMs = 10_000
+    const clock = new TestClock()
+    const events: InspectionEvent[] = []
+    const connection = createConnection(transport, { scheduler: clock, inspect: event => events.push(event) })
+    let answer!: (value: { done: boolean }) => void
+    connection.setRequestHandler('slow', () => new Promise(resolve => { answer = resolve }))
+    connection.start()
+    transport.receive(call(1, 'slow'))
+    const asked = firstValueFrom(connection.request('roots/list', undefined, { timeout: 0 })).catch(error => error)
+    transport.end()
+    expect(await asked).toBeInstanceOf(ConnectionClosedError)
+    expect(connection.isClosed).toBe(false)
+    expect(events).toContainEqual({ type: 'rxmcp.ending', inFlight: 1 })
+    // Nothing more can be asked of a peer that reads no more.
+    await expect(firstValueFrom(connection.request('ping'))).rejects.toBeInstanceOf(ConnectionClosedError)
+    answer({ done: true })
+    const sent = await transport.frames(2)
+    expect(sent[1]).toEqual({ jsonrpc: '2.0', id: 1, result: { done: true } })
+    expect(connection.isClosed).toBe(false)
+    // One turn later (after an answer held back behind its progress), with nothing left, it closes.
+    clock.advance(0)
+    expect(connection.isClosed).toBe(true)
+  })
+
+  it('stops what still runs when the grace is over, unanswered', async () => {
+    const transport = new FakeTransport()
+    transport.answersAfterEndMs = 5_000
+    const clock = new TestClock()
+    const connection = createConnection(transport, { scheduler: clock })
+    const aborted = new Promise<unknown>(resolve => connection.setRequestHandler('hang', (_params, request) => {
+      request.signal.addEventListener('abort', () => resolve(request.signal.reason))
+      return NEVER
+    }))
+    connection.start()
+    transport.receive(call(1, 'hang'))
+    transport.end()
+    expect(await clock.nextWait(5_000)).toBe(5_000)
+    clock.advance(4_999)
+    expect(connection.isClosed).toBe(false)
+    clock.advance(1)
+    expect(connection.isClosed).toBe(true)
+    expect(await aborted).toBeInstanceOf(ConnectionClosedError)
+    expect(transport.sent).toEqual([])
+  })
+
+  it('closes at once when nothing is in flight, or when the transport answers nothing after its end', async () => {
+    for (const answersAfterEndMs of [10_000, undefined]) {
+      const transport = new FakeTransport()
+      transport.answersAfterEndMs = answersAfterEndMs
+      const connection = createConnection(transport)
+      connection.setRequestHandler('hang', () => NEVER)
+      connection.start()
+      if (answersAfterEndMs === undefined) transport.receive(call(1, 'hang'))
+      transport.end()
+      expect(connection.isClosed).toBe(true)
+      await connection.closed
+    }
   })
 })

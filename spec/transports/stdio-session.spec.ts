@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { firstValueFrom } from 'rxjs'
 import { fileURLToPath } from 'node:url'
 import { PassThrough, Writable } from 'node:stream'
+import { spawn } from 'node:child_process'
 import { connect } from '../../actors/client.ts'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { STDIO_DEFAULTS, stdio, stdioClient } from '../../transports/stdio.ts'
@@ -35,6 +36,26 @@ describe('stdioClient with an rxmcp server child', () => {
       expect(error.message).toContain('code 3')
     }
     await expect(client.callTool('echo', { text: 'x' })).rejects.toBeInstanceOf(ConnectionClosedError)
+  }, 20_000)
+
+  it('answers the calls in flight when stdin ends, then exits (printf … | server)', async () => {
+    // The echo call is the first with an inputSchema: its validator loads asynchronously, so the
+    // call is still running when stdin ends right after it.
+    const child = spawn(process.execPath, ['--import', 'tsx', tinyServer], { stdio: ['pipe', 'pipe', 'ignore'] })
+    onTestFinished(() => { child.kill() })
+    const output: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk))
+    const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
+    child.stdin.end([
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"piped"}}}',
+      '',
+    ].join('\n'))
+    expect(await exited).toBe(0)
+    const answers = Buffer.concat(output).toString('utf8').trim().split('\n').map(line => JSON.parse(line))
+    expect(answers.map(answer => answer.id)).toEqual([1, 2])
+    expect(answers[1].result).toEqual({ content: [{ type: 'text', text: 'piped' }] })
   }, 20_000)
 
   it('reports a command that cannot start as a TransportError', async () => {
