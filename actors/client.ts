@@ -1,6 +1,7 @@
 import {
   Observable, Subject, asyncScheduler, defer, distinctUntilChanged, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription,
 } from '../lib/rx.ts'
+import type { Instrumentation } from '../lib/request-observer.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
@@ -68,7 +69,10 @@ export type {
  * const result = await client.callTool('echo', { text: 'hi' })
  */
 export async function connect(transport: Transport | (() => Transport), info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
-  const client = new Client(typeof transport === 'function' ? transport : () => transport, info, options)
+  // Telemetry's module and @opentelemetry/api load only when asked for.
+  const telemetry = options.telemetry
+  const instrumentation = telemetry === undefined || telemetry === false ? undefined : await (await import('./telemetry.ts')).loadTelemetry(telemetry)
+  const client = new Client(typeof transport === 'function' ? transport : () => transport, info, options, instrumentation)
   try {
     await client.ready
   } catch (error) {
@@ -129,9 +133,13 @@ class Client extends ClientCalls implements McpClient {
   #isClosing = false
   #resolveClosed!: () => void
 
-  constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions) {
+  /** What watches the client's connections (ClientOptions.telemetry), when asked for. */
+  readonly #instrumentation: Instrumentation | undefined
+
+  constructor(makeTransport: () => Transport, info: Implementation, options: ClientOptions, instrumentation: Instrumentation | undefined) {
     super()
     this.#options = options
+    this.#instrumentation = instrumentation
     this.#tools = new ToolCatalog(jsonSchemaSource(options.jsonSchemaValidator ?? CLIENT_DEFAULTS.jsonSchemaValidator))
     this.#makeTransport = makeTransport
     // MCP roots: a root's uri MUST be a file:// URI; the client never holds another.
@@ -215,6 +223,7 @@ class Client extends ClientCalls implements McpClient {
       timeout: options.timeout,
       captureStack: options.captureStack,
       inspect: options.inspect,
+      observer: this.#instrumentation?.connection('client', transport, () => this.#state.protocolVersion),
       reportUnhandledError: options.reportUnhandledError,
     })
     this.#connection = connection

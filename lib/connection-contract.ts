@@ -7,6 +7,7 @@ import type { RequestEvent } from './operators/progress.ts'
 import type { ShapeKind } from './schema/shape.ts'
 import type { IncomingRequest } from './incoming-request.ts'
 import type { InspectionEvent } from './inspection-event.ts'
+import type { ConnectionObserver } from './request-observer.ts'
 import type { ActorRef, ActorSystem } from './actor/system.ts'
 
 /** Default request timeout: 60 s without a response or progress. */
@@ -120,6 +121,11 @@ export interface ConnectionOptions {
   captureStack?: boolean
   /** Receives inspection events; nothing is built for them when absent. */
   inspect?: (event: InspectionEvent) => void
+  /**
+   * Watches every request both ways and the connection's end (telemetry: spans, metrics, the trace
+   * context in `_meta`); see lib/request-observer.ts. Nothing is made per request without one.
+   */
+  observer?: ConnectionObserver
   /** Where errors nobody observes go (default: nowhere but `inspect`). */
   reportUnhandledError?: (error: unknown) => void
 }

@@ -18,6 +18,7 @@ import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.t
 import { abortReason, deliverProgress, failAll, type PendingRequest } from './pending-request.ts'
 import { CallSite } from './call-site.ts'
 import type { InspectionEvent } from './inspection-event.ts'
+import { withMeta, type OutgoingWatch } from './request-observer.ts'
 import type { RequestActorEvent } from './request-logic.ts'
 import { RequestActors } from './request-actors.ts'
 
@@ -138,12 +139,22 @@ class JsonRpcConnection implements Connection {
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
+    const observer = this.#options.observer
+    if (observer === undefined) return this.#request(method, params, options)
+    return new Observable<RequestEvent<R>>(subscriber => {
+      const watch = observer.outgoing(method, params)
+      if (watch === undefined) return this.#request<R>(method, params, options).subscribe(subscriber)
+      return watched(this.#request<R>(method, params, watch.meta === undefined ? options : { ...options, meta: withMeta(options?.meta, watch.meta) }, watch), watch, subscriber)
+    })
+  }
+
+  #request<R extends JsonObject>(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, watch?: OutgoingWatch): Observable<RequestEvent<R>> {
     // With `captureStack`, a timeout or a closed connection points at the caller, not at a timer.
     // Off by default: capturing costs about 4 µs per request, a fifth of a whole echo round trip.
     const callSite = new CallSite(method)
     if (options?.captureStack ?? this.#options.captureStack ?? false) callSite.capture(JsonRpcConnection.prototype.request)
     const timeout = options?.timeout ?? this.#options.timeout ?? DEFAULT_REQUEST_TIMEOUT
-    const source = new Observable<RequestEvent<R>>(subscriber => this.#sendRequest(method, params, options, subscriber as Subscriber<RequestEvent<JsonObject>>, callSite))
+    const source = new Observable<RequestEvent<R>>(subscriber => this.#sendRequest(method, params, options, subscriber as Subscriber<RequestEvent<JsonObject>>, callSite, watch))
     const max = options?.maxTotalTimeout
     if (!(timeout > 0) && max === undefined) return source
     const resetOnProgress = options?.resetTimeoutOnProgress !== false
@@ -158,13 +169,14 @@ class JsonRpcConnection implements Connection {
     }))
   }
 
-  #sendRequest(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, subscriber: Subscriber<RequestEvent<JsonObject>>, callSite: CallSite): (() => void) | undefined {
+  #sendRequest(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, subscriber: Subscriber<RequestEvent<JsonObject>>, callSite: CallSite, watch: OutgoingWatch | undefined): (() => void) | undefined {
     if (this.#isClosed || this.#isEnding) { subscriber.error(callSite.closed()); return }
     const refusal = this.#options.gateOutgoing?.(method, params)
     if (refusal !== undefined) { subscriber.error(refusal); return }
     const signal = options?.signal
     if (signal?.aborted) { subscriber.error(new CancelledError('Request aborted before it was sent', { cause: signal.reason })); return }
     const id = this.#nextId()
+    watch?.sent?.(id)
     const wantsProgress = options?.progress !== false
     const meta = options?.meta
     const withMeta = wantsProgress || meta !== undefined
@@ -351,21 +363,26 @@ class JsonRpcConnection implements Connection {
     request.principal = this.#principal
     request.requestInfo = this.#requestInfo
     request.stream = this.#stream
+    const observer = this.#options.observer
+    // The gate has read the request's era and `_meta` once it ran: the watch is asked after it.
     const refusal = this.#options.gateRequest?.(request)
-    if (refusal !== undefined) return this.#answerError(id, refusal, batch)
+    if (observer !== undefined) request.watch = observer.incoming(request)
+    if (refusal !== undefined) return this.#refuse(request, refusal)
     const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
-    if (handler === undefined) return this.#answerError(id, new MethodNotFoundError(`Method not found: ${message.method}`), batch)
+    if (handler === undefined) return this.#refuse(request, new MethodNotFoundError(`Method not found: ${message.method}`))
     request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
-    const actor = request.actor = this.#actors.spawn(request, this.#onRequestEvent)
+    request.actor = this.#actors.spawn(request, this.#onRequestEvent)
     this.#incoming.set(id, request)
-    let outcome: unknown
-    try {
-      outcome = handler(message.params, request)
-    } catch (error) {
-      return actor.send({ type: 'error', error })
-    }
-    // The last value of an Observable is the result; progress goes to the actor meanwhile.
-    request.subscription = settleOutcome(outcome, request, SETTLED)
+    const watch = request.watch
+    // Watched, the handler runs inside what the watch makes current (its span), an Observable's subscription too.
+    if (watch === undefined) run(handler, message.params, request)
+    else watch.run(() => run(handler, message.params, request))
+  }
+
+  /** Answers a request refused before its handler ran (the gate, an unknown method). */
+  #refuse(request: IncomingRequest, error: McpError): void {
+    request.watch?.event({ type: 'error', error })
+    this.#answerError(request.id, error, request.batch)
   }
 
   /** Does what a request's actor decided; the last answer of an ending connection closes it. */
@@ -381,6 +398,7 @@ class JsonRpcConnection implements Connection {
       case 'progress': {
         if (this.#isClosed) return
         request.hasSentProgress = true
+        request.watch?.event(event)
         // A write that fails is the transport going: its close reaches the connection next.
         try { this.notify('notifications/progress', event.params, request.id)?.catch(() => {}) } catch { return }
         return
@@ -394,6 +412,7 @@ class JsonRpcConnection implements Connection {
   #abort(request: IncomingRequest, reason: unknown): void {
     if (request.isDone) return
     if (this.#incoming.get(request.id) === request) this.#incoming.delete(request.id)
+    request.watch?.event({ type: 'cancel', reason })
     request.cancel(reason)
     // No response for a cancelled request, not even inside a batch: it gives up its slot.
     request.batch?.skip()
@@ -403,6 +422,7 @@ class JsonRpcConnection implements Connection {
     if (request.isDone) return
     request.isDone = true
     this.#incoming.delete(request.id)
+    request.watch?.event({ type: 'result', result })
     const options = this.#options
     const body = !isJsonObject(result) ? EMPTY_RESULT : options.shapeOutgoing === undefined ? result : options.shapeOutgoing('result', request.method, result, request)
     this.#respond(request, { jsonrpc: '2.0', id: request.id, result: body })
@@ -462,6 +482,7 @@ class JsonRpcConnection implements Connection {
       this.#inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
       wire = this.#options.toWireError?.(error, request) ?? new InternalError('Internal error')
     }
+    request.watch?.event({ type: 'error', error: wire })
     this.#respond(request, { jsonrpc: '2.0', id: request.id, error: wire.toJSON() })
   }
 
@@ -530,6 +551,7 @@ class JsonRpcConnection implements Connection {
     this.#isClosed = true
     this.#inboundSubscription?.unsubscribe()
     this.#grace?.unsubscribe()
+    this.#options.observer?.closed?.(error)
     this.#inspect?.({ type: 'rxmcp.closed', error })
     // Every pending request fails at once: nobody will answer it now. The error is made only when
     // someone gets it: a one-exchange connection (a modern HTTP request) closes with nothing left.
@@ -537,6 +559,40 @@ class JsonRpcConnection implements Connection {
     if (this.#bus !== undefined) for (const subject of this.#bus.values()) subject.complete()
     this.#resolveClosed()
   }
+}
+
+/**
+ * `source` (an outgoing request's events) to `subscriber`, with `watch` told how it ends: its
+ * result, its error, or `abandoned` when the subscriber leaves first.
+ */
+function watched<R extends JsonObject>(source: Observable<RequestEvent<R>>, watch: OutgoingWatch, subscriber: Subscriber<RequestEvent<R>>): Subscription {
+  let isEnded = false
+  const subscription = source.subscribe({
+    next: event => {
+      if (event.type === 'result') { isEnded = true; watch.end({ type: 'result', result: event.result }) }
+      else if (event.type === 'progress') watch.progress?.(event)
+      subscriber.next(event)
+    },
+    error: error => {
+      isEnded = true
+      watch.end({ type: 'error', error })
+      subscriber.error(error)
+    },
+    complete: () => subscriber.complete(),
+  })
+  subscription.add(() => { if (!isEnded) { isEnded = true; watch.end({ type: 'abandoned' }) } })
+  return subscription
+}
+
+/** Runs a request's handler: its outcome (the last value of an Observable) goes to the request's actor, progress meanwhile. */
+function run(handler: RequestHandler, params: JsonObject | undefined, request: IncomingRequest): void {
+  let outcome: unknown
+  try {
+    outcome = handler(params, request)
+  } catch (error) {
+    return request.actor!.send({ type: 'error', error })
+  }
+  request.subscription = settleOutcome(outcome, request, SETTLED)
 }
 
 /** Every request's outcome goes to its actor: one object for all connections, not closures per session. */

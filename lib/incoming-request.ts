@@ -9,6 +9,7 @@ import type { Principal } from './auth.ts'
 import type { BatchCollector } from './batch-collector.ts'
 import type { ActorRef } from './actor/system.ts'
 import type { RequestInput, RequestMessage } from './request-logic.ts'
+import type { IncomingWatch } from './request-observer.ts'
 
 /**
  * The owner's record of one incoming request while its handler runs: its id, method, params,
@@ -45,6 +46,8 @@ export class IncomingRequest implements RequestInput {
   requestInfo: RequestInfo | undefined = undefined
   /** The stream carrying its answers, when the transport has one it can end and resume (see `Envelope.stream`). */
   stream: ResponseStream | undefined = undefined
+  /** What watches the request (telemetry), when its owner has an observer (see lib/request-observer.ts). */
+  watch: IncomingWatch | undefined = undefined
 
   /** The protocol version the request speaks when it carries its own (`modernMeta`). */
   get protocolVersion(): string | undefined { return this.modernMeta?.protocolVersion }

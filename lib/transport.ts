@@ -191,6 +191,11 @@ export interface Transport {
   /** Optional: a short name for inspection and errors (`'stdio'`, `'memory'`). */
   readonly kind?: string
   /**
+   * Optional: the MCP session id this transport carries, once it has one (Streamable HTTP's
+   * `Mcp-Session-Id`); telemetry records it as `mcp.session.id`.
+   */
+  readonly sessionId?: string
+  /**
    * Optional: milliseconds this transport can still send once its `inbound` has completed, for a
    * transport whose input can end while its output stays open (stdio: stdin ended, stdout open).
    * The connection then answers the requests it is running before it closes, for at most this long;

@@ -110,6 +110,9 @@ export class HttpSession implements Transport, ListenerSession {
 
   constructor(readonly id: string, readonly config: SessionConfig, public lastSeen: number, readonly onEnd: (session: HttpSession) => void) {}
 
+  /** The session's `Mcp-Session-Id` (see Transport.sessionId). */
+  get sessionId(): string { return this.id }
+
   get kind(): string { return 'streamable-http' }
   get inbound(): Observable<Inbound> {
     return this.#inbound.observe()

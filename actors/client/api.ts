@@ -1,4 +1,5 @@
 import type { CallToolAsTaskOptions, ClientTasks, ToolTaskEvent } from './tasks.ts'
+import type { TelemetryOptions } from '../../lib/request-observer.ts'
 import type { ClientTaskOptions } from './task-requests.ts'
 import type { ClientSkills } from './skills.ts'
 import type { Observable, SchedulerLike } from '../../lib/rx.ts'
@@ -105,6 +106,14 @@ export interface ClientOptions {
   /** Keep call-site stacks of requests for their timeout errors (see ConnectionOptions.captureStack). */
   captureStack?: boolean
   inspect?: (event: InspectionEvent) => void
+  /**
+   * OpenTelemetry traces and metrics by the MCP semantic conventions (README, Telemetry): a CLIENT
+   * span per request with its context in `_meta` (`traceparent`, `tracestate`, `baggage`), so the
+   * server's span continues the caller's trace. `true` uses the globally registered providers, or
+   * name a `tracerProvider` and `meterProvider`. Needs the optional peer `@opentelemetry/api`,
+   * loaded only when set (`connect` fails when it is missing). Default off.
+   */
+  telemetry?: boolean | TelemetryOptions
   /**
    * Where errors nobody observes go, and warnings: a `ToolNameWarning` for a listed tool whose name
    * breaks the MCP rules, a `ProgressWarning` when a sampling, elicitation or roots handler reports

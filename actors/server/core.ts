@@ -4,6 +4,7 @@
  * leaf, never on another part's file, so actors/server/ has no import cycle. `Server`, `Router`,
  * `ServerTasks` and `Session` implement these.
  */
+import type { Instrumentation } from '../../lib/request-observer.ts'
 import type { Observable } from '../../lib/rx.ts'
 import type { Connection } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
@@ -52,6 +53,8 @@ export interface ServerCore {
   /** Emits once when the server starts closing. */
   readonly closing: Observable<void>
   capabilities(): ServerCapabilities
+  /** The server's telemetry (ServerOptions.telemetry), once loaded: what watches its requests. */
+  readonly instrumentation: Instrumentation | undefined
   /** `route` inside the middleware, made once per route. */
   wrap(method: string, route: RouteHandler): RouteHandler
   /** `run` (one of the server's own methods) through the middleware as `method`; the context is made only when there is middleware. */

@@ -1,4 +1,5 @@
 import type { EventBus } from '../../lib/events.ts'
+import type { TelemetryOptions } from '../../lib/request-observer.ts'
 import type { SchedulerLike } from '../../lib/rx.ts'
 import type { InspectionEvent } from '../../lib/connection.ts'
 import type { LoggingLevel, ServerCapabilities } from '../../lib/schema/types.ts'
@@ -36,6 +37,13 @@ export interface ServerOptions {
   captureStack?: boolean
   /** Inspection of every session's connection. */
   inspect?: (event: InspectionEvent) => void
+  /**
+   * OpenTelemetry traces and metrics by the MCP semantic conventions (README, Telemetry): `true`
+   * uses the globally registered providers, or name a `tracerProvider` and `meterProvider`. Needs
+   * the optional peer `@opentelemetry/api`, loaded (with rxmcp's telemetry module) only when set;
+   * `listen` waits for it and fails when it is missing. Default off: nothing is loaded or made.
+   */
+  telemetry?: boolean | TelemetryOptions
   /**
    * Where errors nobody observes go (default: stderr via console.error), and warnings (a
    * `ToolNameWarning` when a tool is registered with a name outside the MCP rules, a

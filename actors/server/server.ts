@@ -18,6 +18,7 @@ import {
   type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware, type ServerContext,
 } from './api.ts'
 import type { ServerEvent } from '../../lib/events.ts'
+import type { Instrumentation, TelemetryOptions } from '../../lib/request-observer.ts'
 import { SERVER_DEFAULTS, type ServerOptions } from './options.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
@@ -86,7 +87,23 @@ export class Server implements McpServer, ServerCore {
     this.tasks = new ServerTasks(this, event => this.#emit(event))
     // Other instances' events come in as if raised here; this server's own go out through #emit.
     this.#remote = options.eventBus?.remote.subscribe(event => this.#events.next(event))
+    // Telemetry's module and @opentelemetry/api load only when asked for; listen waits for them.
+    if (options.telemetry !== undefined && options.telemetry !== false) {
+      this.#telemetryLoaded = import('../telemetry.ts').then(module => module.loadTelemetry(options.telemetry as true | TelemetryOptions)).then(instrumentation => {
+        this.instrumentation = instrumentation
+        if (instrumentation.serverEvent !== undefined) this.#telemetryEvents = this.#events.subscribe(event => instrumentation.serverEvent!(event))
+      })
+      // Reported by listen; not an unhandled rejection meanwhile.
+      this.#telemetryLoaded.catch(() => {})
+    }
   }
+
+  /** The server's telemetry (ServerOptions.telemetry), once loaded. */
+  instrumentation: Instrumentation | undefined = undefined
+  /** Settles once the telemetry asked for is loaded (rejects when it cannot be). */
+  readonly #telemetryLoaded: Promise<void> | undefined = undefined
+  /** Telemetry's view of the event bus (tasks' status changes). */
+  #telemetryEvents: Subscription | undefined = undefined
 
   /** The server's name, title and version: what each modern result says of it (discover says all). */
   get briefInfo(): Implementation {
@@ -342,6 +359,7 @@ export class Server implements McpServer, ServerCore {
   listen(transport: Transport): Promise<ServerSession>
   listen(transportServer: TransportServer): Promise<TransportServer>
   async listen(source: Transport | TransportServer): Promise<ServerSession | TransportServer> {
+    if (this.#telemetryLoaded !== undefined) await this.#telemetryLoaded
     if (!('connections' in source)) return this.#open(source)
     const subscription = source.connections.subscribe({
       next: transport => { this.#open(transport) },
@@ -398,6 +416,7 @@ export class Server implements McpServer, ServerCore {
 
   async close(): Promise<void> {
     this.#remote?.unsubscribe()
+    this.#telemetryEvents?.unsubscribe()
     this.#closing.next()
     this.#closing.complete()
     const listeners = [...this.#listeners]

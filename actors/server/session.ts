@@ -1,4 +1,5 @@
 import { Observable, distinctUntilChanged, lastValueFrom, map } from '../../lib/rx.ts'
+import type { ConnectionObserver } from '../../lib/request-observer.ts'
 import { createConnection, type Connection, type ConnectionOptions, type IncomingRequest, type RequestHandler, type RequestOptions } from '../../lib/connection.ts'
 import type { SharedSession, Transport } from '../../lib/transport.ts'
 import type { JsonObject, JsonRpcNotification, RequestId } from '../../lib/jsonrpc/message.ts'
@@ -76,6 +77,7 @@ export class Session implements SessionCore, LegacyGate {
     get timeout(): number | undefined { return this.session.server.options.timeout }
     get captureStack(): boolean | undefined { return this.session.server.options.captureStack }
     get inspect(): ConnectionOptions['inspect'] { return this.session.server.options.inspect }
+    get observer(): ConnectionObserver | undefined { return this.session.#observer }
     gateRequest(request: IncomingRequest): McpError | undefined { return classify(this.session.server, request, this.session) }
     sharedSession(shared: SharedSession): void { if (this.session.#shared === undefined) this.session.#adopt(shared) }
     gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined { return this.session.#gateOutgoing(method, params) }
@@ -129,6 +131,8 @@ export class Session implements SessionCore, LegacyGate {
   #capabilities: ServerCapabilities = {}
   /** Where this session's requests are served (see scope): made with the first request that needs it. */
   #scope: ServingScope | undefined
+  /** What watches this session's requests (telemetry), when the server has any. */
+  readonly #observer: ConnectionObserver | undefined
 
   constructor(server: ServerCore, transport: Transport) {
     // Unique across processes: a task store shared between instances owns tasks by it. A session
@@ -137,6 +141,7 @@ export class Session implements SessionCore, LegacyGate {
     this.server = server
     const options = server.options
     this.#state = sessionLogic.initial(this.#input())
+    this.#observer = server.instrumentation?.connection('server', transport, () => this.#negotiatedVersion())
     // One object of prototype methods per session, not a closure per hook (see SessionHooks).
     this.connection = createConnection(transport, new Session.#Hooks(this))
     this.closed = this.connection.closed.then(() => {
@@ -148,6 +153,11 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   get id(): string { return this.#id }
+
+  /** The version negotiated at initialize, undefined before. */
+  #negotiatedVersion(): string | undefined {
+    return this.#state.status === 'awaiting-initialize' ? undefined : this.#state.protocolVersion
+  }
   /** Where this session's requests are served: its server, its connection, itself. */
   get scope(): ServingScope {
     const server = this.server

@@ -23,6 +23,7 @@ import { settleOutcome, type OutcomeObserver } from '../../lib/outcome.ts'
 import { batchRefusal } from '../../lib/batch-collector.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { modernHandler } from './modern-methods.ts'
+import type { RequestHandler } from '../../lib/connection-contract.ts'
 import type { ServerCore } from './core.ts'
 
 /** Serves `envelope`'s request on its reply; answers a request that cannot be served with its error. */
@@ -43,11 +44,13 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   request.requestInfo = envelope.requestInfo
   // Classified once: the era, and a modern request's `_meta` (marked on it).
   const refusal = classify(server, request, undefined)
-  if (refusal !== undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: refusal.toJSON() })
+  const instrumentation = server.instrumentation
+  if (instrumentation !== undefined) request.watch = instrumentation.request(request)
+  if (refusal !== undefined) return refuse(server, reply, request, refusal)
   const served = new SessionlessRequest(server, reply, request)
   // Looked up once, for this era.
   const handler = request.modernMeta !== undefined ? modernHandler(server, served, message.method) : statelessHandler(server, served, message.method)
-  if (handler === undefined) return answer(server, reply, { jsonrpc: '2.0', id: message.id, error: new MethodNotFoundError(`Method not found: ${message.method}`).toJSON() })
+  if (handler === undefined) return refuse(server, reply, request, new MethodNotFoundError(`Method not found: ${message.method}`))
   request.onStopped = stopped
   // The served request is the actor's input, so its events come back with it: one function for all.
   const actor = request.actor = server.system.spawn(requestLogic, { input: served, onEvent: PERFORM })
@@ -55,16 +58,30 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   // the stream is the cancellation), its handler stopped.
   // (Checked first: the reply also closes after every answer, and an error is not made for nothing.)
   void reply.closed.then(() => { if (!request.isDone) actor.send({ type: 'closed', error: new ConnectionClosedError('The client closed the response stream') }) })
+  const watch = request.watch
+  // Watched, the handler runs inside what the watch makes current (its span), an Observable's subscription too.
+  if (watch === undefined) run(handler, message.params, served)
+  else watch.run(() => run(handler, message.params, served))
+}
+
+/** Runs a request's handler: its outcome goes to the request's actor. */
+function run(handler: RequestHandler, params: JsonObject | undefined, served: SessionlessRequest): void {
   let outcome: unknown
   try {
-    outcome = handler(message.params, request)
+    outcome = handler(params, served.incoming)
   } catch (error) {
-    return actor.send({ type: 'error', error })
+    return served.incoming.actor!.send({ type: 'error', error })
   }
-  request.subscription = settleOutcome(outcome, served, SETTLED)
+  served.incoming.subscription = settleOutcome(outcome, served, SETTLED)
 }
 
 /** Where every sessionless request's outcome goes (one object for all): to its actor. */
+/** Answers a request refused before its handler ran (its era's gate, an unknown method). */
+function refuse(server: ServerCore, reply: Reply, request: IncomingRequest, error: McpError): void {
+  request.watch?.event({ type: 'error', error })
+  answer(server, reply, { jsonrpc: '2.0', id: request.id, error: error.toJSON() })
+}
+
 const SETTLED: OutcomeObserver<unknown, SessionlessRequest> = {
   value: (served, result) => served.incoming.actor!.send({ type: 'result', result }),
   error: (served, error) => served.incoming.actor!.send({ type: 'error', error }),
@@ -85,6 +102,7 @@ function perform(served: SessionlessRequest, event: RequestActorEvent): void {
     case 'progress': {
       if (request.isDone || served.reply.isClosed) return
       request.hasSentProgress = true
+      request.watch?.event(event)
       try {
         served.notify('notifications/progress', event.params)
       } catch (error) {
@@ -92,15 +110,22 @@ function perform(served: SessionlessRequest, event: RequestActorEvent): void {
       }
       return
     }
-    case 'cancel': return request.cancel(event.reason)
-    case 'closed': return request.cancel(event.error)
+    case 'cancel': return abort(request, event.reason)
+    case 'closed': return abort(request, event.error)
   }
+}
+
+/** Stops a request's handler unanswered (cancelled, or its client went away). */
+function abort(request: IncomingRequest, reason: unknown): void {
+  if (!request.isDone) request.watch?.event({ type: 'cancel', reason })
+  request.cancel(reason)
 }
 
 function succeed(served: SessionlessRequest, last: unknown): void {
   const request = served.incoming
   if (request.isDone) return
   request.isDone = true
+  request.watch?.event({ type: 'result', result: last })
   const result = !isJsonObject(last) ? EMPTY_RESULT
     : request.modernMeta !== undefined ? last : shapeForRevision('result', request.method, last, served.protocolVersion)
   respond(served, { jsonrpc: '2.0', id: request.id, result })
@@ -111,7 +136,9 @@ function fail(served: SessionlessRequest, error: unknown): void {
   if (request.isDone) return
   request.isDone = true
   if (!(error instanceof McpError)) served.server.options.inspect?.({ type: 'rxmcp.handler.error', method: request.method, error })
-  respond(served, { jsonrpc: '2.0', id: request.id, error: (error instanceof McpError ? error : new InternalError('Internal error')).toJSON() })
+  const wire = error instanceof McpError ? error : new InternalError('Internal error')
+  request.watch?.event({ type: 'error', error: wire })
+  respond(served, { jsonrpc: '2.0', id: request.id, error: wire.toJSON() })
 }
 
 const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject

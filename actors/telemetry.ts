@@ -1,0 +1,485 @@
+/**
+ * OpenTelemetry for rxmcp, by the semantic conventions for MCP (open-telemetry/
+ * semantic-conventions-genai, docs/gen-ai/mcp.md, status Development): a span per request on both
+ * sides, the trace context carried in `_meta` both ways, and the conventions' metrics plus a few of
+ * the runtime's own (`rxmcp.*`). It is a {@link Instrumentation}, which the server and the client
+ * hand to their connections as observers (lib/request-observer.ts): nothing here is called from
+ * anywhere else.
+ *
+ * Loaded only when asked for (`telemetry` in the server's or client's options): this module and
+ * `@opentelemetry/api`, an optional peer, are imported then, and not at all otherwise.
+ */
+import type * as OtelApi from '@opentelemetry/api'
+import type { JsonObject, Meta, RequestId } from '../lib/jsonrpc/message.ts'
+import { CancelledError, ConnectionClosedError, McpError, TimeoutError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { isJsonObject } from '../lib/jsonrpc/guards.ts'
+import type { IncomingRequest } from '../lib/incoming-request.ts'
+import type { Transport } from '../lib/transport.ts'
+import type { RequestActorEvent } from '../lib/request-logic.ts'
+import type { ProgressEvent } from '../lib/operators/progress.ts'
+import type { ServerEvent } from '../lib/events.ts'
+import { MetaKey, requestMeta } from '../lib/schema/modern.ts'
+import type { ConnectionObserver, IncomingWatch, Instrumentation, OutgoingOutcome, OutgoingWatch, TelemetryOptions } from '../lib/request-observer.ts'
+
+type Api = typeof OtelApi
+type Attributes = OtelApi.Attributes
+
+/** The instrumentation scope's name and version (the package's). */
+const SCOPE = 'rxmcp'
+const SCOPE_VERSION = '0.1.0'
+
+/** The conventions' bucket boundaries for the operation and session durations, in seconds. */
+const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
+
+/** A W3C traceparent: version 00, a trace id and a parent id (hex, not all zeros), flags. */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
+
+/** Methods whose target (a tool's or prompt's name) is part of the span name. */
+const NAMED_TARGETS: Readonly<Record<string, 'tool' | 'prompt'>> = { 'tools/call': 'tool', 'prompts/get': 'prompt' }
+/** Methods that name a resource URI (recorded on spans, not in span names: they are high-cardinality). */
+const URI_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe', 'notifications/resources/updated'])
+/** Task statuses a task does not leave. */
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled'])
+
+/**
+ * Loads `@opentelemetry/api` and makes the instrumentation: with the tracer and meter providers
+ * given, else the ones registered globally (by the OpenTelemetry SDK the application started).
+ * @throws Error naming the package when `@opentelemetry/api` is not installed.
+ */
+export async function loadTelemetry(options: true | TelemetryOptions): Promise<Instrumentation> {
+  let api: Api
+  try {
+    api = await import('@opentelemetry/api')
+  } catch (error) {
+    throw new Error('telemetry needs the optional peer @opentelemetry/api: npm install @opentelemetry/api', { cause: error })
+  }
+  return new OtelInstrumentation(api, options === true ? {} : options)
+}
+
+/** The instruments, made once per instrumentation. */
+interface Instruments {
+  readonly duration: { readonly server: OtelApi.Histogram; readonly client: OtelApi.Histogram }
+  readonly sessionDuration: { readonly server: OtelApi.Histogram; readonly client: OtelApi.Histogram }
+  readonly active: { readonly server: OtelApi.UpDownCounter; readonly client: OtelApi.UpDownCounter }
+  readonly sessions: { readonly server: OtelApi.UpDownCounter; readonly client: OtelApi.UpDownCounter }
+  readonly tasks: OtelApi.UpDownCounter
+  readonly tasksEnded: OtelApi.Counter
+}
+
+type Side = 'server' | 'client'
+
+class OtelInstrumentation implements Instrumentation {
+  readonly #api: Api
+  readonly #tracer: OtelApi.Tracer
+  readonly #meter: OtelApi.Meter
+  readonly #instruments: Instruments
+  readonly #options: TelemetryOptions
+  /** Spans of tasks still running, by task id: each lives from the request that made it to its last status. */
+  readonly #taskSpans = new Map<string, { span: OtelApi.Span; status: string }>()
+
+  constructor(api: Api, options: TelemetryOptions) {
+    this.#api = api
+    this.#options = options
+    const tracerProvider = (options.tracerProvider as OtelApi.TracerProvider | undefined) ?? api.trace.getTracerProvider()
+    const meterProvider = (options.meterProvider as OtelApi.MeterProvider | undefined) ?? api.metrics.getMeterProvider()
+    this.#tracer = tracerProvider.getTracer(SCOPE, SCOPE_VERSION)
+    const meter = this.#meter = meterProvider.getMeter(SCOPE, SCOPE_VERSION)
+    const histogram = (name: string, description: string) => meter.createHistogram(name, { unit: 's', description, advice: { explicitBucketBoundaries: DURATION_BUCKETS } })
+    this.#instruments = {
+      duration: {
+        server: histogram('mcp.server.operation.duration', 'MCP request or notification duration as observed on the receiver, from its arrival until its answer is sent.'),
+        client: histogram('mcp.client.operation.duration', 'The duration of the MCP request or notification as observed on the sender, from sending it until its answer arrives.'),
+      },
+      sessionDuration: {
+        server: histogram('mcp.server.session.duration', 'The duration of the MCP session as observed on the MCP server.'),
+        client: histogram('mcp.client.session.duration', 'The duration of the MCP session as observed on the MCP client.'),
+      },
+      active: {
+        server: meter.createUpDownCounter('rxmcp.server.requests.active', { unit: '{request}', description: 'Requests the server is handling now.' }),
+        client: meter.createUpDownCounter('rxmcp.client.requests.active', { unit: '{request}', description: 'Requests the client waits on now.' }),
+      },
+      sessions: {
+        server: meter.createUpDownCounter('rxmcp.server.sessions.active', { unit: '{session}', description: 'Connections the server holds open now (legacy sessions and stdio or WebSocket peers).' }),
+        client: meter.createUpDownCounter('rxmcp.client.sessions.active', { unit: '{session}', description: 'Connections the client holds open now.' }),
+      },
+      tasks: meter.createUpDownCounter('rxmcp.server.tasks.active', { unit: '{task}', description: 'Tasks not yet ended, by status (working, input_required).' }),
+      tasksEnded: meter.createCounter('rxmcp.server.tasks.ended', { unit: '{task}', description: 'Tasks that ended, by final status (completed, failed, cancelled).' }),
+    }
+  }
+
+  connection(side: Side, transport: Transport, protocolVersion: () => string | undefined): ConnectionObserver {
+    return new WatchedConnection(this, side, transport, protocolVersion)
+  }
+
+  request(request: IncomingRequest): IncomingWatch | undefined {
+    return this.incoming(request, 'server', request.requestInfo?.transport, undefined, request.protocolVersion)
+  }
+
+  observe(name: string, description: string, read: () => number, unit = '1'): void {
+    this.#meter.createObservableGauge(name, { description, unit }).addCallback(result => result.observe(read()))
+  }
+
+  serverEvent(event: ServerEvent): void {
+    if (event.type !== 'task') return
+    const { taskId, status } = event.task
+    const known = this.#taskSpans.get(taskId)
+    const instruments = this.#instruments
+    if (known === undefined) return
+    if (known.status === status) return
+    instruments.tasks.add(-1, { 'mcp.task.status': known.status })
+    known.span.addEvent('mcp.task.status', { 'mcp.task.status': status })
+    known.status = status
+    if (!TERMINAL.has(status)) {
+      instruments.tasks.add(1, { 'mcp.task.status': status })
+      return
+    }
+    this.#taskSpans.delete(taskId)
+    instruments.tasksEnded.add(1, { 'mcp.task.status': status })
+    known.span.setAttribute('mcp.task.status', status)
+    if (status === 'failed') known.span.setStatus({ code: this.#api.SpanStatusCode.ERROR, message: 'task failed' })
+    if (status !== 'completed') known.span.setAttribute('error.type', status === 'failed' ? 'task_failed' : 'cancelled')
+    known.span.end()
+  }
+
+  /** A request from the peer: a SERVER span (on either side: a client serves the server's requests too). */
+  incoming(request: IncomingRequest, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined): IncomingWatch {
+    const api = this.#api
+    const attributes = requestAttributes(request.method, request.params, transportKind, version)
+    attributes['jsonrpc.request.id'] = String(request.id)
+    if (sessionId !== undefined) attributes['mcp.session.id'] = sessionId
+    const address = request.requestInfo?.remoteAddress
+    if (address !== undefined) attributes['client.address'] = address
+    // The conventions: the caller's context from `_meta` is the parent, the ambient one (an HTTP
+    // server span, when HTTP is instrumented) a link.
+    const ambient = api.context.active()
+    const remote = extract(api, ambient, request.meta)
+    const ambientSpan = api.trace.getSpanContext(ambient)
+    const links = remote !== undefined && ambientSpan !== undefined && api.isSpanContextValid(ambientSpan) ? [{ context: ambientSpan }] : undefined
+    const parent = remote ?? ambient
+    const span = this.#tracer.startSpan(spanName(request.method, request.params), { kind: api.SpanKind.SERVER, attributes, links }, parent)
+    if (this.#options.captureToolArguments === true && request.method === 'tools/call' && isJsonObject(request.params?.arguments)) {
+      span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(request.params!.arguments))
+    }
+    return new WatchedIncoming(this, side, api.trace.setSpan(parent, span), span, metricAttributes(attributes))
+  }
+
+  /** A request to the peer: a CLIENT span, its context put in `_meta`. */
+  outgoing(method: string, params: JsonObject | undefined, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined): OutgoingWatch {
+    const api = this.#api
+    const attributes = requestAttributes(method, params, transportKind, version)
+    if (sessionId !== undefined) attributes['mcp.session.id'] = sessionId
+    const parent = api.context.active()
+    const span = this.#tracer.startSpan(spanName(method, params), { kind: api.SpanKind.CLIENT, attributes }, parent)
+    if (this.#options.captureToolArguments === true && method === 'tools/call' && isJsonObject(params?.arguments)) {
+      span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(params!.arguments))
+    }
+    return new WatchedOutgoing(this, side, span, inject(api, api.trace.setSpan(parent, span)), metricAttributes(attributes))
+  }
+
+  get api(): Api { return this.#api }
+  get instruments(): Instruments { return this.#instruments }
+  get options(): TelemetryOptions { return this.#options }
+
+  /** A task made by a request (its result was a CreateTaskResult): a span of its own, linked to the request's, until its last status. */
+  taskStarted(task: JsonObject, requestSpan: OtelApi.Span, toolName: string | undefined): void {
+    const taskId = task.taskId
+    if (typeof taskId !== 'string' || this.#taskSpans.has(taskId)) return
+    const api = this.#api
+    const status = typeof task.status === 'string' ? task.status : 'working'
+    const attributes: Attributes = { 'mcp.task.id': taskId, 'mcp.task.status': status }
+    if (toolName !== undefined) attributes['gen_ai.tool.name'] = toolName
+    // Its own trace root would hide it: it continues the request's trace, linked to the request's span.
+    const context = api.trace.setSpan(api.ROOT_CONTEXT, requestSpan)
+    const span = this.#tracer.startSpan(toolName === undefined ? 'task' : `task ${toolName}`, { kind: api.SpanKind.INTERNAL, attributes, links: [{ context: requestSpan.spanContext() }] }, context)
+    if (TERMINAL.has(status)) {
+      this.#instruments.tasksEnded.add(1, { 'mcp.task.status': status })
+      span.end()
+      return
+    }
+    this.#instruments.tasks.add(1, { 'mcp.task.status': status })
+    this.#taskSpans.set(taskId, { span, status })
+  }
+}
+
+/** The observer of one connection: its requests both ways, its life as a session. */
+class WatchedConnection implements ConnectionObserver {
+  readonly #started = performance.now()
+  readonly #attributes: Attributes
+
+  constructor(
+    readonly telemetry: OtelInstrumentation,
+    readonly side: Side,
+    readonly transport: Transport,
+    readonly protocolVersion: () => string | undefined,
+  ) {
+    this.#attributes = transportAttributes(transport.kind)
+    telemetry.instruments.sessions[side].add(1, this.#attributes)
+  }
+
+  incoming(request: IncomingRequest): IncomingWatch {
+    return this.telemetry.incoming(request, this.side, this.transport.kind, this.transport.sessionId, request.protocolVersion ?? this.protocolVersion())
+  }
+
+  outgoing(method: string, params: JsonObject | undefined): OutgoingWatch {
+    // A modern request names its own version in `_meta`; a legacy one goes in the session's.
+    const own = requestMeta(params)?.[MetaKey.protocolVersion]
+    return this.telemetry.outgoing(method, params, this.side, this.transport.kind, this.transport.sessionId, typeof own === 'string' ? own : this.protocolVersion())
+  }
+
+  closed(error: unknown): void {
+    const attributes = { ...this.#attributes }
+    const version = this.protocolVersion()
+    if (version !== undefined) attributes['mcp.protocol.version'] = version
+    if (error !== undefined) attributes['error.type'] = errorType(error)
+    const instruments = this.telemetry.instruments
+    instruments.sessionDuration[this.side].record((performance.now() - this.#started) / 1000, attributes)
+    instruments.sessions[this.side].add(-1, this.#attributes)
+  }
+}
+
+/** One incoming request's span and metrics, told its life by the connection. */
+class WatchedIncoming implements IncomingWatch {
+  readonly #started = performance.now()
+  #isEnded = false
+
+  constructor(
+    readonly telemetry: OtelInstrumentation,
+    readonly side: Side,
+    readonly context: OtelApi.Context,
+    readonly span: OtelApi.Span,
+    readonly metricAttributes: Attributes,
+  ) {
+    telemetry.instruments.active[side].add(1, { 'mcp.method.name': metricAttributes['mcp.method.name'] })
+  }
+
+  run<T>(work: () => T): T {
+    return this.telemetry.api.context.with(this.context, work)
+  }
+
+  event(event: RequestActorEvent): void {
+    if (this.#isEnded) return
+    const span = this.span
+    switch (event.type) {
+      case 'progress': return progressEvent(span, event.params)
+      case 'result': {
+        const result = isJsonObject(event.result) ? event.result : undefined
+        const method = this.metricAttributes['mcp.method.name']
+        if (result?.resultType === 'input_required') {
+          span.addEvent('mcp.input_required', { 'mcp.input_required.keys': isJsonObject(result.inputRequests) ? Object.keys(result.inputRequests) : [] })
+        }
+        if (isJsonObject(result?.task) && method === 'tools/call') {
+          span.setAttribute('mcp.task.id', String(result.task.taskId))
+          this.telemetry.taskStarted(result.task, span, this.metricAttributes['gen_ai.tool.name'] as string | undefined)
+        }
+        if (method === 'tools/call' && result?.isError === true) return this.#end('tool_error', undefined, 'tool_error')
+        if (this.telemetry.options.captureToolArguments === true && method === 'tools/call' && result !== undefined) {
+          span.setAttribute('gen_ai.tool.call.result', JSON.stringify(result))
+        }
+        return this.#end(undefined, undefined, undefined)
+      }
+      case 'error': return this.#end(errorType(event.error), event.error, errorMessage(event.error))
+      case 'cancel': {
+        span.addEvent('mcp.cancelled', event.reason instanceof Error ? { 'mcp.cancel.reason': event.reason.message } : undefined)
+        return this.#end(event.reason instanceof ConnectionClosedError ? 'connection_closed' : 'cancelled', event.reason, 'cancelled')
+      }
+      case 'closed': return this.#end('connection_closed', event.error, 'connection closed')
+    }
+  }
+
+  #end(type: string | undefined, error: unknown, message: string | undefined): void {
+    this.#isEnded = true
+    const { span, telemetry, side } = this
+    const attributes = type === undefined ? this.metricAttributes : { ...this.metricAttributes, 'error.type': type }
+    if (type !== undefined) {
+      span.setAttribute('error.type', type)
+      if (error instanceof McpError) {
+        span.setAttribute('rpc.response.status_code', String(error.code))
+        attributes['rpc.response.status_code'] = String(error.code)
+      }
+      span.setStatus({ code: telemetry.api.SpanStatusCode.ERROR, message })
+    }
+    span.end()
+    const instruments = telemetry.instruments
+    instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
+    instruments.active[side].add(-1, { 'mcp.method.name': this.metricAttributes['mcp.method.name'] })
+  }
+}
+
+/** One outgoing request's span and metrics. */
+class WatchedOutgoing implements OutgoingWatch {
+  readonly #started = performance.now()
+
+  constructor(
+    readonly telemetry: OtelInstrumentation,
+    readonly side: Side,
+    readonly span: OtelApi.Span,
+    readonly meta: Meta | undefined,
+    readonly metricAttributes: Attributes,
+  ) {
+    telemetry.instruments.active[side].add(1, { 'mcp.method.name': metricAttributes['mcp.method.name'] })
+  }
+
+  sent(id: RequestId): void {
+    this.span.setAttribute('jsonrpc.request.id', String(id))
+  }
+
+  progress(event: ProgressEvent): void {
+    const attributes: Attributes = { 'mcp.progress.value': event.progress }
+    if (event.total !== undefined) attributes['mcp.progress.total'] = event.total
+    this.span.addEvent('mcp.progress', attributes)
+  }
+
+  end(outcome: OutgoingOutcome): void {
+    const { span, telemetry, side } = this
+    const method = this.metricAttributes['mcp.method.name']
+    let type: string | undefined
+    let message: string | undefined
+    if (outcome.type === 'result') {
+      const result = outcome.result
+      if (result.resultType === 'input_required') span.addEvent('mcp.input_required')
+      if (method === 'tools/call' && isJsonObject(result.task)) span.setAttribute('mcp.task.id', String(result.task.taskId))
+      if (method === 'tools/call' && result.isError === true) type = message = 'tool_error'
+    } else if (outcome.type === 'error') {
+      type = errorType(outcome.error)
+      message = errorMessage(outcome.error)
+      if (outcome.error instanceof McpError) span.setAttribute('rpc.response.status_code', String(outcome.error.code))
+    } else {
+      type = message = 'cancelled'
+    }
+    const attributes = type === undefined ? this.metricAttributes : { ...this.metricAttributes, 'error.type': type }
+    if (type !== undefined) {
+      span.setAttribute('error.type', type)
+      if (outcome.type === 'error' && outcome.error instanceof McpError) attributes['rpc.response.status_code'] = String(outcome.error.code)
+      span.setStatus({ code: telemetry.api.SpanStatusCode.ERROR, message })
+    }
+    span.end()
+    const instruments = telemetry.instruments
+    instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
+    instruments.active[side].add(-1, { 'mcp.method.name': method })
+  }
+}
+
+/** `{mcp.method.name} {target}`, the target a tool's or prompt's name where the method has one. */
+function spanName(method: string, params: JsonObject | undefined): string {
+  const target = NAMED_TARGETS[method] === undefined ? undefined : params?.name
+  return typeof target === 'string' ? `${method} ${target}` : method
+}
+
+/** The attributes of a request both sides record (span and metrics alike, but for the ids). */
+function requestAttributes(method: string, params: JsonObject | undefined, transportKind: string | undefined, version: string | undefined): Attributes {
+  const attributes: Attributes = { 'mcp.method.name': method, ...transportAttributes(transportKind) }
+  if (version !== undefined) attributes['mcp.protocol.version'] = version
+  const target = NAMED_TARGETS[method]
+  const name = params?.name
+  if (target === 'tool' && typeof name === 'string') {
+    attributes['gen_ai.tool.name'] = name
+    attributes['gen_ai.operation.name'] = 'execute_tool'
+  } else if (target === 'prompt' && typeof name === 'string') {
+    attributes['gen_ai.prompt.name'] = name
+  }
+  if (URI_METHODS.has(method) && typeof params?.uri === 'string') attributes['mcp.resource.uri'] = params.uri
+  return attributes
+}
+
+/** The attributes kept on metrics: the request's, without the high-cardinality ones (URIs, ids, addresses). */
+function metricAttributes(attributes: Attributes): Attributes {
+  const kept: Attributes = {}
+  for (const key of ['mcp.method.name', 'mcp.protocol.version', 'gen_ai.tool.name', 'gen_ai.prompt.name', 'gen_ai.operation.name', 'network.transport', 'network.protocol.name']) {
+    if (attributes[key] !== undefined) kept[key] = attributes[key]
+  }
+  return kept
+}
+
+/**
+ * The network attributes of a transport by its kind: stdio is a pipe; HTTP (either) and WebSocket
+ * run on TCP; a transport of another kind (memory, your own) records none.
+ */
+function transportAttributes(kind: string | undefined): Attributes {
+  switch (kind) {
+    case 'stdio': return { 'network.transport': 'pipe' }
+    case 'streamable-http': case 'sse': return { 'network.transport': 'tcp', 'network.protocol.name': 'http' }
+    case 'websocket': return { 'network.transport': 'tcp', 'network.protocol.name': 'websocket' }
+    default: return {}
+  }
+}
+
+/**
+ * `error.type` of an error: the JSON-RPC code of an answered error, `timeout`, `cancelled`,
+ * `connection_closed`, `transport_error`, or `_OTHER`.
+ */
+function errorType(error: unknown): string {
+  if (error instanceof McpError) return String(error.code)
+  if (error instanceof TimeoutError) return 'timeout'
+  if (error instanceof CancelledError) return 'cancelled'
+  if (error instanceof ConnectionClosedError) return 'connection_closed'
+  if (error instanceof TransportError) return 'transport_error'
+  return '_OTHER'
+}
+
+function errorMessage(error: unknown): string | undefined {
+  return error instanceof Error ? error.message : undefined
+}
+
+function progressEvent(span: OtelApi.Span, params: JsonObject): void {
+  const attributes: Attributes = {}
+  if (typeof params.progress === 'number') attributes['mcp.progress.value'] = params.progress
+  if (typeof params.total === 'number') attributes['mcp.progress.total'] = params.total
+  span.addEvent('mcp.progress', attributes)
+}
+
+/**
+ * The caller's context from a request's `_meta` (`traceparent`, `tracestate`, `baggage`, unprefixed
+ * as MCP 2026-07-28 and SEP-414 reserve them) over `base`, or undefined when it carries no valid
+ * `traceparent`. W3C Trace Context and Baggage are read here, whatever propagator the application
+ * registered: they are the only ones MCP names.
+ */
+function extract(api: Api, base: OtelApi.Context, meta: Meta | undefined): OtelApi.Context | undefined {
+  const traceparent = meta?.traceparent
+  if (typeof traceparent !== 'string') return undefined
+  const match = TRACEPARENT.exec(traceparent)
+  if (match === null || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined
+  const tracestate = meta!.tracestate
+  const spanContext: OtelApi.SpanContext = {
+    traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16) & 1, isRemote: true,
+    traceState: typeof tracestate === 'string' && tracestate !== '' ? api.createTraceState(tracestate) : undefined,
+  }
+  let context = api.trace.setSpanContext(base, spanContext)
+  const baggage = typeof meta!.baggage === 'string' ? parseBaggage(api, meta!.baggage) : undefined
+  if (baggage !== undefined) context = api.propagation.setBaggage(context, baggage)
+  return context
+}
+
+/** The `_meta` entries that carry `context` on: its span's `traceparent` and `tracestate`, and its baggage. */
+function inject(api: Api, context: OtelApi.Context): Meta | undefined {
+  const spanContext = api.trace.getSpanContext(context)
+  // A no-op tracer (no SDK registered) makes spans with no valid context: nothing to carry.
+  if (spanContext === undefined || !api.isSpanContextValid(spanContext)) return undefined
+  const meta: Meta = { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}` }
+  const tracestate = spanContext.traceState?.serialize()
+  if (tracestate) meta.tracestate = tracestate
+  const baggage = api.propagation.getBaggage(context)
+  const entries = baggage?.getAllEntries() ?? []
+  if (entries.length > 0) meta.baggage = entries.map(([key, entry]) => `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}`).join(',')
+  return meta
+}
+
+/** W3C Baggage (`key=value,key2=value2;property`): its entries, properties dropped; undefined when none. */
+function parseBaggage(api: Api, text: string): OtelApi.Baggage | undefined {
+  const entries: Record<string, OtelApi.BaggageEntry> = {}
+  let count = 0
+  // W3C Baggage bounds: 8192 bytes and 180 members; what is past them is left out.
+  for (const member of text.slice(0, 8192).split(',')) {
+    if (count >= 180) break
+    const [pair] = member.split(';')
+    const at = pair!.indexOf('=')
+    if (at <= 0) continue
+    try {
+      const key = decodeURIComponent(pair!.slice(0, at).trim())
+      const value = decodeURIComponent(pair!.slice(at + 1).trim())
+      if (key === '') continue
+      entries[key] = { value }
+      count++
+    } catch { /* a member that is not valid percent-encoding is left out */ }
+  }
+  return count === 0 ? undefined : api.propagation.createBaggage(entries)
+}
