@@ -38,6 +38,8 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 const NAMED_TARGETS: Readonly<Record<string, 'tool' | 'prompt'>> = { 'tools/call': 'tool', 'prompts/get': 'prompt' }
 /** Methods that name a resource URI (recorded on spans, not in span names: they are high-cardinality). */
 const URI_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe', 'notifications/resources/updated'])
+/** Notifications with no span of their own: progress (events of its request's span) and log messages. */
+const UNWATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set(['notifications/progress', 'notifications/message'])
 /** Task statuses a task does not leave. */
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled'])
 
@@ -176,6 +178,24 @@ class OtelInstrumentation implements Instrumentation {
     return new WatchedOutgoing(this, side, span, inject(api, api.trace.setSpan(parent, span)), metricAttributes(attributes))
   }
 
+  /**
+   * A notification worth a span (not progress, which its request's span records as events, nor log
+   * messages): received, a SERVER span continuing the sender's context from `_meta`; sent, a
+   * CLIENT span whose context goes in its `_meta`. Neither waits for anything: each ends at once,
+   * and no duration is recorded.
+   */
+  notification(direction: 'in' | 'out', method: string, params: JsonObject | undefined, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined): Meta | undefined {
+    if (UNWATCHED_NOTIFICATIONS.has(method)) return undefined
+    const api = this.#api
+    const attributes = requestAttributes(method, params, transportKind, version)
+    if (sessionId !== undefined) attributes['mcp.session.id'] = sessionId
+    const ambient = api.context.active()
+    const parent = direction === 'in' ? extract(api, ambient, requestMeta(params) as Meta | undefined) ?? ambient : ambient
+    const span = this.#tracer.startSpan(method, { kind: direction === 'in' ? api.SpanKind.SERVER : api.SpanKind.CLIENT, attributes }, parent)
+    span.end()
+    return direction === 'out' ? inject(api, api.trace.setSpan(parent, span)) : undefined
+  }
+
   get api(): Api { return this.#api }
   get instruments(): Instruments { return this.#instruments }
   get options(): TelemetryOptions { return this.#options }
@@ -224,6 +244,10 @@ class WatchedConnection implements ConnectionObserver {
     // A modern request names its own version in `_meta`; a legacy one goes in the session's.
     const own = requestMeta(params)?.[MetaKey.protocolVersion]
     return this.telemetry.outgoing(method, params, this.side, this.transport.kind, this.transport.sessionId, typeof own === 'string' ? own : this.protocolVersion())
+  }
+
+  notification(direction: 'in' | 'out', method: string, params: JsonObject | undefined): Meta | undefined {
+    return this.telemetry.notification(direction, method, params, this.transport.kind, this.transport.sessionId, this.protocolVersion())
   }
 
   closed(error: unknown): void {

@@ -133,6 +133,8 @@ class JsonRpcConnection implements Connection {
   notify(method: string, params?: JsonObject, relatedRequestId?: RequestId): void | Promise<void> {
     if (this.#isClosed) throw new ConnectionClosedError(`Cannot send ${method}: the connection is closed`)
     const options = this.#options
+    const added = options.observer?.notification?.('out', method, params)
+    if (added !== undefined) params = { ...params, _meta: withMeta(params?._meta as Meta | undefined, added) }
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method }
       : { jsonrpc: '2.0', method, params: options.shapeOutgoing === undefined ? params : options.shapeOutgoing('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
     return this.#send(message, relatedRequestId)
@@ -336,6 +338,7 @@ class JsonRpcConnection implements Connection {
 
   #receiveNotification(notification: JsonRpcNotification): void {
     const params = notification.params
+    this.#options.observer?.notification?.('in', notification.method, params)
     switch (notification.method) {
       case 'notifications/cancelled': {
         const requestId = params?.requestId

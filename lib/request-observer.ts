@@ -23,6 +23,11 @@ export interface ConnectionObserver {
    * and hears how it ends; undefined leaves it unwatched.
    */
   outgoing(method: string, params: JsonObject | undefined): OutgoingWatch | undefined
+  /**
+   * A notification received (`in`) or about to be sent (`out`); for one sent, what it returns is
+   * added to its `_meta` (the trace context).
+   */
+  notification?(direction: 'in' | 'out', method: string, params: JsonObject | undefined): Meta | undefined
   /** The connection closed; `error` says why when it failed. */
   closed?(error: unknown): void
 }
