@@ -49,6 +49,7 @@ export { ClientTasks, TASK_POLL_DEFAULTS, readTask } from './client/tasks.ts'
 export { ClientSkills } from './client/skills.ts'
 export type { LoadedSkill, SkillFile } from './client/skills.ts'
 export type { CallToolAsTaskOptions, TaskInfo, ToolTaskEvent } from './client/tasks.ts'
+export type { TelemetryOptions } from '../lib/request-observer.ts'
 export type {
   CallToolOptions, ClientEra, ClientOptions, ClientState, ElicitationHandler, ListenEvent, McpClient, SamplingHandler, ServerDescription, SubscriptionFilter,
 } from './client/api.ts'
