@@ -1,9 +1,10 @@
-import type { JsonObject, Meta, RequestId } from './jsonrpc/message.ts'
+import type { JsonObject, Meta } from './jsonrpc/message.ts'
 import type { Transport } from './transport.ts'
 import type { ServerEvent } from './events.ts'
 import type { IncomingRequest } from './incoming-request.ts'
-import type { RequestActorEvent } from './request-logic.ts'
-import type { ProgressEvent } from './operators/progress.ts'
+import type { IncomingWatch, OutgoingWatch } from './request-watch.ts'
+
+export { withMeta, type IncomingWatch, type OutgoingWatch, type OutgoingOutcome } from './request-watch.ts'
 
 /**
  * What watches the requests of one connection, both ways, and the connection's life: the one place
@@ -30,43 +31,6 @@ export interface ConnectionObserver {
   notification?(direction: 'in' | 'out', method: string, params: JsonObject | undefined): Meta | undefined
   /** The connection closed; `error` says why when it failed. */
   closed?(error: unknown): void
-}
-
-/** One incoming request, watched (see {@link ConnectionObserver.incoming}). */
-export interface IncomingWatch {
-  /** Runs the request's handler, inside whatever the watcher makes current (its span). */
-  run<T>(work: () => T): T
-  /**
-   * How the request goes: `progress` as it is sent, then one end: `result` (the value answered),
-   * `error` (the error answered, or the refusal of a request that never ran), or `cancel` (stopped
-   * unanswered: cancelled by the peer, or the connection closed). Nothing after the end.
-   */
-  event(event: RequestActorEvent): void
-}
-
-/** One outgoing request, watched (see {@link ConnectionObserver.outgoing}). */
-export interface OutgoingWatch {
-  /** Added to the request's `_meta` (over what the caller gave). */
-  readonly meta?: Meta
-  /** The request went out with this id. */
-  sent?(id: RequestId): void
-  /** A progress notification for the request arrived. */
-  progress?(event: ProgressEvent): void
-  /**
-   * How it ended: its result, the error the caller got (a JSON-RPC error, a timeout, a
-   * cancellation, the connection closing), or `abandoned` when the caller stopped waiting first.
-   */
-  end(outcome: OutgoingOutcome): void
-}
-
-export type OutgoingOutcome =
-  | { readonly type: 'result'; readonly result: JsonObject }
-  | { readonly type: 'error'; readonly error: unknown }
-  | { readonly type: 'abandoned' }
-
-/** `_meta` with `added` over it (the watcher's trace context over the caller's own). */
-export function withMeta(meta: Meta | undefined, added: Meta | undefined): Meta | undefined {
-  return added === undefined ? meta : meta === undefined ? added : { ...meta, ...added }
 }
 
 /**
