@@ -14,7 +14,7 @@ export type {
   ResourceDefinition, ResourceHandler, ResourceTemplateDefinition, TemplateHandler, PromptDefinition, PromptHandler,
   Completer, Registration, ReadOutcome, InputOptions, CacheHint, ToolInputSchema, ToolOutputSchema,
   StructuredToolResult, ToolResultFor, ServerEvent, ServerTaskOptions, TaskHandle, MethodOptions, McpRequest,
-  McpHandler, Middleware, EventBus, TelemetryOptions,
+  McpHandler, Middleware, EventBus,
 } from './actors/server.ts'
 export { requireScopes, permissions, permissionOf, grants, OPEN_METHODS, rateLimit, audit } from './actors/server/middleware.ts'
 export type { PermissionPolicy, RateLimitOptions, AuditEntry } from './actors/server/middleware.ts'
