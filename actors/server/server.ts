@@ -373,6 +373,11 @@ export class Server implements McpServer, ServerCore {
       }))
     }
     this.#listeners.set(source, subscription)
+    // What the listener counts about itself (SSE events stored), as gauges, only with telemetry.
+    const observe = this.instrumentation?.observe
+    if (observe !== undefined && source.gauges !== undefined) {
+      for (const gauge of source.gauges()) observe.call(this.instrumentation, gauge.name, gauge.description, () => gauge.read(), gauge.unit)
+    }
     await source.start?.()
     return source
   }
