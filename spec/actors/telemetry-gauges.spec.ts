@@ -74,7 +74,9 @@ describe('issue 25: the gauge of SSE events stored (rxmcp.sse.events.stored)', (
   it('is not reported for a store that cannot count cheaply (Redis), nor without a store', async () => {
     // Redis's store has no eventCount, and a listener without a store has nothing to count.
     expect(redisEventStore({} as never).eventCount).toBeUndefined()
-    expect(streamableHttp({ eventStore: false }).gauges?.()).toEqual([])
+    const storeless = streamableHttp({ eventStore: false })
+    expect(storeless.gauges?.()).toEqual([])
+    await storeless.close()
     const reader = new OnDemandReader()
     const meterProvider = new MeterProvider({ readers: [reader] })
     const server = createServer({ name: 'no-store', version: '1' }, { telemetry: { meterProvider } })
