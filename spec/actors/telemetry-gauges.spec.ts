@@ -71,6 +71,31 @@ describe('issue 25: the gauge of SSE events stored (rxmcp.sse.events.stored)', (
     }
   })
 
+  it('reports one gauge for a server on two listeners: the sum of what their stores hold', async () => {
+    const reader = new OnDemandReader()
+    const meterProvider = new MeterProvider({ readers: [reader] })
+    const first = createMemoryEventStore()
+    const second = createMemoryEventStore()
+    // Events stored directly: the gauge reads the stores, whatever put the events there.
+    for (let i = 0; i < 3; i++) first.storeEvent('a', { jsonrpc: '2.0', method: 'notifications/message', params: { data: i } }, { sessionId: 'A' })
+    for (let i = 0; i < 5; i++) second.storeEvent('b', { jsonrpc: '2.0', method: 'notifications/message', params: { data: i } }, { sessionId: 'B' })
+    const server = createServer({ name: 'two', version: '1' }, { telemetry: { meterProvider } })
+    const one = streamableHttp({ eventStore: first })
+    const two = streamableHttp({ eventStore: second })
+    await server.listen(one)
+    await server.listen(two)
+    try {
+      expect(await gauge(reader, 'rxmcp.sse.events.stored')).toBe(8)
+      second.deleteStream!('b')
+      expect(await gauge(reader, 'rxmcp.sse.events.stored')).toBe(3)
+    } finally {
+      await server.close()
+      await one.close()
+      await two.close()
+      await meterProvider.shutdown()
+    }
+  })
+
   it('is not reported for a store that cannot count cheaply (Redis), nor without a store', async () => {
     // Redis's store has no eventCount, and a listener without a store has nothing to count.
     expect(redisEventStore({} as never).eventCount).toBeUndefined()
