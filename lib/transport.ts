@@ -151,10 +151,27 @@ export interface TransportServer {
    * Listeners that carry only sessions leave it out.
    */
   readonly requests?: Observable<ReplyEnvelope>
+  /**
+   * Optional: numbers the listener can report about itself, read when metrics are collected (the
+   * server hands each to its telemetry as a gauge; without telemetry nothing reads them). Each
+   * read must be cheap: a counter, not a scan.
+   */
+  gauges?(): readonly TransportGauge[]
   /** Starts accepting (binds a port); resolves once it does. */
   start?(): Promise<void>
   /** Stops accepting and closes every session. */
   close(): Promise<void>
+}
+
+/** A number a {@link TransportServer} reports about itself (see {@link TransportServer.gauges}). */
+export interface TransportGauge {
+  /** The metric's name (`rxmcp.*` for what the semantic conventions do not define). */
+  readonly name: string
+  readonly description: string
+  /** The UCUM unit; default `'1'` (a count). */
+  readonly unit?: string
+  /** The value now. */
+  read(): number
 }
 
 /**

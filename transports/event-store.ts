@@ -38,6 +38,12 @@ export interface EventStore {
   hasStream?(sessionId: string, streamId: string): Promise<boolean>
   /** ...and the requests it answers (`pending` of its first event; undefined for a standalone stream). */
   pendingOf?(streamId: string): Promise<RequestId[] | undefined>
+  /**
+   * Optional: how many events the store holds now, where that is cheap to tell (the memory store
+   * keeps a counter); the listener reports it as the gauge `rxmcp.sse.events.stored`. The Redis
+   * store leaves it out: its count lives in the shared store, not in this process.
+   */
+  eventCount?(): number
 }
 
 /** Options of {@link createMemoryEventStore}; defaults in {@link MEMORY_EVENT_STORE_DEFAULTS}. */
@@ -228,6 +234,9 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): M
     },
     stats() {
       return { streams: streams.size, events: totalEvents, bytes: totalBytes, sessions: sessions.size }
+    },
+    eventCount() {
+      return totalEvents
     },
     sessionBytes(sessionId) {
       return sessions.get(sessionId)?.bytes ?? 0

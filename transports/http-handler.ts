@@ -1,5 +1,5 @@
 import type { Observable, Subscription } from '../lib/rx.ts'
-import type { ReplyEnvelope, Transport, TransportServer } from '../lib/transport.ts'
+import type { ReplyEnvelope, Transport, TransportGauge, TransportServer } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { corsHeaders, preflightHeaders } from '../lib/http/origin.ts'
 import { HANDLER_CLOSED, NOT_FOUND } from '../lib/http/refusal.ts'
@@ -82,6 +82,13 @@ export class HttpHandler implements WebHandler {
 
   get sessionCount(): number { return this.#core.sessions.size }
   get rateLimiterStore(): RateLimiterStore { return this.#core.rateLimiterStore }
+
+  /** `rxmcp.sse.events.stored`, when the event store can count what it holds (the memory store). */
+  gauges(): readonly TransportGauge[] {
+    const store = this.#core.config.eventStore
+    if (store?.eventCount === undefined) return []
+    return [{ name: 'rxmcp.sse.events.stored', description: 'SSE events the Streamable HTTP listener\'s event store holds now, for clients to resume their streams.', unit: '{event}', read: () => store.eventCount!() }]
+  }
 
   readonly fetch = (request: Request, init?: WebRequestInit): Promise<Response> => {
     const remoteAddress = init?.remoteAddress ?? init?.remoteAddr?.hostname

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import type { Observable } from '../lib/rx.ts'
-import type { ReplyEnvelope, Transport } from '../lib/transport.ts'
+import type { ReplyEnvelope, Transport, TransportGauge } from '../lib/transport.ts'
 import type { TransportServer } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
@@ -118,6 +118,8 @@ class HttpTransportServer implements StreamableHttpServer {
   get httpServer(): HttpServer | undefined { return this.#http }
   get sessionCount(): number { return this.#handler.sessionCount }
   get rateLimiterStore(): RateLimiterStore { return this.#handler.rateLimiterStore }
+
+  gauges(): readonly TransportGauge[] { return this.#handler.gauges() }
 
   async start(): Promise<void> {
     if (this.#http !== undefined) return

@@ -1,5 +1,5 @@
 import { Observable, Subject, defer, type Subscription } from '../../lib/rx.ts'
-import type { Transport, TransportServer } from '../../lib/transport.ts'
+import type { Transport, TransportGauge, TransportServer } from '../../lib/transport.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { checkSchemaShape, jsonSchemaSource, type JsonSchemaSource } from '../../lib/validator.ts'
@@ -56,6 +56,8 @@ export class Server implements McpServer, ServerCore {
   #sessionEvents: Subscription | undefined
   /** Transport servers being listened on, with the subscription to their sessions. */
   readonly #listeners = new Map<TransportServer, Subscription>()
+  /** The listeners' gauges by name (telemetry on): one gauge per name reports the sum over listeners. */
+  readonly #gauges = new Map<string, TransportGauge[]>()
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
   readonly #changed = new Set<ListKind>()
   /** The event bus (see McpServer.events). */
@@ -373,8 +375,25 @@ export class Server implements McpServer, ServerCore {
       }))
     }
     this.#listeners.set(source, subscription)
+    if (source.gauges !== undefined) this.#observeGauges(source.gauges())
     await source.start?.()
     return source
+  }
+
+  /**
+   * What a listener counts about itself (SSE events stored), as gauges, only with telemetry: one
+   * gauge per name, reporting the sum over every listener that has it (two HTTP listeners' stores).
+   */
+  #observeGauges(gauges: readonly TransportGauge[]): void {
+    const instrumentation = this.instrumentation
+    if (instrumentation?.observe === undefined) return
+    for (const gauge of gauges) {
+      const same = this.#gauges.get(gauge.name)
+      if (same !== undefined) { same.push(gauge); continue }
+      const all = [gauge]
+      this.#gauges.set(gauge.name, all)
+      instrumentation.observe(gauge.name, gauge.description, () => all.reduce((sum, each) => sum + each.read(), 0), gauge.unit)
+    }
   }
 
   #open(transport: Transport): ServerSession {

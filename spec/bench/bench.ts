@@ -22,8 +22,8 @@
  *                  client-1 client-64 stdio-10mib stdio-10mib-text, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
  *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks, auth, host, redis, validator; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
- *                  `redis`, `validator`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
+ *                  npm registry), tasks, auth, host, redis, validator, telemetry-64; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
+ *                  `redis`, `validator`, `telemetry`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
  *
  * The HTTP rows (legacy http-*, and modern-http-64) put rxmcp beside a server with no MCP library,
  * http-floor-server.ts (node:http and JSON: sessions minted and checked, one JSON body per request),
@@ -90,6 +90,9 @@ const SERVERS = {
   floor: ['--import', 'tsx', 'spec/bench/stdio-floor-server.ts'],
   // The everything server of the BENCH_BEFORE tree, run from that tree.
   before: ['--import', 'tsx', 'examples/everything/server.ts'],
+  // The everything server with telemetry on: a real SDK, spans batched to an exporter that drops them,
+  // metrics recorded and never collected (rxmcp-telemetry-server.ts).
+  'rxmcp-telemetry': ['--import', 'tsx', 'spec/bench/rxmcp-telemetry-server.ts'],
 } as const
 
 const GROUPS: Record<string, readonly string[]> = {
@@ -112,8 +115,10 @@ const GROUPS: Record<string, readonly string[]> = {
   redis: ['redis'],
   // JSON Schema (validator-bench.ts): ns per validation and per compile, compiled (ajv) against interpreted (@cfworker/json-schema).
   validator: ['validator'],
+  // Telemetry (issue 25): the stdio server with OpenTelemetry on against the same server with it off.
+  telemetry: ['telemetry-64'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!, ...GROUPS.validator!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!, ...GROUPS.validator!, ...GROUPS.telemetry!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup,validator').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -567,6 +572,18 @@ async function main(): Promise<void> {
     addRatio(`server calls/s rxmcp/fastmcp, ${inFlight} in flight`, rxmcp.callsPerSecond / fastmcp.callsPerSecond)
     // Issue 24: within 5% of the no-library floor.
     addRatio(`server calls/s rxmcp/floor, ${inFlight} in flight`, rxmcp.callsPerSecond / floor.callsPerSecond, { atLeast: 0.95 })
+  }
+  if (isSelected('telemetry-64')) {
+    // What switching telemetry on costs per call: the everything server with a real SDK (spans
+    // batched and dropped, metrics recorded, nothing exported) against itself without telemetry.
+    const result = await alternate<keyof typeof SERVERS>(['rxmcp', 'rxmcp-telemetry', 'floor'], name => benchServer(name, 64))
+    report['telemetry-64'] = result
+    addRows('stdio server, telemetry, 64 in flight', 'server', result)
+    const { rxmcp: off, 'rxmcp-telemetry': on, floor } = result.median
+    addRatio('telemetry on/off server cpu/call, 64 in flight', on.cpuPerCall / off.cpuPerCall)
+    addRatio('telemetry on/off time per call (calls/s off/on), 64 in flight', off.callsPerSecond / on.callsPerSecond)
+    addRatio('telemetry off calls/s rxmcp/floor, 64 in flight', off.callsPerSecond / floor.callsPerSecond, { atLeast: 0.95 })
+    addRatio('telemetry on calls/s rxmcp/floor, 64 in flight', on.callsPerSecond / floor.callsPerSecond)
   }
   for (const inFlight of [1, 64]) {
     const key = `client-${inFlight}`

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws', 'yaml']
 /** The optional peers, linked into the consumer project too, so that every subpath imports there. */
-const OPTIONAL_PEERS = ['@cfworker/json-schema', 'jose', 'msgpackr', 'oauth4webapi', 'redis']
+const OPTIONAL_PEERS = ['@cfworker/json-schema', '@opentelemetry/api', 'jose', 'msgpackr', 'oauth4webapi', 'redis']
 
 interface Run { code: number; stdout: string; stderr: string }
 
@@ -98,7 +98,7 @@ describe('the npm package', () => {
     expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
   })
 
-  it('depends at runtime on rxjs, ws, ajv and yaml only, with @cfworker/json-schema, msgpackr, jose, oauth4webapi and redis optional peers', () => {
+  it('depends at runtime on rxjs, ws, ajv and yaml only, with @cfworker/json-schema, @opentelemetry/api, msgpackr, jose, oauth4webapi and redis optional peers', () => {
     expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
     expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(OPTIONAL_PEERS)
     for (const peer of OPTIONAL_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true)
@@ -121,26 +121,37 @@ describe('the npm package', () => {
     for (const line of lines) expect(Number(line.split(' ')[1])).toBeGreaterThan(0)
   })
 
-  it('issue 24: the built browser, web and server entries reach no node: module and no ws through any import of their files, so the shared chunks hold nothing Node-only', async () => {
+  /**
+   * Each built file the entries (paths under the installed dist/) reach through the specifiers in
+   * their code, and the bare specifiers met on the way; `dynamic: false` follows static imports
+   * and re-exports only, not import() of a literal.
+   */
+  async function reached(entries: string[], { dynamic = true } = {}): Promise<{ files: string[]; bare: string[] }> {
     const dist = join(project, 'node_modules', 'rxmcp', 'dist')
-    /** Each file the entries reach through the specifiers in their built code, and the bare specifiers met on the way. */
-    const reached = async (entries: string[]) => {
-      const files = new Set<string>()
-      const bare = new Set<string>()
-      const pending = entries.map(entry => join(dist, entry))
-      while (pending.length > 0) {
-        const file = pending.pop()!
-        if (files.has(file)) continue
-        files.add(file)
-        const code = await readFile(file, 'utf8')
-        // Static imports and re-exports (`import{a}from"./x.js"`, `export*from"./x.js"`) and import() of a literal.
-        for (const [, specifier] of code.matchAll(/(?:\bimport|\bexport)\s*(?:[\w$*{}\s,]*?\bfrom\s*)?\(?\s*["'`]([^"'`]+)["'`]/g)) {
-          if (specifier!.startsWith('.')) pending.push(join(file, '..', specifier!))
-          else bare.add(specifier!)
-        }
+    const files = new Set<string>()
+    const bare = new Set<string>()
+    const pending = entries.map(entry => join(dist, entry))
+    while (pending.length > 0) {
+      const file = pending.pop()!
+      if (files.has(file)) continue
+      files.add(file)
+      for (const { specifier, isDynamic } of await importsOf(file)) {
+        if (isDynamic && !dynamic) continue
+        if (specifier.startsWith('.')) pending.push(join(file, '..', specifier))
+        else bare.add(specifier)
       }
-      return { files: [...files], bare: [...bare] }
     }
+    return { files: [...files], bare: [...bare] }
+  }
+
+  /** The specifiers a built file imports: static imports and re-exports (`import{a}from"./x.js"`, `export*from"./x.js"`) and import() of a literal. */
+  async function importsOf(file: string): Promise<{ specifier: string; isDynamic: boolean }[]> {
+    const code = await readFile(file, 'utf8')
+    return [...code.matchAll(/(?:\bimport|\bexport)\s*(?:[\w$*{}\s,]*?\bfrom\s*)?\(?\s*["'`]([^"'`]+)["'`]/g)]
+      .map(([text, specifier]) => ({ specifier: specifier!, isDynamic: /^import\s*\(/.test(text) }))
+  }
+
+  it('issue 24: the built browser, web and server entries reach no node: module and no ws through any import of their files, so the shared chunks hold nothing Node-only', async () => {
     for (const entries of [['browser.js'], ['entries/web.js'], ['actors/server.js']]) {
       const { files, bare } = await reached(entries)
       expect(files.length, entries[0]).toBeGreaterThan(1)
@@ -148,6 +159,27 @@ describe('the npm package', () => {
     }
     // The check sees Node imports: the stdio transport spawns its child through node:child_process.
     expect((await reached(['transports/stdio.js'])).bare).toContain('node:child_process')
+  })
+
+  it('issue 25: @opentelemetry/api is imported by one chunk of its own, which every entry reaches only through a dynamic import', async () => {
+    const dist = join(project, 'node_modules', 'rxmcp', 'dist')
+    const built = files.filter(path => path.endsWith('.js')).map(path => join(project, 'node_modules', 'rxmcp', path))
+    const importers: string[] = []
+    for (const file of built) if ((await importsOf(file)).some(({ specifier }) => specifier.startsWith('@opentelemetry/'))) importers.push(file)
+    // One chunk: actors/telemetry.ts (and whatever only it needs).
+    expect(importers.map(file => file.slice(dist.length + 1))).toEqual([expect.stringMatching(/^chunks\/telemetry-[\w-]+\.js$/)])
+    const telemetry = importers[0]!
+    const entries = [...new Set([...Object.values(manifest.exports).flatMap(target => typeof target === 'string' ? [target] : Object.values(target as Record<string, string>)), ...Object.values(manifest.bin)])]
+      .filter(target => target.endsWith('.js')).map(target => target.replace(/^\.\/dist\//, ''))
+    expect(entries).toContain('index.js')
+    for (const entry of entries) {
+      const { files: statically, bare } = await reached([entry], { dynamic: false })
+      expect(statically, entry).not.toContain(telemetry)
+      expect(bare.filter(specifier => specifier.startsWith('@opentelemetry/')), entry).toEqual([])
+    }
+    // The check follows import() too: the server and the client entries reach the chunk that way.
+    expect((await reached(['actors/server.js'])).files).toContain(telemetry)
+    expect((await reached(['actors/client.js'])).files).toContain(telemetry)
   })
 
   it('is loaded by require() too, since no module of it awaits at top level (require(esm))', async () => {
@@ -199,9 +231,27 @@ describe('the npm package', () => {
       expect(after).toMatch(/node_modules\/ajv\//)
       // yaml is the skills code's alone: a server that serves no skill never loads it.
       expect(after).not.toMatch(/node_modules\/yaml\//)
+      // Issue 25: without the telemetry option nothing of OpenTelemetry loads, nor rxmcp's telemetry chunk.
+      expect(after).not.toMatch(/node_modules\/@opentelemetry\//)
+      expect(after).not.toMatch(/dist\/chunks\/telemetry-/)
     } finally {
       child.kill()
     }
+  }, 60_000)
+
+  it('issue 25: the same server with telemetry: true loads @opentelemetry/api and the telemetry chunk before it answers', async () => {
+    await writeFile(join(project, 'server-telemetry.mjs'), (await readFile(join(project, 'server.mjs'), 'utf8'))
+      .replace("createServer({ name: 'packaged', version: '1.0.0' })", "createServer({ name: 'packaged', version: '1.0.0' }, { telemetry: true })"))
+    const { log, env } = await moduleRecorder('telemetry-modules')
+    const result = await new Promise<{ code: number | null; stdout: string }>(resolve => {
+      const child = execFile(process.execPath, ['--import', './telemetry-modules-record.mjs', 'server-telemetry.mjs'], { cwd: project, env, timeout: 30_000 }, (error, stdout) => resolve({ code: error === null ? 0 : 1, stdout }))
+      // Initialize, then end stdin: the server answers and exits.
+      child.stdin!.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }) + '\n')
+    })
+    expect(JSON.parse(result.stdout.split('\n')[0]!).result.serverInfo.name).toBe('packaged')
+    const loaded = await readFile(log, 'utf8')
+    expect(loaded).toMatch(/node_modules\/@opentelemetry\/api\//)
+    expect(loaded).toMatch(/node_modules\/rxmcp\/dist\/chunks\/telemetry-[\w-]+\.js/)
   }, 60_000)
 
   it('issue 23: validates tool arguments from the installed package under --disallow-code-generation-from-strings, with @cfworker/json-schema and never ajv', async () => {

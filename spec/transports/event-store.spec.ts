@@ -80,6 +80,20 @@ describe('createMemoryEventStore', () => {
     expect((await replay(store, victim)).got).toEqual(['victim_2'])
   })
 
+  it('issue 25: counts the events it holds (eventCount, the telemetry gauge) through stores, drops and deletes, without a scan', () => {
+    const store = createMemoryEventStore({ maxEventsPerStream: 3 })
+    const counted = () => { expect(store.eventCount!()).toBe(store.stats().events); return store.eventCount!() }
+    for (let i = 0; i < 5; i++) store.storeEvent('s', note(i), { sessionId: 'A' })
+    expect(counted()).toBe(3)
+    store.storeEvent('t', note(0), { sessionId: 'A' })
+    store.storeEvent('u', note(0), { sessionId: 'B' })
+    expect(counted()).toBe(5)
+    store.deleteStream!('s')
+    expect(counted()).toBe(2)
+    store.deleteSession!('A')
+    expect(counted()).toBe(1)
+  })
+
   it('uses the JSON text it is given instead of encoding the message again', async () => {
     const store = createMemoryEventStore()
     const id = store.storeEvent('s', note(0), { sessionId: 'A' }) as string
