@@ -11,7 +11,7 @@
  */
 import type * as OtelApi from '@opentelemetry/api'
 import type { JsonObject, Meta, RequestId } from '../lib/jsonrpc/message.ts'
-import { CancelledError, ConnectionClosedError, McpError, TimeoutError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { CancelledError, ConnectionClosedError, ErrorCode, McpError, TimeoutError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import type { IncomingRequest } from '../lib/incoming-request.ts'
 import type { Transport } from '../lib/transport.ts'
@@ -62,7 +62,11 @@ export async function loadTelemetry(options: true | TelemetryOptions): Promise<I
 interface Instruments {
   readonly duration: { readonly server: OtelApi.Histogram; readonly client: OtelApi.Histogram }
   readonly sessionDuration: { readonly server: OtelApi.Histogram; readonly client: OtelApi.Histogram }
-  readonly active: { readonly server: OtelApi.UpDownCounter; readonly client: OtelApi.UpDownCounter }
+  /**
+   * Requests in flight by side and method: counted here, reported when metrics are collected (an
+   * observable up-down counter), so a call records no attribute set for them.
+   */
+  readonly active: { readonly server: InFlight; readonly client: InFlight }
   readonly sessions: { readonly server: OtelApi.UpDownCounter; readonly client: OtelApi.UpDownCounter }
   readonly tasks: OtelApi.UpDownCounter
   readonly tasksEnded: OtelApi.Counter
@@ -97,8 +101,8 @@ class OtelInstrumentation implements Instrumentation {
         client: histogram('mcp.client.session.duration', 'The duration of the MCP session as observed on the MCP client.'),
       },
       active: {
-        server: meter.createUpDownCounter('rxmcp.server.requests.active', { unit: '{request}', description: 'Requests the server is handling now.' }),
-        client: meter.createUpDownCounter('rxmcp.client.requests.active', { unit: '{request}', description: 'Requests the client waits on now.' }),
+        server: inFlight(meter, 'rxmcp.server.requests.active', 'Requests the server is handling now.'),
+        client: inFlight(meter, 'rxmcp.client.requests.active', 'Requests the client waits on now.'),
       },
       sessions: {
         server: meter.createUpDownCounter('rxmcp.server.sessions.active', { unit: '{session}', description: 'Connections the server holds open now (legacy sessions and stdio or WebSocket peers).' }),
@@ -273,7 +277,7 @@ class WatchedIncoming implements IncomingWatch {
     readonly span: OtelApi.Span,
     readonly metricAttributes: Attributes,
   ) {
-    telemetry.instruments.active[side].add(1, { 'mcp.method.name': metricAttributes['mcp.method.name'] })
+    telemetry.instruments.active[side].add(metricAttributes['mcp.method.name'] as string, 1)
   }
 
   run<T>(work: () => T): T {
@@ -319,13 +323,14 @@ class WatchedIncoming implements IncomingWatch {
       if (error instanceof McpError) {
         span.setAttribute('rpc.response.status_code', String(error.code))
         attributes['rpc.response.status_code'] = String(error.code)
+        boundCardinality(attributes, error.code)
       }
       span.setStatus({ code: telemetry.api.SpanStatusCode.ERROR, message })
     }
     span.end()
     const instruments = telemetry.instruments
     instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
-    instruments.active[side].add(-1, { 'mcp.method.name': this.metricAttributes['mcp.method.name'] })
+    instruments.active[side].add(this.metricAttributes['mcp.method.name'] as string, -1)
   }
 }
 
@@ -340,7 +345,7 @@ class WatchedOutgoing implements OutgoingWatch {
     readonly meta: Meta | undefined,
     readonly metricAttributes: Attributes,
   ) {
-    telemetry.instruments.active[side].add(1, { 'mcp.method.name': metricAttributes['mcp.method.name'] })
+    telemetry.instruments.active[side].add(metricAttributes['mcp.method.name'] as string, 1)
   }
 
   sent(id: RequestId): void {
@@ -379,7 +384,38 @@ class WatchedOutgoing implements OutgoingWatch {
     span.end()
     const instruments = telemetry.instruments
     instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
-    instruments.active[side].add(-1, { 'mcp.method.name': method })
+    instruments.active[side].add(method as string, -1)
+  }
+}
+
+/** A count of requests in flight by method, reported as an observable up-down counter. */
+interface InFlight { add(method: string, delta: number): void }
+
+function inFlight(meter: OtelApi.Meter, name: string, description: string): InFlight {
+  const counts = new Map<string, number>()
+  meter.createObservableUpDownCounter(name, { unit: '{request}', description }).addCallback(result => {
+    for (const [method, count] of counts) result.observe(count, { 'mcp.method.name': method })
+  })
+  return {
+    add: (method, delta) => {
+      const count = (counts.get(method) ?? 0) + delta
+      // A method with nothing in flight is forgotten: a peer naming new methods grows nothing.
+      if (count === 0) counts.delete(method)
+      else counts.set(method, count)
+    },
+  }
+}
+
+/**
+ * Keeps what a peer names freely out of a refused request's metric attributes (the span keeps
+ * them): an unknown method is `_OTHER`, and an unknown tool or prompt (-32602 for a tools/call or
+ * prompts/get) is not named, so made-up names cannot grow the metrics' attribute sets.
+ */
+function boundCardinality(attributes: Attributes, code: number): void {
+  if (code === ErrorCode.MethodNotFound) attributes['mcp.method.name'] = '_OTHER'
+  if (code === ErrorCode.InvalidParams) {
+    delete attributes['gen_ai.tool.name']
+    delete attributes['gen_ai.prompt.name']
   }
 }
 
