@@ -264,6 +264,7 @@ class WatchedIncoming implements IncomingWatch {
       case 'result': {
         const result = isJsonObject(event.result) ? event.result : undefined
         const method = this.metricAttributes['mcp.method.name']
+        if (method === 'initialize') negotiated(span, this.metricAttributes, result)
         if (result?.resultType === 'input_required') {
           span.addEvent('mcp.input_required', { 'mcp.input_required.keys': isJsonObject(result.inputRequests) ? Object.keys(result.inputRequests) : [] })
         }
@@ -336,6 +337,7 @@ class WatchedOutgoing implements OutgoingWatch {
     let message: string | undefined
     if (outcome.type === 'result') {
       const result = outcome.result
+      if (method === 'initialize') negotiated(span, this.metricAttributes, result)
       if (result.resultType === 'input_required') span.addEvent('mcp.input_required')
       if (method === 'tools/call' && isJsonObject(result.task)) span.setAttribute('mcp.task.id', String(result.task.taskId))
       if (method === 'tools/call' && result.isError === true) type = message = 'tool_error'
@@ -357,6 +359,17 @@ class WatchedOutgoing implements OutgoingWatch {
     instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
     instruments.active[side].add(-1, { 'mcp.method.name': method })
   }
+}
+
+/**
+ * An initialize answered: the version it negotiated is the request's `mcp.protocol.version` (the
+ * server knew none when the request arrived; the client asked for one the server may have lowered).
+ */
+function negotiated(span: OtelApi.Span, metricAttributes: Attributes, result: JsonObject | undefined): void {
+  const version = result?.protocolVersion
+  if (typeof version !== 'string') return
+  span.setAttribute('mcp.protocol.version', version)
+  metricAttributes['mcp.protocol.version'] = version
 }
 
 /** `{mcp.method.name} {target}`, the target a tool's or prompt's name where the method has one. */
@@ -397,7 +410,8 @@ function metricAttributes(attributes: Attributes): Attributes {
 function transportAttributes(kind: string | undefined): Attributes {
   switch (kind) {
     case 'stdio': return { 'network.transport': 'pipe' }
-    case 'streamable-http': case 'sse': return { 'network.transport': 'tcp', 'network.protocol.name': 'http' }
+    // 'http': the client's Streamable HTTP and HTTP+SSE transports.
+    case 'streamable-http': case 'sse': case 'http': return { 'network.transport': 'tcp', 'network.protocol.name': 'http' }
     case 'websocket': return { 'network.transport': 'tcp', 'network.protocol.name': 'websocket' }
     default: return {}
   }
