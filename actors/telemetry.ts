@@ -112,7 +112,7 @@ class OtelInstrumentation implements Instrumentation {
   }
 
   request(request: IncomingRequest): IncomingWatch | undefined {
-    return this.incoming(request, 'server', request.requestInfo?.transport, undefined, request.protocolVersion)
+    return this.incoming(request, 'server', request.requestInfo?.transport, undefined, request.protocolVersion, true)
   }
 
   observe(name: string, description: string, read: () => number, unit = '1'): void {
@@ -142,7 +142,7 @@ class OtelInstrumentation implements Instrumentation {
   }
 
   /** A request from the peer: a SERVER span (on either side: a client serves the server's requests too). */
-  incoming(request: IncomingRequest, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined): IncomingWatch {
+  incoming(request: IncomingRequest, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined, isSessionless = false): IncomingWatch {
     const api = this.#api
     const attributes = requestAttributes(request.method, request.params, transportKind, version)
     attributes['jsonrpc.request.id'] = String(request.id)
@@ -160,7 +160,7 @@ class OtelInstrumentation implements Instrumentation {
     if (this.#options.captureToolArguments === true && request.method === 'tools/call' && isJsonObject(request.params?.arguments)) {
       span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(request.params!.arguments))
     }
-    return new WatchedIncoming(this, side, api.trace.setSpan(parent, span), span, metricAttributes(attributes))
+    return new WatchedIncoming(this, side, api.trace.setSpan(parent, span), span, metricAttributes(attributes), isSessionless)
   }
 
   /** A request to the peer: a CLIENT span, its context put in `_meta`. */
@@ -248,6 +248,11 @@ class WatchedIncoming implements IncomingWatch {
     readonly context: OtelApi.Context,
     readonly span: OtelApi.Span,
     readonly metricAttributes: Attributes,
+    /**
+     * A request of no connection (a modern-era HTTP request): its response stream closing is how
+     * its client cancels it (MCP 2026-07-28), so that ends it `cancelled`, not `connection_closed`.
+     */
+    readonly isSessionless: boolean,
   ) {
     telemetry.instruments.active[side].add(1, { 'mcp.method.name': metricAttributes['mcp.method.name'] })
   }
@@ -268,9 +273,10 @@ class WatchedIncoming implements IncomingWatch {
         if (result?.resultType === 'input_required') {
           span.addEvent('mcp.input_required', { 'mcp.input_required.keys': isJsonObject(result.inputRequests) ? Object.keys(result.inputRequests) : [] })
         }
-        if (isJsonObject(result?.task) && method === 'tools/call') {
-          span.setAttribute('mcp.task.id', String(result.task.taskId))
-          this.telemetry.taskStarted(result.task, span, this.metricAttributes['gen_ai.tool.name'] as string | undefined)
+        const task = method === 'tools/call' ? createdTask(result) : undefined
+        if (task !== undefined) {
+          span.setAttribute('mcp.task.id', String(task.taskId))
+          this.telemetry.taskStarted(task, span, this.metricAttributes['gen_ai.tool.name'] as string | undefined)
         }
         if (method === 'tools/call' && result?.isError === true) return this.#end('tool_error', undefined, 'tool_error')
         if (this.telemetry.options.captureToolArguments === true && method === 'tools/call' && result !== undefined) {
@@ -281,7 +287,7 @@ class WatchedIncoming implements IncomingWatch {
       case 'error': return this.#end(errorType(event.error), event.error, errorMessage(event.error))
       case 'cancel': {
         span.addEvent('mcp.cancelled', event.reason instanceof Error ? { 'mcp.cancel.reason': event.reason.message } : undefined)
-        return this.#end(event.reason instanceof ConnectionClosedError ? 'connection_closed' : 'cancelled', event.reason, 'cancelled')
+        return this.#end(event.reason instanceof ConnectionClosedError && !this.isSessionless ? 'connection_closed' : 'cancelled', event.reason, 'cancelled')
       }
       case 'closed': return this.#end('connection_closed', event.error, 'connection closed')
     }
@@ -339,7 +345,8 @@ class WatchedOutgoing implements OutgoingWatch {
       const result = outcome.result
       if (method === 'initialize') negotiated(span, this.metricAttributes, result)
       if (result.resultType === 'input_required') span.addEvent('mcp.input_required')
-      if (method === 'tools/call' && isJsonObject(result.task)) span.setAttribute('mcp.task.id', String(result.task.taskId))
+      const task = method === 'tools/call' ? createdTask(result) : undefined
+      if (task !== undefined) span.setAttribute('mcp.task.id', String(task.taskId))
       if (method === 'tools/call' && result.isError === true) type = message = 'tool_error'
     } else if (outcome.type === 'error') {
       type = errorType(outcome.error)
@@ -359,6 +366,16 @@ class WatchedOutgoing implements OutgoingWatch {
     instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
     instruments.active[side].add(-1, { 'mcp.method.name': method })
   }
+}
+
+/**
+ * The task a CreateTaskResult made: `task` in the legacy era (MCP 2025-11-25), the result itself
+ * (`resultType: 'task'`) in the modern era (MCP 2026-07-28); undefined for any other result.
+ */
+function createdTask(result: JsonObject | undefined): JsonObject | undefined {
+  if (result === undefined) return undefined
+  if (isJsonObject(result.task)) return result.task
+  return result.resultType === 'task' && typeof result.taskId === 'string' ? result : undefined
 }
 
 /**
