@@ -36,6 +36,7 @@ export function telemetryServer(otel: InMemoryOtel | undefined, unhandled: unkno
   const server = createServer({ name: 'otel-server', version: '1' }, {
     telemetry: otel === undefined ? undefined : { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider },
     reportUnhandledError: error => unhandled.push(error),
+    tasks: { pollIntervalMs: 5 },
   })
   const waiting = arrivals<ServerContext>()
   const slow = arrivals<() => void>()
