@@ -3,7 +3,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { expect } from 'vitest'
 import { defer, from, map } from 'rxjs'
 import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
-import { createServer, type McpServer, type ServerContext } from '../../actors/server.ts'
+import { createServer, type McpServer, type ServerContext, type ServerSession } from '../../actors/server.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
@@ -100,6 +100,8 @@ export interface Pair extends Waits {
   readonly url: string | undefined
   /** The client's transport. */
   readonly transport: Transport
+  /** The server's session (memory wiring). */
+  readonly session: ServerSession | undefined
 }
 
 /** Starts a {@link Pair}; what it opened is closed by the cleanups. */
@@ -111,9 +113,10 @@ export async function startPair(era: Era, wiring: Wiring, cleanups: Array<() => 
   cleanups.push(() => server.close())
   let url: string | undefined
   let transport: Transport
+  let session: ServerSession | undefined
   if (wiring === 'memory') {
     const [clientSide, serverSide] = createMemoryPair()
-    await server.listen(serverSide)
+    session = await server.listen(serverSide)
     transport = clientSide
   } else {
     const http = streamableHttp()
@@ -127,7 +130,7 @@ export async function startPair(era: Era, wiring: Wiring, cleanups: Array<() => 
   }
   const client = await connect(transport, CLIENT_INFO, options)
   cleanups.push(() => client.close())
-  return { ...made, client, s, c, url, transport }
+  return { ...made, client, s, c, url, transport, session }
 }
 
 /** Asserts that `child` is a child of `parent`: same trace, its parent span id `parent`'s span id. */
