@@ -81,6 +81,18 @@ for (const { era, wiring } of WIRINGS) {
       })
     }
 
+    it('counts tasks by status while they run, and ended tasks by final status', async () => {
+      const pair = await start()
+      const result = pair.client.callToolAsTaskResult('slow')
+      await pair.slowStarted(1)
+      expect(await recorded(pair.s, 'rxmcp.server.tasks.active')).toEqual([{ attributes: { 'mcp.task.status': 'working' }, value: 1 }])
+      pair.openSlow()
+      await result
+      await pair.s.ended('task slow')
+      expect(await recorded(pair.s, 'rxmcp.server.tasks.active')).toEqual([{ attributes: { 'mcp.task.status': 'working' }, value: 0 }])
+      expect(await recorded(pair.s, 'rxmcp.server.tasks.ended')).toEqual([{ attributes: { 'mcp.task.status': 'completed' }, value: 1 }])
+    })
+
     function start() {
       return startPair(era, wiring, cleanups, unhandled)
     }

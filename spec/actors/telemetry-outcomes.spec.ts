@@ -145,6 +145,22 @@ for (const { era, wiring } of WIRINGS) {
       pair.openSlow()
     })
 
+    it('records tool arguments and results only when captureToolArguments is set', async () => {
+      const plain = await start()
+      await plain.client.callTool('echo', { text: 'secret' })
+      for (const span of [one(plain.c.spans(), 'tools/call echo', SpanKind.CLIENT), one(plain.s.spans(), 'tools/call echo', SpanKind.SERVER)]) {
+        expect(span.attributes).not.toHaveProperty('gen_ai.tool.call.arguments')
+        expect(span.attributes).not.toHaveProperty('gen_ai.tool.call.result')
+      }
+      const pair = await startPair(era, wiring, cleanups, unhandled, {}, true)
+      await pair.client.callTool('echo', { text: 'secret' })
+      expect(one(pair.c.spans(), 'tools/call echo', SpanKind.CLIENT).attributes['gen_ai.tool.call.arguments']).toBe('{"text":"secret"}')
+      const server = one(pair.s.spans(), 'tools/call echo', SpanKind.SERVER)
+      expect(server.attributes['gen_ai.tool.call.arguments']).toBe('{"text":"secret"}')
+      // The result as answered (in the modern era with its resultType and _meta).
+      expect(JSON.parse(server.attributes['gen_ai.tool.call.result'] as string)).toMatchObject({ content: [{ type: 'text', text: 'secret' }] })
+    })
+
     if (era === 'modern') {
       it('records an input_required round as an mcp.input_required event, each round a span pair of its own', async () => {
         const pair = await start()

@@ -32,9 +32,9 @@ export interface Waits {
  * error, progress, a wait on the signal, handler-inner spans three ways, requests back to the
  * client, its own `_meta` and baggage, a task), a prompt with a completer, a resource.
  */
-export function telemetryServer(otel: InMemoryOtel | undefined, unhandled: unknown[]): { server: McpServer } & Waits {
+export function telemetryServer(otel: InMemoryOtel | undefined, unhandled: unknown[], captureToolArguments = false): { server: McpServer } & Waits {
   const server = createServer({ name: 'otel-server', version: '1' }, {
-    telemetry: otel === undefined ? undefined : { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider },
+    telemetry: otel === undefined ? undefined : { tracerProvider: otel.tracerProvider, meterProvider: otel.meterProvider, captureToolArguments },
     reportUnhandledError: error => unhandled.push(error),
     tasks: { pollIntervalMs: 5 },
   })
@@ -105,10 +105,10 @@ export interface Pair extends Waits {
 }
 
 /** Starts a {@link Pair}; what it opened is closed by the cleanups. */
-export async function startPair(era: Era, wiring: Wiring, cleanups: Array<() => unknown>, unhandled: unknown[], clientOptions: ClientOptions = {}): Promise<Pair> {
+export async function startPair(era: Era, wiring: Wiring, cleanups: Array<() => unknown>, unhandled: unknown[], clientOptions: ClientOptions = {}, captureToolArguments = false): Promise<Pair> {
   const s = inMemoryOtel()
   const c = inMemoryOtel()
-  const made = telemetryServer(s, unhandled)
+  const made = telemetryServer(s, unhandled, captureToolArguments)
   const { server } = made
   cleanups.push(() => server.close())
   let url: string | undefined
@@ -126,7 +126,7 @@ export async function startPair(era: Era, wiring: Wiring, cleanups: Array<() => 
   }
   const options: ClientOptions = {
     ...CLIENT_OPTIONS, era, ...(era === 'legacy' ? { protocolVersion: LEGACY } : {}),
-    telemetry: { tracerProvider: c.tracerProvider, meterProvider: c.meterProvider }, reportUnhandledError: error => unhandled.push(error), ...clientOptions,
+    telemetry: { tracerProvider: c.tracerProvider, meterProvider: c.meterProvider, captureToolArguments }, reportUnhandledError: error => unhandled.push(error), ...clientOptions,
   }
   const client = await connect(transport, CLIENT_INFO, options)
   cleanups.push(() => client.close())
