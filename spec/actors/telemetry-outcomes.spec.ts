@@ -60,8 +60,12 @@ for (const { era, wiring } of WIRINGS) {
     })
 
     it('records a client timeout as timeout, and the server span ends cancelled when the cancellation arrives', async () => {
+      // Request timeouts run on real time (ClientOptions.scheduler is not the connection's clock):
+      // long enough for the call to reach the handler first, whose start the test waits for.
       const pair = await start()
-      const error = await pair.client.callTool('wait', {}, { timeout: 20 }).catch((caught: unknown) => caught)
+      const call = pair.client.callTool('wait', {}, { timeout: 200 }).catch((caught: unknown) => caught)
+      await pair.waiting.atLeast(1)
+      const error = await call
       expect(error).toBeInstanceOf(TimeoutError)
       expect(outcome(one(pair.c.spans(), 'tools/call wait', SpanKind.CLIENT))).toMatchObject({ errorType: 'timeout', status: { code: SpanStatusCode.ERROR } })
       const [server] = await pair.s.ended('tools/call wait')
