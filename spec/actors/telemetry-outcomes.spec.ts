@@ -138,6 +138,17 @@ for (const { era, wiring } of WIRINGS) {
       expect(events(task!)).toEqual([{ name: 'mcp.task.status', attributes: { 'mcp.task.status': 'completed' } }])
     })
 
+    it('ends a failed task\'s span with error.type task_failed and an error status', async () => {
+      const pair = await start()
+      const result = pair.client.callToolAsTaskResult('broken-task').catch((caught: unknown) => caught)
+      await pair.slowStarted(1)
+      pair.openSlow()
+      expect(await result).toBeInstanceOf(McpError)
+      const [task] = await pair.s.ended('task broken-task')
+      expect(task!.attributes).toMatchObject({ 'mcp.task.status': 'failed', 'error.type': 'task_failed' })
+      expect(task!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'task failed' })
+    })
+
     it('ends a cancelled task\'s span with error.type cancelled', async () => {
       const pair = await start()
       const [first] = await lastValueFrom(pair.client.callToolAsTask('slow').pipe(take(1), toArray()))

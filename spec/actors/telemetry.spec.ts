@@ -113,6 +113,7 @@ for (const { era, wiring } of WIRINGS) {
       it.each([
         { tool: 'ask', method: 'elicitation/create' },
         { tool: 'roots', method: 'roots/list' },
+        { tool: 'sample', method: 'sampling/createMessage' },
       ])('records the server\'s $method as a CLIENT span on the server and a SERVER span on the client', async ({ tool, method }) => {
         await pair.client.callTool(tool)
         const call = only(pair.s.spans(), `tools/call ${tool}`, SpanKind.SERVER)

@@ -8,6 +8,7 @@ import { createMemoryPair } from '../../transports/memory.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import type { Transport } from '../../lib/transport.ts'
+import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import { arrivals } from './arrivals.ts'
 import { inMemoryOtel, type InMemoryOtel } from './otel.ts'
 
@@ -68,6 +69,14 @@ export function telemetryServer(otel: InMemoryOtel | undefined, unhandled: unkno
     return text(`Hello, ${String(answer.content?.name)}`)
   })
   server.tool('roots', {}, async (_args, ctx) => text((await ctx.listRoots()).roots.map(root => root.uri).join(',')))
+  server.tool('sample', {}, async (_args, ctx) => {
+    const sampled = await ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 8 })
+    return text((sampled.content as { text: string }).text)
+  })
+  server.tool('broken-task', { execution: { taskSupport: 'optional' } }, async () => {
+    await new Promise<void>(resolve => slow.push(resolve))
+    throw new InvalidParamsError('Invalid params: broken')
+  })
   server.tool('meta', {}, (_args, ctx) => text(JSON.stringify(ctx.meta ?? {})))
   server.tool('baggage', {}, () => text(JSON.stringify(Object.fromEntries((propagation.getBaggage(context.active())?.getAllEntries() ?? []).map(([key, entry]) => [key, entry.value])))))
   server.tool('trace', {}, () => text(trace.getSpanContext(context.active())?.spanId ?? 'none'))
@@ -85,6 +94,7 @@ export function telemetryServer(otel: InMemoryOtel | undefined, unhandled: unkno
 export const CLIENT_OPTIONS: ClientOptions = {
   elicitation: { form: () => ({ action: 'accept', content: { name: 'Ada' } }) },
   roots: [{ uri: 'file:///work', name: 'work' }],
+  sampling: () => ({ role: 'assistant', model: 'otel-model', content: { type: 'text', text: 'sampled' } }),
 }
 
 export type Wiring = 'memory' | 'http'
