@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SpanKind } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
-import type { McpClient } from '../../actors/client.ts'
-import { asyncContextForFile } from '../helpers/otel.ts'
-import { LEGACY, MODERN, expectChildOf, startPair, text, type Era, type Pair, type Wiring } from '../helpers/otel-pair.ts'
+import { PassThrough } from 'node:stream'
+import { connect, type McpClient } from '../../actors/client.ts'
+import type { McpServer } from '../../actors/server.ts'
+import type { Transport } from '../../lib/transport.ts'
+import { stdio } from '../../transports/stdio.ts'
+import { websocket } from '../../transports/websocket.ts'
+import { websocketClient } from '../../transports/websocket-client.ts'
+import { asyncContextForFile, inMemoryOtel } from '../helpers/otel.ts'
+import { CLIENT_INFO, LEGACY, MODERN, expectChildOf, startPair, telemetryServer, text, type Era, type Pair, type Wiring } from '../helpers/otel-pair.ts'
 import { cleanupsAfterEach } from '../helpers/cleanups.ts'
 
 asyncContextForFile()
@@ -131,3 +137,44 @@ for (const { era, wiring } of WIRINGS) {
     }
   })
 }
+
+describe('telemetry network attributes of the other transports', () => {
+  /** A tools/call's two spans, the server listening where `wire` says and the client on the transport it gives. */
+  async function over(wire: (server: McpServer) => Promise<Transport>) {
+    const s = inMemoryOtel()
+    const c = inMemoryOtel()
+    const { server } = telemetryServer(s, unhandled)
+    cleanups.push(() => server.close())
+    const client = await connect(await wire(server), CLIENT_INFO, { era: 'legacy', telemetry: { tracerProvider: c.tracerProvider, meterProvider: c.meterProvider } })
+    cleanups.push(() => client.close())
+    await client.callTool('echo', { text: 'x' })
+    const spans = { client: only(c.spans(), 'tools/call echo', SpanKind.CLIENT), server: only(s.spans(), 'tools/call echo', SpanKind.SERVER) }
+    expectChildOf(spans.server, spans.client)
+    return spans
+  }
+
+  it('records stdio as network.transport pipe on both sides', async () => {
+    const spans = await over(async server => {
+      // Two pipes: what the client writes the server reads, and back.
+      const up = new PassThrough()
+      const down = new PassThrough()
+      await server.listen(stdio({ input: up, output: down }))
+      return stdio({ input: down, output: up })
+    })
+    for (const span of [spans.client, spans.server]) {
+      expect(span.attributes['network.transport']).toBe('pipe')
+      expect(span.attributes).not.toHaveProperty('network.protocol.name')
+    }
+  })
+
+  it('records WebSocket as network.transport tcp and network.protocol.name websocket, the client address on the server', async () => {
+    const spans = await over(async server => {
+      const ws = websocket()
+      await server.listen(ws)
+      return websocketClient(ws.url!)
+    })
+    for (const span of [spans.client, spans.server]) expect(span.attributes).toMatchObject({ 'network.transport': 'tcp', 'network.protocol.name': 'websocket' })
+    expect(spans.server.attributes['client.address']).toBe('127.0.0.1')
+    expect(spans.client.attributes).not.toHaveProperty('client.address')
+  })
+})
