@@ -118,7 +118,7 @@ class OtelInstrumentation implements Instrumentation {
   }
 
   request(request: IncomingRequest): IncomingWatch | undefined {
-    return this.incoming(request, 'server', request.requestInfo?.transport, undefined, request.protocolVersion)
+    return this.incoming(request, 'server', request.requestInfo?.transport, undefined, request.protocolVersion, true)
   }
 
   observe(name: string, description: string, read: () => number, unit = '1'): void {
@@ -148,7 +148,7 @@ class OtelInstrumentation implements Instrumentation {
   }
 
   /** A request from the peer: a SERVER span (on either side: a client serves the server's requests too). */
-  incoming(request: IncomingRequest, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined): IncomingWatch {
+  incoming(request: IncomingRequest, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined, isSessionless = false): IncomingWatch {
     const api = this.#api
     const attributes = requestAttributes(request.method, request.params, transportKind, version)
     attributes['jsonrpc.request.id'] = String(request.id)
@@ -166,7 +166,7 @@ class OtelInstrumentation implements Instrumentation {
     if (this.#options.captureToolArguments === true && request.method === 'tools/call' && isJsonObject(request.params?.arguments)) {
       span.setAttribute('gen_ai.tool.call.arguments', JSON.stringify(request.params!.arguments))
     }
-    return new WatchedIncoming(this, side, api.trace.setSpan(parent, span), span, metricAttributes(attributes))
+    return new WatchedIncoming(this, side, api.trace.setSpan(parent, span), span, metricAttributes(attributes), isSessionless)
   }
 
   /** A request to the peer: a CLIENT span, its context put in `_meta`. */
@@ -276,6 +276,11 @@ class WatchedIncoming implements IncomingWatch {
     readonly context: OtelApi.Context,
     readonly span: OtelApi.Span,
     readonly metricAttributes: Attributes,
+    /**
+     * A request of no connection (a modern-era HTTP request): its response stream closing is how
+     * its client cancels it (MCP 2026-07-28), so that ends it `cancelled`, not `connection_closed`.
+     */
+    readonly isSessionless: boolean,
   ) {
     telemetry.instruments.active[side].add(metricAttributes['mcp.method.name'] as string, 1)
   }
@@ -292,12 +297,14 @@ class WatchedIncoming implements IncomingWatch {
       case 'result': {
         const result = isJsonObject(event.result) ? event.result : undefined
         const method = this.metricAttributes['mcp.method.name']
+        if (method === 'initialize') negotiated(span, this.metricAttributes, result)
         if (result?.resultType === 'input_required') {
           span.addEvent('mcp.input_required', { 'mcp.input_required.keys': isJsonObject(result.inputRequests) ? Object.keys(result.inputRequests) : [] })
         }
-        if (isJsonObject(result?.task) && method === 'tools/call') {
-          span.setAttribute('mcp.task.id', String(result.task.taskId))
-          this.telemetry.taskStarted(result.task, span, this.metricAttributes['gen_ai.tool.name'] as string | undefined)
+        const task = method === 'tools/call' ? createdTask(result) : undefined
+        if (task !== undefined) {
+          span.setAttribute('mcp.task.id', String(task.taskId))
+          this.telemetry.taskStarted(task, span, this.metricAttributes['gen_ai.tool.name'] as string | undefined)
         }
         if (method === 'tools/call' && result?.isError === true) return this.#end('tool_error', undefined, 'tool_error')
         if (this.telemetry.options.captureToolArguments === true && method === 'tools/call' && result !== undefined) {
@@ -308,7 +315,7 @@ class WatchedIncoming implements IncomingWatch {
       case 'error': return this.#end(errorType(event.error), event.error, errorMessage(event.error))
       case 'cancel': {
         span.addEvent('mcp.cancelled', event.reason instanceof Error ? { 'mcp.cancel.reason': event.reason.message } : undefined)
-        return this.#end(event.reason instanceof ConnectionClosedError ? 'connection_closed' : 'cancelled', event.reason, 'cancelled')
+        return this.#end(event.reason instanceof ConnectionClosedError && !this.isSessionless ? 'connection_closed' : 'cancelled', event.reason, 'cancelled')
       }
       case 'closed': return this.#end('connection_closed', event.error, 'connection closed')
     }
@@ -365,8 +372,10 @@ class WatchedOutgoing implements OutgoingWatch {
     let message: string | undefined
     if (outcome.type === 'result') {
       const result = outcome.result
+      if (method === 'initialize') negotiated(span, this.metricAttributes, result)
       if (result.resultType === 'input_required') span.addEvent('mcp.input_required')
-      if (method === 'tools/call' && isJsonObject(result.task)) span.setAttribute('mcp.task.id', String(result.task.taskId))
+      const task = method === 'tools/call' ? createdTask(result) : undefined
+      if (task !== undefined) span.setAttribute('mcp.task.id', String(task.taskId))
       if (method === 'tools/call' && result.isError === true) type = message = 'tool_error'
     } else if (outcome.type === 'error') {
       type = errorType(outcome.error)
@@ -419,6 +428,27 @@ function boundCardinality(attributes: Attributes, code: number): void {
   }
 }
 
+/**
+ * The task a CreateTaskResult made: `task` in the legacy era (MCP 2025-11-25), the result itself
+ * (`resultType: 'task'`) in the modern era (MCP 2026-07-28); undefined for any other result.
+ */
+function createdTask(result: JsonObject | undefined): JsonObject | undefined {
+  if (result === undefined) return undefined
+  if (isJsonObject(result.task)) return result.task
+  return result.resultType === 'task' && typeof result.taskId === 'string' ? result : undefined
+}
+
+/**
+ * An initialize answered: the version it negotiated is the request's `mcp.protocol.version` (the
+ * server knew none when the request arrived; the client asked for one the server may have lowered).
+ */
+function negotiated(span: OtelApi.Span, metricAttributes: Attributes, result: JsonObject | undefined): void {
+  const version = result?.protocolVersion
+  if (typeof version !== 'string') return
+  span.setAttribute('mcp.protocol.version', version)
+  metricAttributes['mcp.protocol.version'] = version
+}
+
 /** `{mcp.method.name} {target}`, the target a tool's or prompt's name where the method has one. */
 function spanName(method: string, params: JsonObject | undefined): string {
   const target = NAMED_TARGETS[method] === undefined ? undefined : params?.name
@@ -457,7 +487,8 @@ function metricAttributes(attributes: Attributes): Attributes {
 function transportAttributes(kind: string | undefined): Attributes {
   switch (kind) {
     case 'stdio': return { 'network.transport': 'pipe' }
-    case 'streamable-http': case 'sse': return { 'network.transport': 'tcp', 'network.protocol.name': 'http' }
+    // 'http': the client's Streamable HTTP and HTTP+SSE transports.
+    case 'streamable-http': case 'sse': case 'http': return { 'network.transport': 'tcp', 'network.protocol.name': 'http' }
     case 'websocket': return { 'network.transport': 'tcp', 'network.protocol.name': 'websocket' }
     default: return {}
   }
