@@ -281,11 +281,14 @@ class WatchedIncoming implements IncomingWatch {
      * its client cancels it (MCP 2026-07-28), so that ends it `cancelled`, not `connection_closed`.
      */
     readonly isSessionless: boolean,
-  ) {
-    telemetry.instruments.active[side].add(metricAttributes['mcp.method.name'] as string, 1)
-  }
+  ) {}
+
+  /** True once its handler ran: only then is it in flight (a refused request never is, so no made-up method is counted). */
+  #isRunning = false
 
   run<T>(work: () => T): T {
+    this.#isRunning = true
+    this.telemetry.instruments.active[this.side].add(this.metricAttributes['mcp.method.name'] as string, 1)
     return this.telemetry.api.context.with(this.context, work)
   }
 
@@ -337,7 +340,7 @@ class WatchedIncoming implements IncomingWatch {
     span.end()
     const instruments = telemetry.instruments
     instruments.duration[side].record((performance.now() - this.#started) / 1000, attributes)
-    instruments.active[side].add(this.metricAttributes['mcp.method.name'] as string, -1)
+    if (this.#isRunning) instruments.active[side].add(this.metricAttributes['mcp.method.name'] as string, -1)
   }
 }
 
@@ -405,14 +408,9 @@ function inFlight(meter: OtelApi.Meter, name: string, description: string): InFl
   meter.createObservableUpDownCounter(name, { unit: '{request}', description }).addCallback(result => {
     for (const [method, count] of counts) result.observe(count, { 'mcp.method.name': method })
   })
-  return {
-    add: (method, delta) => {
-      const count = (counts.get(method) ?? 0) + delta
-      // A method with nothing in flight is forgotten: a peer naming new methods grows nothing.
-      if (count === 0) counts.delete(method)
-      else counts.set(method, count)
-    },
-  }
+  // A method keeps its entry at 0 (an observable instrument that stops reporting a set keeps its
+  // last value): the methods counted are those that ran a handler or were sent, a bounded set.
+  return { add: (method, delta) => { counts.set(method, (counts.get(method) ?? 0) + delta) } }
 }
 
 /**

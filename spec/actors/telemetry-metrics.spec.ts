@@ -32,16 +32,18 @@ for (const { era, wiring } of WIRINGS) {
       await pair.client.callTool('fails')
       await pair.client.callTool('nope').catch(() => {})
       await pair.client.listTools()
-      const expected = [
+      const expected = (side: 'server' | 'client') => [
         { attributes: { 'mcp.method.name': handshake, ...version, ...network }, value: 1 },
         { attributes: { ...TOOL, 'gen_ai.tool.name': 'echo', ...version, ...network }, value: 2 },
         { attributes: { ...TOOL, 'gen_ai.tool.name': 'fails', ...version, ...network, 'error.type': 'tool_error' }, value: 1 },
-        { attributes: { ...TOOL, 'gen_ai.tool.name': 'nope', ...version, ...network, 'error.type': '-32602', 'rpc.response.status_code': '-32602' }, value: 1 },
+        // The server does not name a tool it does not have (the caller chose the name: unbounded).
+        { attributes: { ...TOOL, ...(side === 'client' ? { 'gen_ai.tool.name': 'nope' } : {}), ...version, ...network, 'error.type': '-32602', 'rpc.response.status_code': '-32602' }, value: 1 },
         { attributes: { 'mcp.method.name': 'tools/list', ...version, ...network }, value: 1 },
       ]
-      for (const [otel, name] of [[pair.s, 'mcp.server.operation.duration'], [pair.c, 'mcp.client.operation.duration']] as const) {
-        expect(await recorded(otel, name)).toEqual(expect.arrayContaining(expected))
-        expect(await recorded(otel, name)).toHaveLength(expected.length)
+      for (const [otel, name, side] of [[pair.s, 'mcp.server.operation.duration', 'server'], [pair.c, 'mcp.client.operation.duration', 'client']] as const) {
+        const expectedOfSide = expected(side)
+        expect(await recorded(otel, name)).toEqual(expect.arrayContaining(expectedOfSide))
+        expect(await recorded(otel, name)).toHaveLength(expectedOfSide.length)
       }
       // In seconds, in the conventions' buckets.
       const metric = (await pair.s.metrics()).get('mcp.server.operation.duration')!
@@ -98,3 +100,16 @@ for (const { era, wiring } of WIRINGS) {
     }
   })
 }
+
+describe('telemetry metrics and names a peer makes up', () => {
+  it('records an unknown method as _OTHER and counts nothing in flight for it, while its span keeps the name', async () => {
+    const pair = await startPair('legacy', 'memory', cleanups, unhandled)
+    for (const method of ['made/up-1', 'made/up-2', 'made/up-3']) await pair.client.connection.request(method as never).forEach(() => {}).catch(() => {})
+    const durations = await recorded(pair.s, 'mcp.server.operation.duration')
+    expect(durations.filter(point => (point.attributes as Record<string, unknown>)['error.type'] === '-32601'))
+      .toEqual([{ attributes: { 'mcp.method.name': '_OTHER', 'mcp.protocol.version': LEGACY, 'error.type': '-32601', 'rpc.response.status_code': '-32601' }, value: 3 }])
+    const active = await recorded(pair.s, 'rxmcp.server.requests.active')
+    expect(active.map(point => (point.attributes as Record<string, unknown>)['mcp.method.name'])).not.toContain('made/up-1')
+    expect(pair.s.spans().map(span => span.name)).toEqual(expect.arrayContaining(['made/up-1', 'made/up-2', 'made/up-3']))
+  })
+})

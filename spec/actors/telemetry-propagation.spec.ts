@@ -176,3 +176,22 @@ describe('telemetry off', () => {
     expect((await client.callTool('trace')).content[0]).toEqual({ type: 'text', text: 'none' })
   })
 })
+
+describe('telemetry of notifications', () => {
+  it('gives a notification a span on each side, the receiver continuing the sender’s context from _meta; progress and log messages get none', async () => {
+    const pair = await startPair('legacy', 'memory', cleanups, unhandled)
+    // notifications/initialized went from the client to the server during the handshake.
+    const sent = pair.c.span('notifications/initialized')
+    const received = pair.s.span('notifications/initialized')
+    expect(sent.kind).toBe(SpanKind.CLIENT)
+    expect(received.kind).toBe(SpanKind.SERVER)
+    expect(received.spanContext().traceId).toBe(sent.spanContext().traceId)
+    expect(received.parentSpanContext?.spanId).toBe(sent.spanContext().spanId)
+    expect(received.attributes['mcp.method.name']).toBe('notifications/initialized')
+    pair.server.log('info', 'hello')
+    await pair.client.callTool('echo', { text: 'x' })
+    const names = [...pair.s.spans(), ...pair.c.spans()].map(span => span.name)
+    expect(names).not.toContain('notifications/message')
+    expect(names).not.toContain('notifications/progress')
+  })
+})
