@@ -9,7 +9,7 @@ import type { Principal } from './auth.ts'
 import type { BatchCollector } from './batch-collector.ts'
 import type { ActorRef } from './actor/system.ts'
 import type { RequestInput, RequestMessage } from './request-logic.ts'
-import type { IncomingWatch } from './request-observer.ts'
+import type { IncomingWatch } from './incoming-watch.ts'
 
 /**
  * The owner's record of one incoming request while its handler runs: its id, method, params,

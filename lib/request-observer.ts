@@ -2,7 +2,7 @@ import type { JsonObject, Meta, RequestId } from './jsonrpc/message.ts'
 import type { Transport } from './transport.ts'
 import type { ServerEvent } from './events.ts'
 import type { IncomingRequest } from './incoming-request.ts'
-import type { RequestActorEvent } from './request-logic.ts'
+import type { IncomingWatch } from './incoming-watch.ts'
 import type { ProgressEvent } from './operators/progress.ts'
 
 /**
@@ -27,17 +27,8 @@ export interface ConnectionObserver {
   closed?(error: unknown): void
 }
 
-/** One incoming request, watched (see {@link ConnectionObserver.incoming}). */
-export interface IncomingWatch {
-  /** Runs the request's handler, inside whatever the watcher makes current (its span). */
-  run<T>(work: () => T): T
-  /**
-   * How the request goes: `progress` as it is sent, then one end: `result` (the value answered),
-   * `error` (the error answered, or the refusal of a request that never ran), or `cancel` (stopped
-   * unanswered: cancelled by the peer, or the connection closed). Nothing after the end.
-   */
-  event(event: RequestActorEvent): void
-}
+// In a leaf file of its own: lib/incoming-request.ts holds a request's watch, and this file names IncomingRequest.
+export type { IncomingWatch } from './incoming-watch.ts'
 
 /** One outgoing request, watched (see {@link ConnectionObserver.outgoing}). */
 export interface OutgoingWatch {
