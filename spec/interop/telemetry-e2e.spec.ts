@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import { connect } from '../../actors/client.ts'
+import { concatMap, filter, firstValueFrom } from 'rxjs'
+import { connect, type McpClient } from '../../actors/client.ts'
 import { httpClient } from '../../transports/http-client.ts'
 import { closeServer, listenOn } from '../../transports/listen.ts'
 
@@ -131,10 +132,10 @@ function run(args: string[], env: Record<string, string>, pattern: RegExp) {
 }
 
 /** Our client with a tracer provider of its own (in memory), so its CLIENT span joins the collected ones. */
-async function tracedClient(url: string) {
+async function tracedClient(url: string, era: 'modern' | 'legacy' | 'auto' = 'auto') {
   const exporter = new InMemorySpanExporter()
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  const client = await connect(httpClient(url), { name: 'e2e-client', version: '1' }, { telemetry: { tracerProvider: provider } })
+  const client = await connect(httpClient(url), { name: 'e2e-client', version: '1' }, { era, telemetry: { tracerProvider: provider } })
   cleanup.push(() => client.close())
   const spans = (): Span[] => exporter.getFinishedSpans().map(span => ({
     service: 'e2e-client', name: span.name, kind: span.kind + 1, // the API's SpanKind is OTLP's less one
@@ -143,11 +144,19 @@ async function tracedClient(url: string) {
   return { client, spans }
 }
 
+/** Resolves once the client's server offers the tool: listed after the listen stream is acknowledged, and again on each list change. */
+function toolOffered(client: McpClient, name: string): Promise<unknown> {
+  return firstValueFrom(client.listen({ toolsListChanged: true }).pipe(
+    concatMap(() => client.listTools()),
+    filter(result => result.tools.some(tool => tool.name === name)),
+  ))
+}
+
 const EVERYTHING_URL = /Streamable HTTP at (http:\/\/\S+\/mcp)/
 const SERVED_URL = /(?:serving|served at) (http:\/\/\S+\/mcp)/
 
 describe('issue 25: one trace through real processes, exported over OTLP/HTTP', { timeout: 90_000 }, () => {
-  it('client -> rxmcp gateway -> everything server: every span in one trace, linked by parent ids; SIGTERM flushes the last metrics', async () => {
+  it.each(['modern', 'legacy'] as const)('client (%s era) -> rxmcp gateway -> everything server: every span in one trace, linked by parent ids; SIGTERM flushes the last metrics', async era => {
     const otlp = await receiver()
     const everything = run(['examples/telemetry/server.ts', '0'], otelEnv(otlp.endpoint, 'e2e-everything'), EVERYTHING_URL)
     const directory = await mkdtemp(join(tmpdir(), 'rxmcp-otel-'))
@@ -155,25 +164,29 @@ describe('issue 25: one trace through real processes, exported over OTLP/HTTP', 
     const config = join(directory, 'mcp.json')
     await writeFile(config, JSON.stringify({ mcpServers: { everything: { type: 'http', url: await everything.url } } }))
     const gateway = run(['bin/rxmcp.ts', 'gateway', '--config', config, '--port', '0'], otelEnv(otlp.endpoint, 'e2e-gateway'), SERVED_URL)
-    const { client, spans: clientSpans } = await tracedClient(await gateway.url)
-    // The gateway offers the server's tools once it listed them.
-    const tools = await client.listTools()
-    expect(tools.tools.map(tool => tool.name)).toContain('everything__echo')
+    const { client, spans: clientSpans } = await tracedClient(await gateway.url, era)
+    expect(client.era).toBe(era)
+    // The gateway offers the server's tools once its host listed them.
+    await toolOffered(client, 'everything__echo')
     const result = await client.callTool('everything__echo', { text: 'traced' })
     expect(JSON.stringify(result)).toContain('traced')
 
     const call = clientSpans().find(span => span.name === 'tools/call everything__echo')!
     expect(call).toMatchObject({ kind: CLIENT, attributes: { 'gen_ai.tool.name': 'everything__echo' } })
     expect(call.parentSpanId).toBeUndefined()
-    // The chain, each link by parent id, all of it in the client's trace.
+    // The three spans of the call in the other processes, whatever trace they are in; then their links.
     const chain = await otlp.until(() => {
-      const inTrace = otlp.spans.filter(span => span.traceId === call.traceId)
-      const gatewayServer = inTrace.find(span => span.service === 'e2e-gateway' && span.kind === SERVER && span.parentSpanId === call.spanId)
-      const gatewayClient = gatewayServer && inTrace.find(span => span.service === 'e2e-gateway' && span.kind === CLIENT && span.parentSpanId === gatewayServer.spanId)
-      const server = gatewayClient && inTrace.find(span => span.service === 'e2e-everything' && span.kind === SERVER && span.parentSpanId === gatewayClient.spanId)
-      return server === undefined ? undefined : { gatewayServer: gatewayServer!, gatewayClient: gatewayClient!, server }
+      const gatewayServer = otlp.spans.find(span => span.service === 'e2e-gateway' && span.kind === SERVER && span.name === 'tools/call everything__echo')
+      const gatewayClient = otlp.spans.find(span => span.service === 'e2e-gateway' && span.kind === CLIENT && span.name === 'tools/call echo')
+      const server = otlp.spans.find(span => span.service === 'e2e-everything' && span.kind === SERVER && span.name === 'tools/call echo')
+      return gatewayServer && gatewayClient && server ? { gatewayServer, gatewayClient, server } : undefined
     })
+    expect(chain.gatewayServer).toMatchObject({ traceId: call.traceId, parentSpanId: call.spanId })
+    expect(chain.gatewayClient).toMatchObject({ traceId: call.traceId, parentSpanId: chain.gatewayServer.spanId })
+    expect(chain.server).toMatchObject({ traceId: call.traceId, parentSpanId: chain.gatewayClient.spanId })
     expect(chain.gatewayServer).toMatchObject({ name: 'tools/call everything__echo', attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'everything__echo', 'network.transport': 'tcp' } })
+    // A legacy session's id is on its spans; a modern request belongs to no session.
+    expect(chain.gatewayServer.attributes['mcp.session.id'] !== undefined).toBe(era === 'legacy')
     expect(chain.gatewayClient).toMatchObject({ name: 'tools/call echo', attributes: { 'gen_ai.tool.name': 'echo' } })
     expect(chain.server).toMatchObject({ name: 'tools/call echo', attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo', 'gen_ai.operation.name': 'execute_tool' } })
 
@@ -198,8 +211,8 @@ describe('issue 25: one trace through real processes, exported over OTLP/HTTP', 
     await client.callTool('add', { a: 2, b: 3 })
     const call = clientSpans().find(span => span.name === 'tools/call add')!
     expect(call.kind).toBe(CLIENT)
-    const server = await otlp.until(() => otlp.spans.find(span => span.traceId === call.traceId && span.service === 'e2e-stdio-child' && span.kind === SERVER && span.parentSpanId === call.spanId))
-    expect(server).toMatchObject({ name: 'tools/call add', attributes: { 'network.transport': 'pipe', 'gen_ai.tool.name': 'add' } })
+    const server = await otlp.until(() => otlp.spans.find(span => span.service === 'e2e-stdio-child' && span.kind === SERVER && span.name === 'tools/call add'))
+    expect(server).toMatchObject({ traceId: call.traceId, parentSpanId: call.spanId, attributes: { 'network.transport': 'pipe', 'gen_ai.tool.name': 'add' } })
     // The bridge makes no span of its own: it passes messages on.
     expect(otlp.spans.filter(span => span.service === 'e2e-bridge')).toEqual([])
 
