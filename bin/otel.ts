@@ -48,13 +48,31 @@ export async function startOtel(isStdoutProtocol = false, env: NodeJS.ProcessEnv
   const consoleIn = ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_LOGS_EXPORTER'].find(name => (env[name] ?? '').split(',').some(item => item.trim() === 'console'))
   if (isStdoutProtocol && consoleIn !== undefined) throw new Error(`${consoleIn}=console would print on stdout, which carries the protocol here: export over OTLP instead`)
   let NodeSDK: typeof import('@opentelemetry/sdk-node').NodeSDK
+  let api: typeof import('@opentelemetry/api')
   try {
-    await import('@opentelemetry/api')
+    api = await import('@opentelemetry/api')
     ;({ NodeSDK } = await import('@opentelemetry/sdk-node'))
   } catch (error) {
     throw new Error(OTEL_MISSING, { cause: error })
   }
-  const sdk = new NodeSDK()
+  // OTEL_LOG_LEVEL makes the SDK log through the console, info and debug on stdout. Over stdio its
+  // log goes to stderr instead: set here, and the variable hidden while the SDK is made (its
+  // constructor would set the console logger, and log with it, itself).
+  const level = env.OTEL_LOG_LEVEL?.trim().toUpperCase()
+  const isLogRedirected = isStdoutProtocol && level !== undefined && level !== ''
+  if (isLogRedirected) {
+    const write = (...args: unknown[]) => { process.stderr.write(args.map(String).join(' ') + '\n') }
+    const levels = api.DiagLogLevel as unknown as Record<string, number>
+    api.diag.setLogger({ error: write, warn: write, info: write, debug: write, verbose: write }, { logLevel: levels[level] ?? api.DiagLogLevel.INFO })
+  }
+  const hidden = process.env.OTEL_LOG_LEVEL
+  if (isLogRedirected) delete process.env.OTEL_LOG_LEVEL
+  let sdk: InstanceType<typeof NodeSDK>
+  try {
+    sdk = new NodeSDK()
+  } finally {
+    if (isLogRedirected && hidden !== undefined) process.env.OTEL_LOG_LEVEL = hidden
+  }
   sdk.start()
   let stopping: Promise<void> | undefined
   return {
