@@ -283,7 +283,8 @@ async function serveBridge(parsed: Parsed, isTelemetry = false): Promise<number>
     // Messages pass through untouched, `_meta.traceparent` included: the child's spans continue the
     // client's trace. The bridge's own part is a gauge of its children.
     const { loadTelemetry } = await import('../actors/telemetry.ts')
-    ;(await loadTelemetry(true)).observe?.('rxmcp.bridge.children', 'Child processes the bridge runs now.', () => running.childCount, '{process}')
+    // The processes alive (spawned, not yet exited), --shared or not.
+    ;(await loadTelemetry(true)).observe?.('rxmcp.bridge.children', 'Child processes the bridge runs now.', () => children.size, '{process}')
   }
   // One port for all three.
   const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(http.nodeHandler))

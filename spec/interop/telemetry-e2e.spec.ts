@@ -216,9 +216,11 @@ describe('issue 25: one trace through real processes, exported over OTLP/HTTP', 
     // The bridge makes no span of its own: it passes messages on.
     expect(otlp.spans.filter(span => span.service === 'e2e-bridge')).toEqual([])
 
-    // The gauge counts the session's child while it runs.
-    await otlp.until(() => otlp.points.find(point => point.service === 'e2e-bridge' && point.name === 'rxmcp.bridge.children' && point.value === 1))
+    // The gauge counts the child while it runs, and none once it is gone.
+    const children = () => otlp.points.filter(point => point.service === 'e2e-bridge' && point.name === 'rxmcp.bridge.children').map(point => point.value)
+    await otlp.until(() => children().includes(1) || undefined)
     await client.close()
+    await otlp.until(() => children().slice(children().indexOf(1)).includes(0) || undefined)
     bridge.child.kill('SIGTERM')
     expect(await bridge.exited).toBe(0)
   })
