@@ -20,6 +20,7 @@ import { authorizingFetch, type AuthFlags } from './auth.ts'
 import { inspectHost, serveGateway, type HostFlags } from './host.ts'
 import { exposure, exposureFlags, parseExposureFlag, refuseCrossSite, ExposureError, type ExposureFlags } from './exposure.ts'
 import { chat } from './chat.ts'
+import { isTelemetryAsked, startOtel, type OtelSdk } from './otel.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
@@ -60,6 +61,10 @@ traffic), or shared by every session with --shared (for stateless servers: sessi
 things, elicitation, sampling or roots, each get a child of their own while a request of theirs runs, up
 to --max-children (default 4) per protocol version, and wait beyond). Children get a minimal
 environment (PATH, HOME, ...) plus each --env, or all of it with --inherit-env.
+gateway and bridge take the standard OpenTelemetry variables: with OTEL_EXPORTER_OTLP_ENDPOINT (or
+OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER other than none) set, they start the OpenTelemetry Node
+SDK (npm install @opentelemetry/api @opentelemetry/sdk-node), which reads OTEL_SERVICE_NAME,
+OTEL_EXPORTER_OTLP_PROTOCOL and the rest, and trace every request through them.
 Exit codes: 0 success, 1 failure or a tool result with isError, 2 usage error.`
 
 class UsageError extends Error {}
@@ -243,7 +248,7 @@ async function call(parsed: Parsed): Promise<number> {
 }
 
 /** Serves a stdio server over HTTP and WebSocket until SIGINT or SIGTERM; children are reaped on the way out. */
-async function serveBridge(parsed: Parsed): Promise<number> {
+async function serveBridge(parsed: Parsed, isTelemetry = false): Promise<number> {
   const [command, ...args] = parsed.server
   const flags = parsed.bridge!
   const most = parsed.isShared ? `${flags.maxChildren ?? SHARED_UPSTREAM_DEFAULTS.maxUpstreams} per protocol version` : `${flags.maxChildren ?? BRIDGE_DEFAULTS.maxChildren}`
@@ -274,6 +279,13 @@ async function serveBridge(parsed: Parsed): Promise<number> {
     childIdleTimeout: flags.childIdleTimeout,
     onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
   })
+  if (isTelemetry) {
+    // Messages pass through untouched, `_meta.traceparent` included: the child's spans continue the
+    // client's trace. The bridge's own part is a gauge of its children.
+    const { loadTelemetry } = await import('../actors/telemetry.ts')
+    // The processes alive (spawned, not yet exited), --shared or not.
+    ;(await loadTelemetry(true)).observe?.('rxmcp.bridge.children', 'Child processes the bridge runs now.', () => children.size, '{process}')
+  }
   // One port for all three.
   const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(http.nodeHandler))
   // The WebSocket listener shares the HTTP port: upgrades on /mcp.
@@ -335,7 +347,9 @@ export async function cli(argv: string[]): Promise<number> {
   if (hostFlags !== undefined) {
     try {
       if (argv[0] === 'chat') return await chat({ config: hostFlags.config, model: hostFlags.model!, baseUrl: hostFlags.baseUrl, system: hostFlags.system })
-      return argv[0] === 'gateway' ? await serveGateway(hostFlags) : await inspectHost(hostFlags)
+      if (argv[0] !== 'gateway') return await inspectHost(hostFlags)
+      // Without --port the gateway speaks stdio: stdout is the protocol's.
+      return await withTelemetry(isTelemetry => serveGateway({ ...hostFlags!, telemetry: isTelemetry }), hostFlags.port === undefined)
     } catch (error) {
       if (error instanceof ExposureError) { process.stderr.write(`rxmcp: ${error.message}\n`); return 2 }
       process.stderr.write(`rxmcp: ${(error as Error).message}\n`)
@@ -351,7 +365,7 @@ export async function cli(argv: string[]): Promise<number> {
   }
   if (parsed.command === 'help') { process.stdout.write(USAGE + '\n'); return 0 }
   try {
-    if (parsed.command === 'bridge') return await serveBridge(parsed)
+    if (parsed.command === 'bridge') return await withTelemetry(isTelemetry => serveBridge(parsed, isTelemetry))
     return parsed.command === 'inspect' ? await inspect(parsed) : await call(parsed)
   } catch (error) {
     if (error instanceof ExposureError) { process.stderr.write(`rxmcp: ${error.message}\n`); return 2 }
@@ -364,3 +378,23 @@ export async function cli(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Runs a serving command with the OpenTelemetry SDK started first when the OTEL_* variables ask for
+ * telemetry (see otel.ts), and shut down after it, so the spans of its last requests are exported.
+ */
+async function withTelemetry(serve: (isTelemetry: boolean) => Promise<number>, isStdoutProtocol = false): Promise<number> {
+  let sdk: OtelSdk | undefined
+  if (isTelemetryAsked()) {
+    try {
+      sdk = await startOtel(isStdoutProtocol)
+    } catch (error) {
+      process.stderr.write(`rxmcp: ${(error as Error).message}\n`)
+      return 1
+    }
+  }
+  try {
+    return await serve(sdk !== undefined)
+  } finally {
+    await sdk?.shutdown()
+  }
+}

@@ -35,6 +35,8 @@ export interface HostFlags {
   model?: string
   baseUrl?: string
   system?: string
+  /** gateway: telemetry on (the OpenTelemetry SDK started from the OTEL_* variables): its server and its clients make spans and metrics. */
+  telemetry?: boolean
 }
 
 /** Reads and checks the config file; errors name the file, the server and the field. */
@@ -110,8 +112,10 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
   // Decided before any server starts: a gateway that may not listen starts nothing.
   const risk = `anyone who can reach it can call every tool of the servers in ${flags.config} with your rights`
   const listening = flags.port === undefined ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'))
-  const host = createHost(config)
-  const gateway = hostServer(host)
+  // One trace runs client -> gateway (SERVER span) -> each server's client (CLIENT span) -> the server.
+  const telemetry = flags.telemetry === true ? { telemetry: true } : {}
+  const host = createHost(config, telemetry)
+  const gateway = hostServer(host, { server: telemetry })
   // Every `${VAR}` value of every configuration applied so far: no line this prints shows one.
   let seen: HostConfig = config
   const log = (line: string) => process.stderr.write(`rxmcp gateway: ${redactExpansions(line, seen)}\n`)

@@ -70,6 +70,12 @@ export interface HostOptions {
    * server takes its choice from `GatewayOptions.server`.
    */
   jsonSchemaValidator?: JsonSchemaValidatorOption
+  /**
+   * Telemetry of every server's client (`ClientOptions.telemetry`): a CLIENT span per request, its
+   * context in the request's `_meta`, child of the span current where the call was made (a gateway's
+   * SERVER span), so one trace runs through the host. Default off.
+   */
+  telemetry?: ClientOptions['telemetry']
   /** How a server's client is started (default: by its configuration; tests may inject). */
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
 }
@@ -185,6 +191,7 @@ class HostOwner implements Host {
   /** Starts one server's client by its configuration, with the host's handlers. */
   #start(config: HostServerConfig, stderr: (chunk: string) => void): Promise<StartedClient> {
     const clientOptions: ClientOptions = { roots: this.#roots(config), timeout: config.timeout, jsonSchemaValidator: this.options.jsonSchemaValidator }
+    if (this.options.telemetry !== undefined) clientOptions.telemetry = this.options.telemetry
     const { elicitation } = this.options
     const viaModel = this.options.model === undefined ? undefined : samplingViaModel(this.options.model)
     const sampling = this.options.sampling ?? (viaModel === undefined ? undefined : (params: CreateMessageParams) => viaModel(params))
