@@ -222,6 +222,8 @@ class Client extends ClientCalls implements McpClient {
       shapeOutgoing: (kind, method, payload) => shapeForRevision(kind, method, payload, this.#state.protocolVersion),
       idGenerator: () => (this.#lastRequestId = nextId()),
       timeout: options.timeout,
+      // Request timeouts run on the client's clock too (virtual in tests).
+      scheduler: options.scheduler,
       captureStack: options.captureStack,
       inspect: options.inspect,
       observer: this.#instrumentation?.connection('client', transport, () => this.#state.protocolVersion),

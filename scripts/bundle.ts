@@ -67,13 +67,7 @@ function entryPoints(): Record<string, string> {
   }))
 }
 
-/**
- * Packages only the CLI loads, by dynamic import when the environment asks for them, and that the
- * user installs beside rxmcp (the OpenTelemetry Node SDK, for `rxmcp gateway` and `rxmcp bridge`
- * with the OTEL_* variables; see bin/otel.ts): never part of the bundle.
- */
-const CLI_OPTIONAL = ['@opentelemetry/sdk-node']
-const externalPackages = [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies), ...CLI_OPTIONAL]
+const externalPackages = [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]
   .filter(name => !(BUNDLE_RXJS && name === 'rxjs'))
 const builtins = new Set(builtinModules)
 

@@ -98,8 +98,8 @@ export interface ClientOptions {
    */
   reconnect?: BackoffOptions
   /**
-   * Where time runs (default: RxJS's async scheduler): the client's actor system, reconnect
-   * backoff waits, the discover probe's timeout and the cache's clock. A virtual-time scheduler in
+   * Where time runs (default: RxJS's async scheduler): the client's actor system, request
+   * timeouts, reconnect backoff waits, the discover probe's timeout and the cache's clock. A virtual-time scheduler in
    * tests.
    */
   scheduler?: SchedulerLike

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws', 'yaml']
 /** The optional peers, linked into the consumer project too, so that every subpath imports there. */
-const OPTIONAL_PEERS = ['@cfworker/json-schema', '@opentelemetry/api', 'jose', 'msgpackr', 'oauth4webapi', 'redis']
+const OPTIONAL_PEERS = ['@cfworker/json-schema', '@opentelemetry/api', '@opentelemetry/sdk-node', 'jose', 'msgpackr', 'oauth4webapi', 'redis']
 
 interface Run { code: number; stdout: string; stderr: string }
 
@@ -98,7 +98,7 @@ describe('the npm package', () => {
     expect(files.filter(path => /(^|\/)(spec|\.ci|vendor|examples|bench)\//.test(path))).toEqual([])
   })
 
-  it('depends at runtime on rxjs, ws, ajv and yaml only, with @cfworker/json-schema, @opentelemetry/api, msgpackr, jose, oauth4webapi and redis optional peers', () => {
+  it('depends at runtime on rxjs, ws, ajv and yaml only, with @cfworker/json-schema, @opentelemetry/api, @opentelemetry/sdk-node, msgpackr, jose, oauth4webapi and redis optional peers', () => {
     expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(RUNTIME_DEPENDENCIES)
     expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(OPTIONAL_PEERS)
     for (const peer of OPTIONAL_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true)
@@ -165,10 +165,17 @@ describe('the npm package', () => {
     const dist = join(project, 'node_modules', 'rxmcp', 'dist')
     const built = files.filter(path => path.endsWith('.js')).map(path => join(project, 'node_modules', 'rxmcp', path))
     const importers: string[] = []
-    for (const file of built) if ((await importsOf(file)).some(({ specifier }) => specifier.startsWith('@opentelemetry/'))) importers.push(file)
-    // One chunk: actors/telemetry.ts (and whatever only it needs).
-    expect(importers.map(file => file.slice(dist.length + 1))).toEqual([expect.stringMatching(/^chunks\/telemetry-[\w-]+\.js$/)])
-    const telemetry = importers[0]!
+    const sdkImporters: string[] = []
+    for (const file of built) {
+      const imports = await importsOf(file)
+      if (imports.some(({ specifier }) => specifier === '@opentelemetry/api')) importers.push(file)
+      if (imports.some(({ specifier }) => specifier === '@opentelemetry/sdk-node')) sdkImporters.push(file)
+    }
+    // The library's: one chunk, actors/telemetry.ts (and whatever only it needs); and the command's
+    // (bin/otel.ts, which starts the Node SDK when OTEL_* asks for it), the only one to load the SDK.
+    expect(importers.map(file => file.slice(dist.length + 1)).sort()).toEqual([expect.stringMatching(/^chunks\/cli-[\w-]+\.js$/), expect.stringMatching(/^chunks\/telemetry-[\w-]+\.js$/)])
+    expect(sdkImporters.map(file => file.slice(dist.length + 1))).toEqual([expect.stringMatching(/^chunks\/cli-[\w-]+\.js$/)])
+    const telemetry = importers.find(file => /chunks\/telemetry-/.test(file))!
     const entries = [...new Set([...Object.values(manifest.exports).flatMap(target => typeof target === 'string' ? [target] : Object.values(target as Record<string, string>)), ...Object.values(manifest.bin)])]
       .filter(target => target.endsWith('.js')).map(target => target.replace(/^\.\/dist\//, ''))
     expect(entries).toContain('index.js')
