@@ -170,9 +170,10 @@ class OtelInstrumentation implements Instrumentation {
   }
 
   /** A request to the peer: a CLIENT span, its context put in `_meta`. */
-  outgoing(method: string, params: JsonObject | undefined, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined): OutgoingWatch {
+  outgoing(method: string, params: JsonObject | undefined, side: Side, transportKind: string | undefined, sessionId: string | undefined, version: string | undefined, server?: Attributes): OutgoingWatch {
     const api = this.#api
     const attributes = requestAttributes(method, params, transportKind, version)
+    if (server !== undefined) Object.assign(attributes, server)
     if (sessionId !== undefined) attributes['mcp.session.id'] = sessionId
     const parent = api.context.active()
     const span = this.#tracer.startSpan(spanName(method, params), { kind: api.SpanKind.CLIENT, attributes }, parent)
@@ -238,7 +239,11 @@ class WatchedConnection implements ConnectionObserver {
   ) {
     this.#attributes = transportAttributes(transport.kind)
     telemetry.instruments.sessions[side].add(1, this.#attributes)
+    this.#server = side === 'client' ? serverAttributes(transport.url) : undefined
   }
+
+  /** Client side: the server's `server.address` and `server.port`, from the transport's URL. */
+  readonly #server: Attributes | undefined
 
   incoming(request: IncomingRequest): IncomingWatch {
     return this.telemetry.incoming(request, this.side, this.transport.kind, this.transport.sessionId, request.protocolVersion ?? this.protocolVersion())
@@ -247,7 +252,7 @@ class WatchedConnection implements ConnectionObserver {
   outgoing(method: string, params: JsonObject | undefined): OutgoingWatch {
     // A modern request names its own version in `_meta`; a legacy one goes in the session's.
     const own = requestMeta(params)?.[MetaKey.protocolVersion]
-    return this.telemetry.outgoing(method, params, this.side, this.transport.kind, this.transport.sessionId, typeof own === 'string' ? own : this.protocolVersion())
+    return this.telemetry.outgoing(method, params, this.side, this.transport.kind, this.transport.sessionId, typeof own === 'string' ? own : this.protocolVersion(), this.#server)
   }
 
   notification(direction: 'in' | 'out', method: string, params: JsonObject | undefined): Meta | undefined {
@@ -472,7 +477,7 @@ function requestAttributes(method: string, params: JsonObject | undefined, trans
 /** The attributes kept on metrics: the request's, without the high-cardinality ones (URIs, ids, addresses). */
 function metricAttributes(attributes: Attributes): Attributes {
   const kept: Attributes = {}
-  for (const key of ['mcp.method.name', 'mcp.protocol.version', 'gen_ai.tool.name', 'gen_ai.prompt.name', 'gen_ai.operation.name', 'network.transport', 'network.protocol.name']) {
+  for (const key of ['mcp.method.name', 'mcp.protocol.version', 'gen_ai.tool.name', 'gen_ai.prompt.name', 'gen_ai.operation.name', 'network.transport', 'network.protocol.name', 'server.address', 'server.port']) {
     if (attributes[key] !== undefined) kept[key] = attributes[key]
   }
   return kept
@@ -490,6 +495,15 @@ function transportAttributes(kind: string | undefined): Attributes {
     case 'websocket': return { 'network.transport': 'tcp', 'network.protocol.name': 'websocket' }
     default: return {}
   }
+}
+
+/** `server.address` and `server.port` of a server's URL (the scheme's default port when it names none); none without a URL. */
+function serverAttributes(url: string | undefined): Attributes | undefined {
+  if (url === undefined) return undefined
+  let parsed: URL
+  try { parsed = new URL(url) } catch { return undefined }
+  const port = parsed.port !== '' ? Number(parsed.port) : parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? 443 : 80
+  return { 'server.address': parsed.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': port }
 }
 
 /**

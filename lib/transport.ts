@@ -213,6 +213,11 @@ export interface Transport {
    */
   readonly sessionId?: string
   /**
+   * Optional, client transports that connect to a server by URL (Streamable HTTP, WebSocket): that
+   * URL; telemetry records its host and port as `server.address` and `server.port`.
+   */
+  readonly url?: string
+  /**
    * Optional: milliseconds this transport can still send once its `inbound` has completed, for a
    * transport whose input can end while its output stays open (stdio: stdin ended, stdout open).
    * The connection then answers the requests it is running before it closes, for at most this long;

@@ -83,6 +83,8 @@ class HttpClient implements HttpClientTransport {
   }
 
   get sessionId(): string | undefined { return this.#core.sessionId }
+  /** The server's URL (see Transport.url). */
+  get url(): string { return this.#core.url.href }
 
   /**
    * The authorization context of the next request (MCP 2026-07-28 caching: the client keeps a

@@ -101,6 +101,8 @@ class WebSocketClient implements Transport {
   readonly kind = 'websocket'
   readonly inbound: Observable<Inbound>
   readonly #url: string
+  /** The server's URL (see Transport.url). */
+  get url(): string { return this.#url }
   readonly #isMsgpack: boolean
   readonly #maxFrameBytes: number
   /** Bounds on each incoming message's nesting and members (undefined: the defaults). */

@@ -41,7 +41,9 @@ for (const { era, wiring } of WIRINGS) {
         { attributes: { 'mcp.method.name': 'tools/list', ...version, ...network }, value: 1 },
       ]
       for (const [otel, name, side] of [[pair.s, 'mcp.server.operation.duration', 'server'], [pair.c, 'mcp.client.operation.duration', 'client']] as const) {
-        const expectedOfSide = expected(side)
+        // The client's also name the server it calls (from its URL).
+        const server = side === 'client' && wiring === 'http' ? { 'server.address': '127.0.0.1', 'server.port': Number(new URL(pair.url!).port) } : {}
+        const expectedOfSide = expected(side).map(point => ({ ...point, attributes: { ...point.attributes, ...server } }))
         expect(await recorded(otel, name)).toEqual(expect.arrayContaining(expectedOfSide))
         expect(await recorded(otel, name)).toHaveLength(expectedOfSide.length)
       }

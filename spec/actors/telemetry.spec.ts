@@ -48,9 +48,11 @@ const WIRINGS: ReadonlyArray<{ era: Era; wiring: Wiring }> = [
  * What both sides record of every request in this wiring: the method, the version, over HTTP the
  * network, in a legacy HTTP session its id (the client knows it once initialize is answered).
  */
-function common(pair: Pair, era: Era, wiring: Wiring, method: string, side: 'server' | 'client'): Record<string, string> {
-  const attributes: Record<string, string> = { 'mcp.method.name': method, 'mcp.protocol.version': era === 'legacy' ? LEGACY : MODERN }
+function common(pair: Pair, era: Era, wiring: Wiring, method: string, side: 'server' | 'client'): Record<string, string | number> {
+  const attributes: Record<string, string | number> = { 'mcp.method.name': method, 'mcp.protocol.version': era === 'legacy' ? LEGACY : MODERN }
   if (wiring === 'http') Object.assign(attributes, { 'network.transport': 'tcp', 'network.protocol.name': 'http' })
+  // The client names the server it calls, from the URL it was given.
+  if (wiring === 'http' && side === 'client') Object.assign(attributes, { 'server.address': '127.0.0.1', 'server.port': Number(new URL(pair.url!).port) })
   const sessionId = (pair.transport as { sessionId?: string }).sessionId
   if (era === 'legacy' && wiring === 'http' && (side === 'server' || method !== 'initialize')) attributes['mcp.session.id'] = sessionId!
   return attributes

@@ -8,6 +8,8 @@
  *   npx tsx spec/bench/profile.ts official-client [inFlight=64] [seconds=5]   the official Client, same server (for comparison)
  *   npx tsx spec/bench/profile.ts summarize <file.cpuprofile> [skipMs=1500]  summarise a profile made elsewhere
  *
+ * PROFILE_SERVER=<file> profiles another stdio server than the everything example (the server modes).
+ *
  * Profiles are kept in .bench/profiles/ (open them in Chrome DevTools for the flame chart).
  */
 import { spawn } from 'node:child_process'
@@ -23,7 +25,8 @@ import { RawDriver } from './raw-driver.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const profileDir = `${root}.bench/profiles`
-const SERVER_ARGS = ['--import', 'tsx', 'examples/everything/server.ts']
+// PROFILE_SERVER names another stdio server file (spec/bench/rxmcp-telemetry-server.ts: telemetry on).
+const SERVER_ARGS = ['--import', 'tsx', process.env.PROFILE_SERVER ?? 'examples/everything/server.ts']
 const PROFILE_FLAGS = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=100']
 const ECHO_PARAMS = JSON.stringify({ name: 'echo', arguments: { text: 'hello' } })
 
