@@ -438,7 +438,7 @@ class JsonRpcConnection implements Connection {
     // A request that reported progress is answered one macrotask later, so the answer does not share
     // a read with its last progress notification: the official SDK client dispatches progress a
     // microtask late and drops it once the response for its token has been handled.
-    ;this.#clock().schedule(() => { if (!this.#isClosed) this.#sendResponse(response, request.id) })
+    this.#clock().schedule(() => { if (!this.#isClosed) this.#sendResponse(response, request.id) })
   }
 
   /**
