@@ -6,6 +6,7 @@ import { CancelledError, ConnectionClosedError, McpError, TimeoutError } from '.
 import { asyncContextForFile } from '../helpers/otel.ts'
 import { expectChildOf, startPair, type Era, type Wiring } from '../helpers/otel-pair.ts'
 import { cleanupsAfterEach } from '../helpers/cleanups.ts'
+import { TestClock } from '../helpers/test-clock.ts'
 
 asyncContextForFile()
 const { cleanups, unhandled } = cleanupsAfterEach()
@@ -60,11 +61,12 @@ for (const { era, wiring } of WIRINGS) {
     })
 
     it('records a client timeout as timeout, and the server span ends cancelled when the cancellation arrives', async () => {
-      // Request timeouts run on real time (ClientOptions.scheduler is not the connection's clock):
-      // long enough for the call to reach the handler first, whose start the test waits for.
-      const pair = await start()
+      // The client's request timeouts run on its scheduler: virtual here, moved once the handler runs.
+      const clock = new TestClock()
+      const pair = await startPair(era, wiring, cleanups, unhandled, { scheduler: clock })
       const call = pair.client.callTool('wait', {}, { timeout: 200 }).catch((caught: unknown) => caught)
       await pair.waiting.atLeast(1)
+      clock.advance(200)
       const error = await call
       expect(error).toBeInstanceOf(TimeoutError)
       expect(outcome(one(pair.c.spans(), 'tools/call wait', SpanKind.CLIENT))).toMatchObject({ errorType: 'timeout', status: { code: SpanStatusCode.ERROR } })
