@@ -11,7 +11,7 @@
  */
 import type * as OtelApi from '@opentelemetry/api'
 import type { JsonObject, Meta, RequestId } from '../lib/jsonrpc/message.ts'
-import { CancelledError, ConnectionClosedError, ErrorCode, McpError, TimeoutError, TransportError } from '../lib/jsonrpc/errors.ts'
+import { ConnectionClosedError, McpError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import type { IncomingRequest } from '../lib/incoming-request.ts'
 import type { Transport } from '../lib/transport.ts'
@@ -19,6 +19,8 @@ import type { RequestActorEvent } from '../lib/request-logic.ts'
 import type { ProgressEvent } from '../lib/operators/progress.ts'
 import type { ServerEvent } from '../lib/events.ts'
 import { MetaKey, requestMeta } from '../lib/schema/modern.ts'
+import { boundCardinality, errorMessage, errorType, metricAttributes, requestAttributes, serverAttributes, spanName, transportAttributes } from './telemetry-attributes.ts'
+import { extract, inject } from './trace-propagation.ts'
 import type { ConnectionObserver, IncomingWatch, Instrumentation, OutgoingOutcome, OutgoingWatch, TelemetryOptions } from '../lib/request-observer.ts'
 
 type Api = typeof OtelApi
@@ -31,13 +33,6 @@ const SCOPE_VERSION = '0.1.0'
 /** The conventions' bucket boundaries for the operation and session durations, in seconds. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
-/** A W3C traceparent: version 00, a trace id and a parent id (hex, not all zeros), flags. */
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
-
-/** Methods whose target (a tool's or prompt's name) is part of the span name. */
-const NAMED_TARGETS: Readonly<Record<string, 'tool' | 'prompt'>> = { 'tools/call': 'tool', 'prompts/get': 'prompt' }
-/** Methods that name a resource URI (recorded on spans, not in span names: they are high-cardinality). */
-const URI_METHODS: ReadonlySet<string> = new Set(['resources/read', 'resources/subscribe', 'resources/unsubscribe', 'notifications/resources/updated'])
 /** Notifications with no span of their own: progress (events of its request's span) and log messages. */
 const UNWATCHED_NOTIFICATIONS: ReadonlySet<string> = new Set(['notifications/progress', 'notifications/message'])
 /** Task statuses a task does not leave. */
@@ -301,7 +296,7 @@ class WatchedIncoming implements IncomingWatch {
     if (this.#isEnded) return
     const span = this.span
     switch (event.type) {
-      case 'progress': return progressEvent(span, event.params)
+      case 'progress': return progressEvent(span, event.params.progress, event.params.total)
       case 'result': {
         const result = isJsonObject(event.result) ? event.result : undefined
         const method = this.metricAttributes['mcp.method.name']
@@ -368,9 +363,7 @@ class WatchedOutgoing implements OutgoingWatch {
   }
 
   progress(event: ProgressEvent): void {
-    const attributes: Attributes = { 'mcp.progress.value': event.progress }
-    if (event.total !== undefined) attributes['mcp.progress.total'] = event.total
-    this.span.addEvent('mcp.progress', attributes)
+    progressEvent(this.span, event.progress, event.total)
   }
 
   end(outcome: OutgoingOutcome): void {
@@ -419,19 +412,6 @@ function inFlight(meter: OtelApi.Meter, name: string, description: string): InFl
 }
 
 /**
- * Keeps what a peer names freely out of a refused request's metric attributes (the span keeps
- * them): an unknown method is `_OTHER`, and an unknown tool or prompt (-32602 for a tools/call or
- * prompts/get) is not named, so made-up names cannot grow the metrics' attribute sets.
- */
-function boundCardinality(attributes: Attributes, code: number): void {
-  if (code === ErrorCode.MethodNotFound) attributes['mcp.method.name'] = '_OTHER'
-  if (code === ErrorCode.InvalidParams) {
-    delete attributes['gen_ai.tool.name']
-    delete attributes['gen_ai.prompt.name']
-  }
-}
-
-/**
  * The task a CreateTaskResult made: `task` in the legacy era (MCP 2025-11-25), the result itself
  * (`resultType: 'task'`) in the modern era (MCP 2026-07-28); undefined for any other result.
  */
@@ -452,137 +432,11 @@ function negotiated(span: OtelApi.Span, metricAttributes: Attributes, result: Js
   metricAttributes['mcp.protocol.version'] = version
 }
 
-/** `{mcp.method.name} {target}`, the target a tool's or prompt's name where the method has one. */
-function spanName(method: string, params: JsonObject | undefined): string {
-  const target = NAMED_TARGETS[method] === undefined ? undefined : params?.name
-  return typeof target === 'string' ? `${method} ${target}` : method
-}
-
-/** The attributes of a request both sides record (span and metrics alike, but for the ids). */
-function requestAttributes(method: string, params: JsonObject | undefined, transportKind: string | undefined, version: string | undefined): Attributes {
-  const attributes: Attributes = { 'mcp.method.name': method, ...transportAttributes(transportKind) }
-  if (version !== undefined) attributes['mcp.protocol.version'] = version
-  const target = NAMED_TARGETS[method]
-  const name = params?.name
-  if (target === 'tool' && typeof name === 'string') {
-    attributes['gen_ai.tool.name'] = name
-    attributes['gen_ai.operation.name'] = 'execute_tool'
-  } else if (target === 'prompt' && typeof name === 'string') {
-    attributes['gen_ai.prompt.name'] = name
-  }
-  if (URI_METHODS.has(method) && typeof params?.uri === 'string') attributes['mcp.resource.uri'] = params.uri
-  return attributes
-}
-
-/** The attributes kept on metrics: the request's, without the high-cardinality ones (URIs, ids, addresses). */
-function metricAttributes(attributes: Attributes): Attributes {
-  const kept: Attributes = {}
-  for (const key of ['mcp.method.name', 'mcp.protocol.version', 'gen_ai.tool.name', 'gen_ai.prompt.name', 'gen_ai.operation.name', 'network.transport', 'network.protocol.name', 'server.address', 'server.port']) {
-    if (attributes[key] !== undefined) kept[key] = attributes[key]
-  }
-  return kept
-}
-
-/**
- * The network attributes of a transport by its kind: stdio is a pipe; HTTP (either) and WebSocket
- * run on TCP; a transport of another kind (memory, your own) records none.
- */
-function transportAttributes(kind: string | undefined): Attributes {
-  switch (kind) {
-    case 'stdio': return { 'network.transport': 'pipe' }
-    // 'http': the client's Streamable HTTP and HTTP+SSE transports.
-    case 'streamable-http': case 'sse': case 'http': return { 'network.transport': 'tcp', 'network.protocol.name': 'http' }
-    case 'websocket': return { 'network.transport': 'tcp', 'network.protocol.name': 'websocket' }
-    default: return {}
-  }
-}
-
-/** `server.address` and `server.port` of a server's URL (the scheme's default port when it names none); none without a URL. */
-function serverAttributes(url: string | undefined): Attributes | undefined {
-  if (url === undefined) return undefined
-  let parsed: URL
-  try { parsed = new URL(url) } catch { return undefined }
-  const port = parsed.port !== '' ? Number(parsed.port) : parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? 443 : 80
-  return { 'server.address': parsed.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': port }
-}
-
-/**
- * `error.type` of an error: the JSON-RPC code of an answered error, `timeout`, `cancelled`,
- * `connection_closed`, `transport_error`, or `_OTHER`.
- */
-function errorType(error: unknown): string {
-  if (error instanceof McpError) return String(error.code)
-  if (error instanceof TimeoutError) return 'timeout'
-  if (error instanceof CancelledError) return 'cancelled'
-  if (error instanceof ConnectionClosedError) return 'connection_closed'
-  if (error instanceof TransportError) return 'transport_error'
-  return '_OTHER'
-}
-
-function errorMessage(error: unknown): string | undefined {
-  return error instanceof Error ? error.message : undefined
-}
-
-function progressEvent(span: OtelApi.Span, params: JsonObject): void {
+/** A progress notification as an `mcp.progress` event of its request's span. */
+function progressEvent(span: OtelApi.Span, progress: unknown, total: unknown): void {
   const attributes: Attributes = {}
-  if (typeof params.progress === 'number') attributes['mcp.progress.value'] = params.progress
-  if (typeof params.total === 'number') attributes['mcp.progress.total'] = params.total
+  if (typeof progress === 'number') attributes['mcp.progress.value'] = progress
+  if (typeof total === 'number') attributes['mcp.progress.total'] = total
   span.addEvent('mcp.progress', attributes)
 }
 
-/**
- * The caller's context from a request's `_meta` (`traceparent`, `tracestate`, `baggage`, unprefixed
- * as MCP 2026-07-28 and SEP-414 reserve them) over `base`, or undefined when it carries no valid
- * `traceparent`. W3C Trace Context and Baggage are read here, whatever propagator the application
- * registered: they are the only ones MCP names.
- */
-function extract(api: Api, base: OtelApi.Context, meta: Meta | undefined): OtelApi.Context | undefined {
-  const traceparent = meta?.traceparent
-  if (typeof traceparent !== 'string') return undefined
-  const match = TRACEPARENT.exec(traceparent)
-  if (match === null || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined
-  const tracestate = meta!.tracestate
-  const spanContext: OtelApi.SpanContext = {
-    traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16) & 1, isRemote: true,
-    traceState: typeof tracestate === 'string' && tracestate !== '' ? api.createTraceState(tracestate) : undefined,
-  }
-  let context = api.trace.setSpanContext(base, spanContext)
-  const baggage = typeof meta!.baggage === 'string' ? parseBaggage(api, meta!.baggage) : undefined
-  if (baggage !== undefined) context = api.propagation.setBaggage(context, baggage)
-  return context
-}
-
-/** The `_meta` entries that carry `context` on: its span's `traceparent` and `tracestate`, and its baggage. */
-function inject(api: Api, context: OtelApi.Context): Meta | undefined {
-  const spanContext = api.trace.getSpanContext(context)
-  // A no-op tracer (no SDK registered) makes spans with no valid context: nothing to carry.
-  if (spanContext === undefined || !api.isSpanContextValid(spanContext)) return undefined
-  const meta: Meta = { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}` }
-  const tracestate = spanContext.traceState?.serialize()
-  if (tracestate) meta.tracestate = tracestate
-  const baggage = api.propagation.getBaggage(context)
-  const entries = baggage?.getAllEntries() ?? []
-  if (entries.length > 0) meta.baggage = entries.map(([key, entry]) => `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}`).join(',')
-  return meta
-}
-
-/** W3C Baggage (`key=value,key2=value2;property`): its entries, properties dropped; undefined when none. */
-function parseBaggage(api: Api, text: string): OtelApi.Baggage | undefined {
-  const entries: Record<string, OtelApi.BaggageEntry> = {}
-  let count = 0
-  // W3C Baggage bounds: 8192 bytes and 180 members; what is past them is left out.
-  for (const member of text.slice(0, 8192).split(',')) {
-    if (count >= 180) break
-    const [pair] = member.split(';')
-    const at = pair!.indexOf('=')
-    if (at <= 0) continue
-    try {
-      const key = decodeURIComponent(pair!.slice(0, at).trim())
-      const value = decodeURIComponent(pair!.slice(at + 1).trim())
-      if (key === '') continue
-      entries[key] = { value }
-      count++
-    } catch { /* a member that is not valid percent-encoding is left out */ }
-  }
-  return count === 0 ? undefined : api.propagation.createBaggage(entries)
-}
