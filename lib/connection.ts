@@ -1,5 +1,5 @@
 import { Observable, Subject, asyncScheduler, type SchedulerLike, type Subscriber, type Subscription } from './rx.ts'
-import { settleOutcome, type OutcomeObserver } from './outcome.ts'
+import { startHandler, type OutcomeObserver } from './outcome.ts'
 import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
 import {
   CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, McpError,
@@ -18,7 +18,7 @@ import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.t
 import { abortReason, deliverProgress, failAll, type PendingRequest } from './pending-request.ts'
 import { CallSite } from './call-site.ts'
 import type { InspectionEvent } from './inspection-event.ts'
-import { withMeta, type OutgoingWatch } from './request-observer.ts'
+import { watchOutgoing, withMeta, type OutgoingWatch } from './request-watch.ts'
 import type { RequestActorEvent } from './request-logic.ts'
 import { RequestActors } from './request-actors.ts'
 
@@ -146,7 +146,7 @@ class JsonRpcConnection implements Connection {
     return new Observable<RequestEvent<R>>(subscriber => {
       const watch = observer.outgoing(method, params)
       if (watch === undefined) return this.#request<R>(method, params, options).subscribe(subscriber)
-      return watched(this.#request<R>(method, params, watch.meta === undefined ? options : { ...options, meta: withMeta(options?.meta, watch.meta) }, watch), watch, subscriber)
+      return watchOutgoing(this.#request<R>(method, params, watch.meta === undefined ? options : { ...options, meta: withMeta(options?.meta, watch.meta) }, watch), watch, subscriber)
     })
   }
 
@@ -376,10 +376,7 @@ class JsonRpcConnection implements Connection {
     request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
     request.actor = this.#actors.spawn(request, this.#onRequestEvent)
     this.#incoming.set(id, request)
-    const watch = request.watch
-    // Watched, the handler runs inside what the watch makes current (its span), an Observable's subscription too.
-    if (watch === undefined) run(handler, message.params, request)
-    else watch.run(() => run(handler, message.params, request))
+    startHandler(handler, message.params, request, request, SETTLED)
   }
 
   /** Answers a request refused before its handler ran (the gate, an unknown method). */
@@ -562,40 +559,6 @@ class JsonRpcConnection implements Connection {
     if (this.#bus !== undefined) for (const subject of this.#bus.values()) subject.complete()
     this.#resolveClosed()
   }
-}
-
-/**
- * `source` (an outgoing request's events) to `subscriber`, with `watch` told how it ends: its
- * result, its error, or `abandoned` when the subscriber leaves first.
- */
-function watched<R extends JsonObject>(source: Observable<RequestEvent<R>>, watch: OutgoingWatch, subscriber: Subscriber<RequestEvent<R>>): Subscription {
-  let isEnded = false
-  const subscription = source.subscribe({
-    next: event => {
-      if (event.type === 'result') { isEnded = true; watch.end({ type: 'result', result: event.result }) }
-      else if (event.type === 'progress') watch.progress?.(event)
-      subscriber.next(event)
-    },
-    error: error => {
-      isEnded = true
-      watch.end({ type: 'error', error })
-      subscriber.error(error)
-    },
-    complete: () => subscriber.complete(),
-  })
-  subscription.add(() => { if (!isEnded) { isEnded = true; watch.end({ type: 'abandoned' }) } })
-  return subscription
-}
-
-/** Runs a request's handler: its outcome (the last value of an Observable) goes to the request's actor, progress meanwhile. */
-function run(handler: RequestHandler, params: JsonObject | undefined, request: IncomingRequest): void {
-  let outcome: unknown
-  try {
-    outcome = handler(params, request)
-  } catch (error) {
-    return request.actor!.send({ type: 'error', error })
-  }
-  request.subscription = settleOutcome(outcome, request, SETTLED)
 }
 
 /** Every request's outcome goes to its actor: one object for all connections, not closures per session. */

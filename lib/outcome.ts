@@ -1,5 +1,6 @@
 import { isObservable, type Observable, type Subscription } from './rx.ts'
 import { InternalError } from './jsonrpc/errors.ts'
+import type { IncomingWatch } from './request-watch.ts'
 
 /** What a handler may return: a value, a Promise of one, or an Observable whose last value counts. */
 export type Outcome<T> = T | PromiseLike<T> | Observable<T>
@@ -39,4 +40,28 @@ export function settleOutcome<T, C>(outcome: Outcome<T>, context: C, observer: O
   if (isPromiseLike(outcome)) (outcome as PromiseLike<T>).then(value => observer.value(context, value), error => observer.error(context, error))
   else observer.value(context, outcome as T)
   return undefined
+}
+
+/**
+ * Runs an incoming request's handler and settles its outcome into `observer` with `context` (a
+ * throw goes to the same `error`), keeping what stops an Observable's work on the request. When
+ * the request is watched (telemetry), the call and the Observable's subscription both run inside
+ * what the watch makes current. The connection and the sessionless path both start handlers here.
+ */
+export function startHandler<P, R extends { watch: IncomingWatch | undefined; subscription: Subscription | undefined }, C>(
+  handler: (params: P, request: R) => unknown, params: P, request: R, context: C, observer: OutcomeObserver<unknown, C>,
+): void {
+  const watch = request.watch
+  if (watch === undefined) return run(handler, params, request, context, observer)
+  watch.run(() => run(handler, params, request, context, observer))
+}
+
+function run<P, R extends { subscription: Subscription | undefined }, C>(handler: (params: P, request: R) => unknown, params: P, request: R, context: C, observer: OutcomeObserver<unknown, C>): void {
+  let outcome: unknown
+  try {
+    outcome = handler(params, request)
+  } catch (error) {
+    return observer.error(context, error)
+  }
+  request.subscription = settleOutcome(outcome, context, observer)
 }

@@ -1,6 +1,7 @@
 import type { JsonObject, Meta, RequestId } from './jsonrpc/message.ts'
 import type { RequestActorEvent } from './request-logic.ts'
-import type { ProgressEvent } from './operators/progress.ts'
+import type { ProgressEvent, RequestEvent } from './operators/progress.ts'
+import type { Observable, Subscriber, Subscription } from './rx.ts'
 
 /** One incoming request, watched (see `ConnectionObserver.incoming`, lib/request-observer.ts). */
 export interface IncomingWatch {
@@ -37,4 +38,27 @@ export type OutgoingOutcome =
 /** `_meta` with `added` over it (the watcher's trace context over the caller's own). */
 export function withMeta(meta: Meta | undefined, added: Meta | undefined): Meta | undefined {
   return added === undefined ? meta : meta === undefined ? added : { ...meta, ...added }
+}
+
+/**
+ * `source` (an outgoing request's events) to `subscriber`, with `watch` told how it ends: its
+ * result, its error, or `abandoned` when the subscriber leaves first.
+ */
+export function watchOutgoing<R extends JsonObject>(source: Observable<RequestEvent<R>>, watch: OutgoingWatch, subscriber: Subscriber<RequestEvent<R>>): Subscription {
+  let isEnded = false
+  const subscription = source.subscribe({
+    next: event => {
+      if (event.type === 'result') { isEnded = true; watch.end({ type: 'result', result: event.result }) }
+      else if (event.type === 'progress') watch.progress?.(event)
+      subscriber.next(event)
+    },
+    error: error => {
+      isEnded = true
+      watch.end({ type: 'error', error })
+      subscriber.error(error)
+    },
+    complete: () => subscriber.complete(),
+  })
+  subscription.add(() => { if (!isEnded) { isEnded = true; watch.end({ type: 'abandoned' }) } })
+  return subscription
 }

@@ -19,11 +19,10 @@ import type { RequestEvent } from '../../lib/operators/progress.ts'
 import type { ServingScope } from './core.ts'
 import { classify } from './classify.ts'
 import { statelessHandler } from './stateless.ts'
-import { settleOutcome, type OutcomeObserver } from '../../lib/outcome.ts'
+import { startHandler, type OutcomeObserver } from '../../lib/outcome.ts'
 import { batchRefusal } from '../../lib/batch-collector.ts'
 import { shapeForRevision } from '../../lib/schema/shape.ts'
 import { modernHandler } from './modern-methods.ts'
-import type { RequestHandler } from '../../lib/connection-contract.ts'
 import type { ServerCore } from './core.ts'
 
 /** Serves `envelope`'s request on its reply; answers a request that cannot be served with its error. */
@@ -58,21 +57,7 @@ export function serveSessionless(server: ServerCore, envelope: ReplyEnvelope): v
   // the stream is the cancellation), its handler stopped.
   // (Checked first: the reply also closes after every answer, and an error is not made for nothing.)
   void reply.closed.then(() => { if (!request.isDone) actor.send({ type: 'closed', error: new ConnectionClosedError('The client closed the response stream') }) })
-  const watch = request.watch
-  // Watched, the handler runs inside what the watch makes current (its span), an Observable's subscription too.
-  if (watch === undefined) run(handler, message.params, served)
-  else watch.run(() => run(handler, message.params, served))
-}
-
-/** Runs a request's handler: its outcome goes to the request's actor. */
-function run(handler: RequestHandler, params: JsonObject | undefined, served: SessionlessRequest): void {
-  let outcome: unknown
-  try {
-    outcome = handler(params, served.incoming)
-  } catch (error) {
-    return served.incoming.actor!.send({ type: 'error', error })
-  }
-  served.incoming.subscription = settleOutcome(outcome, served, SETTLED)
+  startHandler(handler, message.params, request, served, SETTLED)
 }
 
 /** Where every sessionless request's outcome goes (one object for all): to its actor. */
