@@ -2,6 +2,7 @@ import {
   Observable, Subject, asyncScheduler, defer, distinctUntilChanged, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription,
 } from '../lib/rx.ts'
 import type { Instrumentation } from '../lib/request-observer.ts'
+import { telemetryOf } from './telemetry-option.ts'
 import { shapeForRevision } from '../lib/schema/shape.ts'
 import { createConnection, type Connection, type RequestOptions } from '../lib/connection.ts'
 import type { Transport } from '../lib/transport.ts'
@@ -71,8 +72,7 @@ export type {
  */
 export async function connect(transport: Transport | (() => Transport), info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
   // Telemetry's module and @opentelemetry/api load only when asked for.
-  const telemetry = options.telemetry
-  const instrumentation = telemetry === undefined || telemetry === false ? undefined : await (await import('./telemetry.ts')).loadTelemetry(telemetry)
+  const instrumentation = await telemetryOf(options.telemetry)
   const client = new Client(typeof transport === 'function' ? transport : () => transport, info, options, instrumentation)
   try {
     await client.ready

@@ -21,6 +21,7 @@ import { inspectHost, serveGateway, type HostFlags } from './host.ts'
 import { exposure, exposureFlags, parseExposureFlag, refuseCrossSite, ExposureError, type ExposureFlags } from './exposure.ts'
 import { chat } from './chat.ts'
 import { isTelemetryAsked, startOtel, type OtelSdk } from './otel.ts'
+import { telemetryOf } from '../actors/telemetry-option.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
@@ -279,13 +280,11 @@ async function serveBridge(parsed: Parsed, isTelemetry = false): Promise<number>
     childIdleTimeout: flags.childIdleTimeout,
     onSession: upstream => process.stderr.write(`rxmcp bridge: session started (child pid ${(upstream as { pid?: number }).pid ?? 'shared'})\n`),
   })
-  if (isTelemetry) {
-    // Messages pass through untouched, `_meta.traceparent` included: the child's spans continue the
-    // client's trace. The bridge's own part is a gauge of its children.
-    const { loadTelemetry } = await import('../actors/telemetry.ts')
-    // The processes alive (spawned, not yet exited), --shared or not.
-    ;(await loadTelemetry(true)).observe?.('rxmcp.bridge.children', 'Child processes the bridge runs now.', () => children.size, '{process}')
-  }
+  // Messages pass through untouched, `_meta.traceparent` included: the child's spans continue the
+  // client's trace. The bridge's own part is a gauge of its children (alive: spawned, not yet
+  // exited, --shared or not).
+  const instrumentation = await telemetryOf(isTelemetry)
+  instrumentation?.observe?.('rxmcp.bridge.children', 'Child processes the bridge runs now.', () => children.size, '{process}')
   // One port for all three.
   const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(http.nodeHandler))
   // The WebSocket listener shares the HTTP port: upgrades on /mcp.

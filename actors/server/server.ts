@@ -18,7 +18,8 @@ import {
   type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware, type ServerContext,
 } from './api.ts'
 import type { ServerEvent } from '../../lib/events.ts'
-import type { Instrumentation, TelemetryOptions } from '../../lib/request-observer.ts'
+import type { Instrumentation } from '../../lib/request-observer.ts'
+import { telemetryOf } from '../telemetry-option.ts'
 import { SERVER_DEFAULTS, type ServerOptions } from './options.ts'
 import { MODERN_PROTOCOL_VERSIONS, isModernVersion } from '../../lib/schema/modern.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../lib/schema/types.ts'
@@ -90,8 +91,9 @@ export class Server implements McpServer, ServerCore {
     // Other instances' events come in as if raised here; this server's own go out through #emit.
     this.#remote = options.eventBus?.remote.subscribe(event => this.#events.next(event))
     // Telemetry's module and @opentelemetry/api load only when asked for; listen waits for them.
-    if (options.telemetry !== undefined && options.telemetry !== false) {
-      this.#telemetryLoaded = import('../telemetry.ts').then(module => module.loadTelemetry(options.telemetry as true | TelemetryOptions)).then(instrumentation => {
+    const telemetry = telemetryOf(options.telemetry)
+    if (telemetry !== undefined) {
+      this.#telemetryLoaded = telemetry.then(instrumentation => {
         this.instrumentation = instrumentation
         if (instrumentation.serverEvent !== undefined) this.#telemetryEvents = this.#events.subscribe(event => instrumentation.serverEvent!(event))
       })
