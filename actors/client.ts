@@ -72,7 +72,9 @@ export type {
  */
 export async function connect(transport: Transport | (() => Transport), info: Implementation, options: ClientOptions = {}): Promise<McpClient> {
   // Telemetry's module and @opentelemetry/api load only when asked for.
-  const instrumentation = await telemetryOf(options.telemetry)
+  // Awaited only when asked for: without telemetry, the client is made in the caller's turn, as before.
+  const loading = telemetryOf(options.telemetry)
+  const instrumentation = loading === undefined ? undefined : await loading
   const client = new Client(typeof transport === 'function' ? transport : () => transport, info, options, instrumentation)
   try {
     await client.ready
