@@ -117,12 +117,14 @@ export function permissions(policy: PermissionPolicy): Middleware {
   const open = new Set(policy.open ?? OPEN_METHODS)
   const allowed = (ctx: ServerContext) => mayOf(policy, ctx)
   return next => (request, ctx) => {
-    if (open.has(request.method)) return next(request, ctx)
-    const may = allowed(ctx)
     const listing = LISTINGS[request.method]
+    // An open listing is open to every caller, and still shows each only what it may use.
+    const isOpen = open.has(request.method)
+    if (isOpen && listing === undefined) return next(request, ctx)
+    const may = allowed(ctx)
     const permission = listing === undefined ? targetPermission(request.method, request.params) : undefined
     if (permission !== undefined) return may(permission) ? next(request, ctx) : throwError(() => hidden(request, ctx))
-    if (!may(permissionOf(request.method))) return throwError(() => new ForbiddenError(`Forbidden: ${request.method}`))
+    if (!isOpen && !may(permissionOf(request.method))) return throwError(() => new ForbiddenError(`Forbidden: ${request.method}`))
     if (listing === undefined) return next(request, ctx)
     return next(request, ctx).pipe(map(result => {
       const items = result[listing.key]
