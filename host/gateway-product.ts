@@ -186,8 +186,16 @@ export function redactValue(value: unknown, keys: ReadonlySet<string>, text: (va
 async function startWithOAuth(server: HostServerConfig, clientOptions: ClientOptions): Promise<StartedClient> {
   const oauth = server.oauth!
   const { oauthFetch, fileTokenStore, memoryTokenStore, oauthWebSocketHeaders } = await import('../auth/client.ts')
+  // Stored tokens are used and refreshed; when they are gone there is no browser to log in with.
+  const grant = oauth.grant === 'client_credentials' ? { grant: 'client_credentials' as const } : {
+    grant: 'authorization_code' as const,
+    redirectUri: 'http://127.0.0.1/rxmcp-gateway-cannot-log-in',
+    redirect: async (): Promise<URL> => {
+      throw new Error(`the tokens stored in ${oauth.tokenStore} for ${server.url} are missing or expired beyond refresh, and the gateway cannot log in in a browser: log in again (rxmcp call ${server.url} ...), or give the server client credentials`)
+    },
+  }
   const authorized = oauthFetch({
-    grant: 'client_credentials',
+    ...grant,
     ...(oauth.clientId === undefined ? {} : { clientId: oauth.clientId }),
     ...(oauth.clientSecret === undefined ? {} : { clientSecret: oauth.clientSecret }),
     ...(oauth.issuer === undefined ? {} : { issuer: oauth.issuer }),

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ReplaySubject, filter, firstValueFrom } from 'rxjs'
+import { ReplaySubject, filter, firstValueFrom, skip } from 'rxjs'
 import { decodeJwt } from 'jose'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connect, type ListenEvent, type McpClient } from '../../actors/client.ts'
@@ -19,6 +19,7 @@ import { httpClient } from '../../transports/http-client.ts'
 import { bearerAuth } from '../../auth/server.ts'
 import { jwtVerifier } from '../../auth/verifiers.ts'
 import { McpError } from '../../lib/jsonrpc/errors.ts'
+import { fileTokenStore } from '../../auth/client.ts'
 import { freePort } from '../auth/fixtures.ts'
 import { startAuthorizationServer, type TestAuthorizationServer } from '../auth/oidc.ts'
 
@@ -40,6 +41,8 @@ let gatewayClient: RegisteredClient
 let alice: RegisteredClient
 let bob: RegisteredClient
 let carol: RegisteredClient
+/** The client whose tokens are stored in a token file (as `rxmcp call` keeps them). */
+let stored: RegisteredClient
 let aliceToken: string
 let bobToken: string
 const clients: McpClient[] = []
@@ -70,21 +73,22 @@ async function tokenFor(client: RegisteredClient, resource: string, scope: strin
   return body.access_token
 }
 
-/** A client of the gateway with `token`, once the gateway's tools are there (it is told list_changed when they come). */
-async function gatewayClientWith(token: string): Promise<{ client: McpClient; tools: string[] }> {
+/** A client of the gateway with `token`, once the `expected` tools are there (it is told list_changed as servers come). */
+async function gatewayClientWith(token: string, expected: readonly string[] = ['down__echo']): Promise<{ client: McpClient; tools: string[] }> {
   const client = await connect(httpClient(gatewayUrl, { headers: { authorization: `Bearer ${token}` } }), { name: 'caller', version: '1' }, { era: 'modern' })
   clients.push(client)
   // A listen stream first: once acknowledged, a change of what this principal sees cannot be missed.
   const events = new ReplaySubject<ListenEvent>()
   const listening = client.listen({ toolsListChanged: true }).subscribe(events)
+  const notifications = events.pipe(filter(event => event.type === 'notification'))
   try {
     await firstValueFrom(events.pipe(filter(event => event.type === 'acknowledged')))
-    let { tools } = await client.listTools()
-    if (tools.length === 0) {
-      await firstValueFrom(events.pipe(filter(event => event.type === 'notification')))
-      ;({ tools } = await client.listTools())
+    for (let waited = 0; ; waited++) {
+      const names = (await client.listTools()).tools.map(tool => tool.name).sort()
+      if (expected.every(name => names.includes(name))) return { client, tools: names }
+      // The next change after those already waited for.
+      await firstValueFrom(notifications.pipe(skip(waited)))
     }
-    return { client, tools: tools.map(tool => tool.name).sort() }
   } finally {
     listening.unsubscribe()
   }
@@ -104,7 +108,7 @@ async function rawSession(token: string): Promise<(message: object) => Promise<R
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'rxmcp-gateway-product-'))
   as = await startAuthorizationServer({ scopes: 'mcp mcp:admin' })
-  ;[gatewayClient, alice, bob, carol] = await Promise.all(['gateway', 'alice', 'bob', 'carol'].map(register)) as [RegisteredClient, RegisteredClient, RegisteredClient, RegisteredClient]
+  ;[gatewayClient, alice, bob, carol, stored] = await Promise.all(['gateway', 'alice', 'bob', 'carol', 'stored'].map(register)) as [RegisteredClient, RegisteredClient, RegisteredClient, RegisteredClient, RegisteredClient]
 
   // The server behind the gateway: protected, its tokens' audience its own URL.
   const downPort = await freePort()
@@ -120,6 +124,10 @@ beforeAll(async () => {
     auth: bearerAuth({ resource: downResource, authorizationServers: [as.issuer], requiredScopes: ['mcp'], verify: async (token, context) => { downstreamTokens.push(token); return verifyJwt(token, context) } }),
   }))
 
+  // A token for the server behind, stored beforehand in a token file under the server's URL.
+  const tokenFile = join(scratch, 'tokens.json')
+  await fileTokenStore(tokenFile).set(downResource, { accessToken: await tokenFor(stored, downResource, 'mcp'), tokenType: 'bearer', issuer: as.issuer, clientId: stored.id, expiresAt: Date.now() + 3600_000 })
+
   const port = await freePort()
   gatewayUrl = `http://127.0.0.1:${port}/mcp`
   auditPath = join(scratch, 'audit.jsonl')
@@ -127,11 +135,12 @@ beforeAll(async () => {
   await writeFile(config, JSON.stringify({
     mcpServers: {
       down: { url: downResource, oauth: { grant: 'client_credentials', issuer: as.issuer, clientId: gatewayClient.id, clientSecret: `\${${GATEWAY_SECRET_VARIABLE}}`, scope: 'mcp' } },
+      stored: { url: downResource, oauth: { tokenStore: tokenFile } },
     },
     gateway: {
       auth: { issuer: as.issuer, resource: gatewayUrl, jwksUrl: as.jwksUri, requiredScopes: ['mcp'], scopes: { 'tools/call:down__delete_all': ['mcp:admin'] } },
       policy: [
-        { when: { scopes: ['mcp:admin'] }, allow: ['*'] },
+        { when: { scopes: ['mcp:admin'] }, allow: ['*'], deny: ['tools:call:stored__delete_all', 'tools:call:stored__secret'] },
         { when: { subjects: [bob.id] }, allow: ['tools:call:down__echo', 'tools:call:down__whoami', 'tools:call:down__delete_all'] },
       ],
       rateLimit: { capacity: 40, refillPerSecond: 0.01 },
@@ -168,9 +177,9 @@ describe('rxmcp gateway --config with a gateway section', { timeout: 60_000 }, (
   })
 
   it('shows two principals the tools their policy gives them, and answers a hidden tool as an unknown one (-32602)', async () => {
-    const asAlice = await gatewayClientWith(aliceToken)
+    const asAlice = await gatewayClientWith(aliceToken, ['down__echo', 'stored__echo'])
     const asBob = await gatewayClientWith(bobToken)
-    expect(asAlice.tools).toEqual(['down__delete_all', 'down__echo', 'down__secret', 'down__whoami'])
+    expect(asAlice.tools).toEqual(['down__delete_all', 'down__echo', 'down__secret', 'down__whoami', 'stored__echo', 'stored__whoami'])
     expect(asBob.tools).toEqual(['down__delete_all', 'down__echo', 'down__whoami'])
     expect(((await asAlice.client.callTool('down__secret', {})).content[0] as { text: string }).text).toBe('the secret')
     const refused = await asBob.client.callTool('down__secret', {}).catch((error: unknown) => error)
@@ -194,9 +203,18 @@ describe('rxmcp gateway --config with a gateway section', { timeout: 60_000 }, (
     expect(downstreamTokens.length).toBeGreaterThan(0)
     expect(downstreamTokens).not.toContain(aliceToken)
     expect(downstreamTokens).not.toContain(bobToken)
-    // Every token the server behind saw was issued to the gateway, for that server.
-    for (const token of new Set(downstreamTokens)) expect(decodeJwt(token)).toMatchObject({ client_id: gatewayClient.id, aud: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/) })
+    // Every token the server behind saw was the gateway's own (its client credentials, or the stored one), for that server.
+    for (const token of new Set(downstreamTokens)) {
+      expect(decodeJwt(token)).toMatchObject({ aud: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/) })
+      expect([gatewayClient.id, stored.id]).toContain(decodeJwt(token).client_id)
+    }
     expect(downstreamTokens.map(token => decodeJwt(token).aud)).not.toContain(gatewayUrl)
+  })
+
+  it('reaches a server with the token stored for it in a token file', async () => {
+    const { client } = await gatewayClientWith(aliceToken, ['stored__whoami'])
+    const seen = ((await client.callTool('stored__whoami', {})).content[0] as { text: string }).text
+    expect(seen.split(' ')[0]).toBe(stored.id)
   })
 
   it('answers a principal over its budget 429 with Retry-After, and other principals go on', async () => {
@@ -220,7 +238,7 @@ describe('rxmcp gateway --config with a gateway section', { timeout: 60_000 }, (
     const health = await fetch(new URL('/healthz', gatewayUrl))
     expect(health.status).toBe(200)
     const text = await health.text()
-    expect(JSON.parse(text)).toEqual({ status: 'ok', servers: { down: { status: 'ready' } } })
+    expect(JSON.parse(text)).toEqual({ status: 'ok', servers: { down: { status: 'ready' }, stored: { status: 'ready' } } })
     expect(text).not.toContain(gatewayClient.secret)
     const rebound = await new Promise<number>((resolve, reject) => {
       import('node:http').then(({ request }) => {
