@@ -4,7 +4,7 @@ import { permissions } from '../../actors/server/middleware.ts'
 import { parseGatewayConfig } from '../../lib/gateway-config.ts'
 import { HostConfigError, parseHostConfig } from '../../lib/host-config.ts'
 import type { Principal } from '../../lib/auth.ts'
-import { gatewayHealth, gatewayPolicy, gatewayProduct, matches, redactValue } from '../../host/gateway-product.ts'
+import { gatewayAuthenticator, gatewayHealth, gatewayPolicy, gatewayProduct, matches, redactValue } from '../../host/gateway-product.ts'
 import { namespacedNames, toolNameIssues } from '../../lib/tool-names.ts'
 import { rawClient } from '../helpers/raw-client.ts'
 
@@ -223,5 +223,38 @@ describe('SEP-986 names on the aggregated view', () => {
     expect(new Set(names).size).toBe(names.length)
     // `.` is allowed by SEP-986 but not by every model API the host feeds: it becomes `_` (README).
     expect(names[2]).toBe('web__fetch_page')
+  })
+})
+
+describe('gatewayAuthenticator', () => {
+  it('checks opaque tokens at the authorization server\'s introspection endpoint (oidc-provider), audience included', async () => {
+    const { startAuthorizationServer } = await import('../auth/oidc.ts')
+    const as = await startAuthorizationServer({ scopes: 'mcp', accessTokenFormat: 'opaque' })
+    closers.push(() => as.close())
+    const register = async () => {
+      const response = await fetch(`${as.issuer}/reg`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' }) })
+      const body = await response.json() as { client_id: string; client_secret: string }
+      return { id: body.client_id, secret: body.client_secret }
+    }
+    const [gateway, caller] = [await register(), await register()]
+    const token = async (resource: string) => {
+      const response = await fetch(`${as.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${btoa(`${caller.id}:${caller.secret}`)}` },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp', resource }).toString(),
+      })
+      return (await response.json() as { access_token: string }).access_token
+    }
+    const resource = 'http://127.0.0.1:9/mcp'
+    const auth = await gatewayAuthenticator({
+      issuer: as.issuer, resource, requiredScopes: ['mcp'],
+      introspection: { endpoint: `${as.issuer}/token/introspection`, clientId: gateway.id, clientSecret: gateway.secret },
+    })
+    const request = (bearer: string) => ({ method: 'POST', pathname: '/mcp', header: (name: string) => name.toLowerCase() === 'authorization' ? `Bearer ${bearer}` : null })
+    const allowed = await auth.authenticate(request(await token(resource)))
+    expect(allowed).toMatchObject({ type: 'allow', principal: { subject: caller.id, scopes: ['mcp'] } })
+    const elsewhere = await auth.authenticate(request(await token('http://127.0.0.1:10/mcp')))
+    expect(elsewhere).toMatchObject({ type: 'refuse', answer: { status: 401 } })
+    expect(await auth.authenticate(request('not-a-token'))).toMatchObject({ type: 'refuse', answer: { status: 401 } })
   })
 })
