@@ -15,7 +15,7 @@ import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { filter, firstValueFrom, race, timer, map } from '../lib/rx.ts'
 import { parseHostConfig, redactExpansions, type HostConfig } from '../lib/host-config.ts'
-import { parseGatewayConfig, type GatewayConfig } from '../lib/gateway-config.ts'
+import { DEFAULT_REDACTED_KEYS, parseGatewayConfig, type GatewayConfig } from '../lib/gateway-config.ts'
 import { gatewayProduct, healthEndpoint } from '../host/gateway-product.ts'
 import { createHost, type Host } from '../host/host.ts'
 import { hostServer } from '../host/gateway.ts'
@@ -38,6 +38,8 @@ export interface HostFlags {
   model?: string
   baseUrl?: string
   system?: string
+  /** gateway: `--audit-log FILE` (`-` = stderr): the audit log goes there, over the config's `gateway.audit.file`. */
+  auditLog?: string
   /** gateway: telemetry on (the OpenTelemetry SDK started from the OTEL_* variables): its server and its clients make spans and metrics. */
   telemetry?: boolean
 }
@@ -127,7 +129,10 @@ export async function inspectHost(flags: HostFlags): Promise<number> {
 /** `rxmcp gateway --config`: serves the aggregated view until stdin ends (stdio) or a signal. */
 export async function serveGateway(flags: HostFlags): Promise<number> {
   const config = loadConfig(flags.config)
-  const { gateway: section, expansions } = loadGatewayConfig(flags.config)
+  const { gateway: fromFile, expansions } = loadGatewayConfig(flags.config)
+  // --audit-log names the file; what the log shows (arguments, redaction) stays the config's.
+  const section: GatewayConfig = flags.auditLog === undefined ? fromFile
+    : { ...fromFile, audit: { isArgumentsIncluded: false, redactKeys: DEFAULT_REDACTED_KEYS, redactPatterns: [], ...fromFile.audit, file: flags.auditLog } }
   // Every `${VAR}` value of every configuration applied so far (the gateway section's too): no line this prints shows one.
   let seen: HostConfig = { servers: config.servers, expansions: new Map([...config.expansions ?? [], ...expansions]) }
   const log = (line: string) => process.stderr.write(`rxmcp gateway: ${redactExpansions(line, seen)}\n`)

@@ -15,6 +15,7 @@ import { decodeJwt } from 'jose'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connect, type ListenEvent, type McpClient } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
+import { stdioClient } from '../../transports/stdio.ts'
 import { httpClient } from '../../transports/http-client.ts'
 import { bearerAuth } from '../../auth/server.ts'
 import { jwtVerifier } from '../../auth/verifiers.ts'
@@ -270,3 +271,36 @@ describe('rxmcp gateway --config with a gateway section', { timeout: 60_000 }, (
     expect(stderr).not.toContain(gatewayClient.secret)
   })
 })
+
+describe('rxmcp gateway --config over stdio', { timeout: 60_000 }, () => {
+  it('applies the policy (rules without `when`: there is no principal) and writes the audit log where --audit-log says', async () => {
+    const config = join(scratch, 'stdio.json')
+    await writeFile(config, JSON.stringify({
+      mcpServers: { ev: { command: process.execPath, args: ['--import', 'tsx', 'examples/everything/server.ts'] } },
+      gateway: { policy: [{ allow: ['tools:call:ev__echo'] }], audit: { file: join(scratch, 'not-this-one.jsonl'), arguments: true } },
+    }))
+    const transport = stdioClient({ command: process.execPath, args: ['--import', 'tsx', 'bin/rxmcp.ts', 'gateway', '--config', config, '--audit-log', '-'], cwd: root, stderr: 'pipe', inheritEnv: true })
+    let log = ''
+    transport.stderr.subscribe({ next: chunk => { log += chunk }, error: () => {} })
+    const client = await connect(transport, { name: 'stdio-caller', version: '1' }, { era: 'modern' })
+    const events = new ReplaySubject<ListenEvent>()
+    const listening = client.listen({ toolsListChanged: true }).subscribe(events)
+    await firstValueFrom(events.pipe(filter(event => event.type === 'acknowledged')))
+    let names = (await client.listTools()).tools.map(tool => tool.name)
+    for (let waited = 0; !names.includes('ev__echo'); waited++) {
+      await firstValueFrom(events.pipe(filter(event => event.type === 'notification'), skip(waited)))
+      names = (await client.listTools()).tools.map(tool => tool.name)
+    }
+    listening.unsubscribe()
+    expect(names).toEqual(['ev__echo'])
+    expect(((await client.callTool('ev__echo', { text: 'over stdio', password: 'hunter2' })).content[0] as { text: string }).text).toContain('over stdio')
+    expect(await client.callTool('ev__add', { a: 1, b: 2 }).catch((error: unknown) => error)).toMatchObject({ code: -32602 })
+    await client.close()
+    await transport.exited.catch(() => {})
+    const lines = log.split('\n').filter(line => line.startsWith('{')).map(line => JSON.parse(line) as Record<string, any>)
+    expect(lines.find(line => line.target === 'ev__echo' && line.method === 'tools/call')).toMatchObject({ outcome: 'result', arguments: { text: 'over stdio', password: '[redacted]' } })
+    expect(lines.find(line => line.target === 'ev__add')).toMatchObject({ outcome: 'error', errorCode: -32602 })
+    expect(log).not.toContain('hunter2')
+  })
+})
+
