@@ -8,6 +8,8 @@ export { type SubscriptionState, type SubscriptionMessage, type ServerContext, t
 export type { EventBus, ServerEvent } from '../lib/events.ts'
 export type { TelemetryOptions } from '../lib/request-observer.ts'
 export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS, type RequestStateStore } from './server/request-state.ts'
+export { permissionVisibility, type AuditOptions } from './server/middleware.ts'
+export type { ListVisibility } from './server/list-views.ts'
 
 /**
  * Creates an MCP server. Register tools, resources and prompts, then `listen` on a transport.

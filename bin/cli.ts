@@ -28,7 +28,7 @@ const USAGE = `Usage:
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
   rxmcp bridge [--port 3000] [LISTEN OPTIONS] [--shared] [--max-children 8] [--max-children-per-client 4]
                [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... -- COMMAND [ARGS...]
-  rxmcp gateway --config mcp.json [--port 3000] [LISTEN OPTIONS]
+  rxmcp gateway --config mcp.json [--port 3000] [LISTEN OPTIONS] [--audit-log FILE|-]
   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]
   rxmcp chat --config mcp.json --model anthropic:MODEL|openai:MODEL [--base-url URL] [--system TEXT]
   rxmcp --help
@@ -43,6 +43,11 @@ Listen options (bridge, and gateway with --port):
   --allow-unauthenticated   beyond loopback without authentication: accept that anyone who can reach it uses it
   Beyond loopback (--host 0.0.0.0) a command refuses to start without authentication or
   --allow-unauthenticated, prints a warning, and refuses Host headers outside the allow-list.
+
+The gateway reads a "gateway" object beside "mcpServers" in its config: auth (an OAuth issuer with
+JWKS or introspection), policy (who sees and calls what), rateLimit (per principal), audit (JSON lines,
+arguments redacted by rule), health (GET /healthz). --audit-log FILE (- for stderr) writes the audit
+log there, over the config's file.
 
 Auth options (inspect and call, for a server at an http(s) URL):
   --token-store PATH   where tokens are kept, mode 0600 (default ~/.config/rxmcp/tokens.json)
@@ -320,7 +325,8 @@ function parseHostFlags(argv: string[]): HostFlags | undefined {
     else if (arg === '--port' && command === 'gateway') {
       flags.port = Number(value())
       if (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535) throw new UsageError('--port needs a port number')
-    } else if (arg === '--json' && command === 'inspect') flags.isJson = true
+    } else if (arg === '--audit-log' && command === 'gateway') flags.auditLog = value()
+    else if (arg === '--json' && command === 'inspect') flags.isJson = true
     else if (arg === '--model' && command === 'chat') flags.model = value()
     else if (arg === '--base-url' && command === 'chat') flags.baseUrl = value()
     else if (arg === '--system' && command === 'chat') flags.system = value()

@@ -92,12 +92,16 @@ export interface Exposure {
  * Decides how `command` may listen, by the one rule above: throws {@link ExposureError} for a
  * listener beyond loopback with neither authentication nor `--allow-unauthenticated`, and for
  * authentication flags that cannot work; writes the warning to `warn` when bound beyond loopback.
+ * `fromConfig` is authentication configured elsewhere (the gateway's config file): it counts as
+ * the flags' would, and both at once are refused.
  * `risk` says what an unauthenticated stranger could do (one sentence, no full stop).
  */
-export async function exposure(command: string, flags: ExposureFlags, risk: string, warn: (line: string) => void): Promise<Exposure> {
+export async function exposure(command: string, flags: ExposureFlags, risk: string, warn: (line: string) => void, fromConfig?: { auth: Authenticator; description: string }): Promise<Exposure> {
   const host = flags.host ?? '127.0.0.1'
   const isLoopback = isLoopbackHost(host)
-  const configured = await authenticator(command, flags)
+  const fromFlags = await authenticator(command, flags)
+  if (fromConfig !== undefined && fromFlags !== undefined) throw new ExposureError(`${command}: authentication is configured in the config file (gateway.auth) and by flags; give one`)
+  const configured = fromConfig ?? fromFlags
   if (!isLoopback && configured === undefined && !flags.isUnauthenticatedAllowed) {
     throw new ExposureError(`${command} refuses to listen on ${host} (not loopback) without authentication: ${risk}. `
       + 'Give --auth-token-file FILE (a bearer token) or --auth-issuer, --auth-jwks-url and --auth-resource (OAuth JWT access tokens), '

@@ -3,6 +3,7 @@
  *
  *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]   the aggregated view as one server
  *                 [--allowed-host NAME]... [--auth-token-file FILE | --auth-issuer ... | --allow-unauthenticated]
+ *                 the config's "gateway" section: auth, policy, rateLimit, audit, health (lib/gateway-config.ts)
  *   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]         every server's state and the view
  *
  * The gateway speaks stdio without --port, else Streamable HTTP (/mcp), legacy SSE (/sse) and
@@ -14,6 +15,8 @@ import { readFileSync, watch, type FSWatcher } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { filter, firstValueFrom, race, timer, map } from '../lib/rx.ts'
 import { parseHostConfig, redactExpansions, type HostConfig } from '../lib/host-config.ts'
+import { DEFAULT_REDACTED_KEYS, parseGatewayConfig, type GatewayConfig } from '../lib/gateway-config.ts'
+import { gatewayProduct, healthEndpoint } from '../host/gateway-product.ts'
 import { createHost, type Host } from '../host/host.ts'
 import { hostServer } from '../host/gateway.ts'
 import type { ServerState } from '../host/supervisor.ts'
@@ -35,16 +38,33 @@ export interface HostFlags {
   model?: string
   baseUrl?: string
   system?: string
+  /** gateway: `--audit-log FILE` (`-` = stderr): the audit log goes there, over the config's `gateway.audit.file`. */
+  auditLog?: string
   /** gateway: telemetry on (the OpenTelemetry SDK started from the OTEL_* variables): its server and its clients make spans and metrics. */
   telemetry?: boolean
 }
 
-/** Reads and checks the config file; errors name the file, the server and the field. */
-export function loadConfig(path: string): HostConfig {
+/** The parsed JSON of a config file; errors name the file. */
+function readDocument(path: string): unknown {
   let text: string
   try { text = readFileSync(path, 'utf8') } catch (error) { throw new Error(`cannot read ${path}: ${(error as Error).message}`) }
-  let document: unknown
-  try { document = JSON.parse(text) } catch (error) { throw new Error(`${path} is not JSON: ${(error as Error).message}`) }
+  try { return JSON.parse(text) } catch (error) { throw new Error(`${path} is not JSON: ${(error as Error).message}`) }
+}
+
+/**
+ * Reads and checks the config file's `gateway` section (auth, policy, rateLimit, audit, health),
+ * with the `${VAR}` values it expanded (for redaction); errors name the file and the field.
+ */
+export function loadGatewayConfig(path: string): { gateway: GatewayConfig; expansions: ReadonlyMap<string, string> } {
+  const expansions = new Map<string, string>()
+  const { config, problems } = parseGatewayConfig(readDocument(path), process.env, (variable, value) => { if (!expansions.has(value)) expansions.set(value, variable) })
+  if (problems.length > 0) throw new Error(`${path}: Invalid gateway configuration:\n${problems.map(problem => `  - ${problem}`).join('\n')}`)
+  return { gateway: config, expansions }
+}
+
+/** Reads and checks the config file; errors name the file, the server and the field. */
+export function loadConfig(path: string): HostConfig {
+  const document = readDocument(path)
   try {
     return parseHostConfig(document, process.env)
   } catch (error) {
@@ -109,16 +129,26 @@ export async function inspectHost(flags: HostFlags): Promise<number> {
 /** `rxmcp gateway --config`: serves the aggregated view until stdin ends (stdio) or a signal. */
 export async function serveGateway(flags: HostFlags): Promise<number> {
   const config = loadConfig(flags.config)
+  const { gateway: fromFile, expansions } = loadGatewayConfig(flags.config)
+  // --audit-log names the file; what the log shows (arguments, redaction) stays the config's.
+  const section: GatewayConfig = flags.auditLog === undefined ? fromFile
+    : { ...fromFile, audit: { isArgumentsIncluded: false, redactKeys: DEFAULT_REDACTED_KEYS, redactPatterns: [], ...fromFile.audit, file: flags.auditLog } }
+  // Every `${VAR}` value of every configuration applied so far (the gateway section's too): no line this prints shows one.
+  let seen: HostConfig = { servers: config.servers, expansions: new Map([...config.expansions ?? [], ...expansions]) }
+  const log = (line: string) => process.stderr.write(`rxmcp gateway: ${redactExpansions(line, seen)}\n`)
+  const isStdio = flags.port === undefined
+  const product = await gatewayProduct(section, { isStdio, secrets: () => seen })
+  if (isStdio && section.auth !== undefined) log('gateway.auth applies to the HTTP listener (--port); over stdio the caller is the process that started the gateway')
   // Decided before any server starts: a gateway that may not listen starts nothing.
   const risk = `anyone who can reach it can call every tool of the servers in ${flags.config} with your rights`
-  const listening = flags.port === undefined ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'))
+  const fromConfig = product.auth === undefined ? undefined : { auth: product.auth, description: `an OAuth access token from ${section.auth!.issuer} for ${section.auth!.resource}` }
+  const listening = isStdio ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'), fromConfig)
   // One trace runs client -> gateway (SERVER span) -> each server's client (CLIENT span) -> the server.
   const telemetry = flags.telemetry === true ? { telemetry: true } : {}
-  const host = createHost(config, telemetry)
-  const gateway = hostServer(host, { server: telemetry })
-  // Every `${VAR}` value of every configuration applied so far: no line this prints shows one.
-  let seen: HostConfig = config
-  const log = (line: string) => process.stderr.write(`rxmcp gateway: ${redactExpansions(line, seen)}\n`)
+  // Each server is reached with its own credentials (headers, OAuth), never with a caller's.
+  const host = createHost(config, { ...telemetry, start: product.start })
+  const gateway = hostServer(host, { server: { ...telemetry, ...product.serverOptions } })
+  if (product.middleware.length > 0) gateway.server.use(...product.middleware)
   let watcher: FSWatcher | undefined
   try {
     watcher = watch(flags.config, () => {
@@ -144,9 +174,13 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
     await Promise.race([session.closed, stopped])
   } else {
     const { host: bind, allowedHosts, allowedOrigins, auth } = listening
-    const http = streamableHttp({ host: bind, allowedHosts, allowedOrigins, auth })
-    const ws = websocket({ host: bind, allowedHosts, allowedOrigins, auth })
-    const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(http.nodeHandler))
+    const rateLimit = product.rateLimit === undefined ? {} : { rateLimit: product.rateLimit }
+    const http = streamableHttp({ host: bind, allowedHosts, allowedOrigins, auth, ...rateLimit })
+    // One budget per principal across both listeners.
+    const ws = websocket({ host: bind, allowedHosts, allowedOrigins, auth, ...rateLimit, rateLimiterStore: http.rateLimiterStore })
+    const handler = section.healthPath === undefined ? http.nodeHandler
+      : healthEndpoint({ path: section.healthPath, boundHost: bind, allowedHosts, allowedOrigins, states: () => host.currentStates() }, http.nodeHandler)
+    const node = createHttpServer({ noDelay: true, keepAliveTimeout: 30_000 }, refuseCrossSite(handler))
     ws.attach(node)
     await gateway.server.listen(http)
     await gateway.server.listen(ws)
@@ -159,5 +193,6 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
   await gateway.close()
   await host.close()
   await close()
+  await product.close()
   return 0
 }

@@ -35,7 +35,20 @@ export interface HostServerConfig {
   readonly denyTools: readonly string[]
   /** Directories this server may see as roots (absolute paths). */
   readonly roots: readonly string[]
+  /** http, sse, ws: OAuth at this server (see {@link ServerOAuthConfig}); static `headers` are sent besides. */
+  readonly oauth?: ServerOAuthConfig
 }
+
+/**
+ * How the host authorizes at a server reached at a URL, through `oauthFetch` of rxmcp/auth/client:
+ * the client credentials grant with a pre-registered client (`issuer`, `clientId`, `clientSecret`,
+ * optional `scope`), or tokens stored before (`tokenStore`: a token file such as `rxmcp call`
+ * writes; refreshed when they expire, never a login in a browser). The host's own credentials,
+ * never those of a gateway's caller.
+ */
+export type ServerOAuthConfig =
+  | { readonly grant: 'client_credentials'; readonly issuer: string; readonly clientId: string; readonly clientSecret: string; readonly scope?: string; readonly tokenStore?: string }
+  | { readonly grant: 'stored'; readonly tokenStore: string; readonly issuer?: string; readonly clientId?: string; readonly clientSecret?: string; readonly scope?: string }
 
 /** The checked configuration: servers by name, in the order given. */
 export interface HostConfig {
@@ -64,7 +77,7 @@ export class HostConfigError extends Error {
 
 /** Server names: they become tool-name prefixes, so letters, digits, `_` and `-`, at most 32. */
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
-const KNOWN_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'disabled', 'timeout', 'tools', 'roots'])
+const KNOWN_FIELDS = new Set(['type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'disabled', 'timeout', 'tools', 'roots', 'oauth'])
 
 /**
  * Checks and normalizes a parsed `mcpServers` document. `env` is where `${VAR}` values come from
@@ -124,11 +137,12 @@ export function parseHostConfig(document: unknown, env: Readonly<Record<string, 
     const roots = strings(raw.roots, 'roots')
     roots.forEach((root, index) => { if (!root.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(root)) problems.push(`${at(`roots[${index}]`)}: must be an absolute path`) })
     const cwd = raw.cwd === undefined ? undefined : expand(raw.cwd, 'cwd')
+    const oauth = raw.oauth === undefined ? undefined : parseOAuth(raw.oauth, type, at, expand, problems)
     servers.set(name, {
       name, type, command, args: strings(raw.args, 'args'), env: record(raw.env, 'env'), cwd,
       url, headers: record(raw.headers, 'headers'), disabled: raw.disabled === true,
       timeout: typeof raw.timeout === 'number' ? raw.timeout : undefined,
-      allowTools, denyTools, roots,
+      allowTools, denyTools, roots, ...(oauth === undefined ? {} : { oauth }),
     })
   }
   if (problems.length > 0) throw new HostConfigError(problems)
@@ -193,6 +207,28 @@ export function expandVariables(text: string, env: Readonly<Record<string, strin
     found?.(variable, value)
     return value
   })
+}
+
+/** A server's `oauth` field, checked (see {@link ServerOAuthConfig}). */
+function parseOAuth(raw: unknown, type: ServerTransportKind, at: (field: string) => string, expand: (value: unknown, field: string) => string | undefined, problems: string[]): ServerOAuthConfig | undefined {
+  if (type === 'stdio') { problems.push(`${at('oauth')}: OAuth is for servers reached at a URL (a stdio server gets its credentials in env)`); return undefined }
+  if (!isObject(raw)) { problems.push(`${at('oauth')}: must be an object`); return undefined }
+  const fields = ['grant', 'issuer', 'clientId', 'clientSecret', 'scope', 'tokenStore']
+  for (const key of Object.keys(raw)) if (!fields.includes(key)) problems.push(`${at(`oauth.${key}`)}: unknown field (${fields.join(', ')})`)
+  const optional = (field: string) => raw[field] === undefined ? undefined : expand(raw[field], `oauth.${field}`)
+  const [issuer, clientId, clientSecret, scope, tokenStore] = ['issuer', 'clientId', 'clientSecret', 'scope', 'tokenStore'].map(optional)
+  const grant = raw.grant ?? (clientSecret !== undefined ? 'client_credentials' : 'stored')
+  if (grant === 'client_credentials') {
+    for (const [field, value] of [['issuer', issuer], ['clientId', clientId], ['clientSecret', clientSecret]] as const) if (value === undefined) problems.push(`${at(`oauth.${field}`)}: the client_credentials grant needs it`)
+    if (issuer !== undefined && !/^https?:\/\//.test(issuer)) problems.push(`${at('oauth.issuer')}: must be an http(s) URL`)
+    return { grant, issuer: issuer ?? '', clientId: clientId ?? '', clientSecret: clientSecret ?? '', ...(scope === undefined ? {} : { scope }), ...(tokenStore === undefined ? {} : { tokenStore }) }
+  }
+  if (grant === 'stored') {
+    if (tokenStore === undefined) problems.push(`${at('oauth.tokenStore')}: stored tokens need the token file's path`)
+    return { grant, tokenStore: tokenStore ?? '', ...(issuer === undefined ? {} : { issuer }), ...(clientId === undefined ? {} : { clientId }), ...(clientSecret === undefined ? {} : { clientSecret }), ...(scope === undefined ? {} : { scope }) }
+  }
+  problems.push(`${at('oauth.grant')}: must be client_credentials or stored`)
+  return undefined
 }
 
 function kindOf(declared: unknown, url: string | undefined, command: string | undefined): ServerTransportKind {

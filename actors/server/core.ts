@@ -18,6 +18,7 @@ import type { ServerOptions } from './options.ts'
 import type { JsonSchemaSource } from '../../lib/validator.ts'
 import type { RequestStateCodec, RequestStateStore } from './request-state.ts'
 import type { PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
+import type { ListViews } from './list-views.ts'
 
 /** The versions a server serves in each era, newest first. */
 export interface ServedVersions {
@@ -50,6 +51,8 @@ export interface ServerCore {
   readonly events: Observable<ServerEvent>
   /** The server's actors (see McpServer.system). */
   readonly system: ActorSystem
+  /** With `listVisibility`: what each session and listen stream was last told of its lists. */
+  readonly listViews: ListViews | undefined
   /** Emits once when the server starts closing. */
   readonly closing: Observable<void>
   capabilities(): ServerCapabilities

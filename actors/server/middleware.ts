@@ -9,6 +9,8 @@ import { ForbiddenError, InvalidParamsError, McpError, RateLimitedError, Resourc
 import { missingScopes, operationScopes, principalKey, targetOf, type Principal, type ScopeHierarchy, type ScopeRules } from '../../lib/auth.ts'
 import { TokenBuckets, type TokenBucketOptions } from '../../lib/token-bucket.ts'
 import type { McpRequest, Middleware, ServerContext } from './api.ts'
+import type { ListKind } from './registry.ts'
+import type { ListVisibility } from './list-views.ts'
 
 /**
  * Refuses a request whose principal lacks the scopes `rules` give its operation (keys as in
@@ -43,6 +45,8 @@ export interface PermissionPolicy {
   defaultRoles?: readonly string[]
   /** Methods every request may use whatever its roles (default {@link OPEN_METHODS}). */
   open?: readonly string[]
+  /** Patterns taken away from a role even where it (or another role of the request) grants them. */
+  deny?: Readonly<Record<string, readonly string[]>>
 }
 
 /** Methods the permission policy lets through by default: the handshake and the session's plumbing (tasks are bound to their owner already). */
@@ -64,11 +68,42 @@ export function grants(pattern: string, permission: string): boolean {
   return permission.startsWith(`${pattern}:`)
 }
 
-/** What a listing's items are, and the permission that lets a caller see each one. */
+/**
+ * What a listing's items are, and the permission that lets a caller see each one. A template is
+ * seen by whoever may read its URI template as written (`resources:read:file:///docs/*` grants
+ * `file:///docs/{name}`, not `file:///{path}`); a skill by whoever may read its resource.
+ */
 const LISTINGS: Readonly<Record<string, { key: string; permission: (item: JsonObject) => string }>> = {
   'tools/list': { key: 'tools', permission: item => permissionOf('tools/call', String(item.name)) },
   'prompts/list': { key: 'prompts', permission: item => permissionOf('prompts/get', String(item.name)) },
   'resources/list': { key: 'resources', permission: item => permissionOf('resources/read', String(item.uri)) },
+  'resources/templates/list': { key: 'resourceTemplates', permission: item => permissionOf('resources/read', String(item.uriTemplate)) },
+  'skills/list': { key: 'skills', permission: item => permissionOf('resources/read', String(item.uri)) },
+}
+
+/**
+ * Requests that act on what another method names, and the permission they need: watching,
+ * completing or fetching a skill of a resource takes the right to read it; completing a prompt's
+ * argument, the right to get it.
+ */
+function targetPermission(method: string, params: JsonObject | undefined): string | undefined {
+  if (method === 'completion/complete') {
+    const ref = params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') return permissionOf('prompts/get', ref.name)
+    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') return permissionOf('resources/read', ref.uri)
+    return undefined
+  }
+  const target = targetOf(params)
+  if (target === undefined) return undefined
+  if (method === 'resources/subscribe' || method === 'skills/get' || method === 'resources/directory/read') return permissionOf('resources/read', target)
+  return permissionOf(method, target)
+}
+
+/** A listing's items (`tools`, `prompts`, `resources` with their templates), as {@link ListVisibility} names them. */
+const LIST_KIND_PERMISSION: Readonly<Record<ListKind, (item: JsonObject) => string>> = {
+  tools: LISTINGS['tools/list']!.permission,
+  prompts: LISTINGS['prompts/list']!.permission,
+  resources: item => typeof item.uriTemplate === 'string' ? LISTINGS['resources/templates/list']!.permission(item) : LISTINGS['resources/list']!.permission(item),
 }
 
 /**
@@ -80,19 +115,16 @@ const LISTINGS: Readonly<Record<string, { key: string; permission: (item: JsonOb
  */
 export function permissions(policy: PermissionPolicy): Middleware {
   const open = new Set(policy.open ?? OPEN_METHODS)
-  const rolesOf = policy.rolesOf ?? rolesClaim
-  const allowed = (ctx: ServerContext): ((permission: string) => boolean) => {
-    const roles = rolesOf(ctx)
-    const patterns = (roles.length > 0 ? roles : policy.defaultRoles ?? []).flatMap(role => policy.roles[role] ?? [])
-    return permission => patterns.some(pattern => grants(pattern, permission))
-  }
+  const allowed = (ctx: ServerContext) => mayOf(policy, ctx)
   return next => (request, ctx) => {
-    if (open.has(request.method)) return next(request, ctx)
-    const may = allowed(ctx)
     const listing = LISTINGS[request.method]
-    const target = listing === undefined ? targetOf(request.params) : undefined
-    if (target !== undefined) return may(permissionOf(request.method, target)) ? next(request, ctx) : throwError(() => hidden(request, ctx))
-    if (!may(permissionOf(request.method))) return throwError(() => new ForbiddenError(`Forbidden: ${request.method}`))
+    // An open listing is open to every caller, and still shows each only what it may use.
+    const isOpen = open.has(request.method)
+    if (isOpen && listing === undefined) return next(request, ctx)
+    const may = allowed(ctx)
+    const permission = listing === undefined ? targetPermission(request.method, request.params) : undefined
+    if (permission !== undefined) return may(permission) ? next(request, ctx) : throwError(() => hidden(request, ctx))
+    if (!isOpen && !may(permissionOf(request.method))) return throwError(() => new ForbiddenError(`Forbidden: ${request.method}`))
     if (listing === undefined) return next(request, ctx)
     return next(request, ctx).pipe(map(result => {
       const items = result[listing.key]
@@ -102,8 +134,38 @@ export function permissions(policy: PermissionPolicy): Middleware {
   }
 }
 
+/**
+ * What `policy` lets a principal see of each list, for `ServerOptions.listVisibility`: the same
+ * filter `permissions(policy)` applies to listings, so a session hears list_changed only when its
+ * own listing would change. `rolesOf` is given a context holding the principal alone.
+ * @example createServer(info, { listVisibility: permissionVisibility(policy) }).use(permissions(policy))
+ */
+export function permissionVisibility(policy: PermissionPolicy): ListVisibility {
+  return principal => {
+    const may = mayOf(policy, { principal } as ServerContext)
+    return (kind, item) => may(LIST_KIND_PERMISSION[kind](item))
+  }
+}
+
+/** What the policy lets the request's roles do. */
+function mayOf(policy: PermissionPolicy, ctx: ServerContext): (permission: string) => boolean {
+  const roles = (policy.rolesOf ?? rolesClaim)(ctx)
+  const patterns = (roles.length > 0 ? roles : policy.defaultRoles ?? []).flatMap(role => policy.roles[role] ?? [])
+  const denied = (roles.length > 0 ? roles : policy.defaultRoles ?? []).flatMap(role => policy.deny?.[role] ?? [])
+  return permission => patterns.some(pattern => grants(pattern, permission)) && !denied.some(pattern => grants(pattern, permission))
+}
+
 /** The error a missing target gets in the request's era, so a refused one looks the same. */
 function hidden(request: McpRequest, ctx: ServerContext): McpError {
+  if (request.method === 'completion/complete') {
+    const ref = request.params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined
+    return ref?.type === 'ref/prompt'
+      ? new InvalidParamsError(`Invalid params: unknown prompt ${JSON.stringify(ref.name)}`)
+      : new InvalidParamsError(`Invalid params: unknown resource template ${JSON.stringify(ref?.uri)}`)
+  }
+  if (request.method === 'skills/get' || request.method === 'resources/directory/read') {
+    return new InvalidParamsError(`Invalid params: no such resource ${JSON.stringify(targetOf(request.params))}`)
+  }
   const target = targetOf(request.params)
   if (request.method === 'resources/read') {
     // MCP 2026-07-28 resources: an unknown resource is -32602 (the router answers a missing one so too).
@@ -172,6 +234,21 @@ export interface AuditEntry {
   /** The JSON-RPC error code, for `error`. */
   readonly errorCode?: number
   readonly durationMs: number
+  /** What the `arguments` option made of the request's arguments (redacted), when it gave anything. */
+  readonly arguments?: unknown
+}
+
+/** Options of {@link audit}. */
+export interface AuditOptions {
+  /** The clock, in ms (default Date.now). */
+  now?: () => number
+  /** Where a sink's failure goes (default console.error). */
+  onError?: (error: unknown) => void
+  /**
+   * What to record of a request's arguments (tool arguments, prompt arguments), redacted as the
+   * application needs; undefined records nothing (the default: arguments often hold secrets).
+   */
+  arguments?: (request: McpRequest) => unknown
 }
 
 /**
@@ -179,7 +256,7 @@ export interface AuditEntry {
  * see every refusal of the middleware after it. A sink that throws is reported, never the request's
  * problem.
  */
-export function audit(sink: (entry: AuditEntry) => void, options: { now?: () => number; onError?: (error: unknown) => void } = {}): Middleware {
+export function audit(sink: (entry: AuditEntry) => void, options: AuditOptions = {}): Middleware {
   const now = options.now ?? Date.now
   return next => (request, ctx) => new Observable<JsonObject>(subscriber => {
     const at = now()
@@ -189,11 +266,13 @@ export function audit(sink: (entry: AuditEntry) => void, options: { now?: () => 
       isEnded = true
       const target = targetOf(request.params)
       const principal = ctx.principal
+      const recorded = options.arguments?.(request)
       const entry: AuditEntry = {
         at, method: request.method, era: ctx.era, requestId: ctx.requestId, outcome, durationMs: now() - at,
         ...(target === undefined ? {} : { target }),
         ...(principal === undefined ? {} : { principal: { subject: principal.subject, ...(principal.kind === undefined ? {} : { kind: principal.kind }), ...(principal.clientId === undefined ? {} : { clientId: principal.clientId }) } }),
         ...(errorCode === undefined ? {} : { errorCode }),
+        ...(recorded === undefined ? {} : { arguments: recorded }),
       }
       try { sink(entry) } catch (error) { (options.onError ?? console.error)(error) }
     }

@@ -299,9 +299,12 @@ export function listen(scope: ServingScope, params: JsonObject | undefined, requ
       written?.catch(() => {})
     }
     send('notifications/subscriptions/acknowledged', { notifications: accepted })
+    // What this stream's principal may see of each list now: a later change tells it only when that changes.
+    const views = server.listViews
+    views?.remember(accepted, request.principal)
     const events = server.events.subscribe(event => {
       if (event.type === 'list_changed') {
-        if (accepted[LIST_FILTERS[event.kind]] === true) send(`notifications/${event.kind}/list_changed`)
+        if (accepted[LIST_FILTERS[event.kind]] === true && (views === undefined || views.changed(accepted, request.principal, event.kind))) send(`notifications/${event.kind}/list_changed`)
       } else if (event.type === 'resource_updated') {
         if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
       } else if (ownerCtx !== undefined && taskIds.has(event.task.taskId) && event.task.owner === server.tasks.ownerOf(ownerCtx, event.task.taskId)) {

@@ -7,6 +7,7 @@ import type { TaskStore } from '../tasks/store.ts'
 import type { RequestStateStore } from './request-state.ts'
 import type { CacheHint, ServerContext } from './api.ts'
 import type { JsonSchemaValidatorOption } from '../../lib/validator.ts'
+import type { ListVisibility } from './list-views.ts'
 
 /*
  * The options of a server (createServer) and their defaults: a leaf beside api.ts, which holds the
@@ -51,6 +52,13 @@ export interface ServerOptions {
    * message via console.warn).
    */
   reportUnhandledError?: (error: unknown) => void
+  /**
+   * list_changed per principal: what each principal may see of each list. Given, a session (or a
+   * modern listen stream) hears `notifications/<kind>/list_changed` only when the items visible to
+   * its principal changed. Pair it with the middleware that filters the listings
+   * (`permissionVisibility(policy)` for `permissions(policy)`). Default: every change to everyone.
+   */
+  listVisibility?: ListVisibility
   /** Most resource subscriptions one session may hold (default 1000); past it, resources/subscribe is -32600. */
   maxSubscriptions?: number
   /** Most entries of a JSON-RPC batch (2025-03-26 sessions; default 1000, see ConnectionOptions.maxBatchSize). */

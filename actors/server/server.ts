@@ -29,6 +29,7 @@ import { Router, type RouteHandler } from './router.ts'
 import { SESSION_METHODS, Session } from './session.ts'
 import { serveSessionless } from './sessionless.ts'
 import type { ServerCore } from './core.ts'
+import { ListViews } from './list-views.ts'
 import { createActorSystem, type ActorSystem } from '../actor.ts'
 
 export type { ListKind }
@@ -53,6 +54,7 @@ export class Server implements McpServer, ServerCore {
   /** Extensions declared with {@link Server.extension}, by identifier, with their settings. */
   readonly extensions = new Map<string, JsonObject>()
   readonly #sessions = new Set<Session>()
+  readonly listViews: ListViews | undefined
   /** The sessions' one subscription to the event bus, while there are sessions (see #toSessions). */
   #sessionEvents: Subscription | undefined
   /** Transport servers being listened on, with the subscription to their sessions. */
@@ -87,6 +89,7 @@ export class Server implements McpServer, ServerCore {
     this.jsonSchema = jsonSchemaSource(options.jsonSchemaValidator ?? SERVER_DEFAULTS.jsonSchemaValidator)
     this.system = createActorSystem({ name: info.name, scheduler: options.scheduler, reportError: error => this.report(error) })
     this.router = new Router(this)
+    this.listViews = options.listVisibility === undefined ? undefined : new ListViews(options.listVisibility, kind => this.#listed(kind))
     this.tasks = new ServerTasks(this, event => this.#emit(event))
     // Other instances' events come in as if raised here; this server's own go out through #emit.
     this.#remote = options.eventBus?.remote.subscribe(event => this.#events.next(event))
@@ -313,6 +316,13 @@ export class Server implements McpServer, ServerCore {
     return true
   }
 
+  /** The enabled items of a list, in their wire form (templates with the resources). */
+  *#listed(kind: ListKind): Iterable<JsonObject> {
+    const entries = kind === 'tools' ? this.tools.values() : kind === 'prompts' ? this.prompts.values() : this.resources.values()
+    for (const entry of entries) if (entry.isEnabled) yield entry.wire as unknown as JsonObject
+    if (kind === 'resources') for (const entry of this.templates.values()) if (entry.isEnabled) yield entry.wire as unknown as JsonObject
+  }
+
   #flushChanged(): void {
     const kinds = [...this.#changed]
     this.#changed.clear()
@@ -420,9 +430,13 @@ export class Server implements McpServer, ServerCore {
    * One session's failure is reported and the others still hear it.
    */
   #toSessions(event: ServerEvent): void {
+    // One view per principal for this change, whatever the number of its sessions.
+    const memo = event.type === 'list_changed' && this.listViews !== undefined ? new Map<string, string>() : undefined
     for (const session of this.#sessions) {
       try {
-        if (event.type === 'list_changed') session.listChanged(event.kind)
+        if (event.type === 'list_changed') {
+          if (this.listViews === undefined || this.listViews.changed(session, session.principal, event.kind, memo)) session.listChanged(event.kind)
+        }
         else if (event.type === 'resource_updated') session.resourceUpdated(event.uri)
         else if (event.sessionId === session.id) session.taskChanged(event.task)
       } catch (error) { this.report(error) }

@@ -1,6 +1,7 @@
 import { Observable, distinctUntilChanged, lastValueFrom, map } from '../../lib/rx.ts'
 import type { ConnectionObserver } from '../../lib/request-observer.ts'
 import { createConnection, type Connection, type ConnectionOptions, type IncomingRequest, type RequestHandler, type RequestOptions } from '../../lib/connection.ts'
+import type { Principal } from '../../lib/auth.ts'
 import type { SharedSession, Transport } from '../../lib/transport.ts'
 import type { JsonObject, JsonRpcNotification, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError, InvalidParamsError, InvalidRequestError, McpError, ResourceNotFoundError, TransportError } from '../../lib/jsonrpc/errors.ts'
@@ -78,7 +79,11 @@ export class Session implements SessionCore, LegacyGate {
     get captureStack(): boolean | undefined { return this.session.server.options.captureStack }
     get inspect(): ConnectionOptions['inspect'] { return this.session.server.options.inspect }
     get observer(): ConnectionObserver | undefined { return this.session.#observer }
-    gateRequest(request: IncomingRequest): McpError | undefined { return classify(this.session.server, request, this.session) }
+    gateRequest(request: IncomingRequest): McpError | undefined {
+      // Who the session serves, for list_changed per principal (its latest request's, a refreshed token's included).
+      if (request.principal !== undefined) this.session.#principal = request.principal
+      return classify(this.session.server, request, this.session)
+    }
     sharedSession(shared: SharedSession): void { if (this.session.#shared === undefined) this.session.#adopt(shared) }
     gateOutgoing(method: string, params: JsonObject | undefined): Error | undefined { return this.session.#gateOutgoing(method, params) }
     findHandler(method: string): RequestHandler | undefined { return this.session.#handlerFor(method) }
@@ -127,6 +132,8 @@ export class Session implements SessionCore, LegacyGate {
   /** The actor's state as its last snapshot told it (its initial state before it is spawned). */
   #state: SessionState
   readonly closed: Promise<void>
+  /** The principal of the session's latest authenticated request (undefined while none was). */
+  #principal: Principal | undefined
   /** What this session was offered at initialize; fixed for its life, as MCP negotiates it once. */
   #capabilities: ServerCapabilities = {}
   /** Where this session's requests are served (see scope): made with the first request that needs it. */
@@ -222,6 +229,8 @@ export class Session implements SessionCore, LegacyGate {
     return this.actor.snapshots.pipe(map(snapshot => snapshot.state), distinctUntilChanged())
   }
   get protocolVersion(): string { return this.#state.protocolVersion }
+  /** The principal of the session's latest authenticated request. */
+  get principal(): Principal | undefined { return this.#principal }
   /** A warning about a handler's use of its context (see ContextHost.report): the server reports it. */
   report(warning: Error): void { this.server.report(warning) }
 
@@ -417,6 +426,8 @@ export class Session implements SessionCore, LegacyGate {
     this.actor.send({ type: 'initialize', protocolVersion, clientInfo, clientCapabilities })
     // Fixed for the session's life: what it was offered now.
     this.#capabilities = result.capabilities as ServerCapabilities
+    // What it may see of each list now: a later change tells it only when that changes.
+    this.server.listViews?.remember(this, this.#principal)
     return result
   }
 

@@ -12,11 +12,12 @@ export interface TestAuthorizationServer {
 }
 
 /**
- * Starts oidc-provider on a free loopback port. Access tokens for any resource are JWTs (ES256)
+ * Starts oidc-provider on a free loopback port. Access tokens for any resource are JWTs (ES256; or
+ * opaque, for introspection, with `accessTokenFormat: 'opaque'`)
  * with that resource as audience and `scopes` as the scopes a client may ask for; the login and
  * consent pages are the provider's development forms (any login and password sign in).
  */
-export async function startAuthorizationServer(options: { scopes: string; accessTokenTtlSec?: number }): Promise<TestAuthorizationServer> {
+export async function startAuthorizationServer(options: { scopes: string; accessTokenTtlSec?: number; accessTokenFormat?: 'jwt' | 'opaque' }): Promise<TestAuthorizationServer> {
   const port = await freePort()
   const issuer = `http://127.0.0.1:${port}`
   const { privateKey } = await generateKeyPair('ES256', { extractable: true })
@@ -39,8 +40,8 @@ export async function startAuthorizationServer(options: { scopes: string; access
           scope: options.scopes,
           audience: resourceIndicator,
           accessTokenTTL: options.accessTokenTtlSec ?? 3600,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'ES256' } },
+          accessTokenFormat: options.accessTokenFormat ?? 'jwt',
+          ...(options.accessTokenFormat === 'opaque' ? {} : { jwt: { sign: { alg: 'ES256' } } }),
         }),
       },
     },
