@@ -141,7 +141,7 @@ describe.each(CALLERS)('rxmcp gateway in front of server-everything (stdio) and 
     // server-everything sends its subscribers an update at once when the toggle starts (then every 5 s until toggled off).
     expect(textOf(await client.call('everything__toggle-subscriber-updates'))).toContain('Started')
     try {
-      await bounded(subscription.updated, `no notifications/resources/updated for ${uri} arrived`)
+      await bounded(subscription.updated(uri), `no notifications/resources/updated for ${uri} arrived`)
     } finally {
       await client.call('everything__toggle-subscriber-updates')
       await subscription.end()
@@ -154,9 +154,28 @@ describe.each(CALLERS)('rxmcp gateway in front of server-everything (stdio) and 
     const subscription = await client.subscribe(uri)
     try {
       expect(textOf(await client.call('rx__touch', { uri }))).toBe(`touched ${uri}`)
-      await bounded(subscription.updated, `no notifications/resources/updated for ${uri} arrived`)
+      await bounded(subscription.updated(uri), `no notifications/resources/updated for ${uri} arrived`)
     } finally {
       await subscription.end()
+    }
+  })
+
+  it('delivers a resource update only to the callers that subscribed to its URI', async () => {
+    const [first, second] = [await caller(), await caller()]
+    const [one, two, three] = [3, 4, 5].map(n => `everything://static/${n}`) as [string, string, string]
+    const firstSubscription = await first.subscribe(one, three)
+    const secondSubscription = await second.subscribe(two)
+    try {
+      // Touched in this order through one downstream connection, so each caller's updates keep it: a
+      // `one` leaked to the second caller would come before its `two`, a `two` leaked to the first
+      // before its `three`.
+      for (const uri of [one, two, three]) await first.call('rx__touch', { uri })
+      await bounded(Promise.all([firstSubscription.updated(three), secondSubscription.updated(two)]), 'the subscribers did not both get their updates')
+      expect(first.updated).toEqual([one, three])
+      expect(second.updated).toEqual([two])
+    } finally {
+      await firstSubscription.end()
+      await secondSubscription.end()
     }
   })
 
