@@ -115,10 +115,10 @@ function childrenOf(pid: number): number[] {
 }
 
 /** `rxmcp gateway --config FILE --port 0` as a child (bundled); resolves with its URL once it serves. */
-async function startGateway(config: object, scratch: string, name: string): Promise<{ child: ChildProcess; url: string }> {
+async function startGateway(config: object, scratch: string, name: string, isProfiled = process.env.GATEWAY_PROFILE !== undefined): Promise<{ child: ChildProcess; url: string }> {
   const file = join(scratch, `${name}.json`)
   await writeFile(file, JSON.stringify(config))
-  const profile = process.env.GATEWAY_PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${root}.bench/profiles`, '--cpu-prof-interval=100', `--cpu-prof-name=gateway-${name}-${Date.now()}.cpuprofile`]
+  const profile = !isProfiled ? [] : ['--cpu-prof', `--cpu-prof-dir=${root}.bench/profiles`, '--cpu-prof-interval=100', `--cpu-prof-name=gateway-${name}-${Date.now()}.cpuprofile`]
   if (profile.length > 0) mkdirSync(`${root}.bench/profiles`, { recursive: true })
   // Profiled, the gateway runs through tsx so that its functions keep their files' names.
   const args = profile.length > 0 ? [...profile, ...GATEWAY] : serverArgs(GATEWAY, root)
@@ -252,4 +252,49 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
     }
     await rm(scratch, { recursive: true, force: true })
   }
+}
+
+/**
+ * Profiles the gateway alone: `rxmcp gateway` under `node --cpu-prof` (through tsx, so functions keep
+ * their files), the everything server behind it over `down`, our client calling echo through it in
+ * `era` at `inFlight` for `seconds`. Resolves with the profile's path (written as the gateway exits)
+ * and the ms from the gateway's start to the measured window (start-up and warmup, to leave out).
+ */
+export async function profileGateway(down: 'stdio' | 'http', era: 'legacy' | 'modern', seconds = 10, inFlight = 64): Promise<{ file: string; skipMs: number }> {
+  const scratch = await mkdtemp(join(tmpdir(), 'rxmcp-gateway-profile-'))
+  const children: ChildProcess[] = []
+  const startedAt = Date.now()
+  // When the gateway was spawned and when the measured window began (performance.now()).
+  let spawnedAt = 0
+  let windowAt = 0
+  try {
+    let server: object = { command: process.execPath, args: serverArgs(EVERYTHING, root) }
+    if (down === 'http') {
+      const behind = await startHttpServer('rxmcp')
+      children.push(behind.child)
+      server = { url: behind.url.href }
+    }
+    spawnedAt = performance.now()
+    const gateway = await startGateway({ mcpServers: { echo: server } }, scratch, `${era}-${down}`, true)
+    children.unshift(gateway.child)
+    const client = await connect(streamableHttpClient(gateway.url), INFO, { era })
+    await untilListed(client, 'echo__echo')
+    const downstreamPid = down === 'http' ? children[1]!.pid! : childrenOf(gateway.child.pid!)[0]!
+    windowAt = performance.now() + 2_000
+    const result = await measure({ client, tool: 'echo__echo', serverPid: gateway.child.pid!, downstreamPid }, inFlight, 2_000, seconds * 1000)
+    console.log(`gateway ${era} -> ${down} under the profiler: ${result.callsPerSecond.toFixed(0)} calls/s, gateway ${result.serverCpuPerCall.toFixed(0)} µs/call, downstream ${result.downstreamCpuPerCall?.toFixed(0)} µs/call, client ${result.clientCpuPerCall.toFixed(0)} µs/call`)
+    await client.close()
+  } finally {
+    for (const child of children) {
+      if (child.exitCode !== null || child.signalCode !== null) continue
+      const exited = new Promise(resolve => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await within(exited, 20_000, 'child exit').catch(() => child.kill('SIGKILL'))
+    }
+    await rm(scratch, { recursive: true, force: true })
+  }
+  const dir = `${root}.bench/profiles`
+  const made = readdirSync(dir).filter(name => name.startsWith(`gateway-${era}-${down}-`) && Number(name.split('-').at(-1)!.split('.')[0]) >= startedAt)
+  if (made.length === 0) throw new Error('the gateway wrote no profile')
+  return { file: join(dir, made.sort().at(-1)!), skipMs: Math.round(windowAt - spawnedAt) }
 }
