@@ -82,8 +82,9 @@ describe.each(CALLERS)('rxmcp gateway in front of server-everything (stdio) and 
     callers.push(made)
     return made
   }
-  // Distinct `steps` per era, so the two describe blocks never share a cancellation marker.
-  const marker = (base: number) => base + (make === CALLERS[0][1] ? 0 : 1)
+  // 0 for the v1 block, 1 for the v2 block: markers and URIs differ per era, so the blocks never share one.
+  const eraIndex = make === CALLERS[0][1] ? 0 : 1
+  const marker = (base: number) => base + eraIndex
 
   // ---- resource templates ----
 
@@ -136,7 +137,7 @@ describe.each(CALLERS)('rxmcp gateway in front of server-everything (stdio) and 
   it('delivers a resource update of server-everything to the caller that subscribed', async () => {
     const client = await caller()
     // A listed resource (not a template's), so the subscription is accepted by the gateway as it is today.
-    const uri = `demo://resource/static/document/${marker(0) === 0 ? 'features' : 'architecture'}.md`
+    const uri = `demo://resource/static/document/${['features', 'architecture'][eraIndex]}.md`
     const subscription = await client.subscribe(uri)
     // server-everything sends its subscribers an update at once when the toggle starts (then every 5 s until toggled off).
     expect(textOf(await client.call('everything__toggle-subscriber-updates'))).toContain('Started')
