@@ -22,7 +22,7 @@
  *                  client-1 client-64 stdio-10mib stdio-10mib-text, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
  *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
- *                  npm registry), tasks, auth, host, redis, validator, telemetry-64; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`,
+ *                  npm registry), tasks, auth, host, gateway, redis, validator, telemetry-64; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `gateway`,
  *                  `redis`, `validator`, `telemetry`, `all`. The default run (`stdio,modern,startup,validator`) takes about 5 minutes.
  *
  * The HTTP rows (legacy http-*, and modern-http-64) put rxmcp beside a server with no MCP library,
@@ -59,6 +59,7 @@ import { modernEchoParams, postModern, startModernHttp, startModernStdio, type M
 import { runTasksBench } from './tasks-bench.ts'
 import { runAuthBench } from './auth-bench.ts'
 import { runHostBench } from './host-bench.ts'
+import { runGatewayBench } from './gateway-bench.ts'
 import { runRedisBench } from './redis-bench.ts'
 import { formatValidatorRows, runValidatorBench } from './validator-bench.ts'
 import { beforeTree } from './before-tree.ts'
@@ -111,6 +112,8 @@ const GROUPS: Record<string, readonly string[]> = {
   auth: ['auth'],
   // Host (host-bench.ts): tools/call through the gateway against direct, and the heap per supervised client.
   host: ['host'],
+  // Gateway (gateway-bench.ts, issue 26): calls/s and CPU per call of each process, direct against through `rxmcp gateway`, both eras on its front, stdio and HTTP behind it.
+  gateway: ['gateway'],
   // Redis (redis-bench.ts): the Redis mode against the in-memory one, three instances behind nginx, and what Redis holds per event and task.
   redis: ['redis'],
   // JSON Schema (validator-bench.ts): ns per validation and per compile, compiled (ajv) against interpreted (@cfworker/json-schema).
@@ -118,7 +121,7 @@ const GROUPS: Record<string, readonly string[]> = {
   // Telemetry (issue 25): the stdio server with OpenTelemetry on against the same server with it off.
   telemetry: ['telemetry-64'],
 }
-GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.redis!, ...GROUPS.validator!, ...GROUPS.telemetry!]
+GROUPS.all = [...GROUPS.stdio!, ...GROUPS.http!, ...GROUPS.web!, ...GROUPS.ws!, ...GROUPS.modern!, ...GROUPS.startup!, ...GROUPS.tasks!, ...GROUPS.auth!, ...GROUPS.host!, ...GROUPS.gateway!, ...GROUPS.redis!, ...GROUPS.validator!, ...GROUPS.telemetry!]
 const selected = new Set((process.env.BENCH_ONLY ?? 'stdio,modern,startup,validator').split(',').map(key => key.trim()).filter(Boolean).flatMap(key => GROUPS[key] ?? [key]))
 const isSelected = (key: string) => selected.has(key)
 
@@ -735,6 +738,12 @@ async function main(): Promise<void> {
     const host = await runHostBench(SECONDS)
     report.host = host
     for (const row of host.rows) addRatio(`host gateway/direct calls/s, ${row.inFlight} in flight`, row.ratio, row.inFlight === 64 ? { atLeast: 0.5 } : undefined)
+  }
+  if (isSelected('gateway')) {
+    console.log('gateway: echo at 64 in flight through `rxmcp gateway` (legacy and modern front; stdio and HTTP behind) against direct; CPU per call of each process')
+    const gateway = await runGatewayBench(SECONDS, WARMUP_MS / 1000, ROUNDS)
+    report.gateway = gateway
+    for (const row of gateway.ratios) addRatio(row.label, row.ratio, row.target)
   }
   if (isSelected('redis')) {
     console.log('redis: tools/call over Streamable HTTP, one instance with in-memory stores against one on Redis (events, tasks, bus), one process; then 3 instance processes on that Redis behind nginx, one session')

@@ -6,6 +6,7 @@
  *   npx tsx spec/bench/profile.ts modern-server [inFlight=64] [seconds=5]   the same in the modern era (server/discover, then calls with _meta)
  *   npx tsx spec/bench/profile.ts client [inFlight=64] [seconds=5]   rxmcp's client calling the everything server
  *   npx tsx spec/bench/profile.ts official-client [inFlight=64] [seconds=5]   the official Client, same server (for comparison)
+ *   npx tsx spec/bench/profile.ts gateway [stdio|http] [legacy|modern] [seconds=10]   `rxmcp gateway` proxying echo (gateway-bench.ts), 64 in flight
  *   npx tsx spec/bench/profile.ts summarize <file.cpuprofile> [skipMs=1500]  summarise a profile made elsewhere
  *
  * PROFILE_SERVER=<file> profiles another stdio server than the everything example (the server modes).
@@ -22,6 +23,7 @@ import { stdioClient } from '../../transports/stdio.ts'
 import { installCleanup, killChildren, within } from './procs.ts'
 import { modernEchoParams } from './modern-bench.ts'
 import { RawDriver } from './raw-driver.ts'
+import { profileGateway } from './gateway-bench.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const profileDir = `${root}.bench/profiles`
@@ -131,7 +133,7 @@ function place(url: string): string {
   return path.startsWith(root) ? path.slice(root.length) : path
 }
 
-const isOwn = (where: string) => /^(lib|actors|transports|examples)\//.test(where)
+const isOwn = (where: string) => /^(lib|actors|transports|examples|host|bin|auth)\//.test(where)
 
 /** Leaves out the first `skipMs` of the profile (start-up: module loading, schema compiling, JIT warmup). */
 function summarize(file: string, skipMs = 1500, top = 25): void {
@@ -202,6 +204,10 @@ try {
   else if (mode === 'client' || mode === 'official-client') summarize(await profileClient(mode, inFlight, seconds))
   else if (mode === 'server') summarize(await profileServer(inFlight, seconds))
   else if (mode === 'modern-server') summarize(await profileModernServer(inFlight, seconds))
+  else if (mode === 'gateway') {
+    const { file, skipMs } = await profileGateway(first === 'http' ? 'http' : 'stdio', second === 'modern' ? 'modern' : 'legacy', Number(process.argv[5] ?? 10))
+    summarize(file, skipMs)
+  }
   else throw new Error(`unknown mode ${mode}: server, modern-server, client, official-client or summarize`)
 } catch (error) {
   console.error('profile failed:', error)
