@@ -37,6 +37,9 @@ export interface RequestOptions {
    * `Mcp-Param-*` headers of a tools/call here itself.
    */
   headers?: Record<string, string>
+  /** Answers the peer's requests made while serving this one (sampling/createMessage, elicitation/create,
+   *  roots/list, ...) instead of the handlers registered on the connection/client. */
+  answerInput?: (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
 }
 
 /** A request handler: returns a result object, a Promise of one, or an Observable whose last value is one. */
