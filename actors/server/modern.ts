@@ -299,6 +299,8 @@ export function listen(scope: ServingScope, params: JsonObject | undefined, requ
       written?.catch(() => {})
     }
     send('notifications/subscriptions/acknowledged', { notifications: accepted })
+    // Counted by the server while the stream lasts: a mounted source owning a URI watches it meanwhile.
+    for (const uri of uris) server.subscribed(uri)
     const events = server.events.subscribe(event => {
       if (event.type === 'list_changed') {
         if (accepted[LIST_FILTERS[event.kind]] === true) send(`notifications/${event.kind}/list_changed`)
@@ -313,7 +315,11 @@ export function listen(scope: ServingScope, params: JsonObject | undefined, requ
       subscriber.next({ _meta: tag })
       subscriber.complete()
     })
-    return () => { events.unsubscribe(); closing.unsubscribe() }
+    return () => {
+      events.unsubscribe()
+      closing.unsubscribe()
+      for (const uri of uris) server.unsubscribed(uri)
+    }
   })
 }
 
