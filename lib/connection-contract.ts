@@ -37,10 +37,18 @@ export interface RequestOptions {
    * `Mcp-Param-*` headers of a tools/call here itself.
    */
   headers?: Record<string, string>
-  /** Answers the peer's requests made while serving this one (sampling/createMessage, elicitation/create,
-   *  roots/list, ...) instead of the handlers registered on the connection/client. */
-  answerInput?: (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
+  /**
+   * Answers the peer's requests made while serving this one (`sampling/createMessage`,
+   * `elicitation/create`, `roots/list`) instead of the handlers registered for them: the
+   * `input_required` rounds of a modern request, and the live requests of a legacy peer the
+   * connection can tie to this one (the transport says so: a Streamable HTTP POST's stream; or this
+   * is the only request with `answerInput` in flight). A proxy answers with its caller's context.
+   */
+  answerInput?: InputAnswerer
 }
+
+/** See {@link RequestOptions.answerInput}: the peer's request (method, params) in, its result out; `signal` aborts when it is cancelled. */
+export type InputAnswerer = (method: string, params: JsonObject | undefined, signal: AbortSignal) => Promise<JsonObject>
 
 /** A request handler: returns a result object, a Promise of one, or an Observable whose last value is one. */
 export type RequestHandler = (params: JsonObject | undefined, request: IncomingRequest) => unknown

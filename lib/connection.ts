@@ -12,7 +12,7 @@ import type { Inbound, RequestInfo, ResponseStream, SendOptions, Transport } fro
 import type { RequestEvent } from './operators/progress.ts'
 import { withTimeout } from './operators/with-timeout.ts'
 import type { Principal } from './auth.ts'
-import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions } from './connection-contract.ts'
+import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions, type InputAnswerer } from './connection-contract.ts'
 import { IncomingRequest } from './incoming-request.ts'
 import { BatchCollector, batchRefusal, countAnswered } from './batch-collector.ts'
 import { abortReason, deliverProgress, failAll, type PendingRequest } from './pending-request.ts'
@@ -24,7 +24,7 @@ import { RequestActors } from './request-actors.ts'
 
 // The contract and the pieces live in files of their own; the names stay importable from here.
 export { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, IncomingRequest }
-export type { Connection, ConnectionOptions, RequestGate, RequestHandler, RequestOptions } from './connection-contract.ts'
+export type { Connection, ConnectionOptions, RequestGate, RequestHandler, RequestOptions, InputAnswerer } from './connection-contract.ts'
 export type { InspectionEvent }
 
 /**
@@ -57,6 +57,10 @@ class JsonRpcConnection implements Connection {
   readonly #inspect: ((event: InspectionEvent) => void) | undefined
   /** Outgoing requests waiting for their response, by id (the id doubles as progress token). */
   readonly #pending = new Map<RequestId, PendingRequest>()
+  /** The pending requests sent with `answerInput`, by id (made on the first such request). */
+  #answering: Map<RequestId, InputAnswerer> | undefined = undefined
+  /** The request of this side the frame being handled was sent about, as its transport told (`Envelope.relatedRequestId`). */
+  #related: RequestId | undefined = undefined
   /** Incoming requests whose handler runs, by id. */
   readonly #incoming = new Map<RequestId, IncomingRequest>()
   readonly #handlers = new Map<string, RequestHandler>()
@@ -188,6 +192,8 @@ class JsonRpcConnection implements Connection {
     const outParams = own.shapeOutgoing === undefined || withMeta === undefined ? withMeta : own.shapeOutgoing('request', method, withMeta)
     const message: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams }
     this.#pending.set(id, { subscriber, method })
+    const answerInput = options?.answerInput
+    if (answerInput !== undefined) (this.#answering ??= new Map()).set(id, answerInput)
     let onAbort: (() => void) | undefined
     if (signal !== undefined) {
       onAbort = () => {
@@ -204,6 +210,7 @@ class JsonRpcConnection implements Connection {
       this.#failPending(id, error)
     }
     return () => {
+      if (answerInput !== undefined) this.#answering!.delete(id)
       if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort)
       // Still pending here means the caller left before the answer: cancel on the wire.
       if (this.#pending.delete(id)) this.#sendCancel(id, method, 'Request cancelled by the caller')
@@ -272,6 +279,7 @@ class JsonRpcConnection implements Connection {
     this.#principal = item.principal
     this.#requestInfo = item.requestInfo
     this.#stream = item.stream
+    this.#related = item.relatedRequestId
     if (item.session !== undefined) this.#options.sharedSession?.(item.session)
     if (Array.isArray(value)) this.#receiveBatch(value)
     else this.#receiveOne(value, undefined)
@@ -279,6 +287,7 @@ class JsonRpcConnection implements Connection {
     this.#principal = undefined
     this.#requestInfo = undefined
     this.#stream = undefined
+    this.#related = undefined
   }
 
   /**
@@ -371,12 +380,26 @@ class JsonRpcConnection implements Connection {
     const refusal = this.#options.gateRequest?.(request)
     if (observer !== undefined) request.watch = observer.incoming(request)
     if (refusal !== undefined) return this.#refuse(request, refusal)
-    const handler = this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
+    const handler = (this.#answering !== undefined && this.#answering.size > 0 ? this.#answererOf(message.method) : undefined)
+      ?? this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#refuse(request, new MethodNotFoundError(`Method not found: ${message.method}`))
     request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
     request.actor = this.#actors.spawn(request, this.#onRequestEvent)
     this.#incoming.set(id, request)
     startHandler(handler, message.params, request, request, SETTLED)
+  }
+
+  /**
+   * The handler of a peer's input request (sampling, elicitation, roots) tied to one of this side's
+   * requests sent with `answerInput`: the one the transport named, else the only one in flight.
+   */
+  #answererOf(method: string): RequestHandler | undefined {
+    if (!INPUT_METHODS.has(method)) return undefined
+    const answering = this.#answering!
+    const related = this.#related
+    const answer = related !== undefined ? answering.get(related) : answering.size === 1 ? answering.values().next().value : undefined
+    if (answer === undefined) return undefined
+    return (params: JsonObject | undefined, request: IncomingRequest) => answer(method, params, request.signal)
   }
 
   /** Answers a request refused before its handler ran (the gate, an unknown method). */
@@ -566,6 +589,8 @@ const SETTLED: OutcomeObserver<unknown, IncomingRequest> = {
   value: (request, result) => request.actor!.send({ type: 'result', result }),
   error: (request, error) => request.actor!.send({ type: 'error', error }),
 }
+/** The requests a peer makes of this side to serve one of this side's (MCP's server-to-client inputs): what `answerInput` answers. */
+const INPUT_METHODS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list'])
 const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'

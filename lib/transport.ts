@@ -106,6 +106,12 @@ export interface Envelope {
    * beyond this process (the same object on every message of the session); see {@link SharedSession}.
    */
   session?: SharedSession
+  /**
+   * The request of this side that the message was sent about, when the transport knows it (a
+   * Streamable HTTP client: what arrives on the SSE stream of a POST that carried one request).
+   * The connection gives a server's request so tied to that request's `answerInput`.
+   */
+  relatedRequestId?: RequestId
 }
 
 /** See {@link Envelope.stream}. */

@@ -81,11 +81,14 @@ export class HttpClientCore {
    * Decodes one frame and hands it to the connection, with the transport's word on it
    * (`requestInfo`: which transport carried it); returns what was decoded.
    */
-  emit(data: string | Uint8Array): Inbound | undefined {
+  emit(data: string | Uint8Array, relatedRequestId?: RequestId): Inbound | undefined {
     if (this.isClosed) return undefined
     const item = decodeJsonFrame(data, this.maxMessageSize, this.options.structureLimits)
     // Set on the item the decoder just made: no object per frame.
-    if (item.type === 'message') item.requestInfo = this.requestInfo
+    if (item.type === 'message') {
+      item.requestInfo = this.requestInfo
+      if (relatedRequestId !== undefined) item.relatedRequestId = relatedRequestId
+    }
     this.incoming.next(item)
     return item
   }
@@ -128,11 +131,13 @@ export function requestIdsOf(payload: JsonRpcPayload): RequestId[] {
 
 /**
  * Hands on the JSON-RPC message an SSE event carries (a priming event carries no data, and an
- * event of another type is not MCP's) and crosses the requests it answers off `waiting`.
+ * event of another type is not MCP's) and crosses the requests it answers off `waiting`. `related`:
+ * the one request whose POST's stream carried it, so the connection ties the server's requests
+ * made while serving it to it (see `Envelope.relatedRequestId`).
  */
-export function deliverEvent(core: HttpClientCore, event: SseEvent, waiting?: Set<RequestId>): void {
+export function deliverEvent(core: HttpClientCore, event: SseEvent, waiting?: Set<RequestId>, related?: RequestId): void {
   if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return
-  const item = core.emit(event.data)
+  const item = core.emit(event.data, related)
   if (waiting === undefined || waiting.size === 0 || item?.type !== 'message') return
   if (Array.isArray(item.message)) for (const message of item.message) crossOff(message, waiting)
   else crossOff(item.message, waiting)

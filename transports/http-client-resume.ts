@@ -14,6 +14,8 @@ import { maxReconnects, reconnectDelay, sleep } from './http-client-retry.ts'
  */
 export async function readSse(core: HttpClientCore, response: Response, pending: RequestId[], attempt = 0, resumeFrom?: string): Promise<void> {
   const waiting = new Set(pending)
+  // A POST of one request: what its stream carries is about that request (a batch's is not told apart).
+  const related = pending.length === 1 ? pending[0] : undefined
   // A resume that failed keeps the place it tried to resume from.
   let lastEventId = resumeFrom
   let retry: number | undefined
@@ -21,7 +23,7 @@ export async function readSse(core: HttpClientCore, response: Response, pending:
     await readSseEvents(response, event => {
       if (event.id !== undefined) lastEventId = event.id
       if (event.retry !== undefined) retry = event.retry
-      deliverEvent(core, event, waiting)
+      deliverEvent(core, event, waiting, related)
     }, core.maxMessageSize)
   } catch (error) {
     // Resuming would replay the same oversized event: the requests still owed fail instead.

@@ -1,5 +1,5 @@
 import { Observable, defer, from, isObservable, of, type Observable as ObservableType } from '../../lib/rx.ts'
-import type { RequestOptions } from '../../lib/connection.ts'
+import type { InputAnswerer, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject, Meta, ProgressToken, RequestId } from '../../lib/jsonrpc/message.ts'
 import { CapabilityError } from '../../lib/jsonrpc/errors.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
@@ -48,6 +48,22 @@ export function answerInputRequest(host: InputAnswerHost, key: string, request: 
       subscription.unsubscribe()
       controller.abort()
     }
+  })
+}
+
+/**
+ * Answers one input request through the request's own `answerInput` (RequestOptions) instead of
+ * the client's handlers: a cold Observable of its one answer; unsubscribing aborts its signal.
+ */
+export function answerThrough(answerInput: InputAnswerer, request: InputRequest): ObservableType<JsonObject> {
+  return new Observable<JsonObject>(subscriber => {
+    const controller = new AbortController()
+    let isOver = false
+    answerInput(request.method, request.params, controller.signal).then(
+      result => { isOver = true; subscriber.next(result); subscriber.complete() },
+      error => { isOver = true; subscriber.error(error) },
+    )
+    return () => { if (!isOver) controller.abort() }
   })
 }
 

@@ -8,6 +8,7 @@ import type { ClientStateSource } from './state.ts'
 import { authorizationContextOf, cacheKey, type ResultCache } from './cache.ts'
 import type { AuthorizationContext } from '../../lib/authorization-context.ts'
 import { answerInputRequest, type InputHandler } from './handlers.ts'
+import { answerThrough } from './input-answers.ts'
 import { inputRounds } from './input-rounds.ts'
 import { chooseVersion, stampModernMeta, supportedOf, withoutEnvelope } from './modern.ts'
 
@@ -109,7 +110,11 @@ export class ModernRequests {
         this.request<T>(connection, inner, innerParams, innerOptions),
     }
     return send(params).pipe(
-      inputRounds({ method, params, resend: send, answer: (key, request) => answerInputRequest(host, key, request), maxRounds: this.host.maxInputRounds }),
+      inputRounds({
+        method, params, resend: send, maxRounds: this.host.maxInputRounds,
+        // The request's own answerer when it has one (a proxy answering with its caller), else the client's handlers.
+        answer: options?.answerInput !== undefined ? (_, request) => answerThrough(options.answerInput!, request) : (key, request) => answerInputRequest(host, key, request),
+      }),
       catchError((error: unknown) => this.#recover(error, connection, method, params, options, attempt)),
     )
   }
