@@ -248,10 +248,12 @@ function isCreateTaskResult(result: object): boolean {
 
 /**
  * A request of a mounted entry, to its source: `params` as the caller sent them (names restored),
- * without `_meta` (the forwarding client adds its own) or `task` (a task is the mounting server's).
+ * without what belongs to the caller's exchange with this server: `_meta` (the forwarding client
+ * adds its own), `task` (a task is this server's), and a modern retry's `inputResponses` and
+ * `requestState` (this server's rounds; the source's are the forwarding client's business).
  */
 function forward(mount: MountedRef, method: string, params: JsonObject, ctx: ServerContext): HandlerOutcome<JsonObject> {
-  const { _meta: _ignored, task: _task, ...rest } = params
+  const { _meta: _ignored, task: _task, inputResponses: _responses, requestState: _state, ...rest } = params
   return mount.source.forward(method, rest, ctx)
 }
 

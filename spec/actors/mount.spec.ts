@@ -187,3 +187,54 @@ describe('McpServer.mount', () => {
   })
 })
 
+
+/** A server whose tool asks its caller: a form elicitation, a URL elicitation, a sampling, and the roots. */
+function askingBackend(): McpServer {
+  const server = createServer({ name: 'asking', version: '1.0.0' })
+  server.tool('ask', {}, async (_args, ctx) => {
+    const form = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+    const url = await ctx.elicit({ mode: 'url', message: 'Sign in', url: 'https://example.com/sign-in', elicitationId: 'e-1' })
+    const sampled = await ctx.sample({ messages: [{ role: 'user', content: { type: 'text', text: 'Say hi' } }], maxTokens: 10 })
+    const roots = await ctx.listRoots()
+    return { content: [{ type: 'text', text: JSON.stringify({ form: form.content, url: url.action, sampled: sampled.content, roots: roots.roots.map(root => root.uri) }) }] }
+  })
+  return server
+}
+
+describe.each(['legacy', 'modern'] as const)('McpServer.mount: what the mounted server asks goes to the caller (%s caller)', era => {
+  it('answers its form and URL elicitation, sampling and roots with the calling client\'s handlers', async () => {
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    parent.mount('b', askingBackend())
+    await changed
+    await using pair = await connectInMemory(parent, {
+      era,
+      elicitation: { form: () => ({ action: 'accept', content: { name: 'Ann' } }), url: () => ({ action: 'accept' }) },
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'hi from the caller' }, model: 'caller-model' }),
+      roots: [{ uri: 'file:///caller/root', name: 'mine' }],
+    })
+    const result = await pair.client.callTool('b__ask', {})
+    expect(result.isError).toBeUndefined()
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual({
+      form: { name: 'Ann' }, url: 'accept', sampled: { type: 'text', text: 'hi from the caller' }, roots: ['file:///caller/root'],
+    })
+  })
+
+  it('keeps two callers\' answers apart when they call at once', async () => {
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    parent.mount('b', askingBackend())
+    await changed
+    const callerOf = (who: string) => connectInMemory(parent, {
+      era,
+      elicitation: { form: () => ({ action: 'accept', content: { name: who } }), url: () => ({ action: 'decline' }) },
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: who }, model: 'm' }),
+      roots: [{ uri: `file:///${who}`, name: who }],
+    })
+    await using alice = await callerOf('alice')
+    await using bob = await callerOf('bob')
+    const [a, b] = await Promise.all([alice.client.callTool('b__ask', {}), bob.client.callTool('b__ask', {})])
+    expect(JSON.parse((a.content[0] as { text: string }).text)).toEqual({ form: { name: 'alice' }, url: 'decline', sampled: { type: 'text', text: 'alice' }, roots: ['file:///alice'] })
+    expect(JSON.parse((b.content[0] as { text: string }).text)).toEqual({ form: { name: 'bob' }, url: 'decline', sampled: { type: 'text', text: 'bob' }, roots: ['file:///bob'] })
+  })
+})
