@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { filter, firstValueFrom } from 'rxjs'
+import { filter, firstValueFrom, lastValueFrom, tap } from 'rxjs'
 import { createServer, type McpServer } from '../../actors/server.ts'
 import { connectInMemory } from '../../testing.ts'
 
@@ -238,3 +238,55 @@ describe.each(['legacy', 'modern'] as const)('McpServer.mount: what the mounted 
     expect(JSON.parse((b.content[0] as { text: string }).text)).toEqual({ form: { name: 'bob' }, url: 'decline', sampled: { type: 'text', text: 'bob' }, roots: ['file:///bob'] })
   })
 })
+
+describe('McpServer.mount: tasks', () => {
+  it.each(['legacy', 'modern'] as const)('runs a %s caller\'s task call of a mounted task-only tool as a task here, whose work is a task downstream', async era => {
+    const backendServer = createServer({ name: 'tasks', version: '1.0.0' })
+    const seen: string[] = []
+    backendServer.tool('slow', { execution: { taskSupport: 'required' } }, async (_args, ctx) => {
+      seen.push(ctx.task === undefined ? 'plain' : 'task')
+      return { content: [{ type: 'text', text: 'slow done' }] }
+    })
+    backendServer.tool('either', { execution: { taskSupport: 'optional' } }, () => ({ content: [{ type: 'text', text: 'either done' }] }))
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    parent.mount('b', backendServer)
+    await changed
+    await using pair = await connectInMemory(parent, { era })
+    const listed = (await pair.client.listTools()).tools
+    expect(listed.find(tool => tool.name === 'b__slow')?.execution).toEqual({ taskSupport: 'required' })
+    const events: string[] = []
+    const result = await lastValueFrom(pair.client.callToolAsTask('b__slow', {}).pipe(tap(event => events.push(event.type))))
+    expect(result).toEqual({ type: 'result', result: expect.objectContaining({ content: [{ type: 'text', text: 'slow done' }] }) })
+    expect(events[0]).toBe('task')
+    expect(seen).toEqual(['task'])
+    expect((await pair.client.callToolAsTaskResult('b__either', {})).content).toEqual([{ type: 'text', text: 'either done' }])
+  })
+})
+
+describe('McpServer.mount of a server, mode session', () => {
+  it('gives each caller session its own in-process client, closed when the session ends', async () => {
+    const other = createServer({ name: 'other', version: '1.0.0' })
+    other.tool('roots', {}, async (_args, ctx) => ({ content: [{ type: 'text', text: JSON.stringify((await ctx.listRoots()).roots.map(root => root.uri)) }] }))
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    parent.mount('o', other, { mode: 'session' })
+    await changed
+    // The lister's own client.
+    expect(other.sessions.size).toBe(1)
+    const alice = await connectInMemory(parent, { roots: [{ uri: 'file:///alice', name: 'a' }] })
+    await using bob = await connectInMemory(parent, { roots: [{ uri: 'file:///bob', name: 'b' }] })
+    const [a, b] = await Promise.all([alice.client.callTool('o__roots', {}), bob.client.callTool('o__roots', {})])
+    expect(a.content).toEqual([{ type: 'text', text: '["file:///alice"]' }])
+    expect(b.content).toEqual([{ type: 'text', text: '["file:///bob"]' }])
+    expect(other.sessions.size).toBe(3)
+    await alice.client.close()
+    await waitForSize(other, 2)
+    expect(other.sessions.size).toBe(2)
+  })
+})
+
+/** Resolves once `server` has `size` sessions (each session's end is awaited, none is timed). */
+async function waitForSize(server: McpServer, size: number): Promise<void> {
+  while (server.sessions.size > size) await Promise.race([...server.sessions].map(session => session.closed))
+}
