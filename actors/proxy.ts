@@ -76,12 +76,27 @@ export function mountableServer(other: McpServer, mode: 'shared' | 'session' = '
     await other.listen(serverSide)
     return connect(clientSide, { name: 'rxmcp-mount', version: '1.0.0' }, options)
   }
-  // What nobody's call asked (no caller to answer for it) is refused; roots are none.
+  return new ClientSource(open(proxyClientOptions()), { mode, connect: open, closeClient: true })
+}
+
+/**
+ * Options for a client that {@link proxy} will forward through: it declares sampling (with tools),
+ * elicitation (form and URL) and roots, so its server may ask them while serving a call (a server
+ * asks only what the client declared); the proxy answers those through the caller. What the server
+ * asks outside any forwarded call (no caller to answer) is refused, and its roots are none, unless
+ * `fallback` gives handlers and roots of its own.
+ * @example
+ * const client = await connect(stdioClient({ command: 'docs-server' }), info, proxyClientOptions())
+ * server.mount('docs', proxy(client))
+ */
+export function proxyClientOptions(fallback: Pick<ClientOptions, 'sampling' | 'elicitation' | 'roots'> = {}): ClientOptions {
   const uncorrelated = (): never => { throw new MethodNotFoundError('No caller to answer this request: it was not made while serving a call') }
-  const shared: ClientOptions = {
-    sampling: uncorrelated, samplingTools: true, elicitation: { form: uncorrelated, url: uncorrelated }, roots: [],
+  return {
+    sampling: fallback.sampling ?? uncorrelated,
+    samplingTools: true,
+    elicitation: { form: fallback.elicitation?.form ?? uncorrelated, url: fallback.elicitation?.url ?? uncorrelated },
+    roots: fallback.roots ?? [],
   }
-  return new ClientSource(open(shared), { mode, connect: open, closeClient: true })
 }
 
 /** What the proxy asks the source for at once: every list change (its resource updates come per watch). */
