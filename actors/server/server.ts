@@ -361,8 +361,13 @@ export class Server implements McpServer, ServerCore {
 
   mount(prefix: string, source: McpServer | Mountable, options: MountOptions = {}): Mount {
     const mountable = isMountable(source) ? source : mountableServer(source, options.mode)
-    return mountSource(this.#mountHost, prefix, mountable, options)
+    const mount = mountSource(this.#mountHost, prefix, mountable, options)
+    this.#mounts.add(mount)
+    return { remove: () => { this.#mounts.delete(mount); mount.remove() } }
   }
+
+  /** The mounts in place: close() removes them (and so closes the clients they made). */
+  readonly #mounts = new Set<Mount>()
 
   /** What a mount reaches of this server (its registries, list changes, logging, watches). */
   get #mountHost() {
@@ -504,6 +509,8 @@ export class Server implements McpServer, ServerCore {
   }
 
   async close(): Promise<void> {
+    for (const mount of this.#mounts) mount.remove()
+    this.#mounts.clear()
     this.#remote?.unsubscribe()
     this.#telemetryEvents?.unsubscribe()
     this.#closing.next()

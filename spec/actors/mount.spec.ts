@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { filter, firstValueFrom, lastValueFrom, tap } from 'rxjs'
-import { createServer, type McpServer } from '../../actors/server.ts'
-import { connectInMemory } from '../../testing.ts'
+import { createServer, proxy, proxyClientOptions, type McpServer } from '../../actors/server.ts'
+import { connect } from '../../actors/client.ts'
+import { connectInMemory, createMemoryPair } from '../../testing.ts'
 
 /** A server to mount: a tool with progress, one that waits to be cancelled, a resource, a template and a prompt with completion, one that logs. */
 function backend(): { server: McpServer; started: Promise<void>; aborted: Promise<void>; watching: (uri: string) => Promise<void> } {
@@ -290,3 +291,40 @@ describe('McpServer.mount of a server, mode session', () => {
 async function waitForSize(server: McpServer, size: number): Promise<void> {
   while (server.sessions.size > size) await Promise.race([...server.sessions].map(session => session.closed))
 }
+
+describe('proxy of a legacy client', () => {
+  it.each(['legacy', 'modern'] as const)('answers the legacy server\'s live requests through the %s caller', async era => {
+    const [clientSide, serverSide] = createMemoryPair()
+    const downstreamServer = askingBackend()
+    await downstreamServer.listen(serverSide)
+    await using downstream = await connect(clientSide, { name: 'proxy', version: '1' }, { era: 'legacy', ...proxyClientOptions() })
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    parent.mount('b', proxy(downstream))
+    await changed
+    await using pair = await connectInMemory(parent, {
+      era,
+      elicitation: { form: () => ({ action: 'accept', content: { name: 'Ann' } }), url: () => ({ action: 'accept' }) },
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'caller' }, model: 'm' }),
+      roots: [{ uri: 'file:///caller', name: 'caller' }],
+    })
+    const result = await pair.client.callTool('b__ask', {})
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual({ form: { name: 'Ann' }, url: 'accept', sampled: { type: 'text', text: 'caller' }, roots: ['file:///caller'] })
+  })
+
+  it('mounts again cleanly after remove(), under another prefix', async () => {
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const { server } = backend()
+    let changed = toolsChanged(parent)
+    const first = parent.mount('b', server)
+    await changed
+    first.remove()
+    changed = toolsChanged(parent)
+    parent.mount('c', server)
+    await changed
+    await using pair = await connectInMemory(parent)
+    expect((await pair.client.listTools()).tools.map(tool => tool.name).sort()).toEqual(['c__echo', 'c__shout', 'c__wait'])
+    expect((await pair.client.listResources()).resources.map(resource => resource.uri)).toEqual(['mem://a'])
+    expect((await pair.client.callTool('c__echo', { text: 'again' })).content).toEqual([{ type: 'text', text: 'echo again' }])
+  })
+})

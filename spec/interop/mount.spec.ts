@@ -160,3 +160,50 @@ describe('one server mounting an in-process server and proxying a stdio server, 
     expect(sentDownstream.filter(sent => sent.method === 'notifications/cancelled')).toHaveLength(1)
   })
 })
+
+describe('proxy of a stdio server, mode session', () => {
+  it('gives each caller session its own downstream client with that session\'s roots, follows its roots changes, closes it with the session', async () => {
+    const lister = await everythingChild()
+    /** Each session's client, with the roots it was made with and the notifications it sent. */
+    const made: { client: McpClient; roots: unknown; sent: string[] }[] = []
+    const parent = createServer({ name: 'per-session', version: '1.0.0' })
+    const mounted = toolsChangedTimes(parent, 1)
+    parent.mount('ev', proxy(lister, {
+      mode: 'session',
+      connect: async options => {
+        const sent: string[] = []
+        const client = await everythingChild(options, event => {
+          const message = (event as { message?: { method?: string; id?: unknown } }).message
+          if (event.type === 'rxmcp.frame.out' && typeof message?.method === 'string' && message.id === undefined) sent.push(message.method)
+        })
+        made.push({ client, roots: options.roots, sent })
+        return client
+      },
+    }))
+    await mounted
+    const http = streamableHttp({ port: 0, host: '127.0.0.1' })
+    await parent.listen(http)
+    try {
+      const alice = await connect(streamableHttpClient(http.url!), INFO, { era: 'legacy', roots: [{ uri: 'file:///alice', name: 'alice' }] })
+      await using bob = await connect(streamableHttpClient(http.url!), INFO, { era: 'legacy', roots: [{ uri: 'file:///bob', name: 'bob' }] })
+      const [a, b] = await Promise.all([alice.callTool('ev__roots', {}), bob.callTool('ev__roots', {})])
+      expect(a.content).toEqual([{ type: 'text', text: '[{"uri":"file:///alice","name":"alice"}]' }])
+      expect(b.content).toEqual([{ type: 'text', text: '[{"uri":"file:///bob","name":"bob"}]' }])
+      expect(made.map(each => each.roots).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))))
+        .toEqual([[{ uri: 'file:///alice', name: 'alice' }], [{ uri: 'file:///bob', name: 'bob' }]])
+      const aliceSide = made.find(each => JSON.stringify(each.roots).includes('alice'))!
+      // Alice's roots change: her downstream client is told, and tells its server.
+      const before = aliceSide.sent.filter(method => method === 'notifications/roots/list_changed').length
+      alice.setRoots([{ uri: 'file:///alice/new', name: 'new' }])
+      await firstValueFrom(aliceSide.client.states.pipe(filter(state => state.roots[0]?.uri === 'file:///alice/new')))
+      await aliceSide.client.ping()
+      expect(aliceSide.sent.filter(method => method === 'notifications/roots/list_changed').length).toBe(before + 1)
+      await alice.close()
+      await aliceSide.client.closed
+    } finally {
+      await parent.close()
+      await lister.close()
+      await Promise.all(made.map(each => each.client.close()))
+    }
+  }, 30_000)
+})
