@@ -29,9 +29,6 @@ export type { RateLimiterStore } from './lib/token-bucket.ts'
 export { createMemoryTaskStore } from './actors/tasks/store.ts'
 export type { TaskStore } from './actors/tasks/store.ts'
 export { connect } from './actors/client.ts'
-export { proxy } from './actors/proxy.ts'
-export type { ProxyOptions } from './actors/proxy.ts'
-export type { Mountable } from './actors/server/mountable.ts'
 export type {
   McpClient, ClientOptions, ClientState, CallToolOptions, SamplingHandler, ElicitationHandler, ClientEra, ListenEvent,
   ServerDescription, SubscriptionFilter,
