@@ -1,7 +1,7 @@
 /**
  * The host's commands of the `rxmcp` CLI, each on an `mcpServers` config file:
  *
- *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]   the aggregated view as one server
+ *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1] [--per-session]   the aggregated view as one server
  *                 [--allowed-host NAME]... [--auth-token-file FILE | --auth-issuer ... | --allow-unauthenticated]
  *   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]         every server's state and the view
  *
@@ -35,6 +35,11 @@ export interface HostFlags {
   model?: string
   baseUrl?: string
   system?: string
+  /**
+   * gateway --per-session: each gateway session gets its own client per server (its roots,
+   * sampling and elicitation that session's; GatewayOptions.mode 'session').
+   */
+  isPerSession?: boolean
   /** gateway: telemetry on (the OpenTelemetry SDK started from the OTEL_* variables): its server and its clients make spans and metrics. */
   telemetry?: boolean
 }
@@ -114,8 +119,9 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
   const listening = flags.port === undefined ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'))
   // One trace runs client -> gateway (SERVER span) -> each server's client (CLIENT span) -> the server.
   const telemetry = flags.telemetry === true ? { telemetry: true } : {}
-  const host = createHost(config, telemetry)
-  const gateway = hostServer(host, { server: telemetry })
+  // The servers' clients declare sampling, elicitation and roots: a server asks the gateway's calling client.
+  const host = createHost(config, { ...telemetry, gateway: true })
+  const gateway = hostServer(host, { server: telemetry, mode: flags.isPerSession === true ? 'session' : 'shared' })
   // Every `${VAR}` value of every configuration applied so far: no line this prints shows one.
   let seen: HostConfig = config
   const log = (line: string) => process.stderr.write(`rxmcp gateway: ${redactExpansions(line, seen)}\n`)
