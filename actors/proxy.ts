@@ -114,10 +114,13 @@ class ClientSource implements Mountable {
   /** Subscriptions to the sessions' roots changes, ended with the proxy. */
   readonly #sessionWatches = new Set<Subscription>()
   #isClosed = false
+  /** The shared client once its promise settled (forward's fast path). */
+  #connected: McpClient | undefined
 
   constructor(client: Promise<McpClient>, options: ProxyOptions) {
     this.#client = client
     this.#options = options
+    client.then(connected => { this.#connected = connected }, () => {})
     const report = (error: unknown) => options.reportError?.(error)
     // The first listing once the source acknowledged the listen stream (no change is missed
     // between them), and a relisting at each list change; one listing at a time, the newest wins.
@@ -155,23 +158,29 @@ class ClientSource implements Mountable {
   }
 
   forward(method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> {
-    return defer(() => from(this.#clientFor(caller))).pipe(mergeMap(source => {
-      const answerInput = answerThrough(caller)
-      const name = params?.name
-      // A call the mounting server runs as a task, of a tool the source runs only as a task: a task there too, awaited.
-      if (method === 'tools/call' && caller.task !== undefined && typeof name === 'string' && this.#taskSupport.get(name) === 'required') {
-        const args = isJsonObject(params!.arguments) ? params!.arguments : undefined
-        return source.callToolAsTask(name, args, { timeout: 0, answerInput }).pipe(
-          filter(event => event.type === 'result'), map(event => (event as { result: unknown }).result as JsonObject))
-      }
-      // No timeout of its own: the caller's cancellation (and its own timeout) ends it.
-      const requestOptions: RequestOptions = { timeout: 0, progress: true, answerInput }
-      return source.request<JsonObject>(method, params ?? {}, requestOptions).pipe(
-        tap(event => { if (event.type === 'progress') caller.progress(event.progress, event.total, event.message) }),
-        filter(event => event.type === 'result'),
-        map(event => (event as { result: JsonObject }).result),
-      )
-    }))
+    // The common case, the shared client once connected: no Promise turn per call.
+    const shared = this.#options.mode !== 'session' || caller.session === undefined ? this.#connected : undefined
+    if (shared !== undefined) return this.#forwardOn(shared, method, params, caller)
+    return defer(() => from(this.#clientFor(caller))).pipe(mergeMap(source => this.#forwardOn(source, method, params, caller)))
+  }
+
+  /** One forwarded request on `source` (see forward). */
+  #forwardOn(source: McpClient, method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> {
+    const answerInput = answerThrough(caller)
+    const name = params?.name
+    // A call the mounting server runs as a task, of a tool the source runs only as a task: a task there too, awaited.
+    if (method === 'tools/call' && caller.task !== undefined && typeof name === 'string' && this.#taskSupport.get(name) === 'required') {
+      const args = isJsonObject(params!.arguments) ? params!.arguments : undefined
+      return source.callToolAsTask(name, args, { timeout: 0, answerInput }).pipe(
+        filter(event => event.type === 'result'), map(event => (event as { result: unknown }).result as JsonObject))
+    }
+    // No timeout of its own: the caller's cancellation (and its own timeout) ends it.
+    const requestOptions: RequestOptions = { timeout: 0, progress: caller.progressToken !== undefined, answerInput }
+    return source.request<JsonObject>(method, params ?? {}, requestOptions).pipe(
+      tap(event => { if (event.type === 'progress') caller.progress(event.progress, event.total, event.message) }),
+      filter(event => event.type === 'result'),
+      map(event => (event as { result: JsonObject }).result),
+    )
   }
 
   watch(uri: string): Observable<void> {

@@ -36,6 +36,8 @@ export interface MountCaller {
   readonly clientCapabilities: ClientCapabilities
   /** Set while the request runs as a task of the mounting server. */
   readonly task: { readonly taskId: string } | undefined
+  /** The caller asked for progress (the forwarded request then asks its source for progress too). */
+  readonly progressToken: string | number | undefined
   progress(progress: number, total?: number, message?: string): void
   sample(params: CreateMessageParams): Promise<CreateMessageResult>
   elicit(params: ElicitParams): Promise<ElicitResult>
