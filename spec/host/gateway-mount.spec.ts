@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableV2 } from '@modelcontextprotocol/client'
 import { createHost, type Host, type HostOptions } from '../../host/host.ts'
 import { hostServer, type GatewayOptions } from '../../host/gateway.ts'
 import { parseHostConfig } from '../../lib/host-config.ts'
@@ -78,6 +79,17 @@ describe('the gateway on mount and proxy', () => {
     expect(text(await client.callTool({ name: 'one__sample', arguments: { prompt: 'hi' } }))).toBe('caller-model: from the caller')
     expect((await client.callTool({ name: 'one__elicit', arguments: {} })).structuredContent).toEqual({ action: 'accept', content: { name: 'Caller' } })
     expect(text(await client.callTool({ name: 'one__roots', arguments: {} }))).toBe('[{"uri":"file:///caller","name":"caller"}]')
+  }, 60_000)
+
+  it('answers the server\'s sampling and elicitation with the official SDK v2 client\'s handlers, as input_required rounds (2026-07-28)', async () => {
+    const url = await gatewayUrl(await readyHost({ one: EXAMPLE }))
+    const client = new ClientV2({ name: 'sdk-v2', version: '2' }, { capabilities: { elicitation: { form: {} }, sampling: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', model: 'v2-model', content: { type: 'text', text: 'modern caller' } }))
+    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Modern' } }))
+    await client.connect(new StreamableV2(new URL(url)))
+    cleanup.push(() => client.close())
+    expect(text(await client.callTool({ name: 'one__sample', arguments: { prompt: 'hi' } }))).toBe('v2-model: modern caller')
+    expect((await client.callTool({ name: 'one__elicit', arguments: {} })).structuredContent).toEqual({ action: 'accept', content: { name: 'Modern' } })
   }, 60_000)
 
   it('sends a subscribed resource\'s updates to the subscriber only', async () => {
