@@ -101,7 +101,7 @@ describe('RequestOptions.answerInput: the server asks the call that caused the a
     const server = askingServer(2)
     const http = streamableHttp({ port: 0, host: '127.0.0.1' })
     await server.listen(http)
-    const client = await connect(streamableHttpClient(http.url), INFO, { ...OWN, era: 'legacy' })
+    const client = await connect(streamableHttpClient(http.url!), INFO, { ...OWN, era: 'legacy' })
     closers.push(() => client.close(), () => server.close())
     const alice: string[] = []
     const bob: string[] = []
