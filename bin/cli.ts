@@ -28,7 +28,7 @@ const USAGE = `Usage:
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
   rxmcp bridge [--port 3000] [LISTEN OPTIONS] [--shared] [--max-children 8] [--max-children-per-client 4]
                [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... -- COMMAND [ARGS...]
-  rxmcp gateway --config mcp.json [--port 3000] [LISTEN OPTIONS] [--audit-log FILE|-]
+  rxmcp gateway --config mcp.json [--port 3000] [--per-session] [LISTEN OPTIONS] [--audit-log FILE|-]
   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]
   rxmcp chat --config mcp.json --model anthropic:MODEL|openai:MODEL [--base-url URL] [--system TEXT]
   rxmcp --help
@@ -326,6 +326,7 @@ function parseHostFlags(argv: string[]): HostFlags | undefined {
       flags.port = Number(value())
       if (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535) throw new UsageError('--port needs a port number')
     } else if (arg === '--audit-log' && command === 'gateway') flags.auditLog = value()
+    else if (arg === '--per-session' && command === 'gateway') flags.isPerSession = true
     else if (arg === '--json' && command === 'inspect') flags.isJson = true
     else if (arg === '--model' && command === 'chat') flags.model = value()
     else if (arg === '--base-url' && command === 'chat') flags.baseUrl = value()

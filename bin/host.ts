@@ -1,7 +1,7 @@
 /**
  * The host's commands of the `rxmcp` CLI, each on an `mcpServers` config file:
  *
- *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1]   the aggregated view as one server
+ *   rxmcp gateway --config mcp.json [--port 3000] [--host 127.0.0.1] [--per-session]   the aggregated view as one server
  *                 [--allowed-host NAME]... [--auth-token-file FILE | --auth-issuer ... | --allow-unauthenticated]
  *                 the config's "gateway" section: auth, policy, rateLimit, audit, health (lib/gateway-config.ts)
  *   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]         every server's state and the view
@@ -40,6 +40,11 @@ export interface HostFlags {
   system?: string
   /** gateway: `--audit-log FILE` (`-` = stderr): the audit log goes there, over the config's `gateway.audit.file`. */
   auditLog?: string
+  /**
+   * gateway --per-session: each gateway session gets its own client per server (its roots,
+   * sampling and elicitation that session's; GatewayOptions.mode 'session'), over the config's `gateway.mode`.
+   */
+  isPerSession?: boolean
   /** gateway: telemetry on (the OpenTelemetry SDK started from the OTEL_* variables): its server and its clients make spans and metrics. */
   telemetry?: boolean
 }
@@ -145,9 +150,11 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
   const listening = isStdio ? undefined : await exposure('gateway', flags.exposure, risk, line => process.stderr.write(line + '\n'), fromConfig)
   // One trace runs client -> gateway (SERVER span) -> each server's client (CLIENT span) -> the server.
   const telemetry = flags.telemetry === true ? { telemetry: true } : {}
-  // Each server is reached with its own credentials (headers, OAuth), never with a caller's.
-  const host = createHost(config, { ...telemetry, start: product.start })
-  const gateway = hostServer(host, { server: { ...telemetry, ...product.serverOptions } })
+  // Each server is reached with its own credentials (headers, OAuth), never with a caller's; its
+  // client declares sampling, elicitation and roots, so a server asks the gateway's calling client.
+  const host = createHost(config, { ...telemetry, start: product.start, gateway: true })
+  const mode = flags.isPerSession === true ? 'session' : section.mode ?? 'shared'
+  const gateway = hostServer(host, { server: { ...telemetry, ...product.serverOptions }, mode })
   if (product.middleware.length > 0) gateway.server.use(...product.middleware)
   let watcher: FSWatcher | undefined
   try {

@@ -1,11 +1,22 @@
 /**
  * The gateway: the host's aggregated view served as one MCP server, so a desktop host or a remote
- * agent talks to one endpoint (any transport, both eras) instead of to every server. Tools,
- * resources and prompts follow the host's view as it changes (clients get list_changed); calls are
- * routed through the host, its policy included; progress and cancellation flow through.
+ * agent talks to one endpoint (any transport, both eras) instead of to every server. Built on
+ * `mount` and `proxy` (actors/proxy.ts): one mounted source per configured server, following its
+ * supervised client as it restarts, under the host's policy.
+ *
+ * ```
+ * host.states ─> server "a" ready with client A ─> gateway.mount('a', hostSource(A)) ─> a__* tools, its resources, templates, prompts
+ *                server "a" restarting / removed ─> that mount removed (clients hear list_changed)
+ * hostSource: lists = the host's view of "a" (allow/deny, limits) + templates from A; tools/call asks the host's consent first
+ * ```
+ *
+ * What a server asks while serving a call (sampling, elicitation, roots) goes to the gateway's
+ * client that made the call (declared by the host's clients with `HostOptions.gateway`).
  */
-import type { Observable, Subscription } from '../lib/rx.ts'
-import { createServer, type McpServer, type Registration, type ServerOptions, type ToolDefinition } from '../actors/server.ts'
+import { Observable, combineLatest, distinctUntilChanged, map, startWith, type Subscription } from '../lib/rx.ts'
+import type { JsonObject } from '../lib/jsonrpc/message.ts'
+import { createServer, proxy, type McpServer, type Mount, type Mountable, type MountCaller, type MountOffer, type ServerOptions } from '../actors/server.ts'
+import type { McpClient } from '../actors/client.ts'
 import type { Implementation } from '../lib/schema/types.ts'
 import type { Host } from './host.ts'
 
@@ -15,8 +26,17 @@ export interface GatewayOptions {
   info?: Implementation
   /** Options of the server the gateway is (limits, versions, instructions). */
   server?: ServerOptions
-  /** Told of an upstream tool the gateway could not offer (a schema it cannot compile); default console.error. */
+  /** Told of an upstream tool, prompt, resource or template the gateway left out (its name or URI already taken); default console.error. */
   onSkipped?: (tool: string, error: unknown) => void
+  /**
+   * `'shared'` (default): one client per server, the host's own, for every gateway client.
+   * `'session'`: each gateway session (legacy era) gets its own client per server, started with
+   * the host's configuration and closed with the session, whose roots, sampling and elicitation
+   * are that session's: a server then sees each user's roots, and subscriptions per user. Costs a
+   * process (stdio) or a connection (HTTP) per session and server. Modern-era callers share the
+   * host's clients.
+   */
+  mode?: 'shared' | 'session'
 }
 
 /** A running gateway: the server (listen on any transport), and `close()`, which stops following the host. */
@@ -28,7 +48,7 @@ export interface Gateway {
 /**
  * Serves `host`'s aggregated view as one MCP server.
  * @example
- * const gateway = hostServer(createHost(config))
+ * const gateway = hostServer(createHost(config, { gateway: true }))
  * await gateway.server.listen(streamableHttp({ port: 3000 }))
  */
 export function hostServer(host: Host, options: GatewayOptions = {}): Gateway {
@@ -38,66 +58,97 @@ export function hostServer(host: Host, options: GatewayOptions = {}): Gateway {
     ...serverOptions,
     capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, ...serverOptions.capabilities },
   })
-  const skipped = options.onSkipped ?? ((tool, error) => console.error(`rxmcp gateway: tool ${tool} left out: ${error instanceof Error ? error.message : String(error)}`))
-  const subscriptions: Subscription[] = []
-
-  subscriptions.push(follow(host.tools, tool => tool.name, tool => {
-    const { name: _name, ...definition } = tool.tool
-    return [JSON.stringify(definition), () => server.tool(tool.name, definition as ToolDefinition, (args, ctx) =>
-      host.callTool(tool.name, args, { signal: ctx.signal, onProgress: event => ctx.progress(event.progress, event.total, event.message) }))]
-  }, skipped))
-  subscriptions.push(follow(host.resources, entry => entry.resource.uri, entry => {
-    const { uri, ...definition } = entry.resource
-    return [JSON.stringify(definition), () => server.resource(uri, definition, () => host.readResource(uri))]
-  }, skipped))
-  subscriptions.push(follow(host.prompts, prompt => prompt.name, prompt => {
-    const { name: _name, ...definition } = prompt.prompt
-    return [JSON.stringify(definition), () => server.prompt(prompt.name, definition, args => host.getPrompt(prompt.name, args as Record<string, string>))]
-  }, skipped))
-
-  // Servers' log messages go to every session of the gateway, the server's name as logger.
-  subscriptions.push(host.logs.subscribe(entry => server.log(entry.level, entry.data, entry.logger === undefined ? entry.server : `${entry.server}/${entry.logger}`)))
+  const skipped = options.onSkipped ?? ((tool, error) => console.error(`rxmcp gateway: ${tool} left out: ${error instanceof Error ? error.message : String(error)}`))
+  /** Each server's mount, with the client it follows. */
+  const mounts = new Map<string, { client: McpClient; mount: Mount }>()
+  const unmount = (name: string) => {
+    mounts.get(name)?.mount.remove()
+    mounts.delete(name)
+  }
+  const following: Subscription = host.states.subscribe({
+    next: states => {
+      for (const [name, state] of states) {
+        const client = state.status === 'ready' ? host.client(name) : undefined
+        if (client === mounts.get(name)?.client) continue
+        unmount(name)
+        if (client === undefined) continue
+        const mount = server.mount(name, hostSource(host, name, client, options.mode ?? 'shared'), {
+          onSkipped: (kind, key, reason) => skipped(`${kind} ${key}`, new Error(reason)),
+        })
+        mounts.set(name, { client, mount })
+      }
+      for (const name of [...mounts.keys()]) if (!states.has(name)) unmount(name)
+    },
+    complete: () => { for (const name of [...mounts.keys()]) unmount(name) },
+  })
 
   return {
     server,
     close: async () => {
-      for (const subscription of subscriptions) subscription.unsubscribe()
+      following.unsubscribe()
+      for (const name of [...mounts.keys()]) unmount(name)
       await server.close()
     },
   }
 }
 
 /**
- * Keeps registrations in step with a list: new keys registered, gone ones removed, changed ones
- * (by their definition's JSON) registered again. Each change of the list is one pass.
+ * One configured server as the gateway mounts it: the host's view of it (tools after allow/deny,
+ * everything within the host's limits) plus the templates its client lists; calls and reads
+ * forwarded through its client (a session's own in mode 'session'), a tool call only once the
+ * host's consent allows it.
  */
-function follow<T>(
-  list: Observable<readonly T[]>,
-  keyOf: (item: T) => string,
-  register: (item: T) => [definition: string, register: () => Registration<unknown>],
-  skipped: (name: string, error: unknown) => void,
-): Subscription {
-  const current = new Map<string, { definition: string; registration: Registration<unknown> }>()
-  return list.subscribe(items => {
-    const seen = new Set<string>()
-    for (const item of items) {
-      const key = keyOf(item)
-      seen.add(key)
-      const [definition, make] = register(item)
-      const existing = current.get(key)
-      if (existing?.definition === definition) continue
-      existing?.registration.remove()
-      current.delete(key)
-      try {
-        current.set(key, { definition, registration: make() })
-      } catch (error) {
-        skipped(key, error)
-      }
-    }
-    for (const [key, entry] of current) {
-      if (seen.has(key)) continue
-      entry.registration.remove()
-      current.delete(key)
-    }
+function hostSource(host: Host, name: string, client: McpClient, mode: 'shared' | 'session'): Mountable {
+  const proxied = proxy(client, {
+    mode,
+    connect: options => host.startClient(name, options),
+    // The host set the level it wants of the server (HostOptions.logLevel): left as it is.
+    logLevel: false,
   })
+  const view: Observable<Pick<MountOffer, 'tools' | 'resources' | 'prompts'>> = combineLatest([host.tools, host.resources, host.prompts]).pipe(
+    map(([tools, resources, prompts]) => ({
+      tools: tools.filter(tool => tool.server === name).map(tool => tool.tool),
+      resources: resources.filter(resource => resource.server === name).map(resource => resource.resource),
+      prompts: prompts.filter(prompt => prompt.server === name).map(prompt => prompt.prompt),
+    })),
+    distinctUntilChanged((a, b) => a.tools === b.tools && a.resources === b.resources && a.prompts === b.prompts || JSON.stringify(a) === JSON.stringify(b)),
+  )
+  const offers: Observable<MountOffer> = new Observable<MountOffer>(subscriber => {
+    // The proxy's own listing gives the templates and what the server answers besides; the host's view the rest.
+    const subscription = combineLatest([view, proxied.offers.pipe(startWith(undefined))]).pipe(
+      map(([listed, own]) => ({
+        ...listed, templates: own?.templates ?? [], completions: own?.completions ?? client.serverCapabilities.completions !== undefined,
+        subscribe: own?.subscribe ?? client.serverCapabilities.resources?.subscribe === true,
+      })),
+    ).subscribe(subscriber)
+    // The client closed: the server is gone until its supervisor restarts it (a new mount then).
+    void client.closed.then(() => subscriber.complete())
+    return subscription
+  })
+  return {
+    offers,
+    logs: proxied.logs,
+    watch: uri => proxied.watch(uri),
+    close: () => proxied.close?.() ?? Promise.resolve(),
+    forward: (method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> => {
+      if (method !== 'tools/call') return proxied.forward(method, params, caller)
+      const tool = String(params?.name)
+      const args = (params?.arguments ?? {}) as Record<string, unknown>
+      return new Observable<JsonObject>(subscriber => {
+        let forwarded: Subscription | undefined
+        let isDone = false
+        host.consent({ kind: 'tool', server: name, tool, arguments: args }).then(isAllowed => {
+          if (isDone) return
+          if (!isAllowed) {
+            subscriber.next({ content: [{ type: 'text', text: `${name}: tool ${tool} denied by the user` }], isError: true })
+            subscriber.complete()
+            return
+          }
+          forwarded = proxied.forward(method, params, caller).subscribe(subscriber)
+        }, error => subscriber.error(error))
+        return () => { isDone = true; forwarded?.unsubscribe() }
+      })
+    },
+  }
 }
+

@@ -12,6 +12,7 @@ import { InvalidParamsError, ResourceNotFoundError } from '../lib/jsonrpc/errors
 import type { LoggingLevel, CallToolResult, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, GetPromptResult, ReadResourceResult } from '../lib/schema/types.ts'
 import { createActorSystem, type ActorRef, type ActorSystem } from '../actors/actor.ts'
 import { connect, type ClientOptions, type McpClient } from '../actors/client.ts'
+import { proxyClientOptions } from '../actors/proxy.ts'
 import type { JsonSchemaValidatorOption } from '../lib/validator.ts'
 import { stdioClient } from '../transports/stdio.ts'
 import { httpClient, sseClient } from '../transports/http-client.ts'
@@ -49,8 +50,19 @@ export interface HostOptions {
   model?: ModelAdapter
   /** Answers servers' sampling requests (after consent) instead of `model`; without either, servers are not offered sampling. */
   sampling?: (params: CreateMessageParams, server: string) => HandlerOutcome<CreateMessageResult>
-  /** Answers servers' form elicitations (after consent); without it servers are not offered elicitation. */
-  elicitation?: (params: ElicitParams, server: string) => Promise<ElicitResult>
+  /**
+   * Answers servers' elicitations (after consent); without it servers are not offered elicitation.
+   * A function answers form mode (as before); `{ form, url }` answers each mode given (URL mode:
+   * open `params.url` for the user, answer `accept` once it is opened, MCP 2025-11-25).
+   */
+  elicitation?: HostElicitation | { form?: HostElicitation; url?: HostElicitation }
+  /**
+   * Serving a gateway (`hostServer`): every server's client declares sampling (with tools),
+   * elicitation (form and URL) and roots, so servers may ask while serving a gateway caller's call;
+   * such asks are answered by that caller. The handlers above answer what no call raised (refused
+   * without them). Default false: servers are offered only what the handlers above answer.
+   */
+  gateway?: boolean
   /** Directories any server's roots must lie in (default: no limit beyond each server's own list). */
   allowedRoots?: readonly string[]
   /** The level asked of every server that logs (default info); its messages come out on `host.logs`. */
@@ -80,6 +92,9 @@ export interface HostOptions {
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
 }
 
+/** Answers one server's elicitation in one mode (see HostOptions.elicitation). */
+export type HostElicitation = (params: ElicitParams, server: string) => Promise<ElicitResult>
+
 /** A log message a server sent (`notifications/message`), with the server that sent it. */
 export interface HostLog { readonly server: string; readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown }
 
@@ -104,6 +119,17 @@ export interface Host extends HostView {
   getPrompt(name: string, args?: Record<string, string>): Promise<GetPromptResult>
   /** The client of a connected server, for what the aggregated view does not cover. */
   client(server: string): McpClient | undefined
+  /**
+   * Starts another client of `server` (outside supervision: the caller closes it), with the host's
+   * handlers and roots unless `overrides` gives its own (`sampling`, `elicitation`, `roots`): the
+   * gateway's per-session mode makes one per gateway session this way.
+   */
+  startClient(server: string, overrides?: ClientOptions): Promise<McpClient>
+  /**
+   * Asks the consent hook (unless `allow-always` was answered before for the same key): true when
+   * allowed. The gateway asks it before each tool call it forwards.
+   */
+  consent(request: ConsentRequest): Promise<boolean>
   /** The process id of a stdio server's running child. */
   pid(server: string): number | undefined
   /** Applies a new configuration: added servers start, removed ones stop, changed ones restart, the rest keep running. */
@@ -188,8 +214,19 @@ class HostOwner implements Host {
     while (this.#closing.size > 0) await Promise.all([...this.#closing])
   }
 
-  /** Starts one server's client by its configuration, with the host's handlers. */
-  #start(config: HostServerConfig, stderr: (chunk: string) => void): Promise<StartedClient> {
+  async startClient(server: string, overrides: ClientOptions = {}): Promise<McpClient> {
+    const config = this.#state.config.servers.get(server)
+    if (config === undefined) throw new Error(`Server ${server} is not configured`)
+    return (await this.#start(config, () => {}, overrides)).client
+  }
+
+  consent(request: ConsentRequest): Promise<boolean> {
+    const key = request.kind === 'tool' ? `tool:${request.server}:${request.tool}` : `${request.kind}:${request.server}`
+    return this.#ask(request, key)
+  }
+
+  /** Starts one server's client by its configuration, with the host's handlers (or those `overrides` gives). */
+  #start(config: HostServerConfig, stderr: (chunk: string) => void, overrides: ClientOptions = {}): Promise<StartedClient> {
     const clientOptions: ClientOptions = { roots: this.#roots(config), timeout: config.timeout, jsonSchemaValidator: this.options.jsonSchemaValidator }
     if (this.options.telemetry !== undefined) clientOptions.telemetry = this.options.telemetry
     const { elicitation } = this.options
@@ -202,15 +239,21 @@ class HostOwner implements Host {
       }
     }
     if (elicitation !== undefined) {
-      clientOptions.elicitation = {
-        form: async params => {
-          const answer = await this.#ask({ kind: 'elicitation', server: config.name, params }, `elicitation:${config.name}`)
-          return answer ? elicitation(params, config.name) : { action: 'decline' }
-        },
+      const modes = typeof elicitation === 'function' ? { form: elicitation } : elicitation
+      const consented = (answer: HostElicitation | undefined) => answer === undefined ? undefined : async (params: ElicitParams) => {
+        const isAllowed = await this.#ask({ kind: 'elicitation', server: config.name, params }, `elicitation:${config.name}`)
+        return isAllowed ? answer(params, config.name) : { action: 'decline' as const }
       }
+      clientOptions.elicitation = { form: consented(modes.form), url: consented(modes.url) }
     }
-    if (this.options.start !== undefined) return this.options.start(config, clientOptions, stderr)
-    return startServerClient(config, clientOptions, stderr, this.options.info)
+    // Serving a gateway: everything declared, so a server may ask; the caller answers (answerInput), these handlers the rest.
+    const options = this.options.gateway === true
+      ? { ...clientOptions, ...proxyClientOptions({ sampling: clientOptions.sampling, elicitation: clientOptions.elicitation, roots: clientOptions.roots }) }
+      : clientOptions
+    // A gateway session's own client: its handlers and roots are that session's.
+    for (const key of ['sampling', 'elicitation', 'roots'] as const) if (key in overrides) (options as Record<string, unknown>)[key] = overrides[key]
+    if (this.options.start !== undefined) return this.options.start(config, options, stderr)
+    return startServerClient(config, options, stderr, this.options.info)
   }
 
   /** The server's roots as file URIs, each checked against `allowedRoots` (no way out of them, symlinks resolved). */

@@ -5,7 +5,7 @@
  * gateway that serves the view as one MCP server.
  */
 export { createHost, startServerClient } from './host.ts'
-export type { Host, HostOptions, HostResource, HostPrompt, HostLog, ConsentRequest, ConsentAnswer } from './host.ts'
+export type { Host, HostOptions, HostElicitation, HostResource, HostPrompt, HostLog, ConsentRequest, ConsentAnswer } from './host.ts'
 export { supervisorLogic, restartPolicy, RESTART_DEFAULTS } from './supervisor.ts'
 export { hostLogic } from './host-logic.ts'
 export type { HostState, HostMessage, HostServer } from './host-logic.ts'

@@ -91,6 +91,12 @@ export interface GatewayConfig {
   readonly audit?: GatewayAuditConfig
   /** The health endpoint's path on the HTTP listener; undefined when switched off (`"health": false`). */
   readonly healthPath?: string
+  /**
+   * `"shared"` (default): one client per server for every caller. `"session"`: one client per server
+   * for each gateway session, so a server sees that caller's roots and holds its subscriptions
+   * (`GatewayOptions.mode`; the `--per-session` flag says the same).
+   */
+  readonly mode?: 'shared' | 'session'
 }
 
 /** Keys always redacted in audit arguments, besides the configured ones. */
@@ -109,7 +115,7 @@ export function parseGatewayConfig(document: unknown, env: Readonly<Record<strin
   const raw = isObject(document) ? document.gateway : undefined
   if (raw === undefined) return { config: { healthPath: DEFAULT_HEALTH_PATH }, problems }
   if (!isObject(raw)) return { config: {}, problems: ['gateway: must be an object'] }
-  known(raw, 'gateway', ['auth', 'policy', 'rateLimit', 'audit', 'health'], problems)
+  known(raw, 'gateway', ['auth', 'policy', 'rateLimit', 'audit', 'health', 'mode'], problems)
   const expand = (value: unknown, at: string): string | undefined => {
     if (typeof value !== 'string') { problems.push(`${at}: must be a string`); return undefined }
     return expandVariables(value, env, variable => problems.push(`${at}: \${${variable}} is not set`), found)
@@ -125,6 +131,10 @@ export function parseGatewayConfig(document: unknown, env: Readonly<Record<strin
     return text
   }
   const config: { -readonly [K in keyof GatewayConfig]: GatewayConfig[K] } = {}
+  if (raw.mode !== undefined) {
+    if (raw.mode === 'shared' || raw.mode === 'session') config.mode = raw.mode
+    else problems.push('gateway.mode: must be "shared" or "session"')
+  }
 
   if (raw.auth !== undefined) {
     const auth = raw.auth

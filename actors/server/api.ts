@@ -12,6 +12,7 @@ import type {
 import type { ActorSystem } from '../actor.ts'
 import type { RequestContext } from '../context.ts'
 import type { HandlerOutcome } from '../request.ts'
+import type { Mount, Mountable, MountOptions } from './mountable.ts'
 
 
 /*
@@ -387,6 +388,21 @@ export interface McpServer {
    *   : next(request, ctx))
    */
   use(...middleware: Middleware[]): { remove(): void }
+  /**
+   * Serves what `source` offers as part of this server: another server of this process (reached
+   * through an in-process client, see `mountableServer`) or a connected client (`proxy(client)`).
+   * Tools and prompts are named `<prefix>__<name>` (the host's rule: sanitized, hashed when too
+   * long; `''` keeps the names), resources and templates keep their URIs; a name or URI this server
+   * has already stays its owner's. Requests are forwarded unvalidated (the source validates), with
+   * progress, cancellation, and what the source asks meanwhile (sampling, elicitation, roots)
+   * answered by the caller; the source's list changes, log messages and resource updates (while a
+   * session or listen stream here subscribes) come through. `remove()` takes it all out again.
+   * @example
+   * const app = createServer({ name: 'app', version: '1' })
+   * app.mount('weather', weatherServer)            // weather__forecast, ...
+   * app.mount('docs', proxy(await connect(stdioClient({ command: 'docs-server' }), info)))
+   */
+  mount(prefix: string, source: McpServer | Mountable, options?: MountOptions): Mount
   /** Tells every session subscribed to `uri` that it changed. */
   notifyResourceUpdated(uri: string): void
   /**

@@ -302,6 +302,8 @@ export function listen(scope: ServingScope, params: JsonObject | undefined, requ
     // What this stream's principal may see of each list now: a later change tells it only when that changes.
     const views = server.listViews
     views?.remember(accepted, request.principal)
+    // Counted by the server while the stream lasts: a mounted source owning a URI watches it meanwhile.
+    for (const uri of uris) server.subscribed(uri)
     const events = server.events.subscribe(event => {
       if (event.type === 'list_changed') {
         if (accepted[LIST_FILTERS[event.kind]] === true && (views === undefined || views.changed(accepted, request.principal, event.kind))) send(`notifications/${event.kind}/list_changed`)
@@ -316,7 +318,11 @@ export function listen(scope: ServingScope, params: JsonObject | undefined, requ
       subscriber.next({ _meta: tag })
       subscriber.complete()
     })
-    return () => { events.unsubscribe(); closing.unsubscribe() }
+    return () => {
+      events.unsubscribe()
+      closing.unsubscribe()
+      for (const uri of uris) server.unsubscribed(uri)
+    }
   })
 }
 

@@ -7,6 +7,7 @@ import type { JsonSchemaCompiler, Validator } from '../../lib/validator.ts'
 import type { UriTemplate } from '../../lib/uri-template.ts'
 import type { HeaderParam } from '../../lib/schema/modern.ts'
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../../lib/schema/types.ts'
+import type { Mountable } from './mountable.ts'
 import type {
   ObjectStandardSchema, PromptDefinition, PromptHandler, ResourceDefinition, ResourceHandler, ResourceTemplateDefinition,
   TemplateHandler, ToolDefinition, ToolHandler,
@@ -31,14 +32,28 @@ export interface ToolEntry {
   /** The wire form, rebuilt when the definition changes. */
   wire: Tool
   isEnabled: boolean
+  /** Set for an entry of a mounted source: its requests are forwarded there, unvalidated. */
+  mount?: MountedRef
 }
 
-export interface ResourceEntry { uri: string; definition: ResourceDefinition; handler: ResourceHandler; wire: Resource; isEnabled: boolean }
-export interface TemplateEntry { template: UriTemplate; definition: ResourceTemplateDefinition; handler: TemplateHandler; wire: ResourceTemplate; isEnabled: boolean }
+/**
+ * Where a mounted entry came from: the source its requests are forwarded to, and its name (or URI)
+ * there. The router forwards with the original name, and checks nothing the source will check.
+ */
+export interface MountedRef {
+  readonly source: Mountable
+  readonly original: string
+  /** The source answers completion/complete. */
+  readonly completions: boolean
+}
+
+export interface ResourceEntry { uri: string; definition: ResourceDefinition; handler: ResourceHandler; wire: Resource; isEnabled: boolean; mount?: MountedRef }
+export interface TemplateEntry { template: UriTemplate; definition: ResourceTemplateDefinition; handler: TemplateHandler; wire: ResourceTemplate; isEnabled: boolean; mount?: MountedRef }
 export interface PromptEntry {
   name: string; definition: PromptDefinition; handler: PromptHandler<any>; wire: Prompt; isEnabled: boolean
   /** The Standard Schema of the arguments, when the definition has one. */
   standardArguments: ObjectStandardSchema | undefined
+  mount?: MountedRef
 }
 
 export type ListKind = 'tools' | 'resources' | 'prompts'

@@ -8,7 +8,7 @@ import type { CallToolResult, CompleteResult, Resource } from '../../lib/schema/
 import type { Completer, ObjectStandardSchema, ReadOutcome, ServerContext } from './api.ts'
 import { isPromiseLike, mapOutcome, outcomePromise, type HandlerOutcome } from '../request.ts'
 import type { CacheHint } from './api.ts'
-import { compact, compileToolSchemas, type TemplateEntry, type ToolEntry } from './registry.ts'
+import { compact, compileToolSchemas, type MountedRef, type TemplateEntry, type ToolEntry } from './registry.ts'
 import type { RouterCore, ServerCore } from './core.ts'
 import { TaskContext } from './task-context.ts'
 import { checkParamHeaders } from './param-headers.ts'
@@ -78,6 +78,8 @@ export class Router implements RouterCore {
       return this.server.tasks.start(ctx, params, taskCtx => this.#callTool(params, taskCtx))
     }
     if (support === 'required' && entry.definition.taskStart === 'handler' && !(ctx instanceof TaskContext)) this.server.tasks.decide(support, params, ctx)
+    // A mounted tool: forwarded with its own name; its server checks the arguments and the result.
+    if (entry.mount !== undefined) return forward(entry.mount, 'tools/call', renamed(params!, 'name', entry.mount.original), ctx)
     const args = params!.arguments ?? {}
     if (!isJsonObject(args)) return toolError(`Invalid arguments for tool ${entry.name}: arguments must be an object`)
     if ((entry.jsonInput !== undefined && entry.validateInput === undefined) || (entry.jsonOutput !== undefined && entry.validateOutput === undefined)) {
@@ -181,6 +183,7 @@ export class Router implements RouterCore {
     const name = params?.name
     const entry = typeof name === 'string' ? this.server.prompts.get(name) : undefined
     if (entry === undefined || !entry.isEnabled) throw new InvalidParamsError(`Invalid params: unknown prompt ${JSON.stringify(name)}`)
+    if (entry.mount !== undefined) return forward(entry.mount, 'prompts/get', renamed(params!, 'name', entry.mount.original), ctx)
     const given = params!.arguments ?? {}
     if (!isJsonObject(given)) throw new InvalidParamsError('Invalid params: prompt arguments must be an object')
     const args: Record<string, string> = {}
@@ -212,10 +215,12 @@ export class Router implements RouterCore {
     if (ref.type === 'ref/prompt') {
       const entry = typeof ref.name === 'string' ? this.server.prompts.get(ref.name) : undefined
       if (entry === undefined) throw new InvalidParamsError(`Invalid params: unknown prompt ${JSON.stringify(ref.name)}`)
+      if (entry.mount !== undefined) return forward(entry.mount, 'completion/complete', { ...params!, ref: renamed(ref, 'name', entry.mount.original) }, ctx)
       completers = entry.definition.complete
     } else if (ref.type === 'ref/resource') {
       const entry = typeof ref.uri === 'string' ? this.server.templates.get(ref.uri) ?? this.#templateFor(ref.uri) : undefined
       if (entry === undefined) throw new InvalidParamsError(`Invalid params: unknown resource template ${JSON.stringify(ref.uri)}`)
+      if (entry.mount !== undefined) return forward(entry.mount, 'completion/complete', params!, ctx)
       completers = entry.definition.complete
     } else {
       throw new InvalidParamsError(`Invalid params: unknown reference type ${JSON.stringify(ref.type)}`)
@@ -239,6 +244,22 @@ export class Router implements RouterCore {
 /** A CreateTaskResult of either era (legacy `{ task }`, modern `resultType: 'task'`). */
 function isCreateTaskResult(result: object): boolean {
   return (result as JsonObject).resultType === 'task' || (isJsonObject((result as JsonObject).task) && (result as JsonObject).content === undefined)
+}
+
+/**
+ * A request of a mounted entry, to its source: `params` as the caller sent them (names restored),
+ * without what belongs to the caller's exchange with this server: `_meta` (the forwarding client
+ * adds its own), `task` (a task is this server's), and a modern retry's `inputResponses` and
+ * `requestState` (this server's rounds; the source's are the forwarding client's business).
+ */
+function forward(mount: MountedRef, method: string, params: JsonObject, ctx: ServerContext): HandlerOutcome<JsonObject> {
+  const { _meta: _ignored, task: _task, inputResponses: _responses, requestState: _state, ...rest } = params
+  return mount.source.forward(method, rest, ctx)
+}
+
+/** `params` with `key` set to `value`. */
+function renamed(params: JsonObject, key: string, value: string): JsonObject {
+  return { ...params, [key]: value }
 }
 
 function enabledWire<W>(entries: ReadonlyMap<string, { wire: W; isEnabled: boolean }>): W[] {

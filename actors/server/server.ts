@@ -31,6 +31,9 @@ import { serveSessionless } from './sessionless.ts'
 import type { ServerCore } from './core.ts'
 import { ListViews } from './list-views.ts'
 import { createActorSystem, type ActorSystem } from '../actor.ts'
+import { mountSource } from './mount.ts'
+import type { Mount, Mountable, MountOptions } from './mountable.ts'
+import { mountableServer } from '../proxy.ts'
 
 export type { ListKind }
 import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
@@ -357,13 +360,83 @@ export class Server implements McpServer, ServerCore {
   }
 
   #hasCompleters(): boolean {
-    for (const entry of this.prompts.values()) if (entry.definition.complete) return true
-    for (const entry of this.templates.values()) if (entry.definition.complete) return true
+    for (const entry of this.prompts.values()) if (entry.definition.complete || entry.mount?.completions) return true
+    for (const entry of this.templates.values()) if (entry.definition.complete || entry.mount?.completions) return true
     return false
   }
 
   notifyResourceUpdated(uri: string): void {
     this.#emit({ type: 'resource_updated', uri })
+  }
+
+  mount(prefix: string, source: McpServer | Mountable, options: MountOptions = {}): Mount {
+    const mountable = isMountable(source) ? source : mountableServer(source, options.mode)
+    const mount = mountSource(this.#mountHost, prefix, mountable, options)
+    this.#mounts.add(mount)
+    return { remove: () => { this.#mounts.delete(mount); mount.remove() } }
+  }
+
+  /** The mounts in place: close() removes them (and so closes the clients they made). */
+  readonly #mounts = new Set<Mount>()
+
+  /** What a mount reaches of this server (its registries, list changes, logging, watches). */
+  get #mountHost() {
+    const server = this
+    return this.#mountHostMemo ??= {
+      tools: this.tools, resources: this.resources, templates: this.templates, prompts: this.prompts,
+      changed: (kind: ListKind) => { server.changed(kind) },
+      log: (level: LoggingLevel, data: unknown, logger?: string) => server.log(level, data, logger),
+      report: (error: unknown) => server.report(error),
+      mountsChanged: () => server.#rewatch(),
+    }
+  }
+  #mountHostMemo: Parameters<typeof mountSource>[0] | undefined
+
+  /** How many sessions and listen streams subscribe to each URI now. */
+  readonly #subscribers = new Map<string, number>()
+  /** The watch a mounted source keeps on each subscribed URI it owns, with that source. */
+  readonly #watches = new Map<string, { source: Mountable; subscription: Subscription }>()
+
+  subscribed(uri: string): void {
+    const count = (this.#subscribers.get(uri) ?? 0) + 1
+    this.#subscribers.set(uri, count)
+    if (count === 1) this.#watch(uri)
+  }
+
+  unsubscribed(uri: string): void {
+    const count = this.#subscribers.get(uri)
+    if (count === undefined) return
+    if (count > 1) { this.#subscribers.set(uri, count - 1); return }
+    this.#subscribers.delete(uri)
+    this.#watches.get(uri)?.subscription.unsubscribe()
+    this.#watches.delete(uri)
+  }
+
+  /** Asks the mounted source owning `uri` (if one does) to watch it; its updates go to the subscribers. */
+  #watch(uri: string): void {
+    const source = this.#ownerOf(uri)
+    if (source === undefined) return
+    const subscription = source.watch(uri).subscribe({ next: () => this.notifyResourceUpdated(uri), error: error => this.report(error) })
+    this.#watches.set(uri, { source, subscription })
+  }
+
+  /** The mounted source a URI belongs to: its resource's, else the first template matching it; undefined when this server's own. */
+  #ownerOf(uri: string): Mountable | undefined {
+    const resource = this.resources.get(uri)
+    if (resource !== undefined) return resource.mount?.source
+    for (const entry of this.templates.values()) if (entry.template.match(uri) !== undefined) return entry.mount?.source
+    return undefined
+  }
+
+  /** Mounts changed: each subscribed URI is watched by its owner now (a new one, or none). */
+  #rewatch(): void {
+    for (const uri of this.#subscribers.keys()) {
+      const watch = this.#watches.get(uri)
+      if (watch !== undefined && watch.source === this.#ownerOf(uri)) continue
+      watch?.subscription.unsubscribe()
+      this.#watches.delete(uri)
+      this.#watch(uri)
+    }
   }
 
   log(level: LoggingLevel, data: unknown, logger?: string): void {
@@ -450,6 +523,8 @@ export class Server implements McpServer, ServerCore {
   }
 
   async close(): Promise<void> {
+    for (const mount of this.#mounts) mount.remove()
+    this.#mounts.clear()
     this.#remote?.unsubscribe()
     this.#telemetryEvents?.unsubscribe()
     this.#closing.next()
@@ -471,6 +546,11 @@ export class Server implements McpServer, ServerCore {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
+
+/** True for a {@link Mountable} (a proxy), false for a server. */
+function isMountable(source: McpServer | Mountable): source is Mountable {
+  return typeof (source as Mountable).forward === 'function' && 'offers' in source
+}
 
 /**
  * The JSON Schema to send for a Standard Schema: the one the user gave, else the schema's own

@@ -154,6 +154,8 @@ export class Session implements SessionCore, LegacyGate {
     this.closed = this.connection.closed.then(() => {
       // The session's own tasks end with it (see ServerTasks.sessionEnded).
       void server.tasks.sessionEnded(this).catch(error => server.report(error))
+      // Its subscriptions end with it (uncounted; a handed-over session's go on elsewhere).
+      for (const uri of this.#state.subscriptions) server.unsubscribed(uri)
       // The actor stops itself, and so its subscriptions and any request still running.
       this.#actor?.send({ type: 'closed' })
     })
@@ -383,11 +385,15 @@ export class Session implements SessionCore, LegacyGate {
           throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
         }
         if (!server.router.resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
+        // Counted by the server: a mounted source owning the URI watches it while anyone subscribes.
+        if (!subscriptions.has(uri)) server.subscribed(uri)
         this.actor.send({ type: 'subscribe', uri })
         return {}
       })
       case 'resources/unsubscribe': return this.#guarded(method, params => {
-        this.actor.send({ type: 'unsubscribe', uri: requireUri(params) })
+        const uri = requireUri(params)
+        if (this.#state.subscriptions.has(uri)) server.unsubscribed(uri)
+        this.actor.send({ type: 'unsubscribe', uri })
         return {}
       })
       // The modern era's own methods (a modern request on a stdio or WebSocket connection), through the middleware there.

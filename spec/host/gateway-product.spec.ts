@@ -36,6 +36,8 @@ describe('parseGatewayConfig', () => {
     expect(config.healthPath).toBe('/healthz')
     expect(parseGatewayConfig({ mcpServers: {} }).config).toEqual({ healthPath: '/healthz' })
     expect(parseGatewayConfig({ gateway: { health: false } }).config.healthPath).toBeUndefined()
+    expect(parseGatewayConfig({ gateway: { mode: 'session' } }).config.mode).toBe('session')
+    expect(parseGatewayConfig({ gateway: { mode: 'per-user' } }).problems).toEqual(['gateway.mode: must be "shared" or "session"'])
   })
 
   it('names every problem with its field', () => {
