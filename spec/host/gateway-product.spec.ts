@@ -52,7 +52,7 @@ describe('parseGatewayConfig', () => {
       },
     }, {})
     expect(problems).toEqual(expect.arrayContaining([
-      'gateway.extra: unknown field (auth, policy, rateLimit, audit, health)',
+      'gateway.extra: unknown field (auth, policy, rateLimit, audit, health, mode)',
       'gateway.auth.issuer: must be an http(s) URL',
       expect.stringContaining('gateway.auth.resource: required'),
       'gateway.auth: give one of jwksUrl (JWT access tokens) or introspection (opaque tokens)',
