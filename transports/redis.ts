@@ -17,7 +17,7 @@ import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { redisRateLimiterStore } from './redis-rate-limiter.ts'
 import type { SessionCluster } from './http-cluster.ts'
 import { redisSessionCluster, type RedisClusterLike } from './redis-cluster.ts'
-import { redisEventBus } from './redis-event-bus.ts'
+import { redisEventBus, type RedisPubSubLike } from './redis-event-bus.ts'
 import { redisEventStore, type RedisEventStoreOptions } from './redis-event-store.ts'
 import { redisTaskStore, type RedisTaskStoreOptions } from './redis-task-store.ts'
 import { redisReplayCache } from './redis-replay-cache.ts'
@@ -30,34 +30,99 @@ export type { RedisLike } from './redis-like.ts'
 /** Whether the connection to Redis is usable now: what an instance reports as its Redis health. */
 export type RedisHealth = 'up' | 'down'
 
-/** A connected client, with its health as an Observable (replays the current value) and `close`. */
-export type RedisConnection = RedisLike & { readonly health: Observable<RedisHealth>; close(): Promise<unknown> }
+/**
+ * Where Redis is, for {@link connectRedis}: one server's URL; a Redis Cluster's nodes (URLs of
+ * some of its primaries or replicas: the client learns the rest, and the slots, from them); or the
+ * Sentinels watching a primary, with the name they know it by (`sentinel monitor <name> ...`).
+ */
+export type RedisTarget = string | { cluster: readonly string[] } | { sentinel: readonly string[]; name: string }
 
 /**
- * Connects to Redis at `url` with node-redis (`npm install redis`); errors of the connection are
- * handed to `onError` (default: ignored while node-redis reconnects on its own). While the
- * connection is down, commands fail at once instead of waiting in a queue: a server keeps answering
- * (an SSE event it cannot store goes out without an id, so it cannot be resumed; a task it cannot
- * create is refused) and is back to full service when the connection is. `health` says which:
- * `up` once connected (again), `down` while it is not; report it from your health endpoint.
+ * A connected client, with its health as an Observable (replays the current value), `close`, and
+ * what it is connected to (`topology`). On a cluster, `pubsub` is `'sharded'`: the event bus and
+ * the instances' channels use SPUBLISH / SSUBSCRIBE.
  */
-export async function connectRedis(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisConnection> {
+export type RedisConnection = RedisLike & RedisPubSubLike & {
+  readonly health: Observable<RedisHealth>
+  readonly topology: 'single' | 'cluster' | 'sentinel'
+  readonly pubsub: 'sharded' | 'classic'
+  close(): Promise<unknown>
+}
+
+/** What connectRedis uses of node-redis's clients: the commands (RedisLike), events, connect, close. */
+type NodeRedisClient = RedisLike & RedisPubSubLike & { connect(): Promise<unknown>; on(event: string, listener: (value?: unknown) => void): void; close(): Promise<unknown> }
+
+/** What connectRedis uses of the redis package. */
+interface NodeRedisModule {
+  createClient(options: { url: string; disableOfflineQueue: boolean }): unknown
+  createCluster(options: { rootNodes: { url: string }[]; defaults: { disableOfflineQueue: boolean } }): unknown
+  createSentinel(options: { name: string; sentinelRootNodes: { host: string; port: number }[]; nodeClientOptions: { disableOfflineQueue: boolean } }): unknown
+}
+
+/**
+ * Connects to Redis with node-redis (`npm install redis`): one server (`redis://...`), a Redis
+ * Cluster (`{ cluster: [url, ...] }`) or a Sentinel-managed primary (`{ sentinel: [url, ...],
+ * name }`). Errors of the connection are handed to `onError` (default: ignored while node-redis
+ * reconnects on its own). While the connection is down, commands fail at once instead of waiting
+ * in a queue: a server keeps answering (an SSE event it cannot store goes out without an id, so it
+ * cannot be resumed; a task it cannot create is refused) and is back to full service when the
+ * connection is. `health` says which: `up` once connected (again), `down` while it is not; report
+ * it from your health endpoint. On a cluster it is `down` while a node it uses reconnects; through
+ * Sentinel, from an error of the primary's connection until the Sentinels name a primary again.
+ * @example
+ * await connectRedis('redis://127.0.0.1:6379')
+ * await connectRedis({ cluster: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379'] })
+ * await connectRedis({ sentinel: ['redis://10.0.0.1:26379'], name: 'mymaster' })
+ */
+export async function connectRedis(target: RedisTarget, onError: (error: unknown) => void = () => {}): Promise<RedisConnection> {
   const specifier = 'redis'
-  let module: { createClient(options: { url: string; disableOfflineQueue: boolean }): unknown }
+  let module: NodeRedisModule
   try {
-    module = await import(/* @vite-ignore */ specifier) as typeof module
+    module = await import(/* @vite-ignore */ specifier) as NodeRedisModule
   } catch (error) {
     throw new Error('The Redis mode needs the redis package: npm install redis', { cause: error })
   }
-  const client = module.createClient({ url, disableOfflineQueue: true }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error?: unknown) => void): void; close(): Promise<unknown> }
+  const topology: RedisConnection['topology'] = typeof target === 'string' ? 'single' : 'cluster' in target ? 'cluster' : 'sentinel'
+  const client = (typeof target === 'string'
+    ? module.createClient({ url: target, disableOfflineQueue: true })
+    : 'cluster' in target
+      ? module.createCluster({ rootNodes: target.cluster.map(url => ({ url })), defaults: { disableOfflineQueue: true } })
+      : module.createSentinel({ name: target.name, sentinelRootNodes: target.sentinel.map(hostAndPort), nodeClientOptions: { disableOfflineQueue: true } })) as NodeRedisClient
   const health = new BehaviorSubject<RedisHealth>('down')
-  client.on('error', error => { if (health.value !== 'down') health.next('down'); onError(error) })
-  // node-redis says `ready` when a (re)connection can take commands, `end` when closed for good.
-  client.on('ready', () => health.next('up'))
-  client.on('reconnecting', () => { if (health.value !== 'down') health.next('down') })
-  client.on('end', () => { if (health.value !== 'down') health.next('down'); health.complete() })
+  const down = () => { if (health.value !== 'down') health.next('down') }
+  const up = () => { if (!health.closed) health.next('up') }
+  client.on('error', error => { down(); onError(error) })
+  if (topology === 'single') {
+    // node-redis says `ready` when a (re)connection can take commands, `end` when closed for good.
+    client.on('ready', up)
+    client.on('reconnecting', down)
+    client.on('end', () => { down(); health.complete() })
+  } else if (topology === 'cluster') {
+    // Per node: one reconnecting is a part of the slots out of reach; `node-ready` is it back.
+    client.on('node-error', error => { down(); onError(error) })
+    client.on('node-reconnecting', down)
+    client.on('node-ready', up)
+    client.on('disconnect', () => { down(); health.complete() })
+  } else {
+    // Sentinel: its `error`s are the primary's connection failing; a new primary named is service again.
+    client.on('topology-change', event => { if ((event as { type?: string } | undefined)?.type === 'MASTER_CHANGE') up() })
+  }
   await client.connect()
-  return Object.assign(client, { health: health.pipe(distinctUntilChanged()) })
+  if (topology !== 'single') up()
+  const close = client.close.bind(client)
+  return Object.assign(client, {
+    health: health.pipe(distinctUntilChanged()),
+    topology,
+    pubsub: topology === 'cluster' ? 'sharded' as const : 'classic' as const,
+    // The cluster and Sentinel clients say nothing when closed by us: the health ends here.
+    close: async () => { try { return await close() } finally { if (!health.closed) { down(); health.complete() } } },
+  })
+}
+
+/** `redis://host:port` (or `host:port`) as node-redis's Sentinel node. */
+function hostAndPort(url: string): { host: string; port: number } {
+  const parsed = new URL(url.includes('://') ? url : `redis://${url}`)
+  return { host: parsed.hostname, port: parsed.port === '' ? 26379 : Number(parsed.port) }
 }
 
 export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store.ts'
@@ -142,12 +207,13 @@ export interface RedisScaleOut {
  * requestState key and the used requestStates, the rate limits' buckets). Any instance then serves
  * any request, behind a balancer without stickiness.
  * @example
- * const scale = await redisScaleOut(process.env.REDIS_URL!)
+ * const scale = await redisScaleOut(process.env.REDIS_URL!)   // or { cluster: [...] }, { sentinel: [...], name }
  * const server = createServer(info, { ...scale.server })
  * await server.listen(streamableHttp({ port: 3000, ...scale.http }))
  */
-export async function redisScaleOut(url: string | RedisConnection, options: RedisScaleOutOptions = {}): Promise<RedisScaleOut> {
-  const redis = typeof url === 'string' ? await connectRedis(url, options.onError) : url
+export async function redisScaleOut(url: RedisTarget | RedisConnection, options: RedisScaleOutOptions = {}): Promise<RedisScaleOut> {
+  const isOurs = typeof url !== 'string' && 'health' in url
+  const redis = isOurs ? url : await connectRedis(url, options.onError)
   const prefix = options.prefix ?? 'rxmcp:'
   const onError = options.onError ?? (() => {})
   const clusterRedis = redis as unknown as RedisClusterLike
@@ -167,6 +233,6 @@ export async function redisScaleOut(url: string | RedisConnection, options: Redi
     http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster, rateLimiterStore: redisRateLimiterStore(redis, { prefix, onError }) },
     dpopReplayCache: redisReplayCache(redis, { prefix }),
     health: redis.health,
-    close: async () => { if (typeof url === 'string') await redis.close().catch(() => {}) },
+    close: async () => { if (!isOurs) await redis.close().catch(() => {}) },
   }
 }
