@@ -9,7 +9,8 @@
 
 import type { RedisLike } from './redis-like.ts'
 import { base64url } from '../lib/base64url.ts'
-import { BehaviorSubject, distinctUntilChanged, type Observable } from '../lib/rx.ts'
+import { BehaviorSubject, distinctUntilChanged, type Observable, type Subscription } from '../lib/rx.ts'
+import { every } from './timers.ts'
 import type { EventBus } from '../lib/events.ts'
 import type { TaskStore } from '../lib/tasks/store.ts'
 import type { EventStore } from './event-store.ts'
@@ -98,11 +99,61 @@ export async function connectRedis(target: RedisTarget, onError: (error: unknown
     client.on('reconnecting', down)
     client.on('end', () => { down(); health.complete() })
   } else if (topology === 'cluster') {
-    // Per node: one reconnecting is a part of the slots out of reach; `node-ready` is it back.
-    client.on('node-error', error => { down(); onError(error) })
-    client.on('node-reconnecting', down)
-    client.on('node-ready', up)
-    client.on('disconnect', () => { down(); health.complete() })
+    // Per node: one in error or reconnecting is a part of the slots out of reach. node-redis says
+    // a node is ready only the first time, so while down the primaries' connections are looked at
+    // (every 250 ms) until each is ready again: reconnected, or replaced by its promoted replica.
+    // node-redis (5.x) asks the cluster for its slots again only when a node answers MOVED or
+    // ASK, which a dead primary never does: its slots would stay on the dead node for good. So
+    // while a primary is out of reach, the slots are asked for (CLUSTER SLOTS through a node that
+    // answers, else the nodes given) on each look, until the cluster names a promoted replica.
+    type Node = { client?: { isReady?: boolean } }
+    const cluster = client as NodeRedisClient & { masters?: Node[]; _slots?: { rediscover(startWith: unknown): Promise<void> } }
+    const isReady = (node: Node) => node.client === undefined || node.client.isReady === true
+    let probing: Subscription | undefined
+    const watch = () => {
+      down()
+      probing ??= every(250, undefined, () => {
+        const primaries = cluster.masters ?? []
+        if (!primaries.every(isReady)) {
+          const startWith = (primaries.find(node => node.client?.isReady === true) ?? primaries[0])?.client
+          if (startWith !== undefined) cluster._slots?.rediscover(startWith).catch(() => {})
+          return
+        }
+        probing?.unsubscribe()
+        probing = undefined
+        resubscribe()
+        up()
+      })
+    }
+    // node-redis (5.x) drops the sharded subscriptions of a primary its new slots no longer name
+    // (it closes that node's pub/sub connection and subscribes again only the classic channels):
+    // each is kept here and sent again once the slots are whole. SSUBSCRIBE is idempotent, and a
+    // listener is kept once per channel, so the channels still served are not doubled.
+    type Listener = (message: string) => void
+    const subscribed = new Map<string, Set<Listener>>()
+    const sSubscribe = cluster.sSubscribe!.bind(cluster)
+    const sUnsubscribe = cluster.sUnsubscribe!.bind(cluster)
+    const resubscribe = () => {
+      for (const [channel, listeners] of subscribed) for (const listener of listeners) sSubscribe(channel, listener).catch(onError)
+    }
+    Object.assign(cluster, {
+      sSubscribe: (channel: string, listener: Listener) => {
+        let listeners = subscribed.get(channel)
+        if (listeners === undefined) subscribed.set(channel, listeners = new Set())
+        listeners.add(listener)
+        return sSubscribe(channel, listener)
+      },
+      sUnsubscribe: (channel: string, listener?: Listener) => {
+        if (listener === undefined) subscribed.delete(channel)
+        else subscribed.get(channel)?.delete(listener)
+        if (subscribed.get(channel)?.size === 0) subscribed.delete(channel)
+        return sUnsubscribe(channel, listener)
+      },
+    })
+    client.on('error', watch)
+    client.on('node-error', error => { watch(); onError(error) })
+    client.on('node-reconnecting', watch)
+    client.on('disconnect', () => { probing?.unsubscribe(); down(); health.complete() })
   } else {
     // Sentinel: its `error`s are the primary's connection failing; a new primary named is service again.
     client.on('topology-change', event => { if ((event as { type?: string } | undefined)?.type === 'MASTER_CHANGE') up() })

@@ -21,8 +21,9 @@ export interface RedisProcess {
   kill(): Promise<void>
 }
 
-/** A Redis Cluster of three primaries (no replicas), slots spread by `redis-cli --cluster create`. */
+/** A Redis Cluster of three primaries (and their replicas, if asked), slots spread by `redis-cli --cluster create`. */
 export interface TestRedisCluster {
+  /** Every node; which are primaries is the cluster's business (`redis-cli --cluster create` picks). */
   readonly nodes: readonly RedisProcess[]
   /** The nodes' URLs, for `connectRedis({ cluster })`. */
   readonly urls: readonly string[]
@@ -91,14 +92,16 @@ class Deployment {
 
 /**
  * Starts three `redis-server --cluster-enabled yes` on free loopback ports (each with a cluster
- * bus port of its own, also free), joins them with `redis-cli --cluster create ... --cluster-replicas
- * 0 --cluster-yes`, and waits until every node says `cluster_state:ok`.
+ * bus port of its own, also free), or six with `replicas: 1`, joins them with `redis-cli --cluster
+ * create ... --cluster-replicas <replicas> --cluster-yes`, and waits until every node says
+ * `cluster_state:ok` (and every replica is in sync with its primary).
  */
-export async function startRedisCluster(): Promise<TestRedisCluster> {
+export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Promise<TestRedisCluster> {
+  const replicas = options.replicas ?? 0
   const deployment = new Deployment(await mkdtemp(join(tmpdir(), 'rxmcp-redis-cluster-')))
   const nodes: RedisProcess[] = []
   try {
-    for (let n = 0; n < 3; n++) {
+    for (let n = 0; n < 3 * (1 + replicas); n++) {
       const port = await freeLoopbackPort()
       const bus = await freeLoopbackPort()
       nodes.push(await deployment.start('redis-server', port, [
@@ -107,8 +110,14 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
         '--cluster-node-timeout', '2000',
       ]))
     }
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map(node => `127.0.0.1:${node.port}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 })
-    for (const node of nodes) await until(`cluster_state:ok on ${node.port}`, async () => (await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'))
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map(node => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 })
+    for (const node of nodes) {
+      await until(`cluster_state:ok on ${node.port}`, async () => (await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'))
+      await until(`${node.port} a primary or a replica in sync`, async () => {
+        const replication = await redisCli(node.port, 'INFO', 'replication')
+        return replication.includes('role:master') || replication.includes('master_link_status:up')
+      })
+    }
   } catch (error) {
     await deployment.stop(nodes)
     throw error

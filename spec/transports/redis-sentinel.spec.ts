@@ -67,7 +67,9 @@ describe('connectRedis({ sentinel, name })', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } }),
-    }).then(async response => ({ status: response.status, body: await response.text() }))
+      // Bounded: a call forwarded while the pub/sub connection moves to the new primary may wait for nothing.
+      signal: AbortSignal.timeout(3000),
+    }).then(async response => ({ status: response.status, body: await response.text() }), (error: unknown) => ({ status: 0, body: String(error) }))
     try {
       // Before: the session is served through both instances (every other POST is forwarded over Redis).
       const before = await Promise.all([raw('b1', 'before'), raw('b2', 'before')])
