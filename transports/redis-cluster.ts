@@ -12,7 +12,7 @@ import { Observable, type SchedulerLike } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
 import type { SessionCluster, SessionRecord } from './http-cluster.ts'
 import type { RedisLike } from './redis-like.ts'
-import { channelMessages, type RedisPubSubLike } from './redis-event-bus.ts'
+import { channelMessages, publishOn, type RedisPubSubLike } from './redis-event-bus.ts'
 import { every } from './timers.ts'
 
 /** Options of {@link redisSessionCluster}. */
@@ -32,7 +32,7 @@ export interface RedisSessionClusterOptions {
   scheduler?: SchedulerLike
 }
 
-/** What the cluster needs of the Redis client: the stores' commands, pub/sub, and PUBSUB NUMSUB. */
+/** What the cluster needs of the Redis client: the stores' commands and pub/sub (sharded on a Redis Cluster). */
 export type RedisClusterLike = RedisLike & RedisPubSubLike
 
 /** How often an instance says it runs, and how long that holds (a SIGKILLed instance is gone after at most this). */
@@ -103,7 +103,7 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
     messages,
     ...(recovered === undefined ? {} : { recovered }),
     async send(to, message) {
-      return (await redis.publish(channel(to), message)) > 0
+      return (await publishOn(redis, channel(to), message)) > 0
     },
     async isAlive(id) {
       return (await redis.get(alive(id))) !== null

@@ -5,15 +5,20 @@
  * Lua script that keeps byte and stream counters per stream, per session and in total, and drops
  * what is over a bound before it returns.
  *
- * Keys (prefix `rxmcp:`), a session's kept together under one hash tag:
+ * Keys (prefix `rxmcp:`), all under the hash tag `{events}` (`rxmcp:{events}:events:<stream>`):
  *
  *   events:<stream>                    the stream's events (XADD), each { data }
  *   event-meta:<stream>                hash { s: session, p: pending request ids (JSON) }
- *   event-session:{<session>}          hash { bytes, b:<stream>: the stream's bytes }
- *   event-session-streams:{<session>}  zset stream -> last write (ms): recency, and expiry
+ *   event-session:<session>            hash { bytes, b:<stream>: the stream's bytes }
+ *   event-session-streams:<session>    zset stream -> last write (ms): recency, and expiry
  *   event-totals                       hash { bytes, streams }
  *   event-sessions-by-bytes/-streams   zsets session -> its bytes / streams: who pays first
  *   event-sessions-by-time             zset session -> last write (ms): abandoned sessions
+ *
+ * On Redis Cluster the one tag puts the whole store on one slot (so on one primary): the bounds in
+ * all (streams, bytes, the session holding the most paying first) are checked and enforced in the
+ * same script as the write, which needs every session's counters on the slot being written. The
+ * stores whose bounds are per owner (tasks, sessions, DPoP ids, rate limits) spread over the slots.
  *
  * Each key of a stream or session expires `ttlSeconds` after its last write, so abandoned streams
  * (a POST whose client went away, an instance that died) free themselves; the counters of what
@@ -62,8 +67,8 @@ local NOW = tonumber(ARGV[2])
 local TTL = tonumber(ARGV[3])
 local OVERHEAD = 64
 local T, B, N, X = P .. 'event-totals', P .. 'event-sessions-by-bytes', P .. 'event-sessions-by-streams', P .. 'event-sessions-by-time'
-local function skey(x) return P .. 'event-session:{' .. x .. '}' end
-local function zkey(x) return P .. 'event-session-streams:{' .. x .. '}' end
+local function skey(x) return P .. 'event-session:' .. x end
+local function zkey(x) return P .. 'event-session-streams:' .. x end
 local function ekey(s) return P .. 'events:' .. s end
 local function mkey(s) return P .. 'event-meta:' .. s end
 local function count(key, field) return tonumber(redis.call('HGET', key, field) or '0') end
@@ -234,16 +239,19 @@ async function evaluate(redis: RedisLike, script: string, keys: string[], args: 
  */
 export function redisEventStore(redis: RedisLike, options: RedisEventStoreOptions = {}): RedisEventStore {
   const limits = { ...REDIS_EVENT_STORE_DEFAULTS, ...options }
-  const prefix = limits.prefix
+  // Every key under one hash tag: one slot on Redis Cluster (see the keys above).
+  const prefix = `${limits.prefix}{events}:`
   const now = options.now ?? Date.now
   const streamKey = (streamId: string) => `${prefix}events:${streamId}`
   const metaKey = (streamId: string) => `${prefix}event-meta:${streamId}`
   /** The arguments every script starts with. */
   const common = () => [prefix, String(now()), String(limits.ttlSeconds)]
   // The scripts name their keys from the prefix (ARGV), as every key of a session and its streams
-  // is only known inside the script (the payer is chosen there). Redis Cluster would need the
-  // totals split per slot; a session's own keys already share one hash tag.
-  const run = (script: string, ...args: string[]) => evaluate(redis, script, [], [...common(), ...args])
+  // is only known inside the script (the payer is chosen there). The totals' key is declared, so a
+  // cluster client sends the script to the node of the store's slot (Redis lets a script use the
+  // undeclared keys of that slot).
+  const slotKey = [`${prefix}event-totals`]
+  const run = (script: string, ...args: string[]) => evaluate(redis, script, slotKey, [...common(), ...args])
 
   return {
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {

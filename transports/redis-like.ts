@@ -26,3 +26,13 @@ export interface RedisLike {
   quit?(): Promise<unknown>
   close?(): Promise<unknown>
 }
+
+/**
+ * `value` as a Redis Cluster hash tag: `{...}` around it, so every key that holds the same tag is
+ * on one slot and a script or multi-key command may use them together. A tag ends at its first
+ * `}`, so `}` (and `%`, to keep the escape one-to-one) are escaped; `{}` (the empty value) would
+ * be no tag at all, so the empty value is `{%}`, which no escaped value can be.
+ */
+export function hashTag(value: string): string {
+  return value === '' ? '{%}' : `{${value.replaceAll('%', '%25').replaceAll('}', '%7D')}}`
+}

@@ -5,9 +5,10 @@
  * and Redis drops it when its credential could no longer be accepted anyway.
  *
  * An id that names its quota key (a DPoP key's thumbprint) is also counted in that key's sorted set
- * (`<prefix>replay-quota:<key>`, members the ids, scores their expiry), all in one Lua script, so
+ * (`<prefix>replay-quota:{<key>}`, members the ids, scores their expiry), all in one Lua script, so
  * the check and the write are atomic across instances: a key holding `maxEntriesPerKey` unexpired
- * ids has its next one refused (`over-quota`), and no client can fill Redis for the others.
+ * ids has its next one refused (`over-quota`), and no client can fill Redis for the others. Such an
+ * id is `<prefix>replay:{<key>}:<id>`: on Redis Cluster both keys share the quota key's slot.
  *
  * Redis must not evict these keys early: run it with `maxmemory-policy noeviction` (Redis's
  * default). A `volatile-*` or `allkeys-*` policy would drop unexpired ids under memory pressure
@@ -15,7 +16,7 @@
  * (`full`, 503) instead.
  */
 import type { ReplayCache, ReplayVerdict } from '../lib/replay-cache.ts'
-import type { RedisLike } from './redis-like.ts'
+import { hashTag, type RedisLike } from './redis-like.ts'
 
 /** Options of {@link redisReplayCache}. */
 export interface RedisReplayCacheOptions {
@@ -77,7 +78,9 @@ export function redisReplayCache(redis: Pick<RedisLike, 'set' | 'eval'>, options
       try {
         if (quotaKey === undefined) return await redis.set(`${prefix}replay:${id}`, '1', { NX: true, PX: ttlMs }) === null ? REPLAYED : FRESH
         const answer = Number(await redis.eval(REMEMBER, {
-          keys: [`${prefix}replay:${id}`, `${prefix}replay-quota:${quotaKey}`],
+          // Redis Cluster: both keys on the quota key's slot (its hash tag). An id is then one per
+          // quota key, as DPoP's are (the id hashes the key's thumbprint with the jti).
+          keys: [`${prefix}replay:${hashTag(quotaKey)}:${id}`, `${prefix}replay-quota:${hashTag(quotaKey)}`],
           arguments: [String(ttlMs), String(at), String(Math.ceil(untilMs)), String(maxEntriesPerKey), id],
         }))
         if (answer === 0) return FRESH

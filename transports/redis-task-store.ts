@@ -4,11 +4,25 @@
  * (JSON, expiring with the task's ttl); each owner's tasks are a sorted set in creation order; a
  * status change is a compare-and-set on the stored status (a Lua script), so two instances cannot
  * both move a task out of the same state.
+ *
+ * Keys (prefix `rxmcp:`), ready for Redis Cluster: an owner's keys share the owner's hash tag, the
+ * totals share `{tasks}`:
+ *
+ *   task:{<owner>}:<id>         the task's JSON
+ *   owner-tasks:{<owner>}       zset id -> creation sequence (tasks/list's order and cursor)
+ *   task-seq:{<owner>}          the owner's sequence
+ *   {tasks}all                  zset {<owner>}<id> -> expiry: the store's bound
+ *   {tasks}address:<address>    zset {<owner>}<id> -> expiry: the address's bound
+ *
+ * Creating a task takes its places in the totals first (one script on their slot), then stores it
+ * under its owner (one script on the owner's slot), and gives the places back if the owner's part
+ * refuses; a crash between the two leaves a place taken until the task's expiry, never a task
+ * over a bound.
  */
 import { InvalidParamsError } from '../lib/jsonrpc/errors.ts'
 import { TASK_DEFAULTS, TaskTransitionError, canTransition, isTerminalStatus, type TaskState } from '../lib/tasks/state.ts'
 import { TaskStoreFullError, randomTaskId, retentionFor, type TaskCreate, type TaskPage, type TaskStore, type TaskStoreLimits } from '../lib/tasks/store.ts'
-import type { RedisLike } from './redis-like.ts'
+import { hashTag, type RedisLike } from './redis-like.ts'
 
 /** Options of {@link redisTaskStore}. */
 export interface RedisTaskStoreOptions extends TaskStoreLimits {
@@ -33,48 +47,61 @@ export const REDIS_TASK_STORE_DEFAULTS = {
 /** A task as stored: with the instance running it, in the scale-out (see `instance`), and the address it counts against. */
 type StoredTask<R> = TaskState<R> & { instance?: string; address?: string }
 
-/**
- * Creates a task atomically, so instances racing for the last places cannot pass a bound together.
- * KEYS: all tasks (by expiry), the owner's (by creation order), the address's (by expiry; '' for
- * none), the sequence, the task. ARGV: now, maxTasks, maxTasksPerOwner, maxTasksPerAddress, the
- * task's expiry score, its JSON, its ttl in ms ('' for none), its id, the task key prefix.
- * Answers the creation sequence number, 0 for an id in use, -1/-2/-3 for the store/owner/address
- * bound. Each index expires with the last task it holds, so an owner or address that never comes
- * back leaves nothing behind.
- */
-const CREATE = `
-local now = tonumber(ARGV[1])
+/** Sets KEYS[1]'s expiry to at least ARGV px ms ('' for none); a zset holding a never-expiring task keeps none. */
+const EXTEND = `
 local function extend(key, px)
   if px == '' then redis.call('PERSIST', key) return end
   local pttl = redis.call('PTTL', key)
   -- No expiry on a key holding more than the new task: it holds a task that never expires.
   if pttl == -1 and redis.call('ZCARD', key) > 1 then return end
   if pttl < tonumber(px) then redis.call('PEXPIRE', key, px) end
-end
+end`
+
+/**
+ * Takes a place among all tasks and the address's, atomically (on the slot of the store's
+ * totals), so instances racing for the last places cannot pass a bound together. KEYS: all tasks
+ * (by expiry), and the address's (by expiry) when there is one. ARGV: now, maxTasks,
+ * maxTasksPerAddress, the task's expiry score, its ttl in ms ('' for none), its member (owner tag
+ * and id). Answers 1, or -1/-3 for the store/address bound.
+ */
+const RESERVE = `${EXTEND}
+local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then
-  -- The owner's index keeps creation order, not expiry: drop the tasks that are gone.
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-    if redis.call('EXISTS', ARGV[9] .. id) == 0 then redis.call('ZREM', KEYS[2], id) end
-  end
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return -2 end
+if KEYS[2] then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return -3 end
 end
-if KEYS[3] ~= '' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then return -3 end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[6])
+if KEYS[2] then
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
+  extend(KEYS[2], ARGV[5])
+end
+return 1`
+
+/**
+ * Stores a task under its owner's keys (one slot: the owner's hash tag), atomically. KEYS: the
+ * owner's tasks (by creation order), the owner's sequence, the task. ARGV: maxTasksPerOwner, the
+ * task's JSON, its ttl in ms ('' for none), its id, the owner's task key prefix. Answers the
+ * creation sequence number, 0 for an id in use, -2 for the owner's bound. The owner's index and
+ * sequence expire with the last task they hold, so an owner that never comes back leaves nothing.
+ */
+const CREATE = `${EXTEND}
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+  -- The owner's index keeps creation order, not expiry: drop the tasks that are gone.
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+    if redis.call('EXISTS', ARGV[5] .. id) == 0 then redis.call('ZREM', KEYS[1], id) end
+  end
+  if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return -2 end
 end
 local stored
-if ARGV[7] == '' then stored = redis.call('SET', KEYS[5], ARGV[6], 'NX') else stored = redis.call('SET', KEYS[5], ARGV[6], 'NX', 'PX', ARGV[7]) end
+if ARGV[3] == '' then stored = redis.call('SET', KEYS[3], ARGV[2], 'NX') else stored = redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) end
 if not stored then return 0 end
-local seq = redis.call('INCR', KEYS[4])
-redis.call('ZADD', KEYS[2], seq, ARGV[8])
-extend(KEYS[2], ARGV[7])
-redis.call('ZADD', KEYS[1], ARGV[5], ARGV[8])
-if KEYS[3] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[8])
-  extend(KEYS[3], ARGV[7])
-end
+local seq = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[1], seq, ARGV[4])
+extend(KEYS[1], ARGV[3])
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl == -1 then redis.call('PERSIST', KEYS[2]) else redis.call('PEXPIRE', KEYS[2], pttl) end
 return seq`
 
 /** Sets the task's JSON if its stored status is still ARGV[2]; keeps the key's expiry. */
@@ -95,15 +122,20 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
   const prefix = options.prefix ?? defaults.prefix
   const now = options.now ?? Date.now
   const pageSize = options.pageSize ?? defaults.pageSize
-  const taskKey = (taskId: string) => `${prefix}task:${taskId}`
-  const ownerKey = (owner: string) => `${prefix}owner-tasks:${owner}`
-  const addressKey = (address: string) => `${prefix}address-tasks:${address}`
-  const allKey = `${prefix}tasks`
-  const seqKey = `${prefix}task-seq`
+  // Redis Cluster: an owner's keys share the owner's hash tag (one slot), so creating a task and
+  // listing the owner's tasks (MGET) touch one slot; the store's totals (all tasks, the addresses')
+  // share the tag {tasks}, apart, reserved first and given back when the owner's part refuses.
+  const taskKey = (taskId: string, owner: string) => `${prefix}task:${hashTag(owner)}:${taskId}`
+  const ownerKey = (owner: string) => `${prefix}owner-tasks:${hashTag(owner)}`
+  const seqKey = (owner: string) => `${prefix}task-seq:${hashTag(owner)}`
+  const addressKey = (address: string) => `${prefix}{tasks}address:${address}`
+  const allKey = `${prefix}{tasks}all`
+  /** A task's member in the totals: its id alone may be another owner's too. */
+  const member = (taskId: string, owner: string) => `${hashTag(owner)}${taskId}`
   const ttlFor = (requested: number | null | undefined): number | null => retentionFor(requested,
     options.defaultTtlMs === undefined ? defaults.defaultTtlMs : options.defaultTtlMs, options.maxTtlMs === undefined ? defaults.maxTtlMs : options.maxTtlMs)
-  const read = async <R>(taskId: string): Promise<StoredTask<R> | undefined> => {
-    const text = await redis.get(taskKey(taskId))
+  const read = async <R>(taskId: string, owner: string): Promise<StoredTask<R> | undefined> => {
+    const text = await redis.get(taskKey(taskId, owner))
     return text === null ? undefined : JSON.parse(text) as StoredTask<R>
   }
   const isPast = (state: TaskState<unknown>) => state.ttlMs !== null && now() >= state.createdAt + state.ttlMs
@@ -122,23 +154,26 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
       const maxTasks = options.maxTasks ?? defaults.maxTasks
       const maxPerOwner = options.maxTasksPerOwner ?? defaults.maxTasksPerOwner
       const maxPerAddress = options.maxTasksPerAddress ?? defaults.maxTasksPerAddress
+      const expiry = String(state.ttlMs === null ? Number.MAX_SAFE_INTEGER : at + state.ttlMs)
+      const px = state.ttlMs === null ? '' : String(Math.max(1, state.ttlMs))
+      const place = member(state.taskId, init.owner)
+      const totals = init.address === undefined ? [allKey] : [allKey, addressKey(init.address)]
+      const reserved = Number(await redis.eval(RESERVE, { keys: totals, arguments: [String(at), String(maxTasks), String(maxPerAddress), expiry, px, place] }))
+      if (reserved === -1) throw new TaskStoreFullError(maxTasks, 'store')
+      if (reserved === -3) throw new TaskStoreFullError(maxPerAddress, 'address')
       const outcome = Number(await redis.eval(CREATE, {
-        keys: [allKey, ownerKey(init.owner), init.address === undefined ? '' : addressKey(init.address), seqKey, taskKey(state.taskId)],
-        arguments: [
-          String(at), String(maxTasks), String(maxPerOwner), String(maxPerAddress),
-          String(state.ttlMs === null ? Number.MAX_SAFE_INTEGER : at + state.ttlMs), JSON.stringify(record),
-          state.ttlMs === null ? '' : String(Math.max(1, state.ttlMs)), state.taskId, taskKey(''),
-        ],
-      }))
-      if (outcome === -1) throw new TaskStoreFullError(maxTasks, 'store')
+        keys: [ownerKey(init.owner), seqKey(init.owner), taskKey(state.taskId, init.owner)],
+        arguments: [String(maxPerOwner), JSON.stringify(record), px, state.taskId, taskKey('', init.owner)],
+      }).catch(async (error: unknown) => { await giveBack(totals, place); throw error }))
+      // Refused by the owner's part: the places taken in the totals go back.
+      if (outcome <= 0) await giveBack(totals, place)
       if (outcome === -2) throw new TaskStoreFullError(maxPerOwner, 'owner')
-      if (outcome === -3) throw new TaskStoreFullError(maxPerAddress, 'address')
       if (outcome === 0) throw new Error(`Task id already in use: ${state.taskId}`)
       return state as TaskState<R>
     },
 
     async get<R>(taskId: string, owner: string): Promise<TaskState<R> | undefined> {
-      const state = await read<R>(taskId)
+      const state = await read<R>(taskId, owner)
       if (state === undefined || state.owner !== owner || isPast(state)) return undefined
       return orphaned(state)
     },
@@ -146,7 +181,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
     async update<R>(next: TaskState<R>): Promise<TaskState<R>> {
       // Compare-and-set on the status: another instance may have moved the task meanwhile.
       for (let attempt = 0; attempt < 5; attempt++) {
-        const current = await read<R>(next.taskId)
+        const current = await read<R>(next.taskId, next.owner)
         if (current === undefined || current.owner !== next.owner || isPast(current)) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
         if (!canTransition(current.status, next.status)) throw new TaskTransitionError(next.taskId, current.status, next.status)
         const stored: TaskState<R> = { ...next, taskId: current.taskId, owner: current.owner, createdAt: current.createdAt, ttlMs: current.ttlMs }
@@ -154,7 +189,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
         if (current.instance !== undefined) (stored as StoredTask<R>).instance = current.instance
         // The address it counts against stays, so deleting it frees the address's place.
         if (current.address !== undefined) (stored as StoredTask<R>).address = current.address
-        const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(next.taskId)], arguments: [JSON.stringify(stored), current.status] })
+        const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(next.taskId, next.owner)], arguments: [JSON.stringify(stored), current.status] })
         if (outcome === 1) return stored
         if (outcome === 0) throw new InvalidParamsError(`Invalid params: unknown task ${JSON.stringify(next.taskId)}`)
       }
@@ -174,7 +209,7 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
         const entries = await redis.zRangeByScoreWithScores(ownerKey(owner), `(${last}`, '+inf', { LIMIT: { offset: 0, count: pageSize } })
         if (entries.length === 0) break
         // One round trip for the page's tasks, not one per task.
-        const texts = await redis.mGet(entries.map(entry => taskKey(entry.value)))
+        const texts = await redis.mGet(entries.map(entry => taskKey(entry.value, owner)))
         for (const [index, { value: taskId, score }] of entries.entries()) {
           last = score
           const text = texts[index]
@@ -189,17 +224,23 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
     },
 
     async delete(taskId: string, owner: string): Promise<boolean> {
-      const state = await read(taskId)
+      const state = await read(taskId, owner)
       if (state === undefined || state.owner !== owner) return false
+      // One key per command: on a cluster they are on two slots.
       await Promise.all([
-        redis.del(taskKey(taskId)), redis.zRem(ownerKey(owner), taskId), redis.zRem(allKey, taskId),
-        ...(state.address === undefined ? [] : [redis.zRem(addressKey(state.address), taskId)]),
+        redis.del(taskKey(taskId, owner)), redis.zRem(ownerKey(owner), taskId), redis.zRem(allKey, member(taskId, owner)),
+        ...(state.address === undefined ? [] : [redis.zRem(addressKey(state.address), member(taskId, owner))]),
       ])
       return true
     },
 
     /** The store keeps nothing in this process; closing the Redis connection is its owner's business. */
     async close(): Promise<void> {},
+  }
+
+  /** Gives back the places a task took in the totals (`RESERVE`) when it was not stored after all. */
+  async function giveBack(totals: string[], place: string): Promise<void> {
+    await Promise.all(totals.map(key => redis.zRem(key, place))).catch(() => {})
   }
 
   /** The task, failed first if the instance running it is gone (see `instance`). */
@@ -214,8 +255,8 @@ export function redisTaskStore(redis: RedisLike, options: RedisTaskStoreOptions 
       error: { code: -32603, message: 'Internal error: the server instance running this task stopped before it finished' },
     }
     delete failed.inputRequests
-    const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(state.taskId)], arguments: [JSON.stringify(failed), state.status] })
+    const outcome = await redis.eval(COMPARE_AND_SET, { keys: [taskKey(state.taskId, state.owner)], arguments: [JSON.stringify(failed), state.status] })
     // Another instance moved it meanwhile: what it stored is the truth.
-    return outcome === 1 ? failed : (await read<R>(state.taskId)) ?? failed
+    return outcome === 1 ? failed : (await read<R>(state.taskId, state.owner)) ?? failed
   }
 }

@@ -9,7 +9,8 @@
 
 import type { RedisLike } from './redis-like.ts'
 import { base64url } from '../lib/base64url.ts'
-import { BehaviorSubject, distinctUntilChanged, type Observable } from '../lib/rx.ts'
+import { BehaviorSubject, distinctUntilChanged, type Observable, type Subscription } from '../lib/rx.ts'
+import { every } from './timers.ts'
 import type { EventBus } from '../lib/events.ts'
 import type { TaskStore } from '../lib/tasks/store.ts'
 import type { EventStore } from './event-store.ts'
@@ -17,7 +18,7 @@ import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { redisRateLimiterStore } from './redis-rate-limiter.ts'
 import type { SessionCluster } from './http-cluster.ts'
 import { redisSessionCluster, type RedisClusterLike } from './redis-cluster.ts'
-import { redisEventBus } from './redis-event-bus.ts'
+import { redisEventBus, type RedisPubSubLike } from './redis-event-bus.ts'
 import { redisEventStore, type RedisEventStoreOptions } from './redis-event-store.ts'
 import { redisTaskStore, type RedisTaskStoreOptions } from './redis-task-store.ts'
 import { redisReplayCache } from './redis-replay-cache.ts'
@@ -30,34 +31,149 @@ export type { RedisLike } from './redis-like.ts'
 /** Whether the connection to Redis is usable now: what an instance reports as its Redis health. */
 export type RedisHealth = 'up' | 'down'
 
-/** A connected client, with its health as an Observable (replays the current value) and `close`. */
-export type RedisConnection = RedisLike & { readonly health: Observable<RedisHealth>; close(): Promise<unknown> }
+/**
+ * Where Redis is, for {@link connectRedis}: one server's URL; a Redis Cluster's nodes (URLs of
+ * some of its primaries or replicas: the client learns the rest, and the slots, from them); or the
+ * Sentinels watching a primary, with the name they know it by (`sentinel monitor <name> ...`).
+ */
+export type RedisTarget = string | { cluster: readonly string[] } | { sentinel: readonly string[]; name: string }
 
 /**
- * Connects to Redis at `url` with node-redis (`npm install redis`); errors of the connection are
- * handed to `onError` (default: ignored while node-redis reconnects on its own). While the
- * connection is down, commands fail at once instead of waiting in a queue: a server keeps answering
- * (an SSE event it cannot store goes out without an id, so it cannot be resumed; a task it cannot
- * create is refused) and is back to full service when the connection is. `health` says which:
- * `up` once connected (again), `down` while it is not; report it from your health endpoint.
+ * A connected client, with its health as an Observable (replays the current value), `close`, and
+ * what it is connected to (`topology`). On a cluster, `pubsub` is `'sharded'`: the event bus and
+ * the instances' channels use SPUBLISH / SSUBSCRIBE.
  */
-export async function connectRedis(url: string, onError: (error: unknown) => void = () => {}): Promise<RedisConnection> {
+export type RedisConnection = RedisLike & RedisPubSubLike & {
+  readonly health: Observable<RedisHealth>
+  readonly topology: 'single' | 'cluster' | 'sentinel'
+  readonly pubsub: 'sharded' | 'classic'
+  close(): Promise<unknown>
+}
+
+/** What connectRedis uses of node-redis's clients: the commands (RedisLike), events, connect, close. */
+type NodeRedisClient = RedisLike & RedisPubSubLike & { connect(): Promise<unknown>; on(event: string, listener: (value?: unknown) => void): void; close(): Promise<unknown> }
+
+/** What connectRedis uses of the redis package. */
+interface NodeRedisModule {
+  createClient(options: { url: string; disableOfflineQueue: boolean }): unknown
+  createCluster(options: { rootNodes: { url: string }[]; defaults: { disableOfflineQueue: boolean } }): unknown
+  createSentinel(options: { name: string; sentinelRootNodes: { host: string; port: number }[]; nodeClientOptions: { disableOfflineQueue: boolean } }): unknown
+}
+
+/**
+ * Connects to Redis with node-redis (`npm install redis`): one server (`redis://...`), a Redis
+ * Cluster (`{ cluster: [url, ...] }`) or a Sentinel-managed primary (`{ sentinel: [url, ...],
+ * name }`). Errors of the connection are handed to `onError` (default: ignored while node-redis
+ * reconnects on its own). While the connection is down, commands fail at once instead of waiting
+ * in a queue: a server keeps answering (an SSE event it cannot store goes out without an id, so it
+ * cannot be resumed; a task it cannot create is refused) and is back to full service when the
+ * connection is. `health` says which: `up` once connected (again), `down` while it is not; report
+ * it from your health endpoint. On a cluster it is `down` while a node it uses reconnects; through
+ * Sentinel, from an error of the primary's connection until the Sentinels name a primary again.
+ * @example
+ * await connectRedis('redis://127.0.0.1:6379')
+ * await connectRedis({ cluster: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379'] })
+ * await connectRedis({ sentinel: ['redis://10.0.0.1:26379'], name: 'mymaster' })
+ */
+export async function connectRedis(target: RedisTarget, onError: (error: unknown) => void = () => {}): Promise<RedisConnection> {
   const specifier = 'redis'
-  let module: { createClient(options: { url: string; disableOfflineQueue: boolean }): unknown }
+  let module: NodeRedisModule
   try {
-    module = await import(/* @vite-ignore */ specifier) as typeof module
+    module = await import(/* @vite-ignore */ specifier) as NodeRedisModule
   } catch (error) {
     throw new Error('The Redis mode needs the redis package: npm install redis', { cause: error })
   }
-  const client = module.createClient({ url, disableOfflineQueue: true }) as unknown as RedisLike & { connect(): Promise<unknown>; on(event: string, listener: (error?: unknown) => void): void; close(): Promise<unknown> }
+  const topology: RedisConnection['topology'] = typeof target === 'string' ? 'single' : 'cluster' in target ? 'cluster' : 'sentinel'
+  const client = (typeof target === 'string'
+    ? module.createClient({ url: target, disableOfflineQueue: true })
+    : 'cluster' in target
+      ? module.createCluster({ rootNodes: target.cluster.map(url => ({ url })), defaults: { disableOfflineQueue: true } })
+      : module.createSentinel({ name: target.name, sentinelRootNodes: target.sentinel.map(hostAndPort), nodeClientOptions: { disableOfflineQueue: true } })) as NodeRedisClient
   const health = new BehaviorSubject<RedisHealth>('down')
-  client.on('error', error => { if (health.value !== 'down') health.next('down'); onError(error) })
-  // node-redis says `ready` when a (re)connection can take commands, `end` when closed for good.
-  client.on('ready', () => health.next('up'))
-  client.on('reconnecting', () => { if (health.value !== 'down') health.next('down') })
-  client.on('end', () => { if (health.value !== 'down') health.next('down'); health.complete() })
+  const down = () => { if (health.value !== 'down') health.next('down') }
+  const up = () => { if (!health.closed) health.next('up') }
+  client.on('error', error => { down(); onError(error) })
+  if (topology === 'single') {
+    // node-redis says `ready` when a (re)connection can take commands, `end` when closed for good.
+    client.on('ready', up)
+    client.on('reconnecting', down)
+    client.on('end', () => { down(); health.complete() })
+  } else if (topology === 'cluster') {
+    // Per node: one in error or reconnecting is a part of the slots out of reach. node-redis says
+    // a node is ready only the first time, so while down the primaries' connections are looked at
+    // (every 250 ms) until each is ready again: reconnected, or replaced by its promoted replica.
+    // node-redis (5.x) asks the cluster for its slots again only when a node answers MOVED or
+    // ASK, which a dead primary never does: its slots would stay on the dead node for good. So
+    // while a primary is out of reach, the slots are asked for (CLUSTER SLOTS through a node that
+    // answers, else the nodes given) on each look, until the cluster names a promoted replica.
+    type Node = { client?: { isReady?: boolean } }
+    const cluster = client as NodeRedisClient & { masters?: Node[]; _slots?: { rediscover(startWith: unknown): Promise<void> } }
+    const isReady = (node: Node) => node.client === undefined || node.client.isReady === true
+    let probing: Subscription | undefined
+    const watch = () => {
+      down()
+      probing ??= every(250, undefined, () => {
+        const primaries = cluster.masters ?? []
+        if (!primaries.every(isReady)) {
+          const startWith = (primaries.find(node => node.client?.isReady === true) ?? primaries[0])?.client
+          if (startWith !== undefined) cluster._slots?.rediscover(startWith).catch(() => {})
+          return
+        }
+        probing?.unsubscribe()
+        probing = undefined
+        resubscribe()
+        up()
+      })
+    }
+    // node-redis (5.x) drops the sharded subscriptions of a primary its new slots no longer name
+    // (it closes that node's pub/sub connection and subscribes again only the classic channels):
+    // each is kept here and sent again once the slots are whole. SSUBSCRIBE is idempotent, and a
+    // listener is kept once per channel, so the channels still served are not doubled.
+    type Listener = (message: string) => void
+    const subscribed = new Map<string, Set<Listener>>()
+    const sSubscribe = cluster.sSubscribe!.bind(cluster)
+    const sUnsubscribe = cluster.sUnsubscribe!.bind(cluster)
+    const resubscribe = () => {
+      for (const [channel, listeners] of subscribed) for (const listener of listeners) sSubscribe(channel, listener).catch(onError)
+    }
+    Object.assign(cluster, {
+      sSubscribe: (channel: string, listener: Listener) => {
+        let listeners = subscribed.get(channel)
+        if (listeners === undefined) subscribed.set(channel, listeners = new Set())
+        listeners.add(listener)
+        return sSubscribe(channel, listener)
+      },
+      sUnsubscribe: (channel: string, listener?: Listener) => {
+        if (listener === undefined) subscribed.delete(channel)
+        else subscribed.get(channel)?.delete(listener)
+        if (subscribed.get(channel)?.size === 0) subscribed.delete(channel)
+        return sUnsubscribe(channel, listener)
+      },
+    })
+    client.on('error', watch)
+    client.on('node-error', error => { watch(); onError(error) })
+    client.on('node-reconnecting', watch)
+    client.on('disconnect', () => { probing?.unsubscribe(); down(); health.complete() })
+  } else {
+    // Sentinel: its `error`s are the primary's connection failing; a new primary named is service again.
+    client.on('topology-change', event => { if ((event as { type?: string } | undefined)?.type === 'MASTER_CHANGE') up() })
+  }
   await client.connect()
-  return Object.assign(client, { health: health.pipe(distinctUntilChanged()) })
+  if (topology !== 'single') up()
+  const close = client.close.bind(client)
+  return Object.assign(client, {
+    health: health.pipe(distinctUntilChanged()),
+    topology,
+    pubsub: topology === 'cluster' ? 'sharded' as const : 'classic' as const,
+    // The cluster and Sentinel clients say nothing when closed by us: the health ends here.
+    close: async () => { try { return await close() } finally { if (!health.closed) { down(); health.complete() } } },
+  })
+}
+
+/** `redis://host:port` (or `host:port`) as node-redis's Sentinel node. */
+function hostAndPort(url: string): { host: string; port: number } {
+  const parsed = new URL(url.includes('://') ? url : `redis://${url}`)
+  return { host: parsed.hostname, port: parsed.port === '' ? 26379 : Number(parsed.port) }
 }
 
 export { redisEventStore, REDIS_EVENT_STORE_DEFAULTS } from './redis-event-store.ts'
@@ -142,12 +258,13 @@ export interface RedisScaleOut {
  * requestState key and the used requestStates, the rate limits' buckets). Any instance then serves
  * any request, behind a balancer without stickiness.
  * @example
- * const scale = await redisScaleOut(process.env.REDIS_URL!)
+ * const scale = await redisScaleOut(process.env.REDIS_URL!)   // or { cluster: [...] }, { sentinel: [...], name }
  * const server = createServer(info, { ...scale.server })
  * await server.listen(streamableHttp({ port: 3000, ...scale.http }))
  */
-export async function redisScaleOut(url: string | RedisConnection, options: RedisScaleOutOptions = {}): Promise<RedisScaleOut> {
-  const redis = typeof url === 'string' ? await connectRedis(url, options.onError) : url
+export async function redisScaleOut(url: RedisTarget | RedisConnection, options: RedisScaleOutOptions = {}): Promise<RedisScaleOut> {
+  const isOurs = typeof url !== 'string' && 'health' in url
+  const redis = isOurs ? url : await connectRedis(url, options.onError)
   const prefix = options.prefix ?? 'rxmcp:'
   const onError = options.onError ?? (() => {})
   const clusterRedis = redis as unknown as RedisClusterLike
@@ -167,6 +284,6 @@ export async function redisScaleOut(url: string | RedisConnection, options: Redi
     http: { eventStore: redisEventStore(redis, { ...options.events, prefix }), cluster, rateLimiterStore: redisRateLimiterStore(redis, { prefix, onError }) },
     dpopReplayCache: redisReplayCache(redis, { prefix }),
     health: redis.health,
-    close: async () => { if (typeof url === 'string') await redis.close().catch(() => {}) },
+    close: async () => { if (!isOurs) await redis.close().catch(() => {}) },
   }
 }

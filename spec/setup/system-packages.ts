@@ -15,6 +15,8 @@ const PACKAGES: Record<string, string> = {
   tmux: 'tmux',
   // The Redis stores are tested against a real server (spec/helpers/redis-server.ts).
   'redis-server': 'redis-server',
+  // Issue 27: a Sentinel-managed primary fails over under a live session (spec/transports/redis-sentinel.spec.ts).
+  'redis-sentinel': 'redis-sentinel',
   // The scale-out tests put several instances behind a real nginx (spec/helpers/nginx.ts).
   nginx: 'nginx',
 }

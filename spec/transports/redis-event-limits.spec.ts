@@ -91,7 +91,7 @@ describe('issue 20: The Redis event store has no byte caps', () => {
     const store = redisEventStore(redis, { prefix: keyPrefix, ttlSeconds: 60, now: () => clock })
     const abandoned = await store.storeEvent('gone', big(4 * KiB), { sessionId: 'A' })
     // Every key of the stream and the session expires by itself.
-    for (const key of [`${keyPrefix}events:gone`, `${keyPrefix}event-meta:gone`, `${keyPrefix}event-session:{A}`, `${keyPrefix}event-session-streams:{A}`]) {
+    for (const key of [`${keyPrefix}{events}:events:gone`, `${keyPrefix}{events}:event-meta:gone`, `${keyPrefix}{events}:event-session:A`, `${keyPrefix}{events}:event-session-streams:A`]) {
       const ttl = Number(await redis.eval('return redis.call("PTTL", KEYS[1])', { keys: [key], arguments: [] }))
       expect(ttl, key).toBeGreaterThan(0)
       expect(ttl, key).toBeLessThanOrEqual(60_000)
