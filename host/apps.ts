@@ -84,7 +84,7 @@ export function hostApps(host: Host): HostApps {
     if (client === undefined) throw new Error(`Server ${server} is not ready`)
     return client
   }
-  return {
+  const apps: HostApps = {
     list: host.tools.pipe(map(appsOf)),
     current: () => appsOf(host.currentTools()),
     appOf,
@@ -113,11 +113,12 @@ export function hostApps(host: Host): HostApps {
     },
     bridgeFunctions(appTool) {
       return {
-        callTool: (name, args) => this.callTool(appTool, name, args),
-        readResource: uri => this.readResource(appTool, uri),
+        callTool: (name, args) => apps.callTool(appTool, name, args),
+        readResource: uri => apps.readResource(appTool, uri),
       }
     },
   }
+  return apps
 }
 
 /** `_meta.ui` of the view's `resources/list` entry, when its server listed it. */
