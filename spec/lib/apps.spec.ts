@@ -66,9 +66,9 @@ describe('hasUiExtension', () => {
 
 describe('withCsp', () => {
   it.each([
-    ['<!doctype html><html><head><title>t</title></head><body>x</body></html>', '<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'"><title>t</title></head><body>x</body></html>'],
-    ['<html lang="en"><body>x</body></html>', '<html lang="en"><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head><body>x</body></html>'],
-    ['<p>x</p>', '<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head><body><p>x</p></body></html>'],
+    [`<!doctype html><html><head><title>t</title></head><body>x</body></html>`, `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'"><title>t</title></head><body>x</body></html>`],
+    [`<html lang="en"><body>x</body></html>`, `<html lang="en"><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head><body>x</body></html>`],
+    [`<p>x</p>`, `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'"></head><body><p>x</p></body></html>`],
   ])('puts the policy first in the head of %s', (html, expected) => {
     expect(withCsp(html, `default-src 'none'`)).toBe(expected)
   })
