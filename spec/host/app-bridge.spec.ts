@@ -22,6 +22,10 @@ const exampleServer = join(dirname(createRequire(import.meta.url).resolve('@mode
 
 /** Every tools/call the page made through the test server, and what the server answered. */
 const calls: { name: string; by: string; result: CallToolResult }[] = []
+/** Told of each call the page made for the app (after its consent). */
+let onAppCall: ((call: { name: string; result: CallToolResult }) => void) | undefined
+/** The next call the page makes for the app. */
+const nextAppCall = () => new Promise<{ name: string; result: CallToolResult }>(resolve => { onAppCall = resolve })
 let client: McpClient
 let http: Server
 let url: string
@@ -52,7 +56,11 @@ beforeAll(async () => {
       req.on('end', () => {
         const { name, arguments: args, by } = JSON.parse(body) as { name: string; arguments: Record<string, unknown>; by: string }
         client.callTool(name, args).then(
-          result => { calls.push({ name, by, result }); send('application/json', JSON.stringify(result)) },
+          result => {
+            calls.push({ name, by, result })
+            if (by === 'app') onAppCall?.({ name, result })
+            send('application/json', JSON.stringify(result))
+          },
           (error: unknown) => send('text/plain', String(error), 500),
         )
       })
@@ -71,6 +79,14 @@ afterAll(async () => {
   if (http !== undefined) await closeServer(http)
   await client?.close()
 }, 60_000)
+
+/** An expression for the view's frame that resolves once its #server-time shows `time` (on DOM changes, no polling). */
+const timeShown = (time: string) => `new Promise(resolve => {
+  const element = document.getElementById('server-time')
+  const check = () => { if (element.textContent === ${JSON.stringify(time)}) resolve(element.textContent) }
+  new MutationObserver(check).observe(element, { childList: true, characterData: true, subtree: true })
+  check()
+})`
 
 /** The view's frame (the official app's own button is in it). */
 const VIEW = `!!document.getElementById('get-time-btn')`
@@ -91,7 +107,7 @@ describe('createAppBridge', () => {
     ])
     // The view shows the result the host handed it.
     const time = (record.initialResult.structuredContent as { time: string }).time
-    await expect.poll(() => page!.evaluateInFrame<string>(VIEW, `document.getElementById('server-time')?.textContent`), { timeout: WAIT_MS }).toBe(time)
+    expect(await page!.evaluateInFrame<string>(VIEW, timeShown(time))).toBe(time)
     // Sandboxed: both frames have opaque origins, the view cannot reach the page, and runs under its CSP.
     const frames = await page!.evaluate<{ outer: string | null }>(`({ outer: document.querySelector('#app iframe').getAttribute('sandbox') })`)
     expect(frames.outer).toBe('allow-scripts allow-forms')
@@ -104,14 +120,15 @@ describe('createAppBridge', () => {
 
   it('routes a tool call made from inside the app through the consent callback to the server, and back into the app', async () => {
     const before = calls.length
+    const appCall = nextAppCall()
     await page!.evaluateInFrame(VIEW, `document.getElementById('get-time-btn').click()`)
-    await expect.poll(() => calls.slice(before).filter(call => call.by === 'app').length, { timeout: WAIT_MS }).toBe(1)
-    const call = calls.slice(before).find(entry => entry.by === 'app')!
+    const call = await appCall
     expect(call.name).toBe('get-time')
+    expect(calls.slice(before).filter(entry => entry.by === 'app')).toHaveLength(1)
     const consents = await page!.evaluate<unknown[]>('window.record.consents')
     expect(consents).toEqual([{ kind: 'tools/call', name: 'get-time', arguments: {} }])
     const time = (call.result.structuredContent as { time: string }).time
-    await expect.poll(() => page!.evaluateInFrame<string>(VIEW, `document.getElementById('server-time')?.textContent`), { timeout: WAIT_MS }).toBe(time)
+    expect(await page!.evaluateInFrame<string>(VIEW, timeShown(time))).toBe(time)
   }, 3 * WAIT_MS)
 
   it('refuses the app a tool call the consent callback denies: nothing reaches the server', async () => {
