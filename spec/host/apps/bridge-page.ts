@@ -27,10 +27,11 @@ async function call(name: string, args: Record<string, unknown>, by: 'host' | 'a
 }
 
 try {
-  const { html, meta, tool } = await fetch('/app').then(response => response.json()) as { html: string; meta?: AppResourceMeta; tool: Tool }
+  const { html, meta, tool, proxyUrl } = await fetch('/app').then(response => response.json()) as { html: string; meta?: AppResourceMeta; tool: Tool; proxyUrl?: string }
   const bridge = createAppBridge({
     container: document.getElementById('app')!,
     html, meta, tool,
+    ...(proxyUrl === undefined ? {} : { proxyUrl }),
     hostInfo: { name: 'rxmcp-test-host', version: '1.0.0' },
     hostContext: { theme: 'light', locale: 'en-US' },
     callTool: (name, args) => call(name, args, 'app'),
