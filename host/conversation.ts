@@ -11,6 +11,7 @@
  *          └─────────────────────────────────── next round (at most maxRounds) ◄──────────────────┘
  * ```
  */
+import { isModelVisible } from '../lib/apps.ts'
 import { Observable } from '../lib/rx.ts'
 import {
   errorResult, invalidArgumentsResult, messageToolCalls,
@@ -136,7 +137,8 @@ export function converse(host: HostView, model: ModelAdapter, options: ConverseO
 
     const run = async () => {
       for (let round = 1; ; round++) {
-        const all = host.currentTools()
+        // MCP Apps: a tool whose visibility leaves out `model` is for its view only, never offered to the model.
+        const all = host.currentTools().filter(tool => isModelVisible(tool.tool))
         const tools = options.tools ? options.tools(all) : all
         const answer = await requestRound(model, {
           messages: [...history],

@@ -24,10 +24,15 @@ import type { HostCallOptions, HostTool, HostView } from './view.ts'
 import { samplingViaModel, type ModelAdapter } from './model.ts'
 import { outcomePromise, type HandlerOutcome } from '../actors/request.ts'
 import { HOST_LIMIT_DEFAULTS, type HostLimits } from './bounds.ts'
+import { uiCapability } from '../lib/apps.ts'
 
 /** What the consent hook is asked about. */
 export type ConsentRequest =
-  | { readonly kind: 'tool'; readonly server: string; readonly tool: string; readonly arguments: Record<string, unknown> }
+  | {
+    readonly kind: 'tool'; readonly server: string; readonly tool: string; readonly arguments: Record<string, unknown>
+    /** Set when an MCP App's view made the call (`callAppTool` of host/apps.ts): the view's `ui://` URI. */
+    readonly app?: string
+  }
   | { readonly kind: 'sampling'; readonly server: string; readonly params: CreateMessageParams }
   | { readonly kind: 'elicitation'; readonly server: string; readonly params: ElicitParams }
 
@@ -88,6 +93,12 @@ export interface HostOptions {
    * SERVER span), so one trace runs through the host. Default off.
    */
   telemetry?: ClientOptions['telemetry']
+  /**
+   * Whether the host renders MCP Apps (SEP-1865): every server's client declares the
+   * `io.modelcontextprotocol/ui` extension, so servers that check it offer their views (default
+   * false). The app API for a web page is host/apps.ts.
+   */
+  apps?: boolean
   /** How a server's client is started (default: by its configuration; tests may inject). */
   start?: (config: HostServerConfig, options: ClientOptions, stderr: (chunk: string) => void) => Promise<StartedClient>
 }
@@ -229,6 +240,7 @@ class HostOwner implements Host {
   #start(config: HostServerConfig, stderr: (chunk: string) => void, overrides: ClientOptions = {}): Promise<StartedClient> {
     const clientOptions: ClientOptions = { roots: this.#roots(config), timeout: config.timeout, jsonSchemaValidator: this.options.jsonSchemaValidator }
     if (this.options.telemetry !== undefined) clientOptions.telemetry = this.options.telemetry
+    if (this.options.apps === true) clientOptions.capabilities = { ...clientOptions.capabilities, ...uiCapability() }
     const { elicitation } = this.options
     const viaModel = this.options.model === undefined ? undefined : samplingViaModel(this.options.model)
     const sampling = this.options.sampling ?? (viaModel === undefined ? undefined : (params: CreateMessageParams) => viaModel(params))
@@ -279,7 +291,11 @@ class HostOwner implements Host {
   async callTool(name: string, args: Record<string, unknown> = {}, options: HostCallOptions = {}): Promise<CallToolResult> {
     const entry = this.#state.toolsByName.get(name)
     if (entry === undefined) throw new InvalidParamsError(`Invalid params: unknown tool ${JSON.stringify(name)}`)
-    await this.#consent({ kind: 'tool', server: entry.server, tool: entry.tool.name, arguments: args }, `tool:${entry.server}:${entry.tool.name}`)
+    const request: ConsentRequest = options.app === undefined
+      ? { kind: 'tool', server: entry.server, tool: entry.tool.name, arguments: args }
+      : { kind: 'tool', server: entry.server, tool: entry.tool.name, arguments: args, app: options.app }
+    // An app's calls are remembered apart from the model's: allow-always for one does not allow the other.
+    await this.#consent(request, options.app === undefined ? `tool:${entry.server}:${entry.tool.name}` : `app:${options.app}:${entry.server}:${entry.tool.name}`)
     const client = this.#clientOf(entry.server)
     try {
       return await client.callTool(entry.tool.name, args, { signal: options.signal, onProgress: options.onProgress })

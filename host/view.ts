@@ -28,6 +28,8 @@ export interface HostCallOptions {
   /** Aborting cancels the call at its server. */
   signal?: AbortSignal
   onProgress?: (event: HostProgress) => void
+  /** The `ui://` URI of the MCP App view that makes the call, told to the consent hook (set by host/apps.ts). */
+  app?: string
 }
 
 /** The host's aggregated tools and routed calls. */

@@ -10,6 +10,12 @@ import { WebSocket } from 'ws'
 export interface HeadlessPage {
   /** Evaluates an expression in the page and resolves with its value (awaited if it is a Promise). */
   evaluate<T>(expression: string): Promise<T>
+  /**
+   * Evaluates `expression` in the first nested frame where `match` is truthy, out-of-process
+   * frames (sandboxed, other origins) included: in their main world, or in an isolated world (the
+   * DOM, not the globals) for a frame in the page's own process.
+   */
+  evaluateInFrame<T>(match: string, expression: string): Promise<T>
   /** Polls `expression` until it is truthy; rejects after `timeoutMs` with what the page logged. */
   waitFor<T>(expression: string, timeoutMs: number): Promise<T>
   /** Console messages and uncaught exceptions of the page, for failure messages. */
@@ -66,9 +72,48 @@ export async function openPage(url: string, options: { startTimeoutMs?: number }
       if (reply.exceptionDetails !== undefined) throw new Error(`In the page: ${reply.exceptionDetails.exception?.description ?? reply.exceptionDetails.text}`)
       return reply.result.value as T
     }
+    /** DevTools sessions of the page's out-of-process frames (sandboxed and cross-site iframes), by target id. */
+    const frameSessions = new Map<string, string>()
+    const evaluateIn = async <T>(sessionId: string | undefined, expression: string, contextId?: number): Promise<T> => {
+      const reply = await cdp.call('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true, ...(contextId === undefined ? {} : { contextId }) }, sessionId) as {
+        result: { value?: T }; exceptionDetails?: { text: string; exception?: { description?: string } }
+      }
+      if (reply.exceptionDetails !== undefined) throw new Error(`In the frame: ${reply.exceptionDetails.exception?.description ?? reply.exceptionDetails.text}`)
+      return reply.result.value as T
+    }
+    const evaluateInFrame = async <T>(match: string, expression: string): Promise<T> => {
+      // Out-of-process frames are targets of their own: attach to each (flat sessions).
+      const { targetInfos } = await cdp.call('Target.getTargets') as { targetInfos: { targetId: string; type: string }[] }
+      const sessions: (string | undefined)[] = [undefined]
+      for (const { targetId } of targetInfos.filter(target => target.type === 'iframe')) {
+        let sessionId = frameSessions.get(targetId)
+        if (sessionId === undefined) {
+          sessionId = (await cdp.call('Target.attachToTarget', { targetId, flatten: true }) as { sessionId: string }).sessionId
+          frameSessions.set(targetId, sessionId)
+        }
+        // A target's own frame: its main world.
+        if (await evaluateIn<unknown>(sessionId, match).catch(() => false)) return evaluateIn<T>(sessionId, expression)
+        sessions.push(sessionId)
+      }
+      // Frames inside the page's or a target's process: an isolated world of each (their DOM, not their globals).
+      type FrameTree = { frame: { id: string }; childFrames?: FrameTree[] }
+      let count = 0
+      for (const sessionId of sessions) {
+        const frames: string[] = []
+        const walk = (tree: FrameTree) => { for (const child of tree.childFrames ?? []) { frames.push(child.frame.id); walk(child) } }
+        walk((await cdp.call('Page.getFrameTree', {}, sessionId) as { frameTree: FrameTree }).frameTree)
+        count += frames.length
+        for (const frameId of frames) {
+          const world = await cdp.call('Page.createIsolatedWorld', { frameId, worldName: 'rxmcp-test' }, sessionId) as { executionContextId: number }
+          if (await evaluateIn<unknown>(sessionId, match, world.executionContextId).catch(() => false)) return evaluateIn<T>(sessionId, expression, world.executionContextId)
+        }
+      }
+      throw new Error(`No frame where ${match} (targets: ${JSON.stringify(targetInfos.map(target => target.type))}, in-process frames: ${count})`)
+    }
     return {
       log,
       evaluate,
+      evaluateInFrame,
       async waitFor<T>(expression: string, timeoutMs: number): Promise<T> {
         const deadline = Date.now() + timeoutMs
         for (;;) {
@@ -171,11 +216,12 @@ class CdpSession {
 
   on<P>(method: string, listener: (params: P) => void): void { this.#listeners.set(method, listener as (params: never) => void) }
 
-  call(method: string, params: object = {}): Promise<unknown> {
+  /** Calls `method`, on the session of an attached target when `sessionId` is given (flat mode). */
+  call(method: string, params: object = {}, sessionId?: string): Promise<unknown> {
     const id = this.#nextId++
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject })
-      this.socket.send(JSON.stringify({ id, method, params }))
+      this.socket.send(JSON.stringify(sessionId === undefined ? { id, method, params } : { id, method, params, sessionId }))
     })
   }
 

@@ -121,6 +121,15 @@ describe.each(providers)('converse over the $api API', ({ api, model, toolNames,
     }
   })
 
+  it('does not offer the model a tool only MCP App views may call (visibility [\'app\'])', async () => {
+    await using server = await startMockModel([{ text: 'Nothing to do.' }])
+    const { host } = fakeHost()
+    const appOnly: HostTool = { name: 'files__poke', server: 'files', tool: { name: 'poke', inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: 'ui://files/view.html', visibility: ['app'] } } } }
+    const withApp: HostView = { ...host, currentTools: () => [...host.currentTools(), appOnly] }
+    await all(converse(withApp, model(server), { prompt: 'Hi' }))
+    expect(toolNames(server.requests[0])).toEqual(['files__count', 'slow__wait'])
+  })
+
   it('continues a conversation from the history of the previous turn', async () => {
     await using server = await startMockModel([{ text: 'Hello.' }, { text: 'Still here.' }])
     const { host } = fakeHost()
