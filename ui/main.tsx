@@ -1,0 +1,9 @@
+/** The web inspector's entry: styles in, the App rendered into #app. */
+import { render } from 'preact'
+import { App } from './app.tsx'
+import styles from './style.css'
+
+const style = document.createElement('style')
+style.textContent = styles
+document.head.append(style)
+render(<App />, document.getElementById('app')!)
