@@ -10,8 +10,8 @@
  * Security (a page of another origin, or a DNS-rebinding name, gets nothing): every request needs
  * the token (query `token` or header `X-Rxmcp-Token`, compared in constant time); the Host header
  * must name the loopback listener (127.0.0.1, localhost or [::1] with its port); an Origin header,
- * when present, must be the listener's own origin; a `Sec-Fetch-Site: cross-site` request is
- * refused. Each failure is a 403 with no body beyond a reason. Pages are sent with a CSP, no
+ * when present, must be the listener's own origin; a cross-site request that is not a navigation
+ * is refused. Each failure is a 403 with no body beyond a reason. Pages are sent with a CSP, no
  * referrer (the token is in the URL) and no caching.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
-import type { Subscription } from '../lib/rx.ts'
+import { lastValueFrom, toArray, type Subscription } from '../lib/rx.ts'
 import type { ClientOptions, McpClient } from '../actors/client.ts'
 import type { InspectionEvent } from '../lib/connection.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
@@ -146,10 +146,11 @@ export async function serveInspectorUi(options: InspectorUiOptions): Promise<Ins
 
   const api: Record<string, (body: JsonObject) => Promise<unknown>> = {
     connection: async () => describe(),
-    tools: async () => client.listTools(),
-    resources: async () => client.listResources(),
-    templates: async () => client.listResourceTemplates(),
-    prompts: async () => client.listPrompts(),
+    // Every page of each list.
+    tools: async () => ({ tools: await lastValueFrom(client.tools().pipe(toArray())) }),
+    resources: async () => ({ resources: await lastValueFrom(client.resources().pipe(toArray())) }),
+    templates: async () => ({ resourceTemplates: await lastValueFrom(client.resourceTemplates().pipe(toArray())) }),
+    prompts: async () => ({ prompts: await lastValueFrom(client.prompts().pipe(toArray())) }),
     skills: async () => ({ skills: client.skills.isSupported ? await client.skills.list() : [] }),
     skill: async input => { const loaded = await client.skills.load(String(input.uri)); return { skill: JSON.parse(JSON.stringify(loaded, (_key, value) => value instanceof Uint8Array ? new TextDecoder().decode(value) : value)) } },
     read: async input => client.readResource(String(input.uri)),
@@ -301,7 +302,9 @@ export function refuse(request: IncomingMessage, url: URL, port: number, token: 
   if (!names.includes(request.headers.host ?? '')) return 'Host'
   const origin = request.headers.origin
   if (origin !== undefined && !names.some(name => origin === `http://${name}`)) return 'Origin'
-  if (request.headers['sec-fetch-site'] === 'cross-site') return 'Sec-Fetch-Site'
+  // A page of another site may link to the inspector (a navigation, which still needs the token),
+  // never fetch from it or embed its script.
+  if (request.headers['sec-fetch-site'] === 'cross-site' && request.headers['sec-fetch-mode'] !== 'navigate') return 'Sec-Fetch-Site'
   const header = request.headers['x-rxmcp-token']
   const given = typeof header === 'string' ? header : url.searchParams.get('token') ?? ''
   const expected = Buffer.from(token)

@@ -421,7 +421,7 @@ function TimelineView(props: { frames: Frame[] }): JSX.Element {
   const [open, setOpen] = useState<string>()
   const rows = useMemo(() => pairFrames(props.frames), [props.frames])
   const shown = filterRows(rows, filter)
-  const set = (key: string) => (event: Event) => setFilter({ ...filter, [key]: (event.currentTarget as HTMLInputElement).value })
+  const set = (key: string) => (event: Event) => { const value = (event.currentTarget as HTMLInputElement).value; setFilter(old => ({ ...old, [key]: value })) }
   return (
     <section>
       <div class="row filters">
@@ -435,7 +435,7 @@ function TimelineView(props: { frames: Frame[] }): JSX.Element {
         <tbody>{shown.map(row => [
           <tr key={row.key} data-method={row.method} data-kind={row.kind} data-dir={row.dir} data-paired={String(row.response !== undefined)}
             class={row.isError ? 'error' : ''} onClick={() => setOpen(open === row.key ? undefined : row.key)}>
-            <td>{(row.t / 1000).toFixed(3)}s</td><td>{row.dir === 'out' ? '→' : '←'}</td><td>{row.method}</td><td>{row.id ?? ''}</td>
+            <td>{(row.t / 1000).toFixed(3)}s</td><td>{row.dir === 'out' ? '→' : '←'}</td><td>{row.method} <span class="muted">{summaryOf(row.message)}</span></td><td>{row.id ?? ''}</td>
             <td>{row.kind === 'request' ? row.ms === undefined ? 'pending' : `${row.ms} ms` : ''}</td>
           </tr>,
           open === row.key ? <tr key={`${row.key}-open`} class="detail"><td colSpan={5}><div class="columns"><Json value={row.message} />{row.response ? <Json value={row.response} /> : null}</div></td></tr> : null,
@@ -443,6 +443,16 @@ function TimelineView(props: { frames: Frame[] }): JSX.Element {
       </table>
     </section>
   )
+}
+
+/** What names a message among its kind: a tool or prompt name, a URI, a progress count. */
+function summaryOf(message: any): string {
+  const params = message?.params ?? {}
+  if (typeof params.name === 'string') return params.name
+  if (typeof params.uri === 'string') return params.uri
+  if (typeof params.progress === 'number') return `${params.progress}${params.total !== undefined ? `/${params.total}` : ''}`
+  if (typeof params.level === 'string') return params.level
+  return ''
 }
 
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']

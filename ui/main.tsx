@@ -6,4 +6,7 @@ import styles from './style.css'
 const style = document.createElement('style')
 style.textContent = styles
 document.head.append(style)
-render(<App />, document.getElementById('app')!)
+const root = document.getElementById('app')!
+// The server's "Loading…" goes: render adds to what the element holds.
+root.textContent = ''
+render(<App />, root)

@@ -116,12 +116,13 @@ export function toValue(schema: Schema, raw: unknown, path = '', errors: string[
 }
 
 /** The form's fields for `schema` (an object schema at the top), editing `value` through `onChange`. */
-export function SchemaForm(props: { schema: Schema; value: unknown; onChange: (value: unknown) => void; prefix?: string }) {
+export function SchemaForm(props: { schema: Schema; value: unknown; onChange: (update: (old: unknown) => unknown) => void; prefix?: string }) {
   const schema = props.schema.properties === undefined ? { type: 'object', properties: {} } : props.schema
   return <Field schema={schema} value={props.value} onChange={props.onChange} path={props.prefix ?? ''} label="" isRequired={false} isRoot />
 }
 
-function Field(props: { schema: Schema; value: unknown; onChange: (value: unknown) => void; path: string; label: string; isRequired: boolean; isRoot?: boolean }): JSX.Element {
+/** A field; `onChange` takes an update of the old value (several inputs may change in one turn). */
+function Field(props: { schema: Schema; value: unknown; onChange: (update: (old: unknown) => unknown) => void; path: string; label: string; isRequired: boolean; isRoot?: boolean }): JSX.Element {
   const { schema, value, onChange, path } = props
   const type = typeOf(schema)
   const choices = choicesOf(schema)
@@ -131,7 +132,7 @@ function Field(props: { schema: Schema; value: unknown; onChange: (value: unknow
     const record = (value ?? {}) as Record<string, unknown>
     const fields = Object.entries(schema.properties).map(([key, property]) => (
       <Field key={key} schema={property} value={record[key]} path={path === '' ? key : `${path}.${key}`} label={key}
-        isRequired={schema.required?.includes(key) ?? false} onChange={next => onChange({ ...record, [key]: next })} />
+        isRequired={schema.required?.includes(key) ?? false} onChange={update => onChange(old => ({ ...(old as Record<string, unknown> ?? {}), [key]: update((old as Record<string, unknown> | undefined)?.[key]) }))} />
     ))
     if (props.isRoot) return <div class="form">{fields.length === 0 ? <p class="muted">No arguments.</p> : fields}</div>
     return <fieldset><legend>{title}</legend>{help}{fields}</fieldset>
@@ -145,7 +146,7 @@ function Field(props: { schema: Schema; value: unknown; onChange: (value: unknow
           {itemChoices.map(choice => (
             <label class="inline" key={String(choice.value)}>
               <input type="checkbox" name={path} value={String(choice.value)} checked={items.includes(choice.value)}
-                onChange={event => onChange((event.currentTarget as HTMLInputElement).checked ? [...items, choice.value] : items.filter(item => item !== choice.value))} />
+                onChange={event => { const isChecked = (event.currentTarget as HTMLInputElement).checked; onChange(old => { const list = (old as unknown[] | undefined) ?? []; return isChecked ? [...list, choice.value] : list.filter(item => item !== choice.value) }) }} />
               {choice.label}
             </label>
           ))}
@@ -157,18 +158,18 @@ function Field(props: { schema: Schema; value: unknown; onChange: (value: unknow
         {items.map((item, index) => (
           <div class="row" key={index}>
             <Field schema={schema.items ?? {}} value={item} path={`${path}.${index}`} label={`#${index + 1}`} isRequired={false}
-              onChange={next => onChange(items.map((old, at) => at === index ? next : old))} />
-            <button type="button" onClick={() => onChange(items.filter((_, at) => at !== index))}>Remove</button>
+              onChange={update => onChange(old => ((old as unknown[] | undefined) ?? []).map((item, at) => at === index ? update(item) : item))} />
+            <button type="button" onClick={() => onChange(old => ((old as unknown[] | undefined) ?? []).filter((_, at) => at !== index))}>Remove</button>
           </div>
         ))}
-        <button type="button" data-add={path} onClick={() => onChange([...items, initialValue(schema.items ?? {})])}>Add</button>
+        <button type="button" data-add={path} onClick={() => onChange(old => [...((old as unknown[] | undefined) ?? []), initialValue(schema.items ?? {})])}>Add</button>
       </fieldset>
     )
   }
-  const set = (event: Event) => onChange((event.currentTarget as HTMLInputElement).value)
+  const set = (event: Event) => { const next = (event.currentTarget as HTMLInputElement).value; onChange(() => next) }
   let input: JSX.Element
   if (type === 'boolean') {
-    input = <input type="checkbox" name={path} checked={value === true} onChange={event => onChange((event.currentTarget as HTMLInputElement).checked)} />
+    input = <input type="checkbox" name={path} checked={value === true} onChange={event => { const isChecked = (event.currentTarget as HTMLInputElement).checked; onChange(() => isChecked) }} />
   } else if (choices !== undefined) {
     input = (
       <select name={path} value={String(value ?? '')} onChange={set}>

@@ -104,7 +104,8 @@ describe('serveInspectorUi', () => {
     ['a rebinding Host', (port: number, token: string) => ({ path: `/?token=${token}`, headers: { host: `evil.example:${port}` } })],
     ['a rebinding Host, for the event stream', (port: number, token: string) => ({ path: `/events?token=${token}`, headers: { host: `rebind.evil.example:${port}` } })],
     ['a loopback Host at another port', (port: number, token: string) => ({ path: `/?token=${token}`, headers: { host: `127.0.0.1:${port + 1}` } })],
-    ['a cross-site fetch', (_port: number, token: string) => ({ path: `/?token=${token}`, headers: { 'sec-fetch-site': 'cross-site' } })],
+    ['a cross-site fetch', (_port: number, token: string) => ({ path: `/events?token=${token}`, headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' } })],
+    ['a cross-site script load', (_port: number, token: string) => ({ path: `/app.js?token=${token}`, headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' } })],
   ])('answers 403 to a GET with %s', async (_name, make) => {
     const { port, token } = await start()
     const { path, headers } = make(port, token)
