@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { request } from 'node:http'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { connect } from '../../actors/client.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
@@ -149,4 +151,32 @@ describe('serveInspectorUi', () => {
     expect((await send(port, '/api/toString', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' })).status).toBe(404)
     expect((await send(port, '/api/tools', { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: '{}' })).status).toBe(415)
   })
+
+  it('is what `rxmcp inspect --ui --no-open` serves when run from sources with tsx: one UI line, the page bundled from ui/, the client forced to --era, and an end on SIGTERM', async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url))
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'inspect', '--ui', '--no-open', '--era', 'legacy', '--', process.execPath, '--import', 'tsx', 'examples/everything/server.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+    try {
+      let stdout = ''
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout!.on('data', chunk => { stdout += chunk; if (stdout.includes('\n')) resolve(stdout) })
+        child.once('exit', code => reject(new Error(`exited ${code} before printing the URL`)))
+      })
+      const match = /^UI: http:\/\/127\.0\.0\.1:(\d+)\/\?token=([A-Za-z0-9_-]{43})\n$/.exec(line)
+      expect(match, line).not.toBeNull()
+      const [, port, token] = match!
+      const script = await send(Number(port), `/app.js?token=${token}`, { headers: { host: `127.0.0.1:${port}` } })
+      expect(script.status).toBe(200)
+      // preact, minified, with the page's own code.
+      expect(script.body).toContain('rxmcp inspector')
+      expect(script.body.length).toBeGreaterThan(10_000)
+      expect((await send(Number(port), '/app.js', { headers: { host: `127.0.0.1:${port}` } })).status).toBe(403)
+      const events = await readEvents(Number(port), token!, event => event.type === 'connection')
+      expect(events.at(-1)).toMatchObject({ era: 'legacy', protocolVersion: '2025-11-25', transport: expect.stringContaining('stdio: ') })
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+    }
+  }, 60_000)
 })

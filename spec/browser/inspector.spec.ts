@@ -12,6 +12,9 @@ import { connect } from '../../actors/client.ts'
 import { createMemoryPair } from '../../transports/memory.ts'
 import { stdioClient } from '../../transports/stdio.ts'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
+import { createServer } from '../../actors/server.ts'
+import { registerTaskFixtures } from '../../examples/conformance/task-fixtures.ts'
+import { registerSkillFixtures } from '../../examples/conformance/skill-fixtures.ts'
 import { serveInspectorUi, type InspectorUi } from '../../bin/inspect-ui.ts'
 import { openPage, type HeadlessPage } from './chromium.ts'
 
@@ -250,4 +253,36 @@ describe('rxmcp inspect --ui in headless Chromium', () => {
       await ui.close()
     }
   }, 5 * WAIT_MS)
+
+  it.each(['legacy', 'modern'] as const)('runs a tool as a task and follows it in the Tasks view, and loads a skill, in the %s era', async era => {
+    const server = createServer({ name: 'tasks-and-skills', version: '1.0.0' })
+    registerTaskFixtures(server)
+    await registerSkillFixtures(server)
+    const [clientEnd, serverEnd] = createMemoryPair({ serialize: true })
+    await server.listen(serverEnd)
+    const ui = await serveInspectorUi({ transport: 'memory', connect: options => connect(clientEnd, { name: 'rxmcp-inspector', version: '0.1.0' }, { ...options, era }) })
+    try {
+      await visit(ui.url)
+      await until(`t.$('#connection').dataset.era === '${era}'`)
+      await tab('Tools')
+      await until(`t.$('[data-tool="slow_compute"]')`)
+      await run(`t.click('[data-tool="slow_compute"]')`)
+      await until(`t.$('#tool[data-tool="slow_compute"] #as-task')`)
+      await run(`t.click('#as-task'); t.set('[name="seconds"]', '0.3')`)
+      await run(`t.click('#call')`)
+      await until(`t.$('#call-task')`)
+      await until(`t.text('#result').includes('Computed after 0.3 seconds')`)
+      await tab('Tasks')
+      await until(`t.$('#tasks tr[data-status="completed"]')`)
+      if (era === 'modern') await shoot('tasks')
+      await tab('Skills')
+      await until(`t.$('[data-skill]')`)
+      await run(`t.click('[data-skill]')`)
+      await until(`t.text('#skill').includes('SKILL.md')`)
+      expect(page!.log.filter(line => line.startsWith('exception'))).toEqual([])
+    } finally {
+      await ui.close()
+      await server.close()
+    }
+  }, 3 * WAIT_MS)
 })
