@@ -65,25 +65,32 @@ function rawOf(value: unknown): unknown {
   return typeof value === 'number' ? String(value) : value
 }
 
-/** The value the schema describes, made from the raw form value; breaks go to `errors` (by path). */
-export function toValue(schema: Schema, raw: unknown, path = '', errors: string[] = []): unknown {
+/**
+ * The value the schema describes, made from the raw form value; breaks go to `errors` (by path).
+ * `isPresent`: the value is there even when empty (the root, an array item the person added).
+ */
+export function toValue(schema: Schema, raw: unknown, path = '', errors: string[] = [], isPresent = path === ''): unknown {
   const type = typeOf(schema)
   const name = path === '' ? 'the value' : path
   const choices = choicesOf(schema)
   if (type === 'object' && schema.properties !== undefined) {
     const out: Record<string, unknown> = {}
     const record = (raw ?? {}) as Record<string, unknown>
+    // A nested object left wholly empty is absent (its parent says whether that is allowed): its own breaks do not count.
+    const own: string[] = []
     for (const [key, property] of Object.entries(schema.properties)) {
-      const value = toValue(property, record[key], path === '' ? key : `${path}.${key}`, errors)
+      const value = toValue(property, record[key], path === '' ? key : `${path}.${key}`, own)
       if (value !== undefined) out[key] = value
-      else if (schema.required?.includes(key)) errors.push(`${path === '' ? key : `${path}.${key}`} is required`)
+      else if (schema.required?.includes(key)) own.push(`${path === '' ? key : `${path}.${key}`} is required`)
     }
-    return path === '' || Object.keys(out).length > 0 ? out : undefined
+    if (!isPresent && Object.keys(out).length === 0) return undefined
+    errors.push(...own)
+    return out
   }
   if (type === 'array') {
     const items = (raw as unknown[] | undefined) ?? []
     const itemChoices = choicesOf(schema.items ?? {})
-    const values = itemChoices !== undefined ? items : items.map((item, index) => toValue(schema.items ?? {}, item, `${path}.${index}`, errors)).filter(item => item !== undefined)
+    const values = itemChoices !== undefined ? items : items.map((item, index) => toValue(schema.items ?? {}, item, `${path}.${index}`, errors, true)).filter(item => item !== undefined)
     if (values.length === 0 && schema.minItems === undefined) return undefined
     if (schema.minItems !== undefined && values.length < schema.minItems) errors.push(`${name} needs at least ${schema.minItems} items`)
     if (schema.maxItems !== undefined && values.length > schema.maxItems) errors.push(`${name} takes at most ${schema.maxItems} items`)
