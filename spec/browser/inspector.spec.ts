@@ -86,7 +86,7 @@ async function everythingUi(era: 'legacy' | 'modern'): Promise<{ ui: InspectorUi
 }
 
 describe('rxmcp inspect --ui in headless Chromium', () => {
-  it.each([['legacy', undefined], ['modern', 'shots']] as const)('drives examples/everything in the %s era: connection, a tool by its form, progress and cancel, elicitation, sampling, a template with completion, a subscription update, a prompt, logs, and the paired timeline', async (era, shots) => {
+  it.each([['legacy', undefined], ['modern', 'shots']] as const)('drives examples/everything in the %s era: connection, a tool by its form, progress and cancel, elicitation, sampling and roots, results by content type, a template with completion, a subscription update, a prompt, logs, and the paired timeline', async (era, shots) => {
     const { ui, close } = await everythingUi(era)
     const shot = (name: string) => shoot(shots && name)
     try {
@@ -148,6 +148,15 @@ describe('rxmcp inspect --ui in headless Chromium', () => {
       await run(`t.click('#call')`)
       await until(`t.text('#result').includes('file:///work/project')`)
 
+      // Results by content type.
+      await run(`t.click('[data-tool="content_types"]')`)
+      await until(`t.$('#tool[data-tool="content_types"]')`)
+      await run(`t.click('#call')`)
+      await until(`t.$('#result img.content.image')`)
+      expect(await run(`[...t.$('#result').children].map(el => el.className)`)).toEqual(['content text', 'content image', 'content audio', 'content link', 'content resource'])
+      expect(await run(`t.$('#result img').naturalWidth`)).toBe(1)
+      expect(await run(`t.text('#result .content.resource')`)).toContain('Static resource 1')
+
       // A template read with completion, then a subscription update.
       await tab('Resources')
       await until(`t.$('[data-template="everything://items/{id}"]')`)
@@ -190,9 +199,10 @@ describe('rxmcp inspect --ui in headless Chromium', () => {
       await run(`t.set('#timeline-filter', 'tools/call'); t.set('#timeline-kind', 'request')`)
       await until(`[...document.querySelectorAll('#timeline tbody tr')].every(tr => tr.dataset.method === 'tools/call')`)
       const calls = await run<Array<{ paired: string; took: string }>>(`[...document.querySelectorAll('#timeline tbody tr')].map(tr => ({ paired: tr.dataset.paired, took: tr.cells[4].textContent }))`)
-      // add (once refused by the form, so only once sent), long_running (cancelled: no response), elicit, sample, roots, touch, log, log;
-      // in the modern era elicit, sample and roots go twice: answered input_required, then again with the answers.
-      expect(calls).toHaveLength(era === 'modern' ? 11 : 8)
+      // add (once refused by the form, so only once sent), long_running (cancelled: no response), elicit, sample, roots,
+      // content_types, touch, log, log; in the modern era elicit, sample and roots go twice: answered input_required,
+      // then again with the answers.
+      expect(calls).toHaveLength(era === 'modern' ? 12 : 9)
       expect(calls.filter(call => call.paired === 'false')).toHaveLength(1)
       for (const call of calls.filter(call => call.paired === 'true')) expect(call.took).toMatch(/^\d+ ms$/)
       await run(`t.set('#timeline-filter', 'cancelled'); t.set('#timeline-kind', 'notification')`)
