@@ -10,7 +10,7 @@
  * Security (a page of another origin, or a DNS-rebinding name, gets nothing): every request needs
  * the token (query `token` or header `X-Rxmcp-Token`, compared in constant time); the Host header
  * must name the loopback listener (127.0.0.1, localhost or [::1] with its port); an Origin header,
- * when present, must be the listener's own origin; a cross-site request that is not a navigation
+ * when present, must be the printed origin (`http://127.0.0.1:PORT`); a cross-site request that is not a navigation
  * is refused. Each failure is a 403 with no body beyond a reason. Pages are sent with a CSP, no
  * referrer (the token is in the URL) and no caching.
  */
@@ -300,8 +300,10 @@ export function refuse(request: IncomingMessage, url: URL, port: number, token: 
   const names = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]
   // DNS rebinding: a foreign name resolving to 127.0.0.1 still sends its own Host.
   if (!names.includes(request.headers.host ?? '')) return 'Host'
+  // One origin only, the printed one: another loopback name is another origin (an MCP App's sandbox
+  // proxy may be served from one, and must not reach the API even if it learnt the token).
   const origin = request.headers.origin
-  if (origin !== undefined && !names.some(name => origin === `http://${name}`)) return 'Origin'
+  if (origin !== undefined && origin !== `http://127.0.0.1:${port}`) return 'Origin'
   // A page of another site may link to the inspector (a navigation, which still needs the token),
   // never fetch from it or embed its script.
   if (request.headers['sec-fetch-site'] === 'cross-site' && request.headers['sec-fetch-mode'] !== 'navigate') return 'Sec-Fetch-Site'

@@ -86,7 +86,7 @@ describe('serveInspectorUi', () => {
     expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'")
     expect(page.headers['referrer-policy']).toBe('no-referrer')
     expect((await send(port, `/app.js?token=${token}`, { headers: host })).body).toBe('document.title = "bundle"')
-    const events = await send(port, `/events?token=${token}`, { headers: { ...host, origin: `http://localhost:${port}` }, firstEvent: true })
+    const events = await send(port, `/events?token=${token}`, { headers: { host: `localhost:${port}`, origin: `http://127.0.0.1:${port}` }, firstEvent: true })
     expect(events.status).toBe(200)
     expect(events.headers['content-type']).toBe('text/event-stream')
     expect(JSON.parse(events.body.slice('data: '.length))).toMatchObject({ type: 'frame', dir: 'out', message: { method: 'initialize' } })
@@ -103,6 +103,7 @@ describe('serveInspectorUi', () => {
     ['no token, for the event stream', () => ({ path: '/events', headers: {} })],
     ['a foreign Origin', (_port: number, token: string) => ({ path: `/?token=${token}`, headers: { origin: 'http://evil.example' } })],
     ['a foreign Origin on the loopback at another port', (port: number, token: string) => ({ path: `/events?token=${token}`, headers: { origin: `http://127.0.0.1:${port + 1}` } })],
+    ['another loopback origin', (port: number, token: string) => ({ path: `/events?token=${token}`, headers: { origin: `http://localhost:${port}` } })],
     ['a rebinding Host', (port: number, token: string) => ({ path: `/?token=${token}`, headers: { host: `evil.example:${port}` } })],
     ['a rebinding Host, for the event stream', (port: number, token: string) => ({ path: `/events?token=${token}`, headers: { host: `rebind.evil.example:${port}` } })],
     ['a loopback Host at another port', (port: number, token: string) => ({ path: `/?token=${token}`, headers: { host: `127.0.0.1:${port + 1}` } })],
