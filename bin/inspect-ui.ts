@@ -225,7 +225,7 @@ export async function serveInspectorUi(options: InspectorUiOptions): Promise<Ins
     const url = new URL(request.url ?? '/', 'http://127.0.0.1')
     const refusal = refuse(request, url, port, token)
     if (refusal !== undefined) return send(response, 403, 'text/plain', `Forbidden: ${refusal}\n`)
-    if (request.method === 'GET' && url.pathname === '/') return send(response, 200, 'text/html; charset=utf-8', page(token), PAGE_HEADERS)
+    if (request.method === 'GET' && url.pathname === '/') return send(response, 200, 'text/html; charset=utf-8', page(token), pageHeaders(port))
     if (request.method === 'GET' && url.pathname === '/app.js') {
       script ??= bundle()
       return send(response, 200, 'text/javascript; charset=utf-8', await script)
@@ -284,11 +284,12 @@ const COMMON_HEADERS = {
 } as const
 
 // The page loads only its own script; images and audio of results come as data: URLs; an app's
-// view (MCP Apps) is a sandboxed srcdoc/blob iframe.
-const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src data:; connect-src 'self'; frame-src blob: data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+// view (MCP Apps) is a sandboxed frame, its proxy served from another origin of the listener
+// (http://localhost:PORT, which the API refuses: see `refuse`) or a blob:/data: URL.
+const pageHeaders = (port: number) => ({
+  'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src data:; connect-src 'self'; frame-src blob: data: http://localhost:${port}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
   'x-frame-options': 'DENY',
-} as const
+})
 
 function send(response: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}) {
   response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text), ...COMMON_HEADERS, ...headers })

@@ -8,6 +8,7 @@ import { events, post, type UiEvent } from './api.ts'
 import { SchemaForm, initialValue, toValue, type Schema } from './schema-form.tsx'
 import { ContentBlock, ResourceContents, ToolResult } from './content.tsx'
 import { filterRows, pairFrames, type Frame } from './timeline.ts'
+import { AppView } from './app-view.tsx'
 
 /** What the stream told so far. */
 interface Store {
@@ -49,15 +50,6 @@ function reduce(store: Store, event: UiEvent | { type: 'open'; isOpen: boolean }
 
 const TABS = ['Connection', 'Tools', 'Resources', 'Prompts', 'Skills', 'Tasks', 'Timeline', 'Logs'] as const
 type Tab = typeof TABS[number]
-
-/**
- * Where an MCP App (a tool with `_meta.ui.resourceUri`) is rendered: the host-side bridge of
- * issue 28's "apps" part plugs in here. Until it does, the page shows the app's resource URI.
- */
-export type AppBridgeSeam = (props: { tool: any; resourceUri: string; input: unknown; result: unknown; callTool: (name: string, args: unknown) => Promise<unknown>; readResource: (uri: string) => Promise<unknown> }) => JSX.Element
-let appBridge: AppBridgeSeam | undefined
-/** Plugs the MCP Apps bridge in (called by the entry once the bridge module exists). */
-export function useAppBridge(bridge: AppBridgeSeam): void { appBridge = bridge }
 
 /** The whole page. */
 export function App(): JSX.Element {
@@ -196,7 +188,6 @@ function ToolPanel(props: { tool: any; store: Store }): JSX.Element {
   }
   const isRunning = callId !== undefined && outcome === undefined
   const resourceUri = tool._meta?.ui?.resourceUri as string | undefined
-  const Bridge = appBridge
   return (
     <div class="panel" id="tool" data-tool={tool.name}>
       <h2>{tool.title ?? tool.name} <code>{tool.name}</code></h2>
@@ -220,12 +211,7 @@ function ToolPanel(props: { tool: any; store: Store }): JSX.Element {
       {outcome?.cancelled ? <p id="cancelled" class="muted">Cancelled.</p> : null}
       {outcome?.error ? <p id="call-error" class="error">{outcome.error}</p> : null}
       {outcome?.result ? <ToolResult result={outcome.result} outputSchema={tool.outputSchema} /> : null}
-      {resourceUri && outcome?.result
-        ? Bridge
-          ? <Bridge tool={tool} resourceUri={resourceUri} input={input} result={outcome.result}
-            callTool={(name, args) => post('call', { callId: `c${nextCall++}`, name, arguments: args })} readResource={uri => post('read', { uri })} />
-          : <p class="muted" id="app-seam">This tool has an MCP App ({resourceUri}); the app bridge is not part of this build.</p>
-        : null}
+      {resourceUri && outcome?.result ? <AppView tool={tool} resourceUri={resourceUri} input={(input ?? {}) as Record<string, unknown>} result={outcome.result} /> : null}
       <details><summary>Input schema</summary><Json value={tool.inputSchema} /></details>
       {tool.annotations ? <details><summary>Annotations</summary><Json value={tool.annotations} /></details> : null}
     </div>
