@@ -3,11 +3,13 @@
  *
  *   rxmcp inspect [--json] -- CMD ARGS...          server info, tools, resources, templates, prompts
  *   rxmcp call [--json] TOOL 'JSON' -- CMD ARGS...  the tool result as JSON on stdout; progress on stderr
+ *   rxmcp inspect --ui [--port N] [--no-open] -- CMD  the web inspector on 127.0.0.1 (see inspect-ui.ts)
  *
  * Exit codes: 0 success, 1 failure (or a tool result with isError), 2 usage error.
  */
 import { lastValueFrom, toArray, EMPTY, type Observable } from '../lib/rx.ts'
-import { connect, type McpClient } from '../actors/client.ts'
+import { connect, type ClientEra, type ClientOptions, type McpClient } from '../actors/client.ts'
+import { openBrowser, serveInspectorUi } from './inspect-ui.ts'
 import { stdioClient, type StdioClientTransport } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
@@ -25,6 +27,7 @@ import { telemetryOf } from '../actors/telemetry-option.ts'
 
 const USAGE = `Usage:
   rxmcp inspect [--json] -- COMMAND [ARGS...] | URL
+  rxmcp inspect --ui [--port 0] [--no-open] [--era auto|legacy|modern] -- COMMAND [ARGS...] | URL
   rxmcp call TOOL ['{"json":"arguments"}'] [--timeout MS] -- COMMAND [ARGS...] | URL
   rxmcp bridge [--port 3000] [LISTEN OPTIONS] [--shared] [--max-children 8] [--max-children-per-client 4]
                [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... -- COMMAND [ARGS...]
@@ -48,6 +51,11 @@ The gateway reads a "gateway" object beside "mcpServers" in its config: auth (an
 JWKS or introspection), policy (who sees and calls what), rateLimit (per principal), audit (JSON lines,
 arguments redacted by rule), health (GET /healthz). --audit-log FILE (- for stderr) writes the audit
 log there, over the config's file.
+
+inspect --ui serves the web inspector on 127.0.0.1 (--port, default a free one), prints
+  UI: http://127.0.0.1:PORT/?token=...
+and opens the browser (unless --no-open); every request needs that token, and Host and Origin must be
+the listener's own. It runs until SIGINT or SIGTERM, or until the server goes away.
 
 Auth options (inspect and call, for a server at an http(s) URL):
   --token-store PATH   where tokens are kept, mode 0600 (default ~/.config/rxmcp/tokens.json)
@@ -85,6 +93,12 @@ interface Parsed {
   positional: string[]
   server: string[]
   auth: AuthFlags
+  /** inspect --ui: the web inspector. */
+  isUi?: boolean
+  /** inspect --ui --no-open: print the URL only. */
+  isNoOpen?: boolean
+  /** inspect --era: which generation of MCP the client speaks. */
+  era?: ClientEra
 }
 
 function parse(argv: string[]): Parsed {
@@ -104,6 +118,9 @@ function parse(argv: string[]): Parsed {
   let timeout: number | undefined
   let port: number | undefined
   let isShared = false
+  let isUi = false
+  let isNoOpen = false
+  let era: ClientEra | undefined
   const flags: BridgeFlags = { env: {}, isInheritEnv: false, exposure: exposureFlags() }
   const count = (name: string, value: string | undefined, min: number) => {
     const number = Number(value)
@@ -131,7 +148,15 @@ function parse(argv: string[]): Parsed {
     else if (arg === '--timeout') {
       timeout = Number(rest[++i])
       if (!Number.isFinite(timeout) || timeout < 0) throw new UsageError('--timeout needs a number of milliseconds')
-    } else if (arg === '--port' && command === 'bridge') {
+    } else if (arg === '--ui' && command === 'inspect') {
+      isUi = true
+    } else if (arg === '--no-open' && command === 'inspect') {
+      isNoOpen = true
+    } else if (arg === '--era' && command !== 'bridge') {
+      const value = rest[++i]
+      if (value !== 'auto' && value !== 'legacy' && value !== 'modern') throw new UsageError('--era needs auto, legacy or modern')
+      era = value
+    } else if (arg === '--port' && (command === 'bridge' || command === 'inspect')) {
       port = Number(rest[++i])
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port needs a port number')
     } else if (arg === '--shared' && command === 'bridge') {
@@ -158,7 +183,9 @@ function parse(argv: string[]): Parsed {
   if (command === 'call' && (positional.length < 1 || positional.length > 2)) throw new UsageError('call needs a tool name and optionally JSON arguments')
   if (command !== 'call' && positional.length > 0) throw new UsageError(`${command} takes no arguments before --`)
   if (command === 'bridge' && /^(https?|wss?):\/\//.test(server[0]!)) throw new UsageError('bridge needs a command to spawn, not a URL')
-  return { command, isJson, timeout, positional, server, port, isShared, bridge: flags, auth }
+  if (port !== undefined && command === 'inspect' && !isUi) throw new UsageError('--port is for inspect --ui')
+  if (isNoOpen && !isUi) throw new UsageError('--no-open is for inspect --ui')
+  return { command, isJson, timeout, positional, server, port, isShared, bridge: flags, auth, isUi, isNoOpen, era }
 }
 
 /** The bridge command's own options. */
@@ -175,16 +202,41 @@ interface BridgeFlags {
 /** Closes what authorization opened (the loopback listener), once the command is done. */
 let closeAuth = async () => {}
 
-async function open(parsed: Parsed): Promise<McpClient> {
+async function open(parsed: Parsed, options: ClientOptions = {}): Promise<McpClient> {
   const [command, ...args] = parsed.server
   const info = { name: 'rxmcp-cli', version: '0.1.0' }
+  const withEra = parsed.era === undefined ? options : { ...options, era: parsed.era }
   if (args.length === 0 && /^https?:\/\//.test(command!)) {
     const auth = authorizingFetch(parsed.auth)
     closeAuth = auth.close
-    return connect(httpClient(command!, { fetch: auth.fetch }), info)
+    return connect(httpClient(command!, { fetch: auth.fetch }), info, withEra)
   }
-  if (args.length === 0 && /^wss?:\/\//.test(command!)) return connect(websocketClient(command!), info)
-  return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), info)
+  if (args.length === 0 && /^wss?:\/\//.test(command!)) return connect(websocketClient(command!), info, withEra)
+  return connect(stdioClient({ command: command!, args, stderr: 'inherit', inheritEnv: true }), info, withEra)
+}
+
+/** What the client runs over, as the web inspector shows it. */
+function transportOf(parsed: Parsed): string {
+  const [command, ...args] = parsed.server
+  if (args.length === 0 && /^https?:\/\//.test(command!)) return `Streamable HTTP (legacy HTTP+SSE fallback): ${command}`
+  if (args.length === 0 && /^wss?:\/\//.test(command!)) return `WebSocket: ${command}`
+  return `stdio: ${parsed.server.join(' ')}`
+}
+
+/** inspect --ui: serves the web inspector until SIGINT or SIGTERM, or until the server goes away. */
+async function inspectUi(parsed: Parsed): Promise<number> {
+  const ui = await serveInspectorUi({ transport: transportOf(parsed), port: parsed.port, connect: options => open(parsed, options) })
+  process.stdout.write(`UI: ${ui.url}\n`)
+  if (!parsed.isNoOpen) openBrowser(ui.url)
+  let stop = () => {}
+  const stopped = new Promise<void>(resolve => { stop = resolve })
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  await Promise.race([stopped, ui.client.closed.catch(() => {})])
+  process.off('SIGINT', stop)
+  process.off('SIGTERM', stop)
+  await ui.close()
+  return 0
 }
 
 function all<T>(isOffered: unknown, list: () => Observable<T>): Promise<T[]> {
@@ -372,6 +424,7 @@ export async function cli(argv: string[]): Promise<number> {
   if (parsed.command === 'help') { process.stdout.write(USAGE + '\n'); return 0 }
   try {
     if (parsed.command === 'bridge') return await withTelemetry(isTelemetry => serveBridge(parsed, isTelemetry))
+    if (parsed.command === 'inspect' && parsed.isUi === true) return await inspectUi(parsed)
     return parsed.command === 'inspect' ? await inspect(parsed) : await call(parsed)
   } catch (error) {
     if (error instanceof ExposureError) { process.stderr.write(`rxmcp: ${error.message}\n`); return 2 }

@@ -18,6 +18,8 @@ export interface HeadlessPage {
   evaluateInFrame<T>(match: string, expression: string): Promise<T>
   /** Polls `expression` until it is truthy; rejects after `timeoutMs` with what the page logged. */
   waitFor<T>(expression: string, timeoutMs: number): Promise<T>
+  /** A PNG of the page's viewport (set by `openPage`'s `viewport`, else the browser's default). */
+  screenshot(): Promise<Buffer>
   /** Console messages and uncaught exceptions of the page, for failure messages. */
   readonly log: readonly string[]
   /** Ends the browser (its whole process group) and removes its profile directory. */
@@ -41,7 +43,7 @@ export function findChromium(): string {
 }
 
 /** Starts headless Chromium on a fresh profile and opens `url` in it, with the console recorded from the start. */
-export async function openPage(url: string, options: { startTimeoutMs?: number } = {}): Promise<HeadlessPage> {
+export async function openPage(url: string, options: { startTimeoutMs?: number; viewport?: { width: number; height: number } } = {}): Promise<HeadlessPage> {
   const binary = findChromium()
   const profile = await mkdtemp(join(tmpdir(), 'rxmcp-chromium-'))
   // Its own process group, so closing ends the renderer and helper processes too.
@@ -64,6 +66,7 @@ export async function openPage(url: string, options: { startTimeoutMs?: number }
     })
     await cdp.call('Runtime.enable')
     await cdp.call('Page.enable')
+    if (options.viewport !== undefined) await cdp.call('Emulation.setDeviceMetricsOverride', { ...options.viewport, deviceScaleFactor: 1, mobile: false })
     await cdp.call('Page.navigate', { url })
     const evaluate = async <T>(expression: string): Promise<T> => {
       const reply = await cdp.call('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true }) as {
@@ -122,6 +125,10 @@ export async function openPage(url: string, options: { startTimeoutMs?: number }
           if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${expression}; page log:\n${log.join('\n')}`)
           await new Promise(resolve => setTimeout(resolve, 200))
         }
+      },
+      async screenshot() {
+        const { data } = await cdp.call('Page.captureScreenshot', { format: 'png' }) as { data: string }
+        return Buffer.from(data, 'base64')
       },
       async close() {
         cdp.close()

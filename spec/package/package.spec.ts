@@ -9,6 +9,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import { get } from 'node:http'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const RUNTIME_DEPENDENCIES = ['ajv', 'rxjs', 'ws', 'yaml']
@@ -199,6 +201,32 @@ describe('the npm package', () => {
     expect(result.code, result.stderr).toBe(0)
     expect(JSON.parse(result.stdout)).toEqual({ content: [{ type: 'text', text: 'echo: hi' }] })
   })
+
+  it('issue 28: holds the web inspector\'s page (dist/ui/inspector.js, under 150 KB gzipped), which the installed `rxmcp inspect --ui` serves', async () => {
+    expect(files).toContain('dist/ui/inspector.js')
+    const built = await readFile(join(project, 'node_modules', 'rxmcp', 'dist', 'ui', 'inspector.js'), 'utf8')
+    expect(gzipSync(built).length).toBeLessThan(150 * 1024)
+    const child = spawn(join(project, 'node_modules', '.bin', 'rxmcp'), ['inspect', '--ui', '--no-open', '--', process.execPath, 'server.mjs'], { cwd: project, stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      let stdout = ''
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout!.on('data', chunk => { stdout += chunk; if (stdout.includes('\n')) resolve(stdout) })
+        child.once('exit', code => reject(new Error(`exited ${code} before printing the URL`)))
+      })
+      const url = new URL(/^UI: (\S+)\n$/.exec(line)![1]!)
+      const served = await new Promise<string>((resolve, reject) => {
+        get(new URL(`/app.js${url.search}`, url), response => {
+          let body = ''
+          response.setEncoding('utf8')
+          response.on('data', chunk => { body += chunk })
+          response.on('end', () => resolve(body))
+        }).on('error', reject)
+      })
+      expect(served).toBe(built)
+    } finally {
+      child.kill('SIGTERM')
+    }
+   }, 60_000)
 
   it('issue 20: leaves dist/bin/rxmcp.js executable after the build, so the command runs in the repository', async () => {
     // `npm pack` above ran the build script in this checkout.
