@@ -4,8 +4,10 @@ import type { ServerOptions } from './server/options.ts'
 import { Server } from './server/server.ts'
 
 export { SERVER_DEFAULTS, type ServerOptions, type ServerTaskOptions } from './server/options.ts'
-export { type SubscriptionState, type SubscriptionMessage, type ServerContext, type TaskHandle, type InputOptions, type CacheHint, type ToolHandler, type StructuredToolResult, type ToolResultFor, type ObjectStandardSchema, type ToolInputSchema, type ToolOutputSchema, type ToolDefinition, type Registration, type ReadOutcome, type ResourceHandler, type TemplateHandler, type Completer, type ResourceDefinition, type ResourceTemplateDefinition, type PromptDefinition, type MethodHandler, type MethodOptions, type PromptHandler, type SessionState, type ServerSession, type McpServer, type McpRequest, type McpHandler, type Middleware } from './server/api.ts'
-export type { EventBus, ServerEvent } from '../lib/events.ts'
+export { type SubscriptionState, type SubscriptionMessage, type ServerContext, type TaskHandle, type InputOptions, type CacheHint, type ToolHandler, type StructuredToolResult, type ToolResultFor, type ObjectStandardSchema, type ToolInputSchema, type ToolOutputSchema, type ToolDefinition, type Registration, type ReadOutcome, type ResourceHandler, type TemplateHandler, type Completer, type ResourceDefinition, type ResourceTemplateDefinition, type PromptDefinition, type MethodHandler, type MethodOptions, type PromptHandler, type SessionState, type ServerSession, type McpServer, type McpRequest, type McpHandler, type Middleware, type ServerHealth } from './server/api.ts'
+export type { EventBus, ServerEvent, BusEvent, RegistryMessage, RegistryChange } from '../lib/events.ts'
+export { RegistryMismatchWarning, type RegistryHealth, type RegistryDifference } from './server/registry-sync.ts'
+export { DRAIN_DEFAULTS, type DrainOptions } from '../lib/transport.ts'
 export type { TelemetryOptions } from '../lib/request-observer.ts'
 export { memoryRequestStateStore, REQUEST_STATE_STORE_DEFAULTS, type RequestStateStore } from './server/request-state.ts'
 
