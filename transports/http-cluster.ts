@@ -106,6 +106,9 @@ const SEND_GRACE_MS = 3_000
 /** How often instances with open forwarded exchanges are checked to be still running (ms). */
 const PEER_CHECK_MS = 1_000
 
+/** Marks the owner a drained instance hands its sessions to (`<its id>~drained`): no instance runs under that id. */
+export const DRAINED = '~drained'
+
 /** What goes back to the front: reply, refuse, stream start, write, end; `m` (moved): the session was handed over, route the exchange again. */
 type Op = ['r' | 'f', number, Record<string, string>, string | undefined] | ['s', number, Record<string, string>, number] | ['w', string] | ['e'] | ['m']
 
@@ -327,7 +330,10 @@ export class ClusterRouter {
     const sessionId = message.h['mcp-session-id']
     const moved = sessionId === undefined ? false : this.#host.movedAway?.(sessionId) ?? false
     if (moved !== false) {
-      void moved.then(isMoved => isMoved ? void post([['m']]) : this.#serveHere(message, key, post))
+      // Counted with the answers on their way back (flush), so a drain waits for it too.
+      const answered = moved.then(isMoved => { if (isMoved) return post([['m']]); this.#serveHere(message, key, post); return true })
+      this.#sending.add(answered)
+      void answered.finally(() => this.#sending.delete(answered))
       return
     }
     this.#serveHere(message, key, post)
@@ -361,10 +367,16 @@ export class ClusterRouter {
     for (const served of this.#served.values()) peers.add(served.from)
     for (const peer of peers) {
       if (await this.#cluster.isAlive(peer).catch(() => true)) continue
+      // A peer that drained handed its sessions over with nothing in flight: what it did not
+      // answer it never ran (it was sent back, or reached it as it let go), so it is routed again.
+      let drained: Map<string, boolean> | undefined
       for (const [key, relay] of [...this.#relayed]) {
         if (relay.owner !== peer) continue
         this.#relayed.delete(key)
         if (relay.sink !== undefined) { relay.sink.end(); continue }
+        drained ??= new Map()
+        if (!drained.has(relay.sessionId)) drained.set(relay.sessionId, (await this.#cluster.lookup(relay.sessionId).catch(() => undefined))?.owner === `${peer}${DRAINED}`)
+        if (drained.get(relay.sessionId) === true) { void this.#reroute(relay); continue }
         replyError(relay.exchange, 503, -32000, 'Service Unavailable: the instance serving this session stopped; send the request again', { 'retry-after': '1' }, idsOf(relay.body))
       }
       for (const served of [...this.#served.values()]) if (served.from === peer) served.close()

@@ -6,7 +6,7 @@
  */
 import type { SchedulerLike } from '../lib/rx.ts'
 import type { Exchange } from './http-exchange.ts'
-import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
+import { ClusterRouter, DRAINED, type SessionCluster, type SessionRecord } from './http-cluster.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import { LegacySession } from './legacy-sse.ts'
 
@@ -29,9 +29,6 @@ export interface SharedSessionsHost {
   clientAddress(exchange: Exchange): string | undefined
   onEnd(session: AnySession): void
 }
-
-/** Marks the owner a drained instance hands its sessions to: no instance runs under that id. */
-const DRAINED = '~drained'
 
 export class SharedSessions {
   readonly #cluster: SessionCluster
