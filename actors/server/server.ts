@@ -517,6 +517,7 @@ export class Server implements McpServer, ServerCore {
 
   async close(): Promise<void> {
     if (this.#health.value.status !== 'closed') this.#health.next({ ...this.#health.value, status: 'closed' })
+    this.#health.complete()
     this.#sync?.close()
     this.#remote?.unsubscribe()
     this.#telemetryEvents?.unsubscribe()
