@@ -195,6 +195,10 @@ export async function serveGateway(flags: HostFlags): Promise<number> {
     process.stderr.write(`rxmcp gateway: serving ${url} (Streamable HTTP), ${url.replace(/\/mcp$/, '/sse')} (SSE), ${url.replace(/^http/, 'ws')} (WebSocket)\n`)
     close = () => closeServer(node)
     await stopped
+    // SIGTERM drains (a rolling restart): /health answers 503, no new session, the requests in
+    // flight finish (10 s at most), then the sessions and connections close.
+    process.stderr.write('rxmcp gateway: draining\n')
+    await gateway.server.drain({ timeoutMs: 10_000 })
   }
   watcher?.close()
   await gateway.close()

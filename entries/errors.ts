@@ -18,4 +18,5 @@ export {
 export { ToolNameWarning } from '../lib/tool-names.ts'
 export type { Challenge } from '../lib/www-authenticate.ts'
 export { ProgressWarning } from '../lib/operators/progress.ts'
+export { RegistryMismatchWarning } from '../actors/server/registry-sync.ts'
 export { UnauthorizedError } from '../lib/unauthorized-error.ts'

@@ -165,9 +165,39 @@ export interface TransportServer {
   gauges?(): readonly TransportGauge[]
   /** Starts accepting (binds a port); resolves once it does. */
   start?(): Promise<void>
+  /**
+   * Optional: leaves gracefully (a rolling restart), then closes. Its health check fails first,
+   * then it stops taking new sessions, lets the requests in flight finish (up to
+   * `DrainOptions.timeoutMs`), hands each session over to the other instances as soon as it has
+   * no request in flight (or ends it, where it cannot go on elsewhere), and closes its streams
+   * and connections so that clients resume elsewhere. `McpServer.drain` calls it; a listener
+   * without it is closed.
+   */
+  drain?(options?: DrainOptions): Promise<void>
   /** Stops accepting and closes every session. */
   close(): Promise<void>
 }
+
+/** Options of a drain (`McpServer.drain`, `TransportServer.drain`); defaults in `DRAIN_DEFAULTS`. */
+export interface DrainOptions {
+  /**
+   * Ms the requests in flight have to finish (default 30,000). Past it, what is still running is
+   * left: a session still busy is handed over anyway (its client is told to send those requests
+   * again), a connection is closed.
+   */
+  timeoutMs?: number
+  /**
+   * Ms between the health check failing and no longer taking new sessions (default 0): the time
+   * the balancer needs to notice (a Kubernetes readiness probe's period times its failure threshold).
+   * Everything is served as before meanwhile.
+   */
+  healthGraceMs?: number
+  /** Told of each step, for a log (`draining`, `sessions handed over: 12`, ...). Default: nothing. */
+  onProgress?: (step: string) => void
+}
+
+/** DEFAULTS of {@link DrainOptions}. */
+export const DRAIN_DEFAULTS = { timeoutMs: 30_000, healthGraceMs: 0 } as const
 
 /** A number a {@link TransportServer} reports about itself (see {@link TransportServer.gauges}). */
 export interface TransportGauge {

@@ -72,6 +72,14 @@ export interface ClusterHost {
   adopt(sessionId: string, record: SessionRecord): boolean
   /** Serves an exchange another instance forwarded (its origin and credentials were checked there). */
   serve(exchange: Exchange): Promise<void>
+  /** Optional: true while this instance drains (it then takes no session over). */
+  isDraining?(): boolean
+  /**
+   * Optional: whether this instance handed the session over (a drain): resolves true once its
+   * record names its new state, false when it holds it after all; false (not a promise) when it
+   * never handed it over.
+   */
+  movedAway?(sessionId: string): Promise<boolean> | false
   /**
    * The client's address of an exchange that reached this instance (the listener's `clientAddress`
    * applied): what a forwarded exchange carries, so the owner counts the client by it.
@@ -98,7 +106,11 @@ const SEND_GRACE_MS = 3_000
 /** How often instances with open forwarded exchanges are checked to be still running (ms). */
 const PEER_CHECK_MS = 1_000
 
-type Op = ['r' | 'f', number, Record<string, string>, string | undefined] | ['s', number, Record<string, string>, number] | ['w', string] | ['e']
+/** Marks the owner a drained instance hands its sessions to (`<its id>~drained`): no instance runs under that id. */
+export const DRAINED = '~drained'
+
+/** What goes back to the front: reply, refuse, stream start, write, end; `m` (moved): the session was handed over, route the exchange again. */
+type Op = ['r' | 'f', number, Record<string, string>, string | undefined] | ['s', number, Record<string, string>, number] | ['w', string] | ['e'] | ['m']
 
 interface ForwardMessage {
   t: 'x'; k: string; f: string; m: string; p: string; q: string; h: Record<string, string>
@@ -116,7 +128,9 @@ export class ClusterRouter {
   readonly #ttlMs: number
   readonly #owners = new Map<string, string>()
   /** Exchanges this instance forwarded, by key: the client waits here for the owner's answer. */
-  readonly #relayed = new Map<string, { exchange: Exchange; owner: string; sink?: Sink; body?: Uint8Array }>()
+  readonly #relayed = new Map<string, { exchange: Exchange; owner: string; sessionId: string; sink?: Sink; body?: Uint8Array }>()
+  /** Answers on their way back to fronts (see flush). */
+  readonly #sending = new Set<Promise<boolean>>()
   /** Exchanges forwarded to this instance, by key. */
   readonly #served = new Map<string, ForwardedExchange>()
   readonly #subscription: Subscription
@@ -134,6 +148,18 @@ export class ClusterRouter {
     this.#scheduler = scheduler
     this.#subscription = cluster.messages.subscribe(text => this.#receive(text))
     if (cluster.recovered !== undefined) this.#subscription.add(cluster.recovered.subscribe(() => { this.#owners.clear(); host.reclaim() }))
+  }
+
+  /** Exchanges this instance relays as a front whose answer has not started (a POST waiting): a drain lets them finish. */
+  get waitingRelays(): number {
+    let count = 0
+    for (const relay of this.#relayed.values()) if (relay.sink === undefined || relay.exchange.method === 'POST') count++
+    return count
+  }
+
+  /** Resolves once the answers on their way back to fronts are sent (before a drained instance lets go of Redis). */
+  async flush(): Promise<void> {
+    while (this.#sending.size > 0) await Promise.all([...this.#sending])
   }
 
   close(): void {
@@ -170,6 +196,11 @@ export class ClusterRouter {
       this.#remember(sessionId, owner)
     }
     if (owner === me) return exchange
+    // Leaving (a drain): this instance takes no session over; the client tries again, elsewhere.
+    if (this.#host.isDraining?.() === true && !(await this.#cluster.isAlive(owner))) {
+      replyError(exchange, 503, -32000, 'Service Unavailable: this server instance is shutting down; send the request again', { 'retry-after': '1' })
+      return undefined
+    }
     let body: Uint8Array | undefined
     if (exchange.method === 'POST') {
       body = await this.#host.body(exchange)
@@ -178,7 +209,7 @@ export class ClusterRouter {
     }
     // A few rounds at most: the owner may have changed, or be gone and taken over meanwhile.
     for (let round = 0; round < 3; round++) {
-      if (await this.#forward(exchange, owner, body)) return undefined
+      if (await this.#forward(exchange, owner, body, sessionId)) return undefined
       // Running, yet not hearing it however often it was sent: answered 503 (see route).
       if (await this.#cluster.isAlive(owner)) throw new Error(`instance ${owner} does not answer`)
       this.#owners.delete(sessionId)
@@ -199,7 +230,7 @@ export class ClusterRouter {
   }
 
   /** Hands the exchange to `owner`; false when it did not hear it (gone, or not listening for too long). */
-  async #forward(exchange: Exchange, owner: string, body: Uint8Array | undefined): Promise<boolean> {
+  async #forward(exchange: Exchange, owner: string, body: Uint8Array | undefined, sessionId: string): Promise<boolean> {
     const me = this.#cluster.instanceId
     const key = `${me}.${(++this.#count).toString(36)}`
     // Every header goes, for the owner's `ctx.requestInfo`; the ones the listener reads go as the
@@ -221,7 +252,7 @@ export class ClusterRouter {
     // which need not travel): the owner counts the client by it, not by this instance's socket.
     const address = this.#host.clientAddress(exchange)
     if (address !== undefined) message.r = address
-    const relay = body === undefined ? { exchange, owner } : { exchange, owner, body }
+    const relay = body === undefined ? { exchange, owner, sessionId } : { exchange, owner, sessionId, body }
     this.#relayed.set(key, relay)
     exchange.onClose(() => {
       if (this.#relayed.get(key) !== relay) return
@@ -270,15 +301,46 @@ export class ClusterRouter {
         case 's': relay.sink = relay.exchange.stream(op[1], op[2], op[3]); break
         case 'w': relay.sink?.write(op[1]); break
         case 'e': relay.sink?.end(); this.#relayed.delete(key); return
+        case 'm': this.#relayed.delete(key); return void this.#reroute(relay)
       }
     }
+  }
+
+  /**
+   * The owner handed the session over (it is draining) after this instance forwarded the exchange:
+   * routed again from the record, which now names an owner that is gone, so the session is taken
+   * over (here or by whoever was first) and the exchange served there.
+   */
+  async #reroute(relay: { exchange: Exchange; owner: string; sessionId: string }): Promise<void> {
+    if (this.#owners.get(relay.sessionId) === relay.owner) this.#owners.delete(relay.sessionId)
+    const routed = await this.route(relay.exchange, relay.sessionId)
+    if (routed !== undefined) await this.#host.serve(routed).catch(() => routed.reply(500, {}))
   }
 
   #serve(message: ForwardMessage): void {
     const key = message.k
     const from = message.f
-    const exchange = new ForwardedExchange(message, ops => this.#sendTo(from, JSON.stringify({ t: 'o', k: key, ops }), SEND_GRACE_MS),
-      () => this.#served.delete(key))
+    const post = (ops: Op[]) => {
+      const sent = this.#sendTo(from, JSON.stringify({ t: 'o', k: key, ops }), SEND_GRACE_MS)
+      this.#sending.add(sent)
+      void sent.finally(() => this.#sending.delete(sent))
+      return sent
+    }
+    // A session this instance handed over (draining): the front routes the exchange again.
+    const sessionId = message.h['mcp-session-id']
+    const moved = sessionId === undefined ? false : this.#host.movedAway?.(sessionId) ?? false
+    if (moved !== false) {
+      // Counted with the answers on their way back (flush), so a drain waits for it too.
+      const answered = moved.then(isMoved => { if (isMoved) return post([['m']]); this.#serveHere(message, key, post); return true })
+      this.#sending.add(answered)
+      void answered.finally(() => this.#sending.delete(answered))
+      return
+    }
+    this.#serveHere(message, key, post)
+  }
+
+  #serveHere(message: ForwardMessage, key: string, post: (ops: Op[]) => Promise<boolean>): void {
+    const exchange = new ForwardedExchange(message, post, () => this.#served.delete(key))
     this.#served.set(key, exchange)
     this.#watchPeers()
     this.#host.serve(exchange).catch(() => exchange.reply(500, {}))
@@ -305,10 +367,16 @@ export class ClusterRouter {
     for (const served of this.#served.values()) peers.add(served.from)
     for (const peer of peers) {
       if (await this.#cluster.isAlive(peer).catch(() => true)) continue
+      // A peer that drained handed its sessions over with nothing in flight: what it did not
+      // answer it never ran (it was sent back, or reached it as it let go), so it is routed again.
+      let drained: Map<string, boolean> | undefined
       for (const [key, relay] of [...this.#relayed]) {
         if (relay.owner !== peer) continue
         this.#relayed.delete(key)
         if (relay.sink !== undefined) { relay.sink.end(); continue }
+        drained ??= new Map()
+        if (!drained.has(relay.sessionId)) drained.set(relay.sessionId, (await this.#cluster.lookup(relay.sessionId).catch(() => undefined))?.owner === `${peer}${DRAINED}`)
+        if (drained.get(relay.sessionId) === true) { void this.#reroute(relay); continue }
         replyError(relay.exchange, 503, -32000, 'Service Unavailable: the instance serving this session stopped; send the request again', { 'retry-after': '1' }, idsOf(relay.body))
       }
       for (const served of [...this.#served.values()]) if (served.from === peer) served.close()

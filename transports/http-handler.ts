@@ -1,16 +1,17 @@
 import type { Observable, Subscription } from '../lib/rx.ts'
-import type { ReplyEnvelope, Transport, TransportGauge, TransportServer } from '../lib/transport.ts'
+import { DRAIN_DEFAULTS, type DrainOptions, type ReplyEnvelope, type Transport, type TransportGauge, type TransportServer } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { corsHeaders, preflightHeaders } from '../lib/http/origin.ts'
 import { HANDLER_CLOSED, NOT_FOUND } from '../lib/http/refusal.ts'
 import { legacySessionIdOf, mcpRequest, routeForwarded, routeRequest, type HttpRoute } from '../lib/http/rules.ts'
-import { answerRefusal, type Exchange } from './http-exchange.ts'
+import { JSON_HEADERS, answerRefusal, type Exchange } from './http-exchange.ts'
+import { HttpSession } from './http-session.ts'
 import { HttpListenerCore } from './http-listener.ts'
 import { deleteSession, getStream, postMcp } from './http-session-routes.ts'
 import { openLegacySse, postLegacySse } from './legacy-sse-routes.ts'
 import { STREAMABLE_HTTP_DEFAULTS, type StreamableHttpOptions } from './streamable-http-options.ts'
 import { endStreamsAtExpiry } from './token-expiry.ts'
-import { every } from './timers.ts'
+import { after, every } from './timers.ts'
 import { WebExchange, type StreamKeepAlive } from './web-exchange.ts'
 
 /**
@@ -105,6 +106,13 @@ export class HttpHandler implements WebHandler {
   /** Every request: the rules route it (403, preflight, a path), the guard admits it, then it is served. */
   async serve(exchange: Exchange): Promise<void> {
     const core = this.#core
+    const healthPath = this.#options.healthPath ?? STREAMABLE_HTTP_DEFAULTS.healthPath
+    // The balancer's check: before everything else (no Host, Origin or credentials asked), and only this.
+    if (healthPath !== false && exchange.pathname === healthPath && (exchange.method === 'GET' || exchange.method === 'HEAD')) {
+      const status = core.isClosed ? 'closed' : core.isUnhealthy ? 'draining' : 'serving'
+      const body = status === 'serving' ? { status, sessions: core.sessions.size } : { status }
+      return exchange.reply(status === 'serving' ? 200 : 503, { ...JSON_HEADERS, 'cache-control': 'no-store' }, JSON.stringify(body))
+    }
     if (core.isClosed) return answerRefusal(exchange, HANDLER_CLOSED)
     // Timers start with the first request, not at construction: Cloudflare Workers refuse timers
     // (and random numbers) in a module's global scope, where a handler is often made.
@@ -169,6 +177,62 @@ export class HttpHandler implements WebHandler {
     }
   }
 
+  /**
+   * Leaves gracefully (see TransportServer.drain):
+   *
+   * ```
+   * health 503 ──healthGraceMs──▶ no new session (initialize, legacy SSE: 503 + Retry-After)
+   *   each session, once it has no request in flight (or at timeoutMs):
+   *     shared (cluster): handed over (record names a gone owner; streams end, the client resumes elsewhere)
+   *     otherwise:        ended
+   *   sessionless requests and relayed POSTs finish (up to timeoutMs) ──▶ answers flushed ──▶ close
+   * ```
+   */
+  drain(options: DrainOptions = {}): Promise<void> {
+    return this.#draining ??= this.#drain(options)
+  }
+  #draining: Promise<void> | undefined
+
+  async #drain(options: DrainOptions): Promise<void> {
+    const core = this.#core
+    if (core.isClosed) return
+    const timeoutMs = options.timeoutMs ?? DRAIN_DEFAULTS.timeoutMs
+    const graceMs = options.healthGraceMs ?? DRAIN_DEFAULTS.healthGraceMs
+    core.isUnhealthy = true
+    options.onProgress?.('health check failing')
+    if (graceMs > 0) await this.#wait(graceMs)
+    core.isDraining = true
+    options.onProgress?.('taking no new sessions')
+    const deadline = core.now() + timeoutMs
+    // Each session is left as soon as it has nothing running: polled (bounded by the deadline),
+    // since a request ends deep inside the session and the server.
+    let handedOver = 0
+    const leaving: Promise<void>[] = []
+    for (;;) {
+      const isLate = core.now() >= deadline
+      for (const session of [...core.sessions.sessions.values()]) {
+        if (!isLate && session.hasRequestInFlight()) continue
+        if (session instanceof HttpSession && session.shared !== undefined && core.shared !== undefined) {
+          core.sessions.sessions.delete(session.id)
+          leaving.push(core.shared.handOver(session))
+          handedOver++
+        } else session.end()
+      }
+      const isIdle = core.sessions.size === 0 && core.exchanges.size === 0 && (core.shared?.waitingRelays ?? 0) === 0
+      if (isIdle || isLate) break
+      await this.#wait(DRAIN_POLL_MS)
+    }
+    await Promise.all(leaving)
+    options.onProgress?.(`sessions handed over: ${handedOver}`)
+    await core.shared?.flush()
+    await this.close()
+  }
+
+  /** Resolves after `ms` on the listener's scheduler. */
+  #wait(ms: number): Promise<void> {
+    return new Promise(resolve => { after(ms, this.#options.scheduler, resolve) })
+  }
+
   async close(): Promise<void> {
     const core = this.#core
     if (core.isClosed) return
@@ -183,6 +247,9 @@ export class HttpHandler implements WebHandler {
     core.requests.complete()
   }
 }
+
+/** How often a drain looks again for sessions with nothing in flight. */
+const DRAIN_POLL_MS = 20
 
 /**
  * Makes a {@link WebHandler}: the Streamable HTTP endpoint (both eras, with legacy HTTP+SSE beside

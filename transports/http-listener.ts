@@ -48,6 +48,10 @@ export class HttpListenerCore {
   /** Set in cluster mode: the sessions' records, and the routing of requests between instances. */
   readonly shared: SharedSessions | undefined
   isClosed = false
+  /** Set by a drain: the health endpoint answers 503. */
+  isUnhealthy = false
+  /** Set by a drain once the balancer had its grace: no new session is taken (initialize and legacy SSE GETs answered 503). */
+  isDraining = false
 
   /** `serveForwarded` serves an exchange another instance forwarded (see streamable-http.ts). */
   constructor(options: StreamableHttpOptions, serveForwarded: (exchange: Exchange) => Promise<void>) {
@@ -101,6 +105,7 @@ export class HttpListenerCore {
       config: this.config,
       now: this.now,
       isClosed: () => this.isClosed,
+      isDraining: () => this.isDraining,
       open: session => { table.register(session); this.connections.next(session) },
       serve: serveForwarded,
       body: exchange => this.body(exchange),

@@ -3,7 +3,7 @@ import { decodeJsonFrame } from '../lib/codec/json.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
 import { requestsOf } from '../lib/http/requests.ts'
 import { answersOf, checkPostBody, checkRequestIds, classifyPost } from '../lib/http/rules.ts'
-import { UNKNOWN_LAST_EVENT_ID, tooManyStreams } from '../lib/http/refusal.ts'
+import { UNKNOWN_LAST_EVENT_ID, draining, tooManyStreams } from '../lib/http/refusal.ts'
 import { JSON_HEADERS, answerRefusal, type Exchange } from './http-exchange.ts'
 import { HttpSession } from './http-session.ts'
 import type { HttpListenerCore } from './http-listener.ts'
@@ -43,6 +43,8 @@ export async function postMcp(core: HttpListenerCore, exchange: Exchange): Promi
   }
   let session: HttpSession
   if (action.type === 'post-initialize') {
+    // Draining (a rolling restart): the balancer should have moved away; the client connects again.
+    if (core.isDraining) return answerRefusal(exchange, draining(answers))
     // Undefined for a client that cannot be told apart (no principal, no address): the total only.
     const client = guard.clientKey(exchange)
     const full = core.sessions.admit(client, answers)

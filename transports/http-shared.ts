@@ -6,7 +6,7 @@
  */
 import type { SchedulerLike } from '../lib/rx.ts'
 import type { Exchange } from './http-exchange.ts'
-import { ClusterRouter, type SessionCluster, type SessionRecord } from './http-cluster.ts'
+import { ClusterRouter, DRAINED, type SessionCluster, type SessionRecord } from './http-cluster.ts'
 import { HttpSession, type SessionConfig } from './http-session.ts'
 import { LegacySession } from './legacy-sse.ts'
 
@@ -19,6 +19,8 @@ export interface SharedSessionsHost {
   readonly config: SessionConfig
   now(): number
   isClosed(): boolean
+  /** True while the listener drains: it takes no session over. */
+  isDraining(): boolean
   /** Registers a session and hands it to the server. */
   open(session: HttpSession): void
   serve(exchange: Exchange): Promise<void>
@@ -34,6 +36,8 @@ export class SharedSessions {
   /** How long a record lives without being touched: past the session's idle time here. */
   readonly #recordTtl: number
   readonly #router: ClusterRouter
+  /** Sessions handed over by a drain, by id: settles once each record names an owner that is gone. */
+  readonly #handedOver = new Map<string, Promise<void>>()
 
   /** `scheduler` is the listener's option: the router's retries and peer checks run on it. */
   constructor(cluster: SessionCluster, host: SharedSessionsHost, idleTimeout: number, scheduler?: SchedulerLike) {
@@ -48,6 +52,8 @@ export class SharedSessions {
       body: exchange => host.body(exchange),
       clientAddress: exchange => host.clientAddress(exchange),
       reclaim: () => { for (const session of host.sessions.values()) void this.#reclaim(session) },
+      isDraining: () => host.isDraining(),
+      movedAway: id => this.#handedOver.get(id)?.then(() => true) ?? false,
     }, this.#recordTtl, scheduler)
   }
 
@@ -57,6 +63,32 @@ export class SharedSessions {
   }
 
   close(): void { this.#router.close() }
+
+  /** See ClusterRouter.waitingRelays and flush. */
+  get waitingRelays(): number { return this.#router.waitingRelays }
+  flush(): Promise<void> { return this.#router.flush() }
+
+  /**
+   * Hands a session over to the other instances at once (a drain), instead of leaving it to the
+   * heartbeat: its record is written again naming an owner that is gone (`<this id>~drained`, no
+   * heartbeat), with the state it saved, so the first instance its client reaches takes it over
+   * (and resumes its streams from the event store); then the session ends here keeping its record
+   * and events. Exchanges forwarded here for it meanwhile are sent back to be routed again.
+   */
+  handOver(session: HttpSession): Promise<void> {
+    const cluster = this.#cluster
+    const record: SessionRecord = { owner: `${cluster.instanceId}${DRAINED}`, principalKey: session.principalKey, kind: 'streamable-http' }
+    if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
+    if (session.sharedState !== undefined) record.state = session.sharedState
+    const done = (async () => {
+      // Only while this instance holds it: one taken over meanwhile is the new owner's.
+      const current = await cluster.lookup(session.id).catch(() => undefined)
+      if (current === undefined || current.owner === cluster.instanceId) await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
+      session.end(true)
+    })()
+    this.#handedOver.set(session.id, done)
+    return done
+  }
 
   /**
    * Keeps an active session's record alive (a write at most every quarter of its life). A record
@@ -114,7 +146,7 @@ export class SharedSessions {
   /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
   #adopt(id: string, record: SessionRecord): boolean {
     const host = this.#host
-    if (record.kind !== 'streamable-http' || host.sessions.has(id) || host.isClosed()) {
+    if (record.kind !== 'streamable-http' || host.sessions.has(id) || host.isClosed() || host.isDraining()) {
       // A legacy SSE session ended with its stream: it is forgotten everywhere.
       if (record.kind === 'sse') this.#cluster.release(id).catch(() => {})
       return false

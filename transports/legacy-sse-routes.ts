@@ -1,3 +1,4 @@
+import { draining } from '../lib/http/refusal.ts'
 import { principalKey } from '../lib/auth.ts'
 import { decodeJsonFrame } from '../lib/codec/json.ts'
 import { requestsOf } from '../lib/http/requests.ts'
@@ -15,6 +16,7 @@ import { requestInfo } from './request-info.ts'
 export async function openLegacySse(core: HttpListenerCore, exchange: Exchange): Promise<void> {
   const notAcceptable = legacySseOpen(exchange.header('accept'))
   if (notAcceptable !== undefined) return answerRefusal(exchange, notAcceptable)
+  if (core.isDraining) return answerRefusal(exchange, draining())
   const client = core.guard.clientKey(exchange)
   const full = core.sessions.admit(client)
   if (full !== undefined) return answerRefusal(exchange, full)

@@ -169,11 +169,20 @@ export interface StreamableHttpOptions {
    * this and the Redis event store together.
    */
   cluster?: SessionCluster
+  /**
+   * The health endpoint for a load balancer's check (default `/health`; false: none): a GET
+   * answers 200 `{"status":"serving","sessions":N}` while the listener serves, 503
+   * `{"status":"draining"}` from the moment a drain starts (`McpServer.drain`), so the balancer
+   * sends new clients elsewhere before the listener stops taking sessions, and 503
+   * `{"status":"closed"}` once closed. No credentials, Host or Origin are asked of it; it tells
+   * nothing but that.
+   */
+  healthPath?: string | false
 }
 
 /** DEFAULTS of {@link StreamableHttpOptions}: every limit of the HTTP listener (README, "Limits"). */
 export const STREAMABLE_HTTP_DEFAULTS = {
-  host: '127.0.0.1', path: '/mcp', legacySsePath: '/sse', legacyMessagesPath: '/messages',
+  host: '127.0.0.1', path: '/mcp', legacySsePath: '/sse', legacyMessagesPath: '/messages', healthPath: '/health',
   sessionIdleTimeout: 30 * 60_000,
   /** @deprecated The former name of `sessionIdleTimeout`. */
   sessionTtlMs: 30 * 60_000,

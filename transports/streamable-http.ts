@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http'
 import type { Observable } from '../lib/rx.ts'
-import type { ReplyEnvelope, Transport, TransportGauge } from '../lib/transport.ts'
+import type { DrainOptions, ReplyEnvelope, Transport, TransportGauge } from '../lib/transport.ts'
 import type { TransportServer } from '../lib/transport.ts'
 import type { RateLimiterStore } from '../lib/token-bucket.ts'
 import { closeServer, listenOn, urlHost } from './listen.ts'
@@ -54,6 +54,8 @@ export interface StreamableHttpServer extends TransportServer {
    * spends one budget on both, not one on each.
    */
   readonly rateLimiterStore: RateLimiterStore
+  /** See TransportServer.drain; the port closes at its end. */
+  drain(options?: DrainOptions): Promise<void>
   close(): Promise<void>
 }
 
@@ -131,6 +133,12 @@ class HttpTransportServer implements StreamableHttpServer {
     this.#http = http
     const port = await listenOn(http, this.#options.port ?? 0, host)
     this.#url = `http://${urlHost(host)}:${port}${this.#options.path ?? STREAMABLE_HTTP_DEFAULTS.path}`
+  }
+
+  /** See TransportServer.drain: the handler drains, then the socket closes. */
+  async drain(options?: DrainOptions): Promise<void> {
+    await this.#handler.drain(options)
+    await this.close()
   }
 
   async close(): Promise<void> {

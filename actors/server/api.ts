@@ -1,7 +1,8 @@
 import type { ServerEvent } from '../../lib/events.ts'
 import type { Observable } from '../../lib/rx.ts'
 import type { Connection, RequestOptions } from '../../lib/connection.ts'
-import type { Transport, TransportServer } from '../../lib/transport.ts'
+import type { DrainOptions, Transport, TransportServer } from '../../lib/transport.ts'
+import type { RegistryHealth } from './registry-sync.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import type { LifecycleState } from '../../lib/lifecycle.ts'
 import type { RequestEvent } from '../../lib/operators/progress.ts'
@@ -428,8 +429,35 @@ export interface McpServer {
   listen(transportServer: TransportServer): Promise<TransportServer>
   /** Sessions now open. */
   readonly sessions: ReadonlySet<ServerSession>
+  /**
+   * The server's health, replaying the current value: `serving`, `draining` (once `drain` is
+   * called), `closed`; and how its registry compares with the other instances' (scale-out, with
+   * `ServerOptions.eventBus`): `alone` until one answered, `agrees`, or `differs` with the
+   * instances and entries that differ (each difference is also reported once as a
+   * `RegistryMismatchWarning`: console.warn by default). Completes when the server closes.
+   * @example
+   * server.health.subscribe(({ status, registry }) => metrics.set({ status, registry: registry.status }))
+   */
+  readonly health: Observable<ServerHealth>
+  /**
+   * Leaves gracefully, for a rolling restart (call it on SIGTERM, then exit): `health` says
+   * `draining`, every listener drains (its health endpoint answers 503, it stops taking new
+   * sessions after `healthGraceMs`, lets requests in flight finish up to `timeoutMs`, hands its
+   * sessions over to the other instances, closes its SSE streams and WebSocket connections so
+   * clients resume elsewhere), then the server closes. Resolves once closed; a second call
+   * returns the same drain.
+   * @example
+   * process.once('SIGTERM', () => void server.drain({ timeoutMs: 20_000 }).then(() => process.exit(0)))
+   */
+  drain(options?: DrainOptions): Promise<void>
   /** Ends every session. */
   close(): Promise<void>
+}
+
+/** See {@link McpServer.health}. */
+export interface ServerHealth {
+  readonly status: 'serving' | 'draining' | 'closed'
+  readonly registry: RegistryHealth
 }
 
 /** One request as middleware sees it: its method and params (`_meta` included). */

@@ -1,5 +1,5 @@
-import { Observable, Subject, defer, type Subscription } from '../../lib/rx.ts'
-import type { Transport, TransportGauge, TransportServer } from '../../lib/transport.ts'
+import { BehaviorSubject, Observable, Subject, defer, timer, type Subscription } from '../../lib/rx.ts'
+import { DRAIN_DEFAULTS, type DrainOptions, type Transport, type TransportGauge, type TransportServer } from '../../lib/transport.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { checkSchemaShape, jsonSchemaSource, type JsonSchemaSource } from '../../lib/validator.ts'
@@ -15,9 +15,10 @@ import {
   type McpServer, type PromptDefinition, type PromptHandler, type Registration,
   type ResourceDefinition, type ResourceHandler, type ResourceTemplateDefinition, type ServerSession,
   type TemplateHandler, type ToolDefinition, type ToolHandler,
-  type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware, type ServerContext,
+  type CacheHint, type MethodHandler, type MethodOptions, type McpHandler, type Middleware, type ServerContext, type ServerHealth,
 } from './api.ts'
-import type { ServerEvent } from '../../lib/events.ts'
+import type { BusEvent, ServerEvent } from '../../lib/events.ts'
+import { RegistryMismatchWarning, RegistrySync, type SyncedEntry } from './registry-sync.ts'
 import type { Instrumentation } from '../../lib/request-observer.ts'
 import { telemetryOf } from '../telemetry-option.ts'
 import { SERVER_DEFAULTS, type ServerOptions } from './options.ts'
@@ -39,6 +40,8 @@ export type { ListKind }
 import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
 
 const ANY_OBJECT_SCHEMA = Object.freeze({ type: 'object' as const })
+/** How often a drain looks again for requests still in flight (bounded by its deadline). */
+const DRAIN_POLL_MS = 20
 
 /**
  * The server: registries of tools, resources and prompts, the event bus, and the sessions it
@@ -73,6 +76,11 @@ export class Server implements McpServer, ServerCore {
   readonly #closing = new Subject<void>()
   /** The subscription to other instances' events (ServerOptions.eventBus). */
   readonly #remote: Subscription | undefined
+  /** The registry shared with the other instances (with ServerOptions.eventBus). */
+  readonly #sync: RegistrySync | undefined
+  /** See McpServer.health. */
+  readonly #health = new BehaviorSubject<ServerHealth>({ status: 'serving', registry: { status: 'alone', digest: undefined, differences: [] } })
+  readonly health: Observable<ServerHealth> = this.#health.asObservable()
   readonly closing: Observable<void> = this.#closing.asObservable()
   /** The methods over the registries, shared by every session and modern request. */
   readonly router: Router
@@ -95,7 +103,13 @@ export class Server implements McpServer, ServerCore {
     this.listViews = options.listVisibility === undefined ? undefined : new ListViews(options.listVisibility, kind => this.#listed(kind))
     this.tasks = new ServerTasks(this, event => this.#emit(event))
     // Other instances' events come in as if raised here; this server's own go out through #emit.
-    this.#remote = options.eventBus?.remote.subscribe(event => this.#events.next(event))
+    // What they tell of their registries goes to the sync, never on `events`.
+    const bus = options.eventBus
+    if (bus !== undefined) {
+      const sync = this.#sync = new RegistrySync(bus, { entries: () => this.#registryEntries(), report: error => this.report(error), scheduler: options.scheduler })
+      this.#remote = bus.remote.subscribe((event: BusEvent) => { if (event.type === 'registry') sync.receive(event); else this.#events.next(event) })
+      this.#remote.add(sync.health.subscribe(registry => this.#health.next({ ...this.#health.value, registry })))
+    }
     // Telemetry's module and @opentelemetry/api load only when asked for; listen waits for them.
     const telemetry = telemetryOf(options.telemetry)
     if (telemetry !== undefined) {
@@ -247,7 +261,7 @@ export class Server implements McpServer, ServerCore {
     apply(definition)
     this.tools.set(name, entry)
     this.changed('tools')
-    return this.#registration(entry, apply, () => this.tools.delete(name) && this.changed('tools'), 'tools')
+    return this.#registration(`tool:${name}`, entry, apply, () => this.tools.get(name) === entry && this.tools.delete(name) && this.changed('tools'), 'tools')
   }
 
   resource(uri: string, definition: ResourceDefinition, handler: ResourceHandler): Registration<ResourceDefinition> {
@@ -261,7 +275,7 @@ export class Server implements McpServer, ServerCore {
     apply(definition)
     this.resources.set(uri, entry)
     this.changed('resources')
-    return this.#registration(entry, apply, () => this.resources.delete(uri) && this.changed('resources'), 'resources')
+    return this.#registration(`resource:${uri}`, entry, apply, () => this.resources.get(uri) === entry && this.resources.delete(uri) && this.changed('resources'), 'resources')
   }
 
   resourceTemplate(template: string, definition: ResourceTemplateDefinition, handler: TemplateHandler): Registration<ResourceTemplateDefinition> {
@@ -275,7 +289,7 @@ export class Server implements McpServer, ServerCore {
     apply(definition)
     this.templates.set(template, entry)
     this.changed('resources')
-    return this.#registration(entry, apply, () => this.templates.delete(template) && this.changed('resources'), 'resources')
+    return this.#registration(`template:${template}`, entry, apply, () => this.templates.get(template) === entry && this.templates.delete(template) && this.changed('resources'), 'resources')
   }
 
   prompt(name: string, definition: PromptDefinition<any>, handler: PromptHandler<any>): Registration<PromptDefinition<any>> {
@@ -296,24 +310,61 @@ export class Server implements McpServer, ServerCore {
     apply(definition)
     this.prompts.set(name, entry)
     this.changed('prompts')
-    return this.#registration(entry, apply, () => this.prompts.delete(name) && this.changed('prompts'), 'prompts')
+    return this.#registration(`prompt:${name}`, entry, apply, () => this.prompts.get(name) === entry && this.prompts.delete(name) && this.changed('prompts'), 'prompts')
   }
 
-  #registration<D>(entry: { definition: D; isEnabled: boolean }, apply: (next: D) => void, remove: () => unknown, kind: ListKind): Registration<D> {
-    return {
-      update: changes => { apply({ ...entry.definition, ...changes }); this.changed(kind) },
-      enable: () => { if (!entry.isEnabled) { entry.isEnabled = true; this.changed(kind) } },
-      disable: () => { if (entry.isEnabled) { entry.isEnabled = false; this.changed(kind) } },
-      get isEnabled() { return entry.isEnabled },
-      remove: () => { remove() },
+  /**
+   * The handle of one entry. With a bus (scale-out), what it changes at runtime goes to every
+   * instance (registry-sync.ts), and what another instance changed comes in through `synced`.
+   */
+  #registration<D>(key: string, entry: { definition: D; isEnabled: boolean }, apply: (next: D) => void, remove: () => unknown, kind: ListKind): Registration<D> {
+    const sync = this.#sync
+    const setEnabled = (isEnabled: boolean) => { if (entry.isEnabled !== isEnabled) { entry.isEnabled = isEnabled; this.changed(kind) } }
+    const removeHere = () => { sync?.delete(key, synced); remove() }
+    const synced: SyncedEntry = {
+      apply: (field, value, isSet) => {
+        if (field === 'enabled') return setEnabled(value === true)
+        if (field === 'removed') return removeHere()
+        if (!field.startsWith('def.')) return
+        const next = { ...entry.definition } as Record<string, unknown>
+        if (isSet) next[field.slice(4)] = value
+        else delete next[field.slice(4)]
+        apply(next as D)
+        this.changed(kind)
+      },
     }
+    sync?.add(key, synced)
+    return {
+      update: changes => {
+        apply({ ...entry.definition, ...changes })
+        this.changed(kind)
+        if (sync === undefined) return
+        const kept: string[] = []
+        for (const [name, value] of Object.entries(changes)) if (!sync.local(key, `def.${name}`, value, value !== undefined)) kept.push(name)
+        if (kept.length > 0) this.report(new RegistryMismatchWarning(`${key}: the update of ${kept.join(', ')} holds on this instance only: a function or a Standard Schema cannot go to the other instances (give each the same code, or JSON Schemas)`))
+      },
+      enable: () => { setEnabled(true); sync?.local(key, 'enabled', true) },
+      disable: () => { setEnabled(false); sync?.local(key, 'enabled', false) },
+      get isEnabled() { return entry.isEnabled },
+      remove: () => { removeHere(); sync?.local(key, 'removed', true) },
+    }
+  }
+
+  /** Every entry as the registry digest sees it: its wire form and whether it is enabled. */
+  #registryEntries(): Map<string, unknown> {
+    const entries = new Map<string, unknown>()
+    for (const [name, entry] of this.tools) entries.set(`tool:${name}`, { wire: entry.wire, isEnabled: entry.isEnabled })
+    for (const [uri, entry] of this.resources) entries.set(`resource:${uri}`, { wire: entry.wire, isEnabled: entry.isEnabled })
+    for (const [template, entry] of this.templates) entries.set(`template:${template}`, { wire: entry.wire, isEnabled: entry.isEnabled })
+    for (const [name, entry] of this.prompts) entries.set(`prompt:${name}`, { wire: entry.wire, isEnabled: entry.isEnabled })
+    return entries
   }
 
   /** Marks a list changed; sessions hear of it once, at the end of the current microtask. */
   changed(kind: ListKind): true {
     this.#capabilities = undefined
     this.tasks?.changed()
-    if (!this.#events.observed && this.options.eventBus === undefined) return true
+    if (!this.#events.observed) return true
     if (this.#changed.size === 0) queueMicrotask(() => this.#flushChanged())
     this.#changed.add(kind)
     return true
@@ -447,6 +498,8 @@ export class Server implements McpServer, ServerCore {
   listen(transportServer: TransportServer): Promise<TransportServer>
   async listen(source: Transport | TransportServer): Promise<ServerSession | TransportServer> {
     if (this.#telemetryLoaded !== undefined) await this.#telemetryLoaded
+    // What was registered so far is this instance's boot configuration: from now on, changes are shared.
+    this.#sync?.start()
     if (!('connections' in source)) return this.#open(source)
     const subscription = source.connections.subscribe({
       next: transport => { this.#open(transport) },
@@ -516,15 +569,45 @@ export class Server implements McpServer, ServerCore {
     }
   }
 
-  /** An event raised here: to this server's bus, and to the other instances when they share it. */
+  /**
+   * An event raised here: to this server's bus, and to the other instances when they share it. A
+   * list change stays here: each instance raises its own when its registry changes (a runtime
+   * change reaches them through the registry sync), so each session hears it once.
+   */
   #emit(event: ServerEvent): void {
     this.#events.next(event)
-    this.options.eventBus?.publish(event)
+    if (event.type !== 'list_changed') this.options.eventBus?.publish(event)
   }
+
+  /**
+   * Leaves gracefully (see McpServer.drain): health says `draining`, every listener drains (in
+   * parallel), the sessions of plain transports (stdio, WebSocket without a drain) are given the
+   * time left for their requests in flight, then the server closes.
+   */
+  async drain(options: DrainOptions = {}): Promise<void> {
+    if (this.#health.value.status !== 'serving') return this.#drained
+    this.#health.next({ ...this.#health.value, status: 'draining' })
+    options.onProgress?.('draining')
+    const timeoutMs = options.timeoutMs ?? DRAIN_DEFAULTS.timeoutMs
+    const deadline = Date.now() + timeoutMs
+    this.#drained = (async () => {
+      await Promise.all([...this.#listeners.keys()].map(listener => listener.drain?.(options)))
+      // What is left: sessions of single transports (stdio, memory) and of listeners without a drain.
+      while (Date.now() < deadline && [...this.#sessions].some(session => session.connection.incoming.size > 0)) {
+        await new Promise<void>(resolve => timer(DRAIN_POLL_MS, this.options.scheduler).subscribe(() => resolve()))
+      }
+      await this.close()
+    })()
+    return this.#drained
+  }
+  #drained: Promise<void> = Promise.resolve()
 
   async close(): Promise<void> {
     for (const mount of this.#mounts) mount.remove()
     this.#mounts.clear()
+    if (this.#health.value.status !== 'closed') this.#health.next({ ...this.#health.value, status: 'closed' })
+    this.#health.complete()
+    this.#sync?.close()
     this.#remote?.unsubscribe()
     this.#telemetryEvents?.unsubscribe()
     this.#closing.next()
@@ -538,7 +621,7 @@ export class Server implements McpServer, ServerCore {
 
   report(error: unknown): void {
     if (this.options.reportUnhandledError) this.options.reportUnhandledError(error)
-    else if (error instanceof ToolNameWarning || error instanceof ProgressWarning) console.warn(`[rxmcp] ${error.message}`)
+    else if (error instanceof ToolNameWarning || error instanceof ProgressWarning || error instanceof RegistryMismatchWarning) console.warn(`[rxmcp] ${error.message}`)
     else console.error('[rxmcp]', error)
   }
 }

@@ -2,7 +2,10 @@
 // sessions, tasks, events and requestState key with every other instance through Redis.
 //   PORT=3001 REDIS_URL=redis://127.0.0.1:6379 npx tsx examples/cluster/instance.ts
 // Prints `listening <url> instance <pid>` once it accepts requests (PORT unset or 0: any free port);
-// SIGTERM or SIGINT closes the listener, the server and the Redis connections, then exits 0.
+// SIGTERM or SIGINT drains it (a rolling restart: its /health answers 503, it takes no new session,
+// its requests in flight finish within DRAIN_TIMEOUT_MS, default 10 s, its sessions are handed over
+// to the other instances and its streams closed, the clients resume there), closes the Redis
+// connections, then exits 0.
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { redisScaleOut } from '../../transports/redis.ts'
 import { createEverythingServer } from '../everything/everything.ts'
@@ -25,9 +28,13 @@ let isClosing = false
 const stop = async () => {
   if (isClosing) return
   isClosing = true
+  const started = Date.now()
+  await server.drain({
+    timeoutMs: Number(process.env.DRAIN_TIMEOUT_MS ?? 10_000),
+    onProgress: step => process.stderr.write(`instance ${process.pid}: ${step}\n`),
+  })
+  process.stderr.write(`instance ${process.pid}: drained in ${Date.now() - started} ms\n`)
   health.unsubscribe()
-  await server.close()
-  await http.close()
   await scale.close()
   process.exit(0)
 }

@@ -19,6 +19,8 @@ export interface NginxConfigOptions {
   readTimeout?: string
   /** Run the workers as this user; needed when nginx starts as root (default: root when this process is root, else none). */
   user?: string
+  /** A number `GET /__rxmcp/generation` answers (default 0): a reload is done once the new number answers. */
+  generation?: number
 }
 
 /** DEFAULTS of {@link NginxConfigOptions}. */
@@ -82,6 +84,12 @@ ${upstreams.map(address => `    server ${address};`).join('\n')}
     listen ${host}:${port};
     # The instances enforce their own body limit (and answer it in JSON-RPC).
     client_max_body_size 0;
+
+    # Which configuration the workers run (spawn-nginx.ts waits for it after a reload).
+    location = /__rxmcp/generation {
+      access_log off;
+      return 200 "${options.generation ?? 0}";
+    }
 
     location / {
       proxy_pass http://mcp;

@@ -29,7 +29,7 @@ export interface SpawnedInstance {
   readonly pid: number
   /** Resolves with its exit code (or signal) when it exits. */
   readonly exited: Promise<number | string>
-  /** SIGTERM (it closes cleanly), SIGKILL after 5 s; resolves once it has exited. */
+  /** SIGTERM (it drains: its requests finish, its sessions go to the others), SIGKILL after 15 s; resolves once it has exited. */
   stop(): Promise<void>
   /** SIGKILL at once (a crash); resolves once it has exited. */
   kill(): Promise<void>
@@ -40,8 +40,8 @@ const INSTANCE = fileURLToPath(new URL('./instance.ts', import.meta.url))
 const TSX = import.meta.resolve('tsx')
 /** Bound on waiting for the ready line (a cold tsx compile included). */
 const START_TIMEOUT_MS = 20_000
-/** Bound on waiting for a clean exit after SIGTERM. */
-const STOP_TIMEOUT_MS = 5_000
+/** Bound on waiting for a clean exit after SIGTERM: past the instance's drain (10 s by default). */
+const STOP_TIMEOUT_MS = 15_000
 
 /**
  * Spawns an instance with tsx and resolves once it prints its ready line (bounded: 20 s), or

@@ -32,6 +32,12 @@ export interface SpawnedNginx {
   readonly accessLogPath: string
   /** Resolves when nginx exits (by `stop` or otherwise). */
   readonly exited: Promise<void>
+  /**
+   * Balances over other instances from now on (a rolling restart): writes the configuration and
+   * reloads nginx (SIGHUP). Resolves once new connections get the new configuration (bounded: 10 s);
+   * requests already under way finish with the old one (nginx's graceful reload).
+   */
+  reload(upstreams: readonly string[]): Promise<void>
   /** SIGTERM (nginx's fast shutdown), SIGKILL to its process group after 5 s, then removes the directory. */
   stop(): Promise<void>
 }
@@ -110,7 +116,29 @@ async function launch(binary: string, config: { upstreams: readonly string[]; po
     }
     await new Promise(resolve => setTimeout(resolve, 25))
   }
-  return { url: `http://${host}:${port}`, port, dir, pid: child.pid!, accessLogPath: join(dir, ACCESS_LOG), exited, stop }
+  // Each reload's number: the one its workers answer on /__rxmcp/generation.
+  let generation = 0
+  const reload = async (upstreams: readonly string[]) => {
+    const current = ++generation
+    await writeFile(join(dir, 'nginx.conf'), nginxConfig({ ...config, upstreams, generation: current }))
+    child.kill('SIGHUP')
+    const until = Date.now() + START_TIMEOUT_MS
+    while (await generationAt(host, port) !== String(current)) {
+      if (Date.now() > until) throw new Error(`nginx did not take its new configuration within ${START_TIMEOUT_MS} ms: ${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`)
+      await new Promise(resolve => setTimeout(resolve, 25))
+    }
+  }
+  return { url: `http://${host}:${port}`, port, dir, pid: child.pid!, accessLogPath: join(dir, ACCESS_LOG), exited, reload, stop }
+}
+
+/** What `GET /__rxmcp/generation` answers on a fresh connection (undefined when nothing does). */
+async function generationAt(host: string, port: number): Promise<string | undefined> {
+  try {
+    const response = await fetch(`http://${host}:${port}/__rxmcp/generation`, { headers: { connection: 'close' } })
+    return await response.text()
+  } catch {
+    return undefined
+  }
 }
 
 /** Signals nginx's whole process group (master and workers); nothing if it is gone. */

@@ -117,3 +117,8 @@ export function sessionIdRepeated(id: RefusedIds = null): HttpRefusal {
 
 /** A request to a listener that was closed (a web handler outlives its `close()`; a socket does not). */
 export const HANDLER_CLOSED = refusal(503, ErrorCode.ConnectionClosed, 'Service Unavailable: the server is closed')
+
+/** A new session asked of an instance that is draining (a rolling restart): another instance takes it. */
+export function draining(answers: RefusedIds = null): HttpRefusal {
+  return refusal(503, ErrorCode.ConnectionClosed, 'Service Unavailable: this server instance is shutting down; connect again', answers, { 'retry-after': '1' })
+}

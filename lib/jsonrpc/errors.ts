@@ -322,6 +322,7 @@ export const LocalErrorCode = {
   Unauthorized: 'RXMCP_ERR_UNAUTHORIZED',
   ToolName: 'RXMCP_WARN_TOOL_NAME',
   Progress: 'RXMCP_WARN_PROGRESS',
+  RegistryMismatch: 'RXMCP_WARN_REGISTRY_MISMATCH',
 } as const
 
 /** One of the local error codes. */

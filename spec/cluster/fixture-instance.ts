@@ -1,6 +1,7 @@
 /**
  * One instance for the cluster fault tests: the everything server on Redis, plus `whoami` (which
  * process and cluster instance served the call) and `slow_task` (a task that runs a minute).
+ * SIGTERM drains it (McpServer.drain), then it exits 0.
  * Prints `listening <url> instance <pid>` when ready.
  */
 import { map, timer } from 'rxjs'
@@ -17,4 +18,5 @@ server.tool('slow_task', { description: 'Runs a minute, as a task', inputSchema:
 const http = streamableHttp({ host: '127.0.0.1', port: 0, retryMs: 50, ...scale.http })
 await server.listen(http)
 process.stdout.write(`listening ${http.url} instance ${process.pid}\n`)
-process.once('SIGTERM', () => void server.close().then(() => http.close()).then(() => scale.close()).then(() => process.exit(0)))
+// SIGTERM drains (issue 27): the requests in flight finish, the sessions go to the other instances.
+process.once('SIGTERM', () => void server.drain({ timeoutMs: 10_000 }).then(() => scale.close()).then(() => process.exit(0)))

@@ -19,6 +19,8 @@ export interface TestNginx {
   readonly port: number
   /** Every request logged so far, oldest first. nginx logs a request as it finishes, so poll for one just answered. */
   accessLog(): Promise<NginxAccess[]>
+  /** Balances over `upstreams` from now on (nginx reloaded); resolves once new connections get them. */
+  reload(upstreams: string[]): Promise<void>
   /** SIGTERM, SIGKILL after 5 s, then removes its directory. */
   stop(): Promise<void>
 }
@@ -37,6 +39,7 @@ export async function startNginx(options: { upstreams: string[] }): Promise<Test
       const text = await readFile(nginx.accessLogPath, 'utf8').catch(() => '')
       return text.split('\n').filter(line => line !== '').map(line => JSON.parse(line) as NginxAccess)
     },
+    reload: nginx.reload,
     stop: nginx.stop,
   }
 }
