@@ -73,13 +73,26 @@ describe('a rolling restart of every instance behind nginx', () => {
     // one as it closes fails at the socket, before nginx read it (a balancer's artifact, the same
     // for any HTTP service). Both clients send such a request once more, on a new connection.
     let socketRetries = 0
+    // A request that reached an instance as its session moved (forwarded to an owner that stopped
+    // while another took the session over) is answered 503 "send the request again", Retry-After 1:
+    // the instance says it did not run it. Neither client resends a POST by itself, so both clients'
+    // fetch does it here, once, and the count is printed (the handover race that causes it is still
+    // open: see the closing note of issue 27).
+    let unavailableRetries = 0
     const retryingFetch: typeof fetch = async (input, init) => {
+      let response: Response
       try {
-        return await fetch(input, init)
+        response = await fetch(input, init)
       } catch {
         socketRetries++
         return fetch(input, init)
       }
+      if (response.status === 503 && init?.method === 'POST' && response.headers.get('retry-after') !== null) {
+        unavailableRetries++
+        void response.body?.cancel()
+        return fetch(input, init)
+      }
+      return response
     }
     const ours: McpClient = await connect(streamableHttpClient(url, { fetch: retryingFetch }), { name: 'ours', version: '1' }, { era: 'legacy', protocolVersion: '2025-11-25' })
     const sdk = new Client({ name: 'official', version: '1' })
@@ -145,7 +158,7 @@ describe('a rolling restart of every instance behind nginx', () => {
     expect(ourUpdates.items).toHaveLength(touches)
     // Never more than once each (none replayed twice), even where some were missed.
     expect(sdkUpdates.items.length).toBeLessThanOrEqual(touches)
-    console.info(`rolling restart: ${ourStream.answered.length} + ${sdkStream.answered.length} echo calls (each followed by a progress call), drains took ${drainMs.join(', ')} ms, the official client heard ${sdkUpdates.items.length} of ${touches} updates (errors: ${sdkErrors.join('; ') || 'none'}), ${socketRetries} requests sent again after nginx closed their connection`)
+    console.info(`rolling restart: ${ourStream.answered.length} + ${sdkStream.answered.length} echo calls (each followed by a progress call), drains took ${drainMs.join(', ')} ms, the official client heard ${sdkUpdates.items.length} of ${touches} updates (errors: ${sdkErrors.join('; ') || 'none'}), ${socketRetries} requests sent again after nginx closed their connection, ${unavailableRetries} after a 503 "send the request again"`)
     await ours.close()
     await sdk.close()
   }, 240_000)
