@@ -6,6 +6,8 @@
  *   browser ── GET /?token=T ──────────▶ the page (HTML; script and styles from /app.js)
  *           ── GET /events?token=T ────▶ Server-Sent Events: history first, then live events
  *           ── POST /api/<op> ─────────▶ a client call (X-Rxmcp-Token: T), its answer as JSON
+ *   app frame ─ GET http://localhost:PORT/sandbox-proxy ▶ an MCP App's sandbox proxy (no token:
+ *               it holds no secret, and its origin, localhost, is refused by everything else)
  *
  * Security (a page of another origin, or a DNS-rebinding name, gets nothing): every request needs
  * the token (query `token` or header `X-Rxmcp-Token`, compared in constant time); the Host header
@@ -26,6 +28,7 @@ import type { ClientOptions, McpClient } from '../actors/client.ts'
 import type { InspectionEvent } from '../lib/connection.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import type { LoggingLevel, Root } from '../lib/schema/types.ts'
+import { sandboxProxyHtml } from '../host/app-bridge.ts'
 
 /** Options of {@link serveInspectorUi}. */
 export interface InspectorUiOptions {
@@ -223,6 +226,11 @@ export async function serveInspectorUi(options: InspectorUiOptions): Promise<Ins
   })
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1')
+    // An MCP App's sandbox proxy: on the other loopback name only, so that its origin is not the page's.
+    if (url.pathname === '/sandbox-proxy') {
+      if (request.method !== 'GET' || request.headers.host !== `localhost:${port}`) return send(response, 403, 'text/plain', 'Forbidden: Host\n')
+      return send(response, 200, 'text/html; charset=utf-8', sandboxProxyHtml(), proxyHeaders(port))
+    }
     const refusal = refuse(request, url, port, token)
     if (refusal !== undefined) return send(response, 403, 'text/plain', `Forbidden: ${refusal}\n`)
     if (request.method === 'GET' && url.pathname === '/') return send(response, 200, 'text/html; charset=utf-8', page(token), pageHeaders(port))
@@ -289,6 +297,14 @@ const COMMON_HEADERS = {
 const pageHeaders = (port: number) => ({
   'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src data:; connect-src 'self'; frame-src blob: data: http://localhost:${port}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
   'x-frame-options': 'DENY',
+})
+
+// The sandbox proxy: its inline script runs (no script-src here), only the page may frame it, and
+// no plugin or <base>. The view it frames is a srcdoc frame, which inherits this policy on top of
+// its own (the bridge's <meta>, from the resource's CSP metadata): a script-src here would also
+// block the script origins a view declares, so the view's own policy is the one that narrows it.
+const proxyHeaders = (port: number) => ({
+  'content-security-policy': `frame-ancestors http://127.0.0.1:${port} http://localhost:${port}; object-src 'none'; base-uri 'none'`,
 })
 
 function send(response: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}) {
