@@ -10,6 +10,7 @@ import { createRequire } from 'node:module'
 import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { openPage, type HeadlessPage } from './chromium.ts'
 
 const WAIT_MS = 60_000
@@ -134,6 +135,10 @@ describe('rxmcp inspect --ui with an MCP App (server-basic-vanillajs)', () => {
     await run(`document.getElementById('app-allow').click(); true`)
     const after = await inFrame<string>(VIEW, timeChangedFrom(before))
     expect(after).not.toBe(before)
+    // The picture for the README (docs/images/inspector-app.png), made here so it stays true.
+    await run(`document.getElementById('app-view').scrollIntoView(); new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))`)
+    mkdirSync(join(root, 'docs', 'images'), { recursive: true })
+    writeFileSync(join(root, 'docs', 'images', 'inspector-app.png'), await page!.screenshot())
 
     // The timeline: the first call and the allowed one, each paired with its response; the denied one never went out.
     await run(`document.querySelector('[data-tab="Timeline"]').click(); true`)
