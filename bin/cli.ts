@@ -9,7 +9,7 @@
  */
 import { lastValueFrom, toArray, EMPTY, type Observable } from '../lib/rx.ts'
 import { connect, type ClientEra, type ClientOptions, type McpClient } from '../actors/client.ts'
-import { openBrowser, serveInspectorUi } from './inspect-ui.ts'
+import { openBrowser, serveHostInspectorUi, serveInspectorUi } from './inspect-ui.ts'
 import { stdioClient, type StdioClientTransport } from '../transports/stdio.ts'
 import { httpClient } from '../transports/http-client.ts'
 import { websocket, websocketClient } from '../transports/websocket.ts'
@@ -19,7 +19,7 @@ import { closeServer, listenOn, urlHost } from '../transports/listen.ts'
 import { createServer as createHttpServer } from 'node:http'
 import { progressBar } from './progress-bar.ts'
 import { authorizingFetch, type AuthFlags } from './auth.ts'
-import { inspectHost, serveGateway, type HostFlags } from './host.ts'
+import { inspectHost, loadConfig, serveGateway, type HostFlags } from './host.ts'
 import { exposure, exposureFlags, parseExposureFlag, refuseCrossSite, ExposureError, type ExposureFlags } from './exposure.ts'
 import { chat } from './chat.ts'
 import { isTelemetryAsked, startOtel, type OtelSdk } from './otel.ts'
@@ -33,6 +33,7 @@ const USAGE = `Usage:
                [--child-idle-timeout MS] [--inherit-env] [--env NAME[=VALUE]]... -- COMMAND [ARGS...]
   rxmcp gateway --config mcp.json [--port 3000] [--per-session] [LISTEN OPTIONS] [--audit-log FILE|-]
   rxmcp inspect --config mcp.json [--json] [--wait-ms 15000]
+  rxmcp inspect --ui --config mcp.json [--port 0] [--no-open]   (a page per server, a picker between them)
   rxmcp chat --config mcp.json --model anthropic:MODEL|openai:MODEL [--base-url URL] [--system TEXT]
   rxmcp --help
 
@@ -223,6 +224,25 @@ function transportOf(parsed: Parsed): string {
   return `stdio: ${parsed.server.join(' ')}`
 }
 
+/** inspect --ui --config: a page per server of the host, until SIGINT or SIGTERM. */
+async function inspectUiHost(flags: HostFlags): Promise<number> {
+  const uis = await serveHostInspectorUi(loadConfig(flags.config), { port: flags.port })
+  for (const [name, reason] of uis.failures) process.stderr.write(`rxmcp: ${name}: ${reason}\n`)
+  const first = [...uis.pages.values()][0]
+  if (first === undefined) { await uis.close(); return 1 }
+  process.stdout.write(`UI: ${first.url}\n`)
+  if (flags.isNoOpen !== true) openBrowser(first.url)
+  let stop = () => {}
+  const stopped = new Promise<void>(resolve => { stop = resolve })
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  await stopped
+  process.off('SIGINT', stop)
+  process.off('SIGTERM', stop)
+  await uis.close()
+  return 0
+}
+
 /** inspect --ui: serves the web inspector until SIGINT or SIGTERM, or until the server goes away. */
 async function inspectUi(parsed: Parsed): Promise<number> {
   const ui = await serveInspectorUi({ transport: transportOf(parsed), port: parsed.port, connect: options => open(parsed, options) })
@@ -380,6 +400,12 @@ function parseHostFlags(argv: string[]): HostFlags | undefined {
     } else if (arg === '--audit-log' && command === 'gateway') flags.auditLog = value()
     else if (arg === '--per-session' && command === 'gateway') flags.isPerSession = true
     else if (arg === '--json' && command === 'inspect') flags.isJson = true
+    else if (arg === '--ui' && command === 'inspect') flags.isUi = true
+    else if (arg === '--no-open' && command === 'inspect') flags.isNoOpen = true
+    else if (arg === '--port' && command === 'inspect') {
+      flags.port = Number(value())
+      if (!Number.isInteger(flags.port) || flags.port < 0 || flags.port > 65535) throw new UsageError('--port needs a port number')
+    }
     else if (arg === '--model' && command === 'chat') flags.model = value()
     else if (arg === '--base-url' && command === 'chat') flags.baseUrl = value()
     else if (arg === '--system' && command === 'chat') flags.system = value()
@@ -388,6 +414,7 @@ function parseHostFlags(argv: string[]): HostFlags | undefined {
       if (!Number.isFinite(flags.waitMs) || flags.waitMs < 0) throw new UsageError('--wait-ms needs a number of milliseconds')
     } else throw new UsageError(`Unknown option for ${command}: ${arg}`)
   }
+  if (command === 'inspect' && !flags.isUi && (flags.port !== undefined || flags.isNoOpen === true)) throw new UsageError('--port and --no-open are for inspect --ui')
   if (command === 'chat' && flags.model === undefined) throw new UsageError('chat needs --model provider:model')
   if (command === 'gateway' && flags.port === undefined && JSON.stringify(flags.exposure) !== JSON.stringify(exposureFlags())) throw new UsageError('--host and the other listen options need --port (without it the gateway speaks stdio)')
   return flags
@@ -405,6 +432,7 @@ export async function cli(argv: string[]): Promise<number> {
   if (hostFlags !== undefined) {
     try {
       if (argv[0] === 'chat') return await chat({ config: hostFlags.config, model: hostFlags.model!, baseUrl: hostFlags.baseUrl, system: hostFlags.system })
+      if (argv[0] === 'inspect' && hostFlags.isUi === true) return await inspectUiHost(hostFlags)
       if (argv[0] !== 'gateway') return await inspectHost(hostFlags)
       // Without --port the gateway speaks stdio: stdout is the protocol's.
       return await withTelemetry(isTelemetry => serveGateway({ ...hostFlags!, telemetry: isTelemetry }), hostFlags.port === undefined)

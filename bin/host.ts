@@ -29,6 +29,9 @@ import { exposure, refuseCrossSite, type ExposureFlags } from './exposure.ts'
 /** Flags of the host commands. */
 export interface HostFlags {
   config: string
+  /** inspect --ui --config: the web inspector, a page per server; --no-open: print the URL only. */
+  isUi?: boolean
+  isNoOpen?: boolean
   port?: number
   /** gateway with --port: who may reach the listener. */
   exposure: ExposureFlags

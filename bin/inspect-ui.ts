@@ -6,6 +6,8 @@
  *   browser ── GET /?token=T ──────────▶ the page (HTML; script and styles from /app.js)
  *           ── GET /events?token=T ────▶ Server-Sent Events: history first, then live events
  *           ── POST /api/<op> ─────────▶ a client call (X-Rxmcp-Token: T), its answer as JSON
+ *   app frame ─ GET http://localhost:PORT/sandbox-proxy ▶ an MCP App's sandbox proxy (no token:
+ *               it holds no secret, and its origin, localhost, is refused by everything else)
  *
  * Security (a page of another origin, or a DNS-rebinding name, gets nothing): every request needs
  * the token (query `token` or header `X-Rxmcp-Token`, compared in constant time); the Host header
@@ -26,6 +28,10 @@ import type { ClientOptions, McpClient } from '../actors/client.ts'
 import type { InspectionEvent } from '../lib/connection.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import type { LoggingLevel, Root } from '../lib/schema/types.ts'
+import type { HostConfig } from '../lib/host-config.ts'
+import { createHost, startServerClient, type Host } from '../host/host.ts'
+import { sandboxProxyHtml } from '../host/app-bridge.ts'
+import { uiCapability } from '../lib/apps.ts'
 
 /** Options of {@link serveInspectorUi}. */
 export interface InspectorUiOptions {
@@ -39,6 +45,10 @@ export interface InspectorUiOptions {
   roots?: Root[]
   /** The page's script (default {@link inspectorBundle}). */
   bundle?: () => Promise<string>
+  /** `--config`: this server's name in the host's configuration. */
+  name?: string
+  /** `--config`: every server's page (name and URL, this one's included), for the page's server picker. */
+  peers?: () => { name: string; url: string }[]
 }
 
 /** A running web inspector. */
@@ -121,6 +131,8 @@ export async function serveInspectorUi(options: InspectorUiOptions): Promise<Ins
     },
     sampling: params => ask('sampling', params) as never,
     tasks: true,
+    // The page renders MCP Apps: the extension is declared (io.modelcontextprotocol/ui).
+    capabilities: uiCapability(),
   })
   const describe = (): JsonObject => ({
     type: 'connection',
@@ -146,6 +158,7 @@ export async function serveInspectorUi(options: InspectorUiOptions): Promise<Ins
 
   const api: Record<string, (body: JsonObject) => Promise<unknown>> = {
     connection: async () => describe(),
+    servers: async () => ({ current: options.name ?? null, servers: options.peers?.() ?? [] }),
     // Every page of each list.
     tools: async () => ({ tools: await lastValueFrom(client.tools().pipe(toArray())) }),
     resources: async () => ({ resources: await lastValueFrom(client.resources().pipe(toArray())) }),
@@ -223,6 +236,11 @@ export async function serveInspectorUi(options: InspectorUiOptions): Promise<Ins
   })
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1')
+    // An MCP App's sandbox proxy: on the other loopback name only, so that its origin is not the page's.
+    if (url.pathname === '/sandbox-proxy') {
+      if (request.method !== 'GET' || request.headers.host !== `localhost:${port}`) return send(response, 403, 'text/plain', 'Forbidden: Host\n')
+      return send(response, 200, 'text/html; charset=utf-8', sandboxProxyHtml(), proxyHeaders(port))
+    }
     const refusal = refuse(request, url, port, token)
     if (refusal !== undefined) return send(response, 403, 'text/plain', `Forbidden: ${refusal}\n`)
     if (request.method === 'GET' && url.pathname === '/') return send(response, 200, 'text/html; charset=utf-8', page(token), pageHeaders(port))
@@ -289,6 +307,14 @@ const COMMON_HEADERS = {
 const pageHeaders = (port: number) => ({
   'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src data:; connect-src 'self'; frame-src blob: data: http://localhost:${port}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
   'x-frame-options': 'DENY',
+})
+
+// The sandbox proxy: its inline script runs (no script-src here), only the page may frame it, and
+// no plugin or <base>. The view it frames is a srcdoc frame, which inherits this policy on top of
+// its own (the bridge's <meta>, from the resource's CSP metadata): a script-src here would also
+// block the script origins a view declares, so the view's own policy is the one that narrows it.
+const proxyHeaders = (port: number) => ({
+  'content-security-policy': `frame-ancestors http://127.0.0.1:${port} http://localhost:${port}; object-src 'none'; base-uri 'none'`,
 })
 
 function send(response: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}) {
@@ -360,4 +386,68 @@ export function openBrowser(url: string): void {
     child.on('error', () => {})
     child.unref()
   } catch { /* no browser to open */ }
+}
+
+/** The web inspectors of a host's servers (`rxmcp inspect --ui --config FILE`). */
+export interface HostInspectorUi {
+  /** One page per server that connected, by server name (each its own port and token). */
+  readonly pages: ReadonlyMap<string, InspectorUi>
+  /** The servers that did not connect, with why. */
+  readonly failures: ReadonlyMap<string, string>
+  readonly host: Host
+  /** Closes every page and stops the host. */
+  close(): Promise<void>
+}
+
+/**
+ * `rxmcp inspect --ui --config FILE`: the host of `config` starts every server; each server's client
+ * (the host's own, made by its `start` with the page's handlers and inspection callback added) gets
+ * a page of its own, and every page offers the others in its server picker. The first server's
+ * page listens on `port` (default a free one), the others on free ports.
+ */
+export async function serveHostInspectorUi(config: HostConfig, options: { port?: number; bundle?: () => Promise<string> } = {}): Promise<HostInspectorUi> {
+  const servers = [...config.servers.values()].filter(server => !server.disabled)
+  // Per server: the page's handlers (given when its serveInspectorUi connects), and the client the host made with them.
+  const deferred = <T>() => { let resolve: (value: T) => void = () => {}; let reject: (error: unknown) => void = () => {}; const promise = new Promise<T>((ok, fail) => { resolve = ok; reject = fail }); return { promise, resolve, reject } }
+  const handlers = new Map(servers.map(server => [server.name, deferred<ClientOptions>()]))
+  const clients = new Map(servers.map(server => [server.name, deferred<McpClient>()]))
+  const host = createHost(config, {
+    restart: { retries: 0 },
+    apps: true,
+    start: async (server, hostOptions, stderr) => {
+      const uiOptions = await handlers.get(server.name)!.promise
+      const run = startServerClient(server, { ...hostOptions, inspect: uiOptions.inspect, elicitation: uiOptions.elicitation, sampling: uiOptions.sampling, tasks: uiOptions.tasks },
+        stderr, { name: 'rxmcp-inspector', version: '0.1.0' })
+      run.then(started => clients.get(server.name)!.resolve(started.client), error => clients.get(server.name)!.reject(error))
+      return run
+    },
+  })
+  const pages = new Map<string, InspectorUi>()
+  const failures = new Map<string, string>()
+  const peers = () => [...pages].map(([name, page]) => ({ name, url: page.url }))
+  for (const [index, server] of servers.entries()) {
+    try {
+      const page = await serveInspectorUi({
+        name: server.name,
+        peers,
+        port: index === 0 ? options.port : 0,
+        bundle: options.bundle,
+        // No arguments, headers or query: a config's ${VAR} secrets may sit there.
+        transport: server.url !== undefined ? `${server.type}: ${new URL(server.url).origin}` : `stdio: ${server.command}`,
+        connect: uiOptions => { handlers.get(server.name)!.resolve(uiOptions); return clients.get(server.name)!.promise },
+      })
+      pages.set(server.name, page)
+    } catch (error) {
+      failures.set(server.name, (error as Error).message)
+    }
+  }
+  return {
+    pages,
+    failures,
+    host,
+    async close() {
+      await Promise.all([...pages.values()].map(page => page.close().catch(() => {})))
+      await host.close()
+    },
+  }
 }

@@ -52,6 +52,24 @@ const TABS = ['Connection', 'Tools', 'Resources', 'Prompts', 'Skills', 'Tasks', 
 type Tab = typeof TABS[number]
 
 /** The whole page. */
+/**
+ * `--config`: the host's servers, one page each (their own port and token); choosing one opens
+ * its page. Nothing with one server.
+ */
+function ServerPicker(): JSX.Element | null {
+  const [servers, setServers] = useState<{ current: string | null; servers: { name: string; url: string }[] }>()
+  useEffect(() => { void post('servers').then(setServers, () => {}) }, [])
+  if (servers === undefined || servers.servers.length < 2) return null
+  return (
+    <select id="server-picker" value={servers.current ?? ''} onChange={event => {
+      const chosen = servers.servers.find(server => server.name === (event.currentTarget as HTMLSelectElement).value)
+      if (chosen !== undefined) location.assign(chosen.url)
+    }}>
+      {servers.servers.map(server => <option key={server.name} value={server.name}>{server.name}</option>)}
+    </select>
+  )
+}
+
 export function App(): JSX.Element {
   const [store, dispatch] = useReducer(reduce, EMPTY)
   const [tab, setTab] = useState<Tab>(() => (TABS as readonly string[]).includes(location.hash.slice(1)) ? location.hash.slice(1) as Tab : 'Connection')
@@ -62,6 +80,7 @@ export function App(): JSX.Element {
     <div class="app">
       <header>
         <strong>rxmcp inspector</strong>
+        <ServerPicker />
         <span id="server-name">{connection ? `${connection.serverInfo?.title ?? connection.serverInfo?.name ?? '?'} ${connection.serverInfo?.version ?? ''}` : 'connecting…'}</span>
         {connection ? <span class="badge" id="era" data-era={connection.era}>{connection.era} · {connection.protocolVersion}</span> : null}
         <span class={store.closed ? 'badge bad' : store.isOpen ? 'badge ok' : 'badge'} id="link">{store.closed ? 'closed' : store.isOpen ? 'live' : 'offline'}</span>
