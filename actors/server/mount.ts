@@ -12,7 +12,7 @@
  * and templates keep their URIs. A name or URI the server already has (its own, or an earlier
  * mount's) stays with its owner: the mount's entry is left out and reported.
  */
-import type { Subscription } from '../../lib/rx.ts'
+import { defer, from, mergeMap, type Observable, type Subscription } from '../../lib/rx.ts'
 import { namespacedNames } from '../../lib/tool-names.ts'
 import { uriTemplate } from '../../lib/uri-template.ts'
 import type { LoggingLevel, Prompt, Resource, ResourceTemplate, Tool } from '../../lib/schema/types.ts'
@@ -171,3 +171,19 @@ function unreachable(): never {
   throw new Error('A mounted entry is forwarded, not handled here')
 }
 
+
+/**
+ * A source loaded on first use: what `mount(prefix, otherServer)` mounts, so the server's module
+ * graph does not carry the client (the proxy of an in-process client) until a server is mounted.
+ */
+export function deferredMountable(load: () => Promise<Mountable>): Mountable {
+  let loaded: Promise<Mountable> | undefined
+  const source = (): Observable<Mountable> => defer(() => from(loaded ??= load()))
+  return {
+    offers: source().pipe(mergeMap(mountable => mountable.offers)),
+    forward: (method, params, caller) => source().pipe(mergeMap(mountable => mountable.forward(method, params, caller))),
+    watch: uri => source().pipe(mergeMap(mountable => mountable.watch(uri))),
+    logs: source().pipe(mergeMap(mountable => mountable.logs)),
+    close: async () => { if (loaded !== undefined) await (await loaded).close?.() },
+  }
+}

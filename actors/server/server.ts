@@ -32,9 +32,8 @@ import { serveSessionless } from './sessionless.ts'
 import type { ServerCore } from './core.ts'
 import { ListViews } from './list-views.ts'
 import { createActorSystem, type ActorSystem } from '../actor.ts'
-import { mountSource } from './mount.ts'
+import { deferredMountable, mountSource } from './mount.ts'
 import type { Mount, Mountable, MountOptions } from './mountable.ts'
-import { mountableServer } from '../proxy.ts'
 
 export type { ListKind }
 import { LEGACY_TASKS_CAPABILITY, ServerTasks, TASKS_EXTENSION } from './tasks.ts'
@@ -421,7 +420,8 @@ export class Server implements McpServer, ServerCore {
   }
 
   mount(prefix: string, source: McpServer | Mountable, options: MountOptions = {}): Mount {
-    const mountable = isMountable(source) ? source : mountableServer(source, options.mode)
+    // The proxy (and with it the client) loads when a server is first mounted, not with the server.
+    const mountable = isMountable(source) ? source : deferredMountable(() => import('../proxy.ts').then(proxy => proxy.mountableServer(source, options.mode)))
     const mount = mountSource(this.#mountHost, prefix, mountable, options)
     this.#mounts.add(mount)
     return { remove: () => { this.#mounts.delete(mount); mount.remove() } }

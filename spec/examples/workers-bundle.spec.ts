@@ -6,8 +6,13 @@
 import { describe, expect, it } from 'vitest'
 import { bundleWorker, sizeOf, type WorkerBundle } from '../../examples/workers/bundle.ts'
 
-/** The budget of the one-tool Worker, gzipped. */
-const BUDGET_BYTES = 120 * 1024
+/**
+ * The budget of the one-tool Worker, gzipped, every chunk counted (a Worker uploads them all). It
+ * was 120 KB until issue 26: `server.mount(prefix, otherServer)` mounts a proxy of an in-process
+ * client, loaded on first mount as a chunk of its own (~31 KB gzipped, the client); a Worker that
+ * mounts nothing never loads it, but uploads it.
+ */
+const BUDGET_BYTES = 150 * 1024
 
 /** The inputs of every module, by path. */
 const inputsOf = (bundle: WorkerBundle) => Object.values(bundle.metafile.outputs).flatMap(output => Object.keys(output.inputs))
@@ -23,7 +28,7 @@ function externalImports(bundle: WorkerBundle): Record<string, string[]> {
 }
 
 describe('the one-tool Worker', () => {
-  it('stays under 120 KB gzipped, every module counted', async () => {
+  it('stays under 150 KB gzipped, every module counted', async () => {
     const size = sizeOf(await bundleWorker('examples/workers/one-tool.ts'))
     expect(size.gzipped).toBeGreaterThan(0)
     expect(size.gzipped).toBeLessThan(BUDGET_BYTES)
