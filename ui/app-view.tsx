@@ -24,6 +24,8 @@ export interface AppBridgeSeamOptions {
   readResource?(uri: string): Promise<any>
   consent(request: any): boolean | Promise<boolean>
   openLink?(url: string): void
+  message?(params: any): void
+  updateModelContext?(params: any): void
   proxyUrl?: string
 }
 
@@ -50,6 +52,13 @@ let nextAppCall = 1
 /** A request of the app waiting for the person's answer in the page. */
 interface PendingConsent { request: any; answer(isAllowed: boolean): void }
 
+/** The text of what the app sent (its text blocks, else its JSON). */
+function textOf(params: any): string {
+  const content = Array.isArray(params?.content) ? params.content : []
+  const texts = content.filter((block: any) => typeof block?.text === 'string').map((block: any) => block.text)
+  return texts.length > 0 ? texts.join(' ') : JSON.stringify(params ?? {})
+}
+
 /** How a request of the app reads in the consent prompt. */
 function describeRequest(request: any): string {
   if (request?.kind === 'tools/call') return `call the tool ${request.name} with ${JSON.stringify(request.arguments ?? {})}`
@@ -66,6 +75,8 @@ export function AppView(props: { tool: any; resourceUri: string; input: Record<s
   const container = useRef<HTMLDivElement>(null)
   const [error, setError] = useState<string>()
   const [pending, setPending] = useState<PendingConsent[]>([])
+  // What the app sent for the conversation (ui/message) or the model's context, once allowed: shown, as a chat host would add it.
+  const [sent, setSent] = useState<string[]>([])
   useEffect(() => {
     if (createBridge === undefined || container.current === null) return
     let bridge: AppBridgeSeam | undefined
@@ -95,6 +106,8 @@ export function AppView(props: { tool: any; resourceUri: string; input: Record<s
         readResource: uri => post('read', { uri }),
         consent: request => ask(request),
         openLink: url => { window.open(url, '_blank', 'noopener,noreferrer') },
+        message: params => setSent(list => [...list, `message: ${textOf(params)}`]),
+        updateModelContext: params => setSent(list => [...list, `model context: ${textOf(params)}`]),
         proxyUrl,
       })
       bridge.sendToolInput(props.input)
@@ -121,6 +134,7 @@ export function AppView(props: { tool: any; resourceUri: string; input: Record<s
         </div>
       ))}
       {error ? <p class="error" id="app-error">{error}</p> : null}
+      {sent.length > 0 ? <ul id="app-messages">{sent.map((line, index) => <li key={index}>{line}</li>)}</ul> : null}
       <div class="app-view" id="app-view" ref={container}></div>
     </div>
   )

@@ -135,6 +135,11 @@ describe('rxmcp inspect --ui with an MCP App (server-basic-vanillajs)', () => {
     await run(`document.getElementById('app-allow').click(); true`)
     const after = await inFrame<string>(VIEW, timeChangedFrom(before))
     expect(after).not.toBe(before)
+    // A message the app sends for the conversation (ui/message): asked, then shown in the page.
+    await inFrame(VIEW, `(() => { const input = document.getElementById('message-text'); input.value = 'hello from the app'; input.dispatchEvent(new Event('input')); document.getElementById('send-message-btn').click(); return true })()`)
+    expect(await until<string>(`document.getElementById('app-consent')?.dataset.kind`)).toBe('message')
+    await run(`document.getElementById('app-allow').click(); true`)
+    expect(await until<string>(`document.getElementById('app-messages')?.textContent`)).toContain('hello from the app')
     // The picture for the README (docs/images/inspector-app.png), made here so it stays true.
     await run(`document.getElementById('app-view').scrollIntoView(); new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))`)
     mkdirSync(join(root, 'docs', 'images'), { recursive: true })
