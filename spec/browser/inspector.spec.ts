@@ -215,7 +215,7 @@ describe('rxmcp inspect --ui in headless Chromium', () => {
     }
   }, 5 * WAIT_MS)
 
-  it('drives @modelcontextprotocol/server-everything over stdio: a tool by its form, progress and cancel, an elicitation declined, a template read, the paired timeline', async () => {
+  it('drives @modelcontextprotocol/server-everything over stdio: a tool by its form, progress and cancel, an elicitation declined, a URL elicitation accepted, a template read, the paired timeline', async () => {
     const ui = await serveInspectorUi({
       transport: `stdio: node ${everythingBin} stdio`,
       connect: options => connect(stdioClient({ command: process.execPath, args: [everythingBin, 'stdio'], stderr: 'ignore' }), { name: 'rxmcp-inspector', version: '0.1.0' }, options),
@@ -246,6 +246,15 @@ describe('rxmcp inspect --ui in headless Chromium', () => {
       await until(`t.$('.ask[data-kind="elicitation"]')`)
       await run(`t.click('.ask .decline')`)
       await until(`t.text('#result').toLowerCase().includes('decline')`)
+
+      // A URL elicitation: the link shown, "Opened it" answered accept.
+      await run(`t.click('[data-tool="trigger-url-elicitation"]')`)
+      await until(`t.$('#tool[data-tool="trigger-url-elicitation"] [name="url"]')`)
+      await run(`t.set('#tool [name="url"]', 'https://example.com/consent')`)
+      await run(`t.click('#call')`)
+      await until(`t.$('.ask[data-kind="elicitation-url"] a')?.getAttribute('href') === 'https://example.com/consent'`)
+      await run(`t.click('.ask[data-kind="elicitation-url"] .accept')`)
+      await until(`t.text('#result').includes('completed the URL elicitation')`)
 
       await tab('Resources')
       await until(`t.$('#templates [data-template]')`)
