@@ -19,7 +19,7 @@ import { createRequire } from 'node:module'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import type { McpServer } from '../../actors/server.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { bounded, legacyCaller, modernCaller, startGateway, textOf, untilTools, type Caller, type GatewayChild } from './fixtures/gateway-callers.ts'
+import { bounded, legacyCaller, modernCaller, startGateway, textOf, untilTemplates, untilTools, type Caller, type GatewayChild } from './fixtures/gateway-callers.ts'
 
 const everythingBin = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
 
@@ -64,6 +64,7 @@ beforeAll(async () => {
   })
   // The gateway listens before its servers are up: wait for both in its view.
   await untilTools(gateway.url, ['everything__echo', 'rx__echo'])
+  await untilTemplates(gateway.url, ['demo://resource/dynamic/text/{resourceId}', 'everything://items/{id}'])
 }, 60_000)
 
 afterAll(async () => {
