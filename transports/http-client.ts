@@ -13,6 +13,7 @@ import { abortAfter } from './http-client-retry.ts'
 // The parts of the transport live in files of their own (http-client-*.ts); this one is its face.
 export { HTTP_CLIENT_DEFAULTS }
 export type { HttpClientOptions }
+export { nodeFetch } from './node-fetch.ts'
 
 /** A client transport over HTTP that knows the session it is in. */
 export interface HttpClientTransport extends Transport {

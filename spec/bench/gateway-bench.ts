@@ -62,14 +62,27 @@ export interface GatewayBenchResult {
 
 const delay = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
-/** Keeps `inFlight` calls going: a warmup, then a window in which completions and CPU are counted. */
-async function measure(side: Side, inFlight: number, warmupMs: number, windowMs: number): Promise<GatewayMeasure> {
+/**
+ * Keeps `inFlight` calls going: a warmup, then a window in which completions and CPU are counted.
+ * `pacePerSecond`: calls start no faster than that (still at most `inFlight` at once), so that a
+ * comparator runs at the rate the gateway reached: a process's CPU per message falls as its rate
+ * rises (more messages per read, write and wake-up), so CPU per call compares only at one rate.
+ */
+async function measure(side: Side, inFlight: number, warmupMs: number, windowMs: number, pacePerSecond?: number): Promise<GatewayMeasure> {
   // 0 warmup, 1 measured window, 2 stopping (no new call starts).
   let phase = 0
   let count = 0
   let failure: unknown
+  // Paced: the n-th call starts no earlier than n / pace seconds after the start.
+  const paceStart = performance.now()
+  let startedCalls = 0
   const workers = Array.from({ length: inFlight }, async () => {
     while (phase < 2 && failure === undefined) {
+      if (pacePerSecond !== undefined) {
+        const wait = paceStart + startedCalls++ * 1000 / pacePerSecond - performance.now()
+        if (wait > 1) await delay(wait)
+        if (phase === 2) break
+      }
       try {
         const result = await side.client.callTool(side.tool, ECHO)
         if ((result.content[0] as { text?: string } | undefined)?.text !== ECHO.text) throw new Error(`unexpected echo result ${JSON.stringify(result).slice(0, 200)}`)
@@ -201,6 +214,19 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
     for (let round = 0; round < rounds; round++) {
       for (const name of round % 2 === 0 ? names : [...names].reverse()) all[name]!.push(await measure(sides[name]!, inFlight, warmupSeconds * 1000, seconds * 1000))
     }
+    // The comparators again, each paced at the rate each gateway side reached (see measure).
+    const paced: Record<string, GatewayMeasure[]> = {}
+    for (let round = 0; round < rounds; round++) {
+      for (const down of ['stdio', 'http'] as const) {
+        for (const era of ['legacy', 'modern'] as const) {
+          const rate = median(all[`gateway ${era} -> ${down}`]!.map(entry => entry.callsPerSecond))
+          for (const comparator of [`direct ${down} host-client`, `direct http ${era}`]) {
+            const key = `${comparator} @ gateway ${era} -> ${down}`
+            ;(paced[key] ??= []).push(await measure(sides[comparator]!, inFlight, warmupSeconds * 1000, seconds * 1000, rate))
+          }
+        }
+      }
+    }
     const pick = (measures: GatewayMeasure[], key: keyof GatewayMeasure) => median(measures.map(entry => entry[key] ?? 0))
     const medians: Record<string, GatewayMeasure> = Object.fromEntries(names.map(name => {
       const measures = all[name]!
@@ -209,14 +235,18 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
       return [name, row]
     }))
 
+    for (const [key, measures] of Object.entries(paced)) {
+      all[key] = measures
+      medians[key] = { callsPerSecond: pick(measures, 'callsPerSecond'), clientCpuPerCall: pick(measures, 'clientCpuPerCall'), serverCpuPerCall: pick(measures, 'serverCpuPerCall') }
+    }
     const spread = (name: string) => {
       const values = all[name]!.map(entry => entry.callsPerSecond)
       return values.length < 2 ? '-' : `${((Math.max(...values) - Math.min(...values)) / median(values) * 100).toFixed(0)}%`
     }
-    console.log(`  ${'side'.padEnd(28)} ${'calls/s'.padStart(8)} ${'client µs'.padStart(10)} ${'server µs'.padStart(10)} ${'downstr µs'.padStart(10)} ${'spread'.padStart(7)}   (CPU per call; server = everything (direct) or the gateway)`)
-    for (const name of names) {
+    console.log(`  ${'side'.padEnd(50)} ${'calls/s'.padStart(8)} ${'client µs'.padStart(10)} ${'server µs'.padStart(10)} ${'downstr µs'.padStart(10)} ${'spread'.padStart(7)}   (CPU per call; server = everything (direct) or the gateway)`)
+    for (const name of [...names, ...Object.keys(paced)]) {
       const row = medians[name]!
-      console.log(`  ${name.padEnd(28)} ${row.callsPerSecond.toFixed(0).padStart(8)} ${row.clientCpuPerCall.toFixed(1).padStart(10)} ${row.serverCpuPerCall.toFixed(1).padStart(10)} ${(row.downstreamCpuPerCall?.toFixed(1) ?? '-').padStart(10)} ${spread(name).padStart(7)}${eras[name] === undefined ? '' : `   (era ${eras[name]})`}`)
+      console.log(`  ${name.padEnd(50)} ${row.callsPerSecond.toFixed(0).padStart(8)} ${row.clientCpuPerCall.toFixed(1).padStart(10)} ${row.serverCpuPerCall.toFixed(1).padStart(10)} ${(row.downstreamCpuPerCall?.toFixed(1) ?? '-').padStart(10)} ${spread(name).padStart(7)}${eras[name] === undefined ? '' : `   (era ${eras[name]})`}`)
     }
 
     const ratios: GatewayBenchResult['ratios'] = []
@@ -228,6 +258,13 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
         ratios.push({
           label: `gateway ${era} -> ${down}: gateway cpu/call / (direct server ${era} + client ${down} ${eras[`direct ${down} host-client`]}) cpu/call`,
           ratio: gateway.serverCpuPerCall / (front.serverCpuPerCall + back.clientCpuPerCall),
+          target: { atMost: 1.2 },
+        })
+        // The same at one rate: both comparators paced at the gateway side's calls/s.
+        const at = `@ gateway ${era} -> ${down}`
+        ratios.push({
+          label: `gateway ${era} -> ${down}: the same, comparators at the gateway's rate`,
+          ratio: gateway.serverCpuPerCall / (medians[`direct http ${era} ${at}`]!.serverCpuPerCall + medians[`direct ${down} host-client ${at}`]!.clientCpuPerCall),
           target: { atMost: 1.2 },
         })
         ratios.push({ label: `gateway ${era} -> ${down}: calls/s gateway/direct ${era}`, ratio: gateway.callsPerSecond / front.callsPerSecond, target: { atLeast: 0.6 } })
