@@ -5,7 +5,7 @@
  */
 export { bearerAuth, bearerToken, InvalidTokenError, BEARER_AUTH_DEFAULTS } from './server.ts'
 export type { BearerAuthOptions, TokenVerifier, VerifyContext } from './server.ts'
-export { jwtVerifier, introspectionVerifier, principalFromClaims } from './verifiers.ts'
+export { jwtVerifier, introspectionVerifier, principalFromClaims, JWT_VERIFIER_DEFAULTS } from './verifiers.ts'
 export type { JwtVerifierOptions, IntrospectionVerifierOptions } from './verifiers.ts'
 export { DPOP_DEFAULTS } from './dpop.ts'
 export type { DpopOptions } from './dpop.ts'

@@ -10,8 +10,26 @@ import { InvalidTokenError, type TokenVerifier } from './server.ts'
 export interface JwtVerifierOptions {
   /** The issuer tokens must name (`iss`), exactly. */
   issuer: string
-  /** Where the issuer publishes its keys (fetched when a token names an unknown key, cached by `jose`). */
+  /**
+   * Where the issuer publishes its keys: fetched on first use, again when the set is older than
+   * `jwksMaxAgeMs`, and again when a token names a key the set lacks (a rotation), unless the last
+   * fetch is under `jwksCooldownMs` old. Each verifier (so each instance) keeps its own copy.
+   */
   jwksUrl?: string | URL
+  /**
+   * With `jwksUrl`: the least time between two fetches caused by tokens naming an unknown key, in ms
+   * (default 30,000, jose's `cooldownDuration`). Such a token arriving within it is refused (401),
+   * so right after a rotation a token signed with the new key is refused by an instance that
+   * fetched the set less than this long ago; the bound keeps tokens naming made-up keys from
+   * making every request a fetch at the authorization server. 0 fetches on every unknown key.
+   */
+  jwksCooldownMs?: number
+  /**
+   * With `jwksUrl`: the age past which the set is fetched again before a token is checked, in ms
+   * (default 600,000, jose's `cacheMaxAge`): the longest a withdrawn key still verifies tokens on an
+   * instance that sees no token naming a new key.
+   */
+  jwksMaxAgeMs?: number
   /** The keys themselves, instead of `jwksUrl`. */
   jwks?: JSONWebKeySet
   /**
@@ -27,6 +45,9 @@ export interface JwtVerifierOptions {
   currentDate?: () => Date
 }
 
+/** Defaults of {@link JwtVerifierOptions}: jose's own for the remote key set, written down so they are ours. */
+export const JWT_VERIFIER_DEFAULTS = { jwksCooldownMs: 30_000, jwksMaxAgeMs: 600_000 } as const
+
 const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA']
 
 /**
@@ -37,7 +58,12 @@ const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA']
 export function jwtVerifier(options: JwtVerifierOptions): TokenVerifier {
   let keys: JWTVerifyGetKey
   if (options.jwks !== undefined) keys = createLocalJWKSet(options.jwks)
-  else if (options.jwksUrl !== undefined) keys = createRemoteJWKSet(new URL(options.jwksUrl))
+  else if (options.jwksUrl !== undefined) {
+    keys = createRemoteJWKSet(new URL(options.jwksUrl), {
+      cooldownDuration: options.jwksCooldownMs ?? JWT_VERIFIER_DEFAULTS.jwksCooldownMs,
+      cacheMaxAge: options.jwksMaxAgeMs ?? JWT_VERIFIER_DEFAULTS.jwksMaxAgeMs,
+    })
+  }
   else throw new TypeError('jwtVerifier needs jwksUrl or jwks')
   const algorithms = [...(options.algorithms ?? DEFAULT_ALGORITHMS)].filter(alg => alg !== 'none')
   return async (token, context) => {

@@ -746,10 +746,12 @@ async function main(): Promise<void> {
     for (const row of gateway.ratios) addRatio(row.label, row.ratio, row.target)
   }
   if (isSelected('redis')) {
-    console.log('redis: tools/call over Streamable HTTP, one instance with in-memory stores against one on Redis (events, tasks, bus), one process; then 3 instance processes on that Redis behind nginx, one session')
+    console.log('redis: tools/call over Streamable HTTP, one instance with in-memory stores against one on Redis (events, tasks, bus), one process; then 3 instance processes on that Redis behind nginx, one session; the Redis mode on a 3-primary Redis Cluster; the 3 processes through a rolling restart')
     const redis = await runRedisBench(SECONDS)
     report.redis = redis
     report['redis-cluster'] = redis.cluster
+    report['redis-on-redis-cluster'] = redis.onCluster
+    report['redis-rolling-restart'] = redis.rollingRestart
     addRatio('redis/memory time per call, 64 in flight', redis.memoryPerSecond / redis.redisPerSecond, { atMost: 1.5 })
     addRatio('redis 3 instances behind nginx/1 instance calls/s, 64 in flight', redis.cluster.perSecond / redis.redisPerSecond)
   }

@@ -10,6 +10,15 @@
  *   process each, `redisScaleOut`) behind nginx round-robin, so most calls reach an instance that
  *   does not hold the session and are forwarded over Redis; calls/s, p50/p99, Redis commands per
  *   call, and how nginx spread the requests;
+ * - (Redis commands per call are INFO commandstats': the commands the stores' Lua scripts run
+ *   count one by one, so they are far more than the round trips, which are a few per call;)
+ * - the in-process Redis mode again on a Redis Cluster of three primaries (started by the bench as
+ *   the cluster specs do): calls/s, p50/p99, Redis commands per call (INFO commandstats summed
+ *   over the primaries);
+ * - the three instance processes behind nginx again, through a rolling restart (each in turn: a
+ *   fresh instance started, nginx reloaded with it in place of the old one, the old one drained by
+ *   SIGTERM), the calls going on at 64 in flight: calls/s over the restart window, failed calls,
+ *   Redis commands per call;
  * - what Redis holds per stored SSE event and per task (INFO memory, used_memory before and after
  *   storing many), for the capacity plan in README.
  */
@@ -18,7 +27,7 @@ import { connect, type McpClient } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { connectRedis, redisEventStore, redisScaleOut, redisTaskStore } from '../../transports/redis.ts'
-import { startRedis } from '../helpers/redis-server.ts'
+import { redisCli, startRedis, startRedisCluster } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
 import { spawnInstance } from '../../examples/cluster/spawn-instance.ts'
 
@@ -37,6 +46,28 @@ export interface RedisClusterReport extends Latency {
   requestsPerInstance: number[]
 }
 
+/** The in-process Redis mode on a Redis Cluster of three primaries. */
+export interface RedisOnClusterReport extends Latency {
+  primaries: number
+  perSecond: number
+  commandsPerCall: number
+  /** Each primary's share of those commands (the event store's one hash tag puts its scripts on one). */
+  sharePerPrimary: number[]
+}
+
+/** Three instance processes behind nginx while each is replaced in turn. */
+export interface RollingRestartReport {
+  instances: number
+  /** From the first instance started to the last one drained and exited. */
+  windowMs: number
+  perSecond: number
+  calls: number
+  failedCalls: number
+  /** The failed calls' errors (name: message) and how many failed with each. */
+  failures: Record<string, number>
+  commandsPerCall: number
+}
+
 /** What the Redis bench reports. */
 export interface RedisBenchReport {
   memoryPerSecond: number
@@ -48,21 +79,50 @@ export interface RedisBenchReport {
   bytesPerEvent: number
   bytesPerTask: number
   cluster: RedisClusterReport
+  onCluster: RedisOnClusterReport
+  rollingRestart: RollingRestartReport
 }
 
-/** Calls echo with `inFlight` calls outstanding for `ms`; each call's latency is pushed onto `latencies`. */
-async function rate(client: McpClient, inFlight: number, ms: number, latencies: number[] = []): Promise<{ perSecond: number; calls: number }> {
+/**
+ * Calls echo with `inFlight` calls outstanding until `until` settles (a number: for that many ms);
+ * each answered call's latency is pushed onto `latencies`. A failed call is counted, not thrown.
+ */
+async function rate(client: McpClient, inFlight: number, until: number | Promise<unknown>, latencies: number[] = []): Promise<{ perSecond: number; calls: number; failed: number; failures: Map<string, number> }> {
   let calls = 0
-  const end = performance.now() + ms
+  let failed = 0
+  // How many calls failed with each message, to tell what a failure was.
+  const failures = new Map<string, number>()
+  const start = performance.now()
+  // Set when `until` settles (or its time is up): the callers finish the call they are in and stop.
+  let isDone = false
+  const done = typeof until === 'number' ? new Promise(resolve => setTimeout(resolve, until)) : until
+  void done.finally(() => { isDone = true })
   await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (performance.now() < end) {
-      const start = performance.now()
-      await client.callTool('echo', { text: 'hi' })
-      latencies.push(performance.now() - start)
-      calls++
+    while (!isDone) {
+      const started = performance.now()
+      try {
+        await client.callTool('echo', { text: 'hi' })
+        latencies.push(performance.now() - started)
+        calls++
+      } catch (error) {
+        failed++
+        const message = describeFailure(error)
+        failures.set(message, (failures.get(message) ?? 0) + 1)
+      }
     }
   }))
-  return { perSecond: calls / (ms / 1000), calls }
+  return { perSecond: calls / ((performance.now() - start) / 1000), calls, failed, failures }
+}
+
+/** An error and its causes, `name: message` each, with a socket error's code: what a failed call met. */
+function describeFailure(error: unknown): string {
+  const parts: string[] = []
+  for (let at: unknown = error; at !== undefined && at !== null && parts.length < 4; at = (at as { cause?: unknown }).cause) {
+    if (!(at instanceof Error)) { parts.push(String(at)); break }
+    const code = (at as { code?: unknown }).code
+    parts.push(`${at.name}: ${at.message.replace(/http:\/\/127\.0\.0\.1:\d+/g, 'http://127.0.0.1:<port>')}${typeof code === 'string' ? ` (${code})` : ''}`)
+  }
+  return parts.join(' <- ')
 }
 
 /** p50 and p99 of `latencies` (nearest rank). */
@@ -132,6 +192,12 @@ export async function runRedisBench(seconds = 1): Promise<RedisBenchReport> {
     const cluster = await runCluster(server.url, info('commandstats'), seconds)
     console.log(`  64 in flight, ${cluster.instances} instances behind nginx  ${cluster.perSecond.toFixed(0).padStart(6)} calls/s  ${formatLatency(cluster)}  ${cluster.commandsPerCall.toFixed(1)} Redis commands per call  requests per instance ${cluster.requestsPerInstance.join('/')}`)
 
+    const onCluster = await runOnCluster(seconds)
+    console.log(`  64 in flight, 1 instance on a Redis Cluster of ${onCluster.primaries} primaries  ${onCluster.perSecond.toFixed(0).padStart(6)} calls/s  ${formatLatency(onCluster)}  ${onCluster.commandsPerCall.toFixed(1)} Redis commands per call (${onCluster.sharePerPrimary.map(share => `${(share * 100).toFixed(0)}%`).join('/')} on each primary)`)
+    const rollingRestart = await runRollingRestart(server.url, info('commandstats'))
+    console.log(`  64 in flight, ${rollingRestart.instances} instances behind nginx, rolling restart of all (${(rollingRestart.windowMs / 1000).toFixed(1)} s)  ${rollingRestart.perSecond.toFixed(0).padStart(6)} calls/s  ${rollingRestart.failedCalls} failed of ${rollingRestart.calls + rollingRestart.failedCalls}  ${rollingRestart.commandsPerCall.toFixed(1)} Redis commands per call`)
+    for (const [message, count] of Object.entries(rollingRestart.failures)) console.log(`    ${count} failed: ${message.slice(0, 160)}`)
+
     // What Redis holds per event and per task.
     const count = 2000
     const events = redisEventStore(redis, { prefix: 'size:' })
@@ -145,7 +211,7 @@ export async function runRedisBench(seconds = 1): Promise<RedisBenchReport> {
     for (let i = 0; i < count; i++) await tasks.create({ owner: `owner${i % 10}`, ttlMs: 3_600_000 })
     const bytesPerTask = (await usedMemory(info('memory')) - tasksBefore) / count
     console.log(`  Redis memory: ${bytesPerEvent.toFixed(0)} bytes per stored SSE event (a progress notification, 100 streams), ${bytesPerTask.toFixed(0)} bytes per working task (no result yet)`)
-    return { memoryPerSecond, redisPerSecond, memoryLatency, redisLatency, overheadUs, commandsPerCall, bytesPerEvent, bytesPerTask, cluster }
+    return { memoryPerSecond, redisPerSecond, memoryLatency, redisLatency, overheadUs, commandsPerCall, bytesPerEvent, bytesPerTask, cluster, onCluster, rollingRestart }
   } finally {
     await redis.close().catch(() => {})
     await server.stop()
@@ -163,7 +229,7 @@ async function runCluster(redisUrl: string, commandstats: () => Promise<string>,
     nginx = await startNginx({ upstreams: instances.map(instance => instance.address) })
     const client = await connect(streamableHttpClient(`${nginx.url}/mcp`), { name: 'bench', version: '1' }, { era: 'legacy' })
     // Fresh processes: a longer warm-up than the in-process modes get, so the JIT has run on all three.
-    await rate(client, 64, 1000)
+    await rate(client, 64, WARM_PROCESSES_MS)
     const logged = (await nginx.accessLog()).length
     const latencies: number[] = []
     const before = await commandCount(commandstats)
@@ -177,5 +243,81 @@ async function runCluster(redisUrl: string, commandstats: () => Promise<string>,
   } finally {
     await nginx?.stop()
     await Promise.all(instances.map(instance => instance.stop()))
+  }
+}
+
+/** The warm-up of fresh instance processes, so the JIT has run on each. */
+const WARM_PROCESSES_MS = 1000
+
+/**
+ * One instance in this process, its whole scale-out (`redisScaleOut({ cluster })`) on a Redis
+ * Cluster of three primaries; one client session at 64 in flight for `seconds`. Commands per call
+ * sum INFO commandstats over every node (each node's INFO counts itself once).
+ */
+async function runOnCluster(seconds: number): Promise<RedisOnClusterReport> {
+  const cluster = await startRedisCluster()
+  const commands = () => Promise.all(cluster.nodes.map(node => commandCount(() => redisCli(node.port, 'INFO', 'commandstats'))))
+  try {
+    const scale = await redisScaleOut({ cluster: cluster.urls }, { prefix: 'bench:' })
+    const mcp = createServer({ name: 'bench-cluster', version: '1' }, { ...scale.server })
+    mcp.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => ({ content: [{ type: 'text', text: String(text) }] }))
+    const http = streamableHttp({ ...scale.http })
+    await mcp.listen(http)
+    const client = await connect(streamableHttpClient(http.url!), { name: 'bench', version: '1' }, { era: 'legacy' })
+    try {
+      await rate(client, 64, 200)
+      const latencies: number[] = []
+      const before = await commands()
+      const measured = await rate(client, 64, seconds * 1000, latencies)
+      // Each node's INFO counts itself once.
+      const perNode = (await commands()).map((after, index) => after - before[index]! - 1)
+      const total = perNode.reduce((sum, each) => sum + each, 0)
+      return { primaries: cluster.nodes.length, perSecond: measured.perSecond, ...latencyOf(latencies), commandsPerCall: total / measured.calls, sharePerPrimary: perNode.map(each => each / total) }
+    } finally {
+      await client.close()
+      await mcp.close()
+      await scale.close()
+    }
+  } finally {
+    await cluster.stop()
+  }
+}
+
+/**
+ * Three instance processes on `redisUrl` behind nginx, one client session at 64 in flight, and a
+ * rolling restart of all three as `npm run cluster` does it (a fresh instance, nginx reloaded with
+ * it in place of the old one, the old one drained by SIGTERM and exited): calls/s and failed calls
+ * over the window from the first fresh instance's start to the last old one's exit.
+ */
+async function runRollingRestart(redisUrl: string, commandstats: () => Promise<string>): Promise<RollingRestartReport> {
+  const spawn = () => spawnInstance({ redisUrl, prefix: 'restart:', stderr: 'ignore' })
+  let instances = await Promise.all([0, 1, 2].map(spawn))
+  // Every process started, the old ones stopped as they are replaced: what is left is stopped at the end.
+  const started = [...instances]
+  let nginx: TestNginx | undefined
+  try {
+    nginx = await startNginx({ upstreams: instances.map(instance => instance.address) })
+    const client = await connect(streamableHttpClient(`${nginx.url}/mcp`), { name: 'bench', version: '1' }, { era: 'legacy' })
+    await rate(client, 64, WARM_PROCESSES_MS)
+    const before = await commandCount(commandstats)
+    const windowStart = performance.now()
+    const restart = (async () => {
+      for (const old of [...instances]) {
+        const fresh = await spawn()
+        started.push(fresh)
+        instances = [...instances.filter(instance => instance !== old), fresh]
+        await nginx!.reload(instances.map(instance => instance.address))
+        await old.stop()
+      }
+    })()
+    const measured = await rate(client, 64, restart)
+    await restart
+    const windowMs = performance.now() - windowStart
+    const commandsPerCall = (await commandCount(commandstats) - before - 1) / measured.calls
+    await client.close()
+    return { instances: instances.length, windowMs, perSecond: measured.perSecond, calls: measured.calls, failedCalls: measured.failed, failures: Object.fromEntries(measured.failures), commandsPerCall }
+  } finally {
+    await nginx?.stop()
+    await Promise.all(started.map(instance => instance.stop()))
   }
 }

@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { type McpServer } from '../../actors/server.ts'
 import { connect, type ClientOptions } from '../../actors/client.ts'
-import { streamableHttp, type StreamableHttpServer } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
-import { redisScaleOut, type RedisScaleOut, type RedisTarget } from '../../transports/redis.ts'
+import type { RedisTarget } from '../../transports/redis.ts'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
-import { startNginx, type TestNginx } from '../helpers/nginx.ts'
+import { useInstancesBehindNginx, type TopologyInstance } from '../helpers/redis-topologies.ts'
 import { collected } from '../helpers/collected.ts'
 
 /** One rxmcp instance of the matrix: its Redis scale-out, server and listener. */
-export interface Instance { scale: RedisScaleOut; server: McpServer; http: StreamableHttpServer }
+export type Instance = TopologyInstance
 
 /** A Redis for the matrix: where the instances connect (`connectRedis`'s target), and how to stop it. */
 export interface MatrixRedis { target: RedisTarget; stop(): Promise<void> }
@@ -34,38 +32,20 @@ export interface Matrix {
  * stickiness: every request of a session may land on any instance.
  */
 export function scaleOutMatrix(deploy: () => Promise<MatrixRedis>): Matrix {
-  /** The Redis the instances share, from `deploy`. */
-  let deployed: MatrixRedis | undefined
-  let nginx: TestNginx
-  const instances: Instance[] = []
-
-  async function startInstance(index: number): Promise<Instance> {
-    const scale = await redisScaleOut(deployed!.target, { prefix: 'matrix:' })
-    const server = createEverythingServer({ ...scale.server })
-    server.tool('whoami', { description: 'Which instance served this call', inputSchema: { type: 'object', properties: {} } },
-      () => ({ content: [{ type: 'text', text: String(index) }] }))
-    const http = streamableHttp({ ...scale.http, retryMs: 10 })
-    await server.listen(http)
-    return { scale, server, http }
-  }
-
-  beforeAll(async () => {
-    deployed = await deploy()
-    for (let i = 0; i < 3; i++) instances.push(await startInstance(i))
-    nginx = await startNginx({ upstreams: instances.map(instance => new URL(instance.http.url!).host) })
-  }, 60_000)
-
-  afterAll(async () => {
-    await nginx?.stop()
-    for (const instance of instances) {
-      await instance.server.close().catch(() => {})
-      await instance.http.close().catch(() => {})
-      await instance.scale.close()
-    }
-    await deployed?.stop()
+  const { instances, nginx } = useInstancesBehindNginx({
+    deploy,
+    target: deployed => deployed.target,
+    prefix: 'matrix:',
+    count: 3,
+    build(scale, index) {
+      const server = createEverythingServer({ ...scale.server })
+      server.tool('whoami', { description: 'Which instance served this call', inputSchema: { type: 'object', properties: {} } },
+        () => ({ content: [{ type: 'text', text: String(index) }] }))
+      return server
+    },
   })
 
-  const url = () => `${nginx.url}/mcp`
+  const url = () => `${nginx().url}/mcp`
   const textOf = (result: { content: unknown }) => (result.content as { text: string }[])[0]!.text
 
   /** Our client in the legacy era (sessions), through the balancer. */
@@ -79,7 +59,7 @@ export function scaleOutMatrix(deploy: () => Promise<MatrixRedis>): Matrix {
   async function expectRoundRobin(sessionId: string): Promise<void> {
     // nginx writes a request's line once it has sent the response: the client may be ahead of the log.
     await vi.waitFor(async () => {
-      const posts = (await nginx.accessLog()).filter(entry => entry.sessionId === sessionId && entry.method === 'POST')
+      const posts = (await nginx().accessLog()).filter(entry => entry.sessionId === sessionId && entry.method === 'POST')
       expect(posts.length).toBeGreaterThan(6)
       expect(new Set(posts.map(entry => entry.upstream)).size).toBe(3)
     }, { timeout: 10_000, interval: 20 })
@@ -97,7 +77,7 @@ export function scaleOutMatrix(deploy: () => Promise<MatrixRedis>): Matrix {
         // The session lives on one instance; the requests arrived on all three.
         expect(seen.size).toBe(1)
         await vi.waitFor(async () => {
-          const log = (await nginx.accessLog()).filter(entry => entry.sessionId === transport.sessionId && entry.method === 'POST')
+          const log = (await nginx().accessLog()).filter(entry => entry.sessionId === transport.sessionId && entry.method === 'POST')
           expect(new Set(log.map(entry => entry.upstream)).size).toBe(3)
           for (let i = 1; i < log.length; i++) expect(log[i]!.upstream).not.toBe(log[i - 1]!.upstream)
         }, { timeout: 10_000, interval: 20 })
@@ -199,7 +179,7 @@ export function scaleOutMatrix(deploy: () => Promise<MatrixRedis>): Matrix {
     })
 
     it('serves the 2024-11-05 HTTP+SSE transport: the stream on one instance, its POSTs through any', async () => {
-      const sseTransport = new SSEClientTransport(new URL(`${nginx.url}/sse`))
+      const sseTransport = new SSEClientTransport(new URL(`${nginx().url}/sse`))
       const sdk = new Client({ name: 'official-sse', version: '1' }, { capabilities: { elicitation: {} } })
       sdk.setRequestHandler(ElicitRequestSchema, () => ({ action: 'decline' }))
       await sdk.connect(sseTransport)
@@ -207,14 +187,14 @@ export function scaleOutMatrix(deploy: () => Promise<MatrixRedis>): Matrix {
         for (let i = 0; i < 4; i++) expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: `sse ${i}` } }) as { content: unknown })).toContain(`sse ${i}`)
         expect((await sdk.callTool({ name: 'elicit', arguments: {} })).structuredContent).toEqual({ action: 'decline' })
         await vi.waitFor(async () => {
-          const posts = (await nginx.accessLog()).filter(entry => entry.method === 'POST' && entry.uri.startsWith('/messages?sessionId='))
+          const posts = (await nginx().accessLog()).filter(entry => entry.method === 'POST' && entry.uri.startsWith('/messages?sessionId='))
           expect(new Set(posts.map(entry => entry.upstream)).size).toBe(3)
         }, { timeout: 10_000, interval: 20 })
       } finally {
         await sdk.close()
       }
       // Its stream closed, the session is forgotten in Redis too.
-      const sessionId = new URLSearchParams((await nginx.accessLog()).find(entry => entry.uri.startsWith('/messages?sessionId='))!.uri.split('?')[1]).get('sessionId')!
+      const sessionId = new URLSearchParams((await nginx().accessLog()).find(entry => entry.uri.startsWith('/messages?sessionId='))!.uri.split('?')[1]).get('sessionId')!
       const redisClient = instances[0]!.scale.redis as unknown as { exists(key: string): Promise<number> }
       const end = Date.now() + 10_000
       while (await redisClient.exists(`matrix:session:${sessionId}`) === 1) {
