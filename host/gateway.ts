@@ -134,10 +134,13 @@ function hostSource(host: Host, name: string, client: McpClient, mode: 'shared' 
       if (method !== 'tools/call') return proxied.forward(method, params, caller)
       const tool = String(params?.name)
       const args = (params?.arguments ?? {}) as Record<string, unknown>
+      const consent = host.consent({ kind: 'tool', server: name, tool, arguments: args })
+      // Nothing to ask (no hook, or allowed always): forwarded in this turn, no Promise per call.
+      if (consent === true) return proxied.forward(method, params, caller)
       return new Observable<JsonObject>(subscriber => {
         let forwarded: Subscription | undefined
         let isDone = false
-        host.consent({ kind: 'tool', server: name, tool, arguments: args }).then(isAllowed => {
+        Promise.resolve(consent).then(isAllowed => {
           if (isDone) return
           if (!isAllowed) {
             subscriber.next({ content: [{ type: 'text', text: `${name}: tool ${tool} denied by the user` }], isError: true })

@@ -138,9 +138,11 @@ export interface Host extends HostView {
   startClient(server: string, overrides?: ClientOptions): Promise<McpClient>
   /**
    * Asks the consent hook (unless `allow-always` was answered before for the same key): true when
-   * allowed. The gateway asks it before each tool call it forwards.
+   * allowed. The gateway asks it before each tool call it forwards. Answers `true` at once, not a
+   * Promise, when nothing needs asking (no hook, or allowed always), so a caller may go on in the
+   * same turn.
    */
-  consent(request: ConsentRequest): Promise<boolean>
+  consent(request: ConsentRequest): boolean | Promise<boolean>
   /** The process id of a stdio server's running child. */
   pid(server: string): number | undefined
   /** Applies a new configuration: added servers start, removed ones stop, changed ones restart, the rest keep running. */
@@ -231,9 +233,10 @@ class HostOwner implements Host {
     return (await this.#start(config, () => {}, overrides)).client
   }
 
-  consent(request: ConsentRequest): Promise<boolean> {
+  consent(request: ConsentRequest): boolean | Promise<boolean> {
+    if (this.options.consent === undefined) return true
     const key = request.kind === 'tool' ? `tool:${request.server}:${request.tool}` : `${request.kind}:${request.server}`
-    return this.#ask(request, key)
+    return this.#state.allowedAlways.has(key) ? true : this.#ask(request, key)
   }
 
   /** Starts one server's client by its configuration, with the host's handlers (or those `overrides` gives). */
