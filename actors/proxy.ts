@@ -171,8 +171,7 @@ class ClientSource implements Mountable {
     // A call the mounting server runs as a task, of a tool the source runs only as a task: a task there too, awaited.
     if (method === 'tools/call' && caller.task !== undefined && typeof name === 'string' && this.#taskSupport.get(name) === 'required') {
       const args = isJsonObject(params!.arguments) ? params!.arguments : undefined
-      return source.callToolAsTask(name, args, { timeout: 0, answerInput }).pipe(
-        filter(event => event.type === 'result'), map(event => (event as { result: unknown }).result as JsonObject))
+      return awaitTask(source, name, args, answerInput, this.#options.reportError)
     }
     // No timeout of its own: the caller's cancellation (and its own timeout) ends it.
     const requestOptions: RequestOptions = { timeout: 0, progress: caller.progressToken !== undefined, answerInput }
@@ -246,6 +245,37 @@ class ClientSource implements Mountable {
     await Promise.all(sessions.map(client => client.then(each => each.close(), () => {})))
     if (this.#options.closeClient === true) await (await this.#client).close()
   }
+}
+
+/**
+ * Calls `name` on `source` as a task and emits its result. Unsubscribing before the result (the
+ * caller's task was cancelled, or its session ended) cancels the downstream task (`tasks/cancel`),
+ * since following it stops there and nobody would end it; before the task exists, the call itself
+ * is cancelled (`notifications/cancelled`).
+ */
+function awaitTask(source: McpClient, name: string, args: JsonObject | undefined, answerInput: NonNullable<RequestOptions['answerInput']>,
+  report: ((error: unknown) => void) | undefined): Observable<JsonObject> {
+  return new Observable<JsonObject>(subscriber => {
+    /** The downstream task's id once the source created it, until it settled. */
+    let taskId: string | undefined
+    const following = source.callToolAsTask(name, args, { timeout: 0, answerInput }).subscribe({
+      next: event => {
+        if (event.type === 'task') {
+          taskId = event.task.taskId
+          if (event.task.status === 'completed' || event.task.status === 'failed' || event.task.status === 'cancelled') taskId = undefined
+          return
+        }
+        taskId = undefined
+        subscriber.next(event.result as unknown as JsonObject)
+      },
+      error: error => { taskId = undefined; subscriber.error(error) },
+      complete: () => { taskId = undefined; subscriber.complete() },
+    })
+    return () => {
+      following.unsubscribe()
+      if (taskId !== undefined) source.tasks.cancel(taskId).catch(error => report?.(error))
+    }
+  })
 }
 
 /** Answers what the source asks while serving a request through the caller's context, in the caller's era. */
