@@ -67,3 +67,19 @@ describe.each(['legacy', 'modern'] as const)('McpServer.mount: cancelling the ca
     await either.aborted
   })
 })
+
+describe('McpServer.mount: a downstream task that asks', () => {
+  it.each(['legacy', 'modern'] as const)('has its input requests answered by the %s caller of the task', async era => {
+    const server = createServer({ name: 'asking-task', version: '1.0.0' })
+    server.tool('confirm', { execution: { taskSupport: 'required' } }, async (_args, ctx) => {
+      const answer = await ctx.elicit({ mode: 'form', message: 'Sure?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+      return { content: [{ type: 'text', text: String(answer.content?.name) }] }
+    })
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    parent.mount('b', server)
+    await changed
+    await using pair = await connectInMemory(parent, { era, elicitation: { form: () => ({ action: 'accept', content: { name: 'the caller' } }) } })
+    expect((await pair.client.callToolAsTaskResult('b__confirm', {})).content).toEqual([{ type: 'text', text: 'the caller' }])
+  })
+})
