@@ -166,6 +166,8 @@ class ClientSource implements Mountable {
       map(params => compactLog(params as unknown as JsonObject)),
     )
     this.logs = merge(untied, this.#callerLogs).pipe(share())
+    this.watchFor = (options.mode ?? PROXY_DEFAULTS.mode) !== 'session' ? undefined
+      : (uri, session) => this.#watchOn(defer(() => from(this.#sessionClient(session))), uri)
     const hold = options.holdCalls ?? PROXY_DEFAULTS.holdCalls
     this.#held = hold === false ? undefined : new HeldCalls({
       maxCalls: hold.maxCalls ?? PROXY_DEFAULTS.holdCalls.maxCalls, ttlMs: hold.ttlMs ?? PROXY_DEFAULTS.holdCalls.ttlMs, scheduler: options.scheduler,
@@ -244,7 +246,12 @@ class ClientSource implements Mountable {
   }
 
   watch(uri: string): Observable<void> {
-    return from(this.#client).pipe(
+    return this.#watchOn(from(this.#client), uri)
+  }
+
+  /** Emits each time `uri` changes at the source, asked through the client `client` gives, while subscribed. */
+  #watchOn(client: Observable<McpClient>, uri: string): Observable<void> {
+    return client.pipe(
       mergeMap(source => source.listen({ resourceSubscriptions: [uri] })),
       filter(event => event.type === 'notification' && event.method === 'notifications/resources/updated' && event.params.uri === uri),
       map(() => undefined),
@@ -252,13 +259,26 @@ class ClientSource implements Mountable {
     )
   }
 
+  /**
+   * Mode 'session': watches `uri` through `session`'s own client (made now if the session has made
+   * no request yet), so the source sees this user's subscription, and its updates reach this
+   * session alone. Undefined in mode 'shared' (the server counts subscribers and {@link watch}es once).
+   */
+  readonly watchFor: ((uri: string, session: MountCallerSession) => Observable<void>) | undefined
+
   /** The client that serves `caller`: its session's own (mode 'session'), else the shared one. */
   #clientFor(caller: MountCaller): Promise<McpClient> {
     const session = caller.session
-    if (this.#options.mode !== 'session' || session === undefined || this.#isClosed) return this.#client
+    if (this.#options.mode !== 'session' || session === undefined) return this.#client
+    return this.#sessionClient(session)
+  }
+
+  /** `session`'s own client, made on first need and closed with the session (the shared one once the proxy closed). */
+  #sessionClient(session: MountCallerSession): Promise<McpClient> {
+    if (this.#isClosed) return this.#client
     let client = this.#sessions.get(session.id)
     if (client === undefined) {
-      client = this.#openFor(session, caller)
+      client = this.#openFor(session)
       this.#sessions.set(session.id, client)
       // A failed start is not kept: the session's next request tries again.
       client.catch(() => this.#sessions.delete(session.id))
@@ -271,8 +291,8 @@ class ClientSource implements Mountable {
   }
 
   /** Makes a session's own client: its handlers ask that session, its roots are that session's (and follow its changes). */
-  async #openFor(session: MountCallerSession, caller: MountCaller): Promise<McpClient> {
-    const declared = caller.clientCapabilities
+  async #openFor(session: MountCallerSession): Promise<McpClient> {
+    const declared = session.state.clientCapabilities
     const hasRoots = declared.roots !== undefined
     const roots: Root[] | undefined = hasRoots ? (await session.listRoots()).roots : undefined
     const elicitation = isJsonObject(declared.elicitation) ? declared.elicitation : undefined

@@ -127,6 +127,7 @@ function hostSource(host: Host, name: string, client: McpClient, mode: 'shared' 
     offers,
     logs: proxied.logs,
     watch: uri => proxied.watch(uri),
+    watchFor: proxied.watchFor === undefined ? undefined : (uri, session) => proxied.watchFor!(uri, session),
     holds: caller => proxied.holds?.(caller) ?? false,
     close: () => proxied.close?.() ?? Promise.resolve(),
     forward: (method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> => {

@@ -181,13 +181,15 @@ function unreachable(): never {
  * A source loaded on first use: what `mount(prefix, otherServer)` mounts, so the server's module
  * graph does not carry the client (the proxy of an in-process client) until a server is mounted.
  */
-export function deferredMountable(load: () => Promise<Mountable>): Mountable {
+export function deferredMountable(load: () => Promise<Mountable>, mode: 'shared' | 'session' = 'shared'): Mountable {
   let loaded: Promise<Mountable> | undefined
   const source = (): Observable<Mountable> => defer(() => from(loaded ??= load()))
   return {
     offers: source().pipe(mergeMap(mountable => mountable.offers)),
     forward: (method, params, caller) => source().pipe(mergeMap(mountable => mountable.forward(method, params, caller))),
     watch: uri => source().pipe(mergeMap(mountable => mountable.watch(uri))),
+    // Known before the source loads: a server mounted in mode 'session' is watched per session.
+    watchFor: mode === 'shared' ? undefined : (uri, session) => source().pipe(mergeMap(mountable => mountable.watchFor?.(uri, session) ?? mountable.watch(uri))),
     logs: source().pipe(mergeMap(mountable => mountable.logs)),
     close: async () => { if (loaded !== undefined) await (await loaded).close?.() },
   }

@@ -59,6 +59,8 @@ export interface MountCaller {
 /** A caller's legacy session, as a mount sees it (a `ServerSession` is one). */
 export interface MountCallerSession {
   readonly id: string
+  /** What the session's client declared at initialize. */
+  readonly state: { readonly clientCapabilities: ClientCapabilities }
   readonly closed: Promise<void>
   readonly connection: Connection
   sample(params: CreateMessageParams): Promise<CreateMessageResult>
@@ -94,6 +96,13 @@ export interface Mountable {
    * this is subscribed, and to stop when it is unsubscribed.
    */
   watch(uri: string): Observable<void>
+  /**
+   * A source that keeps a client per caller session (mode 'session'): watches `uri` for `session`
+   * through that session's own client, for as long as this is subscribed; emits each time it
+   * changes there. A legacy session's subscription to a URI the source owns goes here (its updates
+   * reach that session alone) instead of through the counted, shared {@link watch}.
+   */
+  watchFor?(uri: string, session: MountCallerSession): Observable<void>
   /** The source's log messages (hot). */
   readonly logs: Observable<MountLog>
   /**
