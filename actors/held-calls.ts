@@ -17,7 +17,7 @@
  * the call anew, as without holding; the answers it carries are taken by key as the call asks again.
  */
 import { Observable, timer, type SchedulerLike, type Subscriber, type Subscription } from '../lib/rx.ts'
-import { principalKey } from '../lib/auth.ts'
+import { principalKey, type Principal } from '../lib/auth.ts'
 import { base64url } from '../lib/base64url.ts'
 import type { InputAnswerer } from '../lib/connection-contract.ts'
 import { MethodNotFoundError } from '../lib/jsonrpc/errors.ts'
@@ -69,7 +69,8 @@ export class HeldCalls {
   /** True when `caller`'s requestState names a call parked here for the same principal. */
   holds(caller: MountCaller): boolean {
     const id = heldIdOf(caller.requestState)
-    return id !== undefined && this.#parked.get(id)?.principal === principalKey(caller.principal)
+    const call = id === undefined ? undefined : this.#parked.get(id)
+    return call !== undefined && call.principal === principalKey(caller.principal)
   }
 
   /**
@@ -82,7 +83,7 @@ export class HeldCalls {
     return new Observable<JsonObject>(subscriber => {
       let call = this.#resume(caller)
       if (call === undefined) {
-        call = new HeldCall(principalKey(caller.principal), this.options.log)
+        call = new HeldCall(caller.principal, this.options.log)
         call.attach(caller, subscriber)
         call.start(start)
       } else {
@@ -137,8 +138,10 @@ function heldIdOf(state: unknown): string | undefined {
 
 /** One forwarded call and the round of its caller attached now (none while parked). */
 class HeldCall implements HeldCallHooks {
-  /** 128 random bits: what the caller's requestState names it by. */
-  readonly id = base64url(crypto.getRandomValues(new Uint8Array(16)))
+  /** 128 random bits, made when first needed (most calls ask nothing): what the caller's requestState names it by. */
+  #id: string | undefined
+  /** Who made the call (principalKey), read when first needed: only that principal's retry resumes it. */
+  #principal: string | undefined
   /** The source's asks not answered yet, by key. */
   readonly asks = new Map<string, PendingAsk>()
   /** The parked call's time limit. */
@@ -155,7 +158,10 @@ class HeldCall implements HeldCallHooks {
   #downstream: Subscription | undefined
   #isOver = false
 
-  constructor(readonly principal: string, readonly log: HeldCallsOptions['log']) {}
+  constructor(readonly by: Principal | undefined, readonly log: HeldCallsOptions['log']) {}
+
+  get id(): string { return this.#id ??= base64url(crypto.getRandomValues(new Uint8Array(16))) }
+  get principal(): string { return this.#principal ??= principalKey(this.by) }
 
   readonly answerInput: InputAnswerer = (method, params, signal) => new Promise<JsonObject>((resolve, reject) => {
     const prefix = method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'
