@@ -115,6 +115,10 @@ export class HeldCalls {
   #detach(call: HeldCall, caller: MountCaller): void {
     if (!call.detach(caller)) return
     if (call.asks.size === 0 || this.#parked.size >= this.options.maxCalls) return call.cancel()
+    // Sealed into the requestState of the round that just ended (the server seals after its run is
+    // over, so nothing the run read changes): the retry names this call. Set only now, as answers a
+    // client sent ahead of any round count only while the run carries nothing of its own.
+    caller.setRequestState({ [HELD_KEY]: call.id })
     this.#parked.set(call.id, call)
     call.expiry = timer(this.options.ttlMs, this.options.scheduler).subscribe(() => this.#drop(call))
     // The round's signal says why it ended once its run is over: a cancelled request is not retried.
@@ -149,8 +153,6 @@ class HeldCall implements HeldCallHooks {
   /** The attached round: its caller, and where the call's answer goes. */
   #caller: MountCaller | undefined
   #sink: Subscriber<JsonObject> | undefined
-  /** Whether the attached round carries this call's id in its requestState already. */
-  #isNamed = false
   /** How many asks of each kind so far: keys `elicitation-1`, `sampling-1`, ... never reused in the request. */
   readonly #counts = new Map<string, number>()
   /** The call's outcome, when it came while parked (the next round gets it). */
@@ -193,7 +195,6 @@ class HeldCall implements HeldCallHooks {
   attach(caller: MountCaller, sink: Subscriber<JsonObject>): void {
     this.#caller = caller
     this.#sink = sink
-    this.#isNamed = false
     if (this.#outcome !== undefined) return this.#deliver()
     for (const ask of this.asks.values()) this.#put(ask)
   }
@@ -219,11 +220,6 @@ class HeldCall implements HeldCallHooks {
   /** Asks the attached round's caller, under the ask's key; its answer (a later round's, maybe) goes to the source. */
   #put(ask: PendingAsk): void {
     const caller = this.#caller!
-    if (!this.#isNamed) {
-      // Sealed into the round's requestState if the round ends asking: the retry names this call.
-      caller.setRequestState({ [HELD_KEY]: this.id })
-      this.#isNamed = true
-    }
     const options = { key: ask.key }
     const answer: Promise<unknown> =
       ask.method === 'sampling/createMessage' ? caller.sample(ask.params as unknown as CreateMessageParams, options)

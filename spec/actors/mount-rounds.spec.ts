@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { VirtualTimeScheduler, filter, firstValueFrom } from 'rxjs'
+import { VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom } from 'rxjs'
 import { createServer, proxy, proxyClientOptions, type McpServer, type ProxyOptions } from '../../actors/server.ts'
 import { connect, type ClientOptions } from '../../actors/client.ts'
 import { connectInMemory, createMemoryPair } from '../../testing.ts'
@@ -147,5 +147,24 @@ describe.each(['in-process', 'legacy client'] as const)('proxy: log messages abo
     expect(await heard).toEqual({ level: 'warning', logger: 'b/voice', data: 'shouting' })
     await other.client.ping()
     expect(otherHeard).toEqual([])
+  })
+})
+
+describe('proxy: answers a modern caller sends ahead of any round', () => {
+  it.each(['in-process', 'legacy client'] as const)('are taken by key as the source asks (%s source): one round', async source => {
+    const server = createServer({ name: 'once', version: '1.0.0' })
+    server.tool('name', {}, async (_args, ctx) => {
+      const answer = await ctx.elicit({ mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+      return { content: [{ type: 'text', text: String(answer.content?.name) }] }
+    })
+    const parent = await mounted(server, source)
+    let rounds = 0
+    parent.use(next => (request, ctx) => { if (request.method === 'tools/call') rounds++; return next(request, ctx) })
+    await using pair = await connectInMemory(parent, { era: 'modern', elicitation: { form: () => ({ action: 'accept', content: { name: 'late' } }) } })
+    const result = await lastValueFrom(pair.client.request<{ content: unknown[] }>('tools/call', {
+      name: 'b__name', arguments: {}, inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'ahead' } } },
+    }).pipe(filter(event => event.type === 'result')))
+    expect((result as { result: { content: unknown[] } }).result.content).toEqual([{ type: 'text', text: 'ahead' }])
+    expect(rounds).toBe(1)
   })
 })
