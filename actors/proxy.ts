@@ -8,7 +8,12 @@
  * caller ─ tools/call a__echo ─> mounting server (router: forward, no validation)
  *        <─ progress, result ───   └─ client.request('tools/call', { name: 'echo' }, { answerInput }) ─> source
  *        <─ sampling/elicit/roots ─────── answerInput: asked of the caller's ctx <─ the source's asks
+ *        <─ log messages ──────────────── onLog: the caller's own (ctx.log) <─ the source's, about that request
  * ```
+ *
+ * A modern caller's asks are `input_required` rounds: its call is held across them (held-calls.ts),
+ * so the source serves it once. A caller's task whose work is a downstream task cancels that task
+ * (`tasks/cancel`) when it is cancelled.
  */
 import {
   EMPTY, Observable, Subject, catchError, combineLatest, concatMap, defer, filter, from, lastValueFrom, map, merge, mergeMap, of, share, startWith, tap, toArray,
