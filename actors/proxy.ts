@@ -8,20 +8,27 @@
  * caller ─ tools/call a__echo ─> mounting server (router: forward, no validation)
  *        <─ progress, result ───   └─ client.request('tools/call', { name: 'echo' }, { answerInput }) ─> source
  *        <─ sampling/elicit/roots ─────── answerInput: asked of the caller's ctx <─ the source's asks
+ *        <─ log messages ──────────────── onLog: the caller's own (ctx.log) <─ the source's, about that request
  * ```
+ *
+ * A modern caller's asks are `input_required` rounds: its call is held across them (held-calls.ts),
+ * so the source serves it once. A caller's task whose work is a downstream task cancels that task
+ * (`tasks/cancel`) when it is cancelled.
  */
 import {
-  EMPTY, Observable, catchError, concatMap, defer, filter, from, lastValueFrom, map, mergeMap, share, tap, toArray, type Subscription,
+  EMPTY, Observable, Subject, catchError, combineLatest, concatMap, defer, filter, from, lastValueFrom, map, merge, mergeMap, of, share, startWith, tap, toArray,
+  type SchedulerLike, type Subscription,
 } from '../lib/rx.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
 import { MethodNotFoundError } from '../lib/jsonrpc/errors.ts'
 import { isJsonObject } from '../lib/jsonrpc/guards.ts'
 import { createMemoryPair } from '../lib/memory-pair.ts'
 import type { RequestOptions } from '../lib/connection-contract.ts'
-import type { CreateMessageParams, ElicitParams, LoggingLevel, Root } from '../lib/schema/types.ts'
+import type { CreateMessageParams, ElicitParams, LoggingLevel, ResourceTemplate, Root } from '../lib/schema/types.ts'
 import { connect, type ClientOptions, type McpClient } from './client.ts'
 import type { McpServer } from './server/api.ts'
 import type { Mountable, MountCaller, MountCallerSession, MountLog, MountOffer } from './server/mountable.ts'
+import { HeldCalls } from './held-calls.ts'
 
 /** Options of {@link proxy}. */
 export interface ProxyOptions {
@@ -44,10 +51,28 @@ export interface ProxyOptions {
   logLevel?: LoggingLevel | false
   /** Where failures nobody awaits go (a relisting that failed, a watch the source refused); default nowhere. */
   reportError?: (error: unknown) => void
+  /**
+   * A modern-era caller's call whose source asks (sampling, elicitation, roots) is held across the
+   * caller's `input_required` rounds, so it runs once downstream: at most `maxCalls` wait at once,
+   * each at most `ttlMs` for the caller's retry (then it is cancelled downstream, and a late retry
+   * starts it anew). `false`: never held, each round forwards the call again.
+   */
+  holdCalls?: { maxCalls?: number; ttlMs?: number } | false
+  /** The clock of held calls' time limits (default: RxJS's async scheduler). */
+  scheduler?: SchedulerLike
+  /**
+   * The source's tools, resources and prompts as someone who lists them already keeps them (a host
+   * following its servers): the proxy takes them from here and lists only the templates itself, so
+   * no list is fetched twice. Each emission is the whole of those lists now.
+   */
+  listed?: Observable<ListedOffer>
 }
 
+/** What `ProxyOptions.listed` gives: the lists of a source that another listing keeps. */
+export type ListedOffer = Pick<MountOffer, 'tools' | 'resources' | 'prompts'>
+
 /** DEFAULTS of {@link ProxyOptions}. */
-export const PROXY_DEFAULTS = { mode: 'shared', logLevel: 'debug' } as const
+export const PROXY_DEFAULTS = { mode: 'shared', logLevel: 'debug', holdCalls: { maxCalls: 1000, ttlMs: 10 * 60_000 } } as const
 
 /**
  * A connected client as a source a server mounts: its server's tools, resources, templates and
@@ -116,6 +141,10 @@ class ClientSource implements Mountable {
   #isClosed = false
   /** The shared client once its promise settled (forward's fast path). */
   #connected: McpClient | undefined
+  /** Modern callers' calls held across their rounds; undefined when `holdCalls: false`. */
+  readonly #held: HeldCalls | undefined
+  /** The source's log messages about a forwarded request, with its caller. */
+  readonly #callerLogs = new Subject<MountLog>()
 
   constructor(client: Promise<McpClient>, options: ProxyOptions) {
     this.#client = client
@@ -124,22 +153,35 @@ class ClientSource implements Mountable {
     const report = (error: unknown) => options.reportError?.(error)
     // The first listing once the source acknowledged the listen stream (no change is missed
     // between them), and a relisting at each list change; one listing at a time, the newest wins.
+    const listed = options.listed
     this.offers = from(client).pipe(
-      mergeMap(source => source.listen(LIST_CHANGES).pipe(
+      mergeMap(source => listed !== undefined ? this.#withTemplates(source, listed, report) : source.listen(LIST_CHANGES).pipe(
         concatMap(() => from(this.#list(source)).pipe(catchError(error => { report(error); return EMPTY }))),
         // The client closed: the source is gone.
         catchError(error => { if (!this.#isClosed) report(error); return EMPTY }))),
       share(),
     )
     const level = options.logLevel ?? PROXY_DEFAULTS.logLevel
-    this.logs = from(client).pipe(
+    // Those about no forwarded request the client could tie (it keeps those for the request's caller).
+    const untied = from(client).pipe(
       mergeMap(source => {
         if (level !== false && source.serverCapabilities.logging !== undefined) source.setLoggingLevel(level).catch(report)
         return source.notifications('notifications/message')
       }),
       map(params => compactLog(params as unknown as JsonObject)),
-      share(),
     )
+    this.logs = merge(untied, this.#callerLogs).pipe(share())
+    this.watchFor = (options.mode ?? PROXY_DEFAULTS.mode) !== 'session' ? undefined
+      : (uri, session) => this.#watchOn(defer(() => from(this.#sessionClient(session))), uri)
+    const hold = options.holdCalls ?? PROXY_DEFAULTS.holdCalls
+    this.#held = hold === false ? undefined : new HeldCalls({
+      maxCalls: hold.maxCalls ?? PROXY_DEFAULTS.holdCalls.maxCalls, ttlMs: hold.ttlMs ?? PROXY_DEFAULTS.holdCalls.ttlMs, scheduler: options.scheduler,
+      log: (params, caller) => this.#callerLogs.next(compactLog(params, caller)),
+    })
+  }
+
+  holds(caller: MountCaller): boolean {
+    return this.#held?.holds(caller) ?? false
   }
 
   /** Every list of the source, across pages; a kind it does not offer is empty. */
@@ -157,6 +199,27 @@ class ClientSource implements Mountable {
     return { tools, resources, templates, prompts, completions: capabilities.completions !== undefined, subscribe: capabilities.resources?.subscribe === true }
   }
 
+  /**
+   * The offers made of lists someone else keeps (`ProxyOptions.listed`) and the templates, which the
+   * proxy lists itself (again at each resources list_changed): each list is fetched once. The given
+   * lists go out as they come, templates none until the first listing of them answered.
+   */
+  #withTemplates(source: McpClient, listed: Observable<ListedOffer>, report: (error: unknown) => void): Observable<MountOffer> {
+    const capabilities = source.serverCapabilities
+    const templates: Observable<readonly ResourceTemplate[]> = capabilities.resources === undefined ? of([]) : source.listen({ resourcesListChanged: true }).pipe(
+      // A server with resources but no templates may answer -32601: none then.
+      concatMap(() => from(lastValueFrom(source.resourceTemplates().pipe(toArray()))).pipe(catchError(() => of([])))),
+      catchError(error => { if (!this.#isClosed) report(error); return EMPTY }),
+      startWith([]),
+    )
+    const completions = capabilities.completions !== undefined
+    const subscribe = capabilities.resources?.subscribe === true
+    return combineLatest([listed, templates]).pipe(map(([lists, listedTemplates]) => {
+      this.#taskSupport = new Map(lists.tools.map(tool => [tool.name, tool.execution?.taskSupport ?? 'forbidden']))
+      return { tools: lists.tools, resources: lists.resources, prompts: lists.prompts, templates: listedTemplates, completions, subscribe }
+    }))
+  }
+
   forward(method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> {
     // The common case, the shared client once connected: no Promise turn per call.
     const shared = this.#options.mode !== 'session' || caller.session === undefined ? this.#connected : undefined
@@ -166,16 +229,20 @@ class ClientSource implements Mountable {
 
   /** One forwarded request on `source` (see forward). */
   #forwardOn(source: McpClient, method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> {
-    const answerInput = answerThrough(caller)
     const name = params?.name
     // A call the mounting server runs as a task, of a tool the source runs only as a task: a task there too, awaited.
     if (method === 'tools/call' && caller.task !== undefined && typeof name === 'string' && this.#taskSupport.get(name) === 'required') {
       const args = isJsonObject(params!.arguments) ? params!.arguments : undefined
-      return source.callToolAsTask(name, args, { timeout: 0, answerInput }).pipe(
-        filter(event => event.type === 'result'), map(event => (event as { result: unknown }).result as JsonObject))
+      return awaitTask(source, name, args, answerThrough(caller), this.#options.reportError)
     }
     // No timeout of its own: the caller's cancellation (and its own timeout) ends it.
-    const requestOptions: RequestOptions = { timeout: 0, progress: caller.progressToken !== undefined, answerInput }
+    const progress = caller.progressToken !== undefined
+    // A modern caller's asks are rounds of its request: the call is held across them (held-calls.ts).
+    if (caller.era === 'modern' && caller.task === undefined && this.#held !== undefined) {
+      return this.#held.run(caller, hooks => source.request<JsonObject>(method, params ?? {}, { timeout: 0, progress, answerInput: hooks.answerInput, onLog: hooks.onLog }))
+    }
+    const onLog = (log: JsonObject) => this.#callerLogs.next(compactLog(log, caller))
+    const requestOptions: RequestOptions = { timeout: 0, progress, answerInput: answerThrough(caller), onLog }
     return source.request<JsonObject>(method, params ?? {}, requestOptions).pipe(
       tap(event => { if (event.type === 'progress') caller.progress(event.progress, event.total, event.message) }),
       filter(event => event.type === 'result'),
@@ -184,7 +251,12 @@ class ClientSource implements Mountable {
   }
 
   watch(uri: string): Observable<void> {
-    return from(this.#client).pipe(
+    return this.#watchOn(from(this.#client), uri)
+  }
+
+  /** Emits each time `uri` changes at the source, asked through the client `client` gives, while subscribed. */
+  #watchOn(client: Observable<McpClient>, uri: string): Observable<void> {
+    return client.pipe(
       mergeMap(source => source.listen({ resourceSubscriptions: [uri] })),
       filter(event => event.type === 'notification' && event.method === 'notifications/resources/updated' && event.params.uri === uri),
       map(() => undefined),
@@ -192,13 +264,26 @@ class ClientSource implements Mountable {
     )
   }
 
+  /**
+   * Mode 'session': watches `uri` through `session`'s own client (made now if the session has made
+   * no request yet), so the source sees this user's subscription, and its updates reach this
+   * session alone. Undefined in mode 'shared' (the server counts subscribers and {@link watch}es once).
+   */
+  readonly watchFor: ((uri: string, session: MountCallerSession) => Observable<void>) | undefined
+
   /** The client that serves `caller`: its session's own (mode 'session'), else the shared one. */
   #clientFor(caller: MountCaller): Promise<McpClient> {
     const session = caller.session
-    if (this.#options.mode !== 'session' || session === undefined || this.#isClosed) return this.#client
+    if (this.#options.mode !== 'session' || session === undefined) return this.#client
+    return this.#sessionClient(session)
+  }
+
+  /** `session`'s own client, made on first need and closed with the session (the shared one once the proxy closed). */
+  #sessionClient(session: MountCallerSession): Promise<McpClient> {
+    if (this.#isClosed) return this.#client
     let client = this.#sessions.get(session.id)
     if (client === undefined) {
-      client = this.#openFor(session, caller)
+      client = this.#openFor(session)
       this.#sessions.set(session.id, client)
       // A failed start is not kept: the session's next request tries again.
       client.catch(() => this.#sessions.delete(session.id))
@@ -211,8 +296,8 @@ class ClientSource implements Mountable {
   }
 
   /** Makes a session's own client: its handlers ask that session, its roots are that session's (and follow its changes). */
-  async #openFor(session: MountCallerSession, caller: MountCaller): Promise<McpClient> {
-    const declared = caller.clientCapabilities
+  async #openFor(session: MountCallerSession): Promise<McpClient> {
+    const declared = session.state.clientCapabilities
     const hasRoots = declared.roots !== undefined
     const roots: Root[] | undefined = hasRoots ? (await session.listRoots()).roots : undefined
     const elicitation = isJsonObject(declared.elicitation) ? declared.elicitation : undefined
@@ -240,12 +325,44 @@ class ClientSource implements Mountable {
 
   async close(): Promise<void> {
     this.#isClosed = true
+    this.#held?.close()
     for (const watch of this.#sessionWatches) watch.unsubscribe()
     const sessions = [...this.#sessions.values()]
     this.#sessions.clear()
     await Promise.all(sessions.map(client => client.then(each => each.close(), () => {})))
     if (this.#options.closeClient === true) await (await this.#client).close()
   }
+}
+
+/**
+ * Calls `name` on `source` as a task and emits its result. Unsubscribing before the result (the
+ * caller's task was cancelled, or its session ended) cancels the downstream task (`tasks/cancel`),
+ * since following it stops there and nobody would end it; before the task exists, the call itself
+ * is cancelled (`notifications/cancelled`).
+ */
+function awaitTask(source: McpClient, name: string, args: JsonObject | undefined, answerInput: NonNullable<RequestOptions['answerInput']>,
+  report: ((error: unknown) => void) | undefined): Observable<JsonObject> {
+  return new Observable<JsonObject>(subscriber => {
+    /** The downstream task's id once the source created it, until it settled. */
+    let taskId: string | undefined
+    const following = source.callToolAsTask(name, args, { timeout: 0, answerInput }).subscribe({
+      next: event => {
+        if (event.type === 'task') {
+          taskId = event.task.taskId
+          if (event.task.status === 'completed' || event.task.status === 'failed' || event.task.status === 'cancelled') taskId = undefined
+          return
+        }
+        taskId = undefined
+        subscriber.next(event.result as unknown as JsonObject)
+      },
+      error: error => { taskId = undefined; subscriber.error(error) },
+      complete: () => { taskId = undefined; subscriber.complete() },
+    })
+    return () => {
+      following.unsubscribe()
+      if (taskId !== undefined) source.tasks.cancel(taskId).catch(error => report?.(error))
+    }
+  })
 }
 
 /** Answers what the source asks while serving a request through the caller's context, in the caller's era. */
@@ -260,8 +377,11 @@ function answerThrough(caller: MountCaller): NonNullable<RequestOptions['answerI
   }
 }
 
-/** A `notifications/message`'s params as a {@link MountLog}. */
-function compactLog(params: JsonObject): MountLog {
+/** A `notifications/message`'s params as a {@link MountLog}, for `caller` when it was about the caller's request. */
+function compactLog(params: JsonObject, caller?: MountCaller): MountLog {
   const level = params.level as LoggingLevel
-  return typeof params.logger === 'string' ? { level, logger: params.logger, data: params.data } : { level, data: params.data }
+  const log: { level: LoggingLevel; logger?: string; data: unknown; caller?: MountCaller } = { level, data: params.data }
+  if (typeof params.logger === 'string') log.logger = params.logger
+  if (caller !== undefined) log.caller = caller
+  return log
 }

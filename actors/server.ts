@@ -7,7 +7,7 @@ export { SERVER_DEFAULTS, type ServerOptions, type ServerTaskOptions } from './s
 export { type SubscriptionState, type SubscriptionMessage, type ServerContext, type TaskHandle, type InputOptions, type CacheHint, type ToolHandler, type StructuredToolResult, type ToolResultFor, type ObjectStandardSchema, type ToolInputSchema, type ToolOutputSchema, type ToolDefinition, type Registration, type ReadOutcome, type ResourceHandler, type TemplateHandler, type Completer, type ResourceDefinition, type ResourceTemplateDefinition, type PromptDefinition, type MethodHandler, type MethodOptions, type PromptHandler, type SessionState, type ServerSession, type McpServer, type McpRequest, type McpHandler, type Middleware, type ServerHealth } from './server/api.ts'
 export type { EventBus, ServerEvent, BusEvent, RegistryMessage, RegistryChange } from '../lib/events.ts'
 export type { Mount, Mountable, MountCaller, MountCallerSession, MountLog, MountOffer, MountOptions } from './server/mountable.ts'
-export { proxy, proxyClientOptions, mountableServer, PROXY_DEFAULTS, type ProxyOptions } from './proxy.ts'
+export { proxy, proxyClientOptions, mountableServer, PROXY_DEFAULTS, type ListedOffer, type ProxyOptions } from './proxy.ts'
 export { RegistryMismatchWarning, type RegistryHealth, type RegistryDifference } from './server/registry-sync.ts'
 export { DRAIN_DEFAULTS, type DrainOptions } from '../lib/transport.ts'
 export type { TelemetryOptions } from '../lib/request-observer.ts'

@@ -7,15 +7,16 @@
  * ```
  * host.states ─> server "a" ready with client A ─> gateway.mount('a', hostSource(A)) ─> a__* tools, its resources, templates, prompts
  *                server "a" restarting / removed ─> that mount removed (clients hear list_changed)
- * hostSource: lists = the host's view of "a" (allow/deny, limits) + templates from A; tools/call asks the host's consent first
+ * hostSource: proxy(A) fed the host's view of "a" (allow/deny, limits; listed once, by the host), listing only A's templates itself;
+ *             tools/call asks the host's consent first (once per call, not per input round of a modern caller)
  * ```
  *
  * What a server asks while serving a call (sampling, elicitation, roots) goes to the gateway's
  * client that made the call (declared by the host's clients with `HostOptions.gateway`).
  */
-import { Observable, combineLatest, distinctUntilChanged, map, startWith, type Subscription } from '../lib/rx.ts'
+import { Observable, combineLatest, distinctUntilChanged, map, type Subscription } from '../lib/rx.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
-import { createServer, proxy, type McpServer, type Mount, type Mountable, type MountCaller, type MountOffer, type ServerOptions } from '../actors/server.ts'
+import { createServer, proxy, type ListedOffer, type McpServer, type Mount, type Mountable, type MountCaller, type MountOffer, type ServerOptions } from '../actors/server.ts'
 import type { McpClient } from '../actors/client.ts'
 import type { Implementation } from '../lib/schema/types.ts'
 import type { Host } from './host.ts'
@@ -99,13 +100,9 @@ export function hostServer(host: Host, options: GatewayOptions = {}): Gateway {
  * host's consent allows it.
  */
 function hostSource(host: Host, name: string, client: McpClient, mode: 'shared' | 'session'): Mountable {
-  const proxied = proxy(client, {
-    mode,
-    connect: options => host.startClient(name, options),
-    // The host set the level it wants of the server (HostOptions.logLevel): left as it is.
-    logLevel: false,
-  })
-  const view: Observable<Pick<MountOffer, 'tools' | 'resources' | 'prompts'>> = combineLatest([host.tools, host.resources, host.prompts]).pipe(
+  // The host lists the server (tools after allow/deny, everything within its limits): that one
+  // listing feeds the proxy, which lists only the templates the host does not keep.
+  const listed: Observable<ListedOffer> = combineLatest([host.tools, host.resources, host.prompts]).pipe(
     map(([tools, resources, prompts]) => ({
       tools: tools.filter(tool => tool.server === name).map(tool => tool.tool),
       resources: resources.filter(resource => resource.server === name).map(resource => resource.resource),
@@ -113,14 +110,15 @@ function hostSource(host: Host, name: string, client: McpClient, mode: 'shared' 
     })),
     distinctUntilChanged((a, b) => a.tools === b.tools && a.resources === b.resources && a.prompts === b.prompts || JSON.stringify(a) === JSON.stringify(b)),
   )
+  const proxied = proxy(client, {
+    mode,
+    connect: options => host.startClient(name, options),
+    // The host set the level it wants of the server (HostOptions.logLevel): left as it is.
+    logLevel: false,
+    listed,
+  })
   const offers: Observable<MountOffer> = new Observable<MountOffer>(subscriber => {
-    // The proxy's own listing gives the templates and what the server answers besides; the host's view the rest.
-    const subscription = combineLatest([view, proxied.offers.pipe(startWith(undefined))]).pipe(
-      map(([listed, own]) => ({
-        ...listed, templates: own?.templates ?? [], completions: own?.completions ?? client.serverCapabilities.completions !== undefined,
-        subscribe: own?.subscribe ?? client.serverCapabilities.resources?.subscribe === true,
-      })),
-    ).subscribe(subscriber)
+    const subscription = proxied.offers.subscribe(subscriber)
     // The client closed: the server is gone until its supervisor restarts it (a new mount then).
     void client.closed.then(() => subscriber.complete())
     return subscription
@@ -129,9 +127,12 @@ function hostSource(host: Host, name: string, client: McpClient, mode: 'shared' 
     offers,
     logs: proxied.logs,
     watch: uri => proxied.watch(uri),
+    watchFor: proxied.watchFor === undefined ? undefined : (uri, session) => proxied.watchFor!(uri, session),
+    holds: caller => proxied.holds?.(caller) ?? false,
     close: () => proxied.close?.() ?? Promise.resolve(),
     forward: (method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject> => {
-      if (method !== 'tools/call') return proxied.forward(method, params, caller)
+      // A modern caller's retry of a call held across its rounds was consented to on its first round.
+      if (method !== 'tools/call' || proxied.holds?.(caller) === true) return proxied.forward(method, params, caller)
       const tool = String(params?.name)
       const args = (params?.arguments ?? {}) as Record<string, unknown>
       const consent = host.consent({ kind: 'tool', server: name, tool, arguments: args })

@@ -45,6 +45,13 @@ export interface RequestOptions {
    * is the only request with `answerInput` in flight). A proxy answers with its caller's context.
    */
   answerInput?: InputAnswerer
+  /**
+   * Takes the peer's log messages (`notifications/message` params) about this request instead of
+   * the notification bus: those the transport ties to it (a Streamable HTTP POST's stream, a
+   * memory pair), or, when the transport ties nothing, every one while this is the only request
+   * with `onLog` in flight. A proxy gives them to its caller as the caller's own.
+   */
+  onLog?: (params: JsonObject) => void
 }
 
 /** See {@link RequestOptions.answerInput}: the peer's request (method, params) in, its result out; `signal` aborts when it is cancelled. */

@@ -59,6 +59,8 @@ class JsonRpcConnection implements Connection {
   readonly #pending = new Map<RequestId, PendingRequest>()
   /** The pending requests sent with `answerInput`, by id (made on the first such request). */
   #answering: Map<RequestId, InputAnswerer> | undefined = undefined
+  /** The pending requests sent with `onLog`, by id (made on the first such request). */
+  #logging: Map<RequestId, (params: JsonObject) => void> | undefined = undefined
   /** The request of this side the frame being handled was sent about, as its transport told (`Envelope.relatedRequestId`). */
   #related: RequestId | undefined = undefined
   /** Incoming requests whose handler runs, by id. */
@@ -194,6 +196,8 @@ class JsonRpcConnection implements Connection {
     this.#pending.set(id, { subscriber, method })
     const answerInput = options?.answerInput
     if (answerInput !== undefined) (this.#answering ??= new Map()).set(id, answerInput)
+    const onLog = options?.onLog
+    if (onLog !== undefined) (this.#logging ??= new Map()).set(id, onLog)
     let onAbort: (() => void) | undefined
     if (signal !== undefined) {
       onAbort = () => {
@@ -211,6 +215,7 @@ class JsonRpcConnection implements Connection {
     }
     return () => {
       if (answerInput !== undefined) this.#answering!.delete(id)
+      if (onLog !== undefined) this.#logging!.delete(id)
       if (onAbort !== undefined) signal!.removeEventListener('abort', onAbort)
       // Still pending here means the caller left before the answer: cancel on the wire.
       if (this.#pending.delete(id)) this.#sendCancel(id, method, 'Request cancelled by the caller')
@@ -357,6 +362,17 @@ class JsonRpcConnection implements Connection {
         break
       }
       case 'notifications/progress': deliverProgress(this.#pending, params); break
+      case 'notifications/message': {
+        // A log message about one of this side's requests that wants them: that request's, not the bus's.
+        const logging = this.#logging
+        if (logging === undefined || logging.size === 0) break
+        const related = this.#related
+        const take = related !== undefined ? logging.get(related) : logging.size === 1 ? logging.values().next().value : undefined
+        if (take === undefined) break
+        this.#options.onNotification?.(notification)
+        take(params ?? EMPTY_PARAMS)
+        return
+      }
     }
     this.#options.onNotification?.(notification)
     this.#bus?.get(notification.method)?.next(params ?? EMPTY_PARAMS)

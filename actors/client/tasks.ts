@@ -19,7 +19,7 @@ import { isJsonObject } from '../../lib/jsonrpc/guards.ts'
 import { resultOf } from '../../lib/operators/progress.ts'
 import type { CallToolResult, ClientCapabilities, TaskStatus } from '../../lib/schema/types.ts'
 import type { Era } from '../context.ts'
-import { answerInputRequest, type InputAnswerHost } from './input-answers.ts'
+import { answerInputRequest, answerThrough, type InputAnswerHost } from './input-answers.ts'
 import type { InputRequest } from './modern.ts'
 import { ToolTaskSupportError } from './errors.ts'
 import type { TaskSupport } from './tool-catalog.ts'
@@ -209,7 +209,9 @@ function follow(host: TaskClientHost, era: Era, first: TaskInfo, options: CallTo
         // Keys are unique for the task's life: a key seen again on a later poll was answered already.
         if (answered.has(key)) continue
         answered.add(key)
-        responses[key] = await lastValueFrom(answerInputRequest(host, key, request as InputRequest))
+        // The call's own answerer when it has one (a proxy answering with its caller), else the client's handlers.
+        const answer = options.answerInput !== undefined ? answerThrough(options.answerInput, request as InputRequest) : answerInputRequest(host, key, request as InputRequest)
+        responses[key] = await lastValueFrom(answer)
       }
       if (Object.keys(responses).length > 0) await taskRequest(host, 'tasks/update', { taskId, inputResponses: responses }, get)
     }

@@ -19,6 +19,7 @@ import type { JsonSchemaSource } from '../../lib/validator.ts'
 import type { RequestStateCodec, RequestStateStore } from './request-state.ts'
 import type { PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
 import type { ListViews } from './list-views.ts'
+import type { Mountable } from './mountable.ts'
 
 /** The versions a server serves in each era, newest first. */
 export interface ServedVersions {
@@ -77,6 +78,8 @@ export interface RouterCore {
   cacheHintOfResource(uri: string): CacheHint | undefined
   /** True when `uri` names an enabled resource or matches an enabled template. */
   resourceExists(uri: string): boolean
+  /** The mounted source `uri` belongs to (its resource's, else the first matching template's); undefined when the server's own or unknown. */
+  mountOf(uri: string): Mountable | undefined
 }
 
 /** The server's tasks, as the router, the contexts and sessions call them. */

@@ -5,7 +5,7 @@
  *
  * ```
  * source.offers ─> diff against what this mount wrote ─> registries (set / update / delete) ─> server.changed(kind)
- * source.logs   ─> server.log (each session at its own level)
+ * source.logs   ─> the caller of the request a message was about (ctx.log), else server.log (each session at its own level)
  * ```
  *
  * Names: tools and prompts get `<prefix>__<name>` (the host's rule, lib/tool-names.ts); resources
@@ -113,9 +113,14 @@ export function mountSource(host: MountHost, prefix: string, source: Mountable, 
     complete: () => clear(),
     error: error => { host.report(error); clear() },
   }))
-  // Its log messages to the mounting server's sessions, each at its own level, the prefix as logger.
+  // Its log messages, the prefix as logger: one about a forwarded request to that request's caller
+  // (at the caller's level, in its era), any other to the mounting server's sessions, each at its own level.
   subscriptions.push(source.logs.subscribe({
-    next: log => host.log(log.level, log.data, prefix === '' ? log.logger : log.logger === undefined ? prefix : `${prefix}/${log.logger}`),
+    next: log => {
+      const logger = prefix === '' ? log.logger : log.logger === undefined ? prefix : `${prefix}/${log.logger}`
+      if (log.caller !== undefined) log.caller.log(log.level, log.data, logger)
+      else host.log(log.level, log.data, logger)
+    },
     error: error => host.report(error),
   }))
 
@@ -176,13 +181,15 @@ function unreachable(): never {
  * A source loaded on first use: what `mount(prefix, otherServer)` mounts, so the server's module
  * graph does not carry the client (the proxy of an in-process client) until a server is mounted.
  */
-export function deferredMountable(load: () => Promise<Mountable>): Mountable {
+export function deferredMountable(load: () => Promise<Mountable>, mode: 'shared' | 'session' = 'shared'): Mountable {
   let loaded: Promise<Mountable> | undefined
   const source = (): Observable<Mountable> => defer(() => from(loaded ??= load()))
   return {
     offers: source().pipe(mergeMap(mountable => mountable.offers)),
     forward: (method, params, caller) => source().pipe(mergeMap(mountable => mountable.forward(method, params, caller))),
     watch: uri => source().pipe(mergeMap(mountable => mountable.watch(uri))),
+    // Known before the source loads: a server mounted in mode 'session' is watched per session.
+    watchFor: mode === 'shared' ? undefined : (uri, session) => source().pipe(mergeMap(mountable => mountable.watchFor?.(uri, session) ?? mountable.watch(uri))),
     logs: source().pipe(mergeMap(mountable => mountable.logs)),
     close: async () => { if (loaded !== undefined) await (await loaded).close?.() },
   }

@@ -6,6 +6,7 @@
 import type { Observable } from '../../lib/rx.ts'
 import type { Connection } from '../../lib/connection-contract.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
+import type { Principal } from '../../lib/auth.ts'
 import type {
   ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult, LoggingLevel, Prompt, Resource, ResourceTemplate, Tool,
 } from '../../lib/schema/types.ts'
@@ -30,6 +31,10 @@ export interface MountOffer {
 export interface MountCaller {
   /** Aborted when the caller cancels (the forwarded request is then cancelled downstream). */
   readonly signal: AbortSignal
+  /** The caller's era: a modern caller's asks are `input_required` rounds (see `requestState`). */
+  readonly era: 'legacy' | 'modern'
+  /** Who the caller is, when its transport authenticated it (a held call is resumed only by the same). */
+  readonly principal: Principal | undefined
   /** The caller's legacy session; undefined for a modern-era request. */
   readonly session: MountCallerSession | undefined
   /** What the caller declared it answers (roots, sampling, elicitation). */
@@ -38,15 +43,24 @@ export interface MountCaller {
   readonly task: { readonly taskId: string } | undefined
   /** The caller asked for progress (the forwarded request then asks its source for progress too). */
   readonly progressToken: string | number | undefined
+  /** Modern era: what an earlier round of this request carried (sealed in its `requestState`); undefined in the first. */
+  readonly requestState: unknown
+  /** Modern era: what this round carries to the caller's retry (sealed into the round's `requestState`); ignored in the legacy era. */
+  setRequestState(value: unknown): void
   progress(progress: number, total?: number, message?: string): void
-  sample(params: CreateMessageParams): Promise<CreateMessageResult>
-  elicit(params: ElicitParams): Promise<ElicitResult>
-  listRoots(): Promise<ListRootsResult>
+  /** A log message about this request, to the caller at its level (its session's, or the modern request's own). */
+  log(level: LoggingLevel, data: unknown, logger?: string): void
+  /** `options.key`: the input request's key in a modern round (unique within the request). */
+  sample(params: CreateMessageParams, options?: { key?: string }): Promise<CreateMessageResult>
+  elicit(params: ElicitParams, options?: { key?: string }): Promise<ElicitResult>
+  listRoots(options?: { key?: string }): Promise<ListRootsResult>
 }
 
 /** A caller's legacy session, as a mount sees it (a `ServerSession` is one). */
 export interface MountCallerSession {
   readonly id: string
+  /** What the session's client declared at initialize. */
+  readonly state: { readonly clientCapabilities: ClientCapabilities }
   readonly closed: Promise<void>
   readonly connection: Connection
   sample(params: CreateMessageParams): Promise<CreateMessageResult>
@@ -54,8 +68,11 @@ export interface MountCallerSession {
   listRoots(): Promise<ListRootsResult>
 }
 
-/** A log message the source sent (`notifications/message`). */
-export interface MountLog { readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown }
+/**
+ * A log message the source sent (`notifications/message`). `caller`: the caller of the forwarded
+ * request it was about, who gets it as its own; without one it goes to every legacy session.
+ */
+export interface MountLog { readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown; readonly caller?: MountCaller }
 
 /**
  * A source a server mounts (see `proxy`, and `McpServer.mount`, which makes one of a server).
@@ -79,8 +96,21 @@ export interface Mountable {
    * this is subscribed, and to stop when it is unsubscribed.
    */
   watch(uri: string): Observable<void>
+  /**
+   * A source that keeps a client per caller session (mode 'session'): watches `uri` for `session`
+   * through that session's own client, for as long as this is subscribed; emits each time it
+   * changes there. A legacy session's subscription to a URI the source owns goes here (its updates
+   * reach that session alone) instead of through the counted, shared {@link watch}.
+   */
+  watchFor?(uri: string, session: MountCallerSession): Observable<void>
   /** The source's log messages (hot). */
   readonly logs: Observable<MountLog>
+  /**
+   * True when `caller` continues a forwarded call the source holds across the caller's input
+   * rounds (a modern retry naming it in its `requestState`): what a policy in front checked on its
+   * first round (consent) need not be asked again.
+   */
+  holds?(caller: MountCaller): boolean
   /** Ends what the source holds for the mount (its clients); called once, by `remove()`. */
   close?(): Promise<void>
 }

@@ -16,6 +16,11 @@ import { ANSWER_CHECKS, capabilityObject } from './input-checks.ts'
 /** The reason a run's signal aborts with when its round ended input_required. One object, made once. */
 const ROUND_ENDED = new CancelledError('The request was answered input_required: this run of its handler is over (a retry runs it anew)')
 
+/** True when a run's signal aborted because its round ended `input_required` (not because the request was cancelled). */
+export function isRoundEnd(reason: unknown): boolean {
+  return reason === ROUND_ENDED
+}
+
 /**
  * What one MRTR round knows: the answers the client gave so far (verified), the input requests the
  * handler makes now, and what the handler carries to the next round.

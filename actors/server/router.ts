@@ -13,6 +13,7 @@ import type { RouterCore, ServerCore } from './core.ts'
 import { TaskContext } from './task-context.ts'
 import { checkParamHeaders } from './param-headers.ts'
 import type { RouteHandler } from './api.ts'
+import type { Mountable } from './mountable.ts'
 
 export type { RouteHandler } from './api.ts'
 
@@ -53,6 +54,13 @@ export class Router implements RouterCore {
     const entry = this.server.resources.get(uri)
     if (entry?.isEnabled) return entry.definition.cache
     return this.#templateFor(uri)?.definition.cache
+  }
+
+  mountOf(uri: string): Mountable | undefined {
+    const resource = this.server.resources.get(uri)
+    if (resource !== undefined) return resource.mount?.source
+    for (const entry of this.server.templates.values()) if (entry.template.match(uri) !== undefined) return entry.mount?.source
+    return undefined
   }
 
   /** True when `uri` names an enabled resource or matches an enabled template. */

@@ -421,7 +421,7 @@ export class Server implements McpServer, ServerCore {
 
   mount(prefix: string, source: McpServer | Mountable, options: MountOptions = {}): Mount {
     // The proxy (and with it the client) loads when a server is first mounted, not with the server.
-    const mountable = isMountable(source) ? source : deferredMountable(() => import('../proxy.ts').then(proxy => proxy.mountableServer(source, options.mode)))
+    const mountable = isMountable(source) ? source : deferredMountable(() => import('../proxy.ts').then(proxy => proxy.mountableServer(source, options.mode)), options.mode)
     const mount = mountSource(this.#mountHost, prefix, mountable, options)
     this.#mounts.add(mount)
     return { remove: () => { this.#mounts.delete(mount); mount.remove() } }

@@ -1,4 +1,5 @@
 import { Observable, distinctUntilChanged, lastValueFrom, map } from '../../lib/rx.ts'
+import { SessionWatches } from './session-watches.ts'
 import type { ConnectionObserver } from '../../lib/request-observer.ts'
 import { createConnection, type Connection, type ConnectionOptions, type IncomingRequest, type RequestHandler, type RequestOptions } from '../../lib/connection.ts'
 import type { Principal } from '../../lib/auth.ts'
@@ -154,8 +155,8 @@ export class Session implements SessionCore, LegacyGate {
     this.closed = this.connection.closed.then(() => {
       // The session's own tasks end with it (see ServerTasks.sessionEnded).
       void server.tasks.sessionEnded(this).catch(error => server.report(error))
-      // Its subscriptions end with it (uncounted; a handed-over session's go on elsewhere).
-      for (const uri of this.#state.subscriptions) server.unsubscribed(uri)
+      // Its subscriptions end with it (uncounted, or its own watches ended; a handed-over session's go on elsewhere).
+      for (const uri of this.#state.subscriptions) this.#watches.unwatch(uri)
       // The actor stops itself, and so its subscriptions and any request still running.
       this.#actor?.send({ type: 'closed' })
     })
@@ -338,8 +339,12 @@ export class Session implements SessionCore, LegacyGate {
   }
 
   resourceUpdated(uri: string): void {
-    if (this.#state.subscriptions.has(uri)) this.actor.send({ type: 'resource-updated', uri })
+    // A URI this session watches through its own client of a mounted source: its updates come from there alone.
+    if (this.#state.subscriptions.has(uri) && !this.#watches.isOwn(uri)) this.actor.send({ type: 'resource-updated', uri })
   }
+
+  /** How this session's subscriptions are watched at a mounted source owning their URIs (see SessionWatches). */
+  readonly #watches = new SessionWatches(this, uri => this.actor.send({ type: 'resource-updated', uri }))
 
   async close(): Promise<void> {
     await this.connection.close()
@@ -385,14 +390,14 @@ export class Session implements SessionCore, LegacyGate {
           throw new InvalidRequestError(`Invalid Request: this session already holds ${limit} resource subscriptions, the limit; unsubscribe first`, { limit })
         }
         if (!server.router.resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
-        // Counted by the server: a mounted source owning the URI watches it while anyone subscribes.
-        if (!subscriptions.has(uri)) server.subscribed(uri)
+        // A mounted source owning the URI watches it: counted by the server (shared), or for this session alone (see SessionWatches).
+        if (!subscriptions.has(uri)) this.#watches.watch(uri)
         this.actor.send({ type: 'subscribe', uri })
         return {}
       })
       case 'resources/unsubscribe': return this.#guarded(method, params => {
         const uri = requireUri(params)
-        if (this.#state.subscriptions.has(uri)) server.unsubscribed(uri)
+        if (this.#state.subscriptions.has(uri)) this.#watches.unwatch(uri)
         this.actor.send({ type: 'unsubscribe', uri })
         return {}
       })

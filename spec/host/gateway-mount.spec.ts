@@ -12,6 +12,7 @@ import { parseHostConfig } from '../../lib/host-config.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { connect } from '../../actors/client.ts'
+import { createServer } from '../../actors/server.ts'
 
 /**
  * The gateway rebuilt on mount and proxy (issue 26): what the old gateway did not forward —
@@ -147,5 +148,44 @@ describe('the gateway on mount and proxy', () => {
     watching.unsubscribe()
     expect(changes.length).toBeGreaterThanOrEqual(2)
     expect(text(await pair.client.callTool('one__echo', { text: 'after restart' }))).toContain('after restart')
+  }, 60_000)
+})
+
+/** A server over Streamable HTTP in this process, noting what it is asked (a retry of an input round marked); its `ask` tool elicits twice. */
+async function countingHttpServer(): Promise<{ url: string; asked: string[] }> {
+  const server = createServer({ name: 'counted', version: '1.0.0' })
+  const asked: string[] = []
+  server.use(next => (request, ctx) => { asked.push(request.params?.requestState === undefined ? request.method : `${request.method} (retry)`); return next(request, ctx) })
+  server.tool('ask', {}, async (_args, ctx) => {
+    const first = await ctx.elicit({ mode: 'form', message: 'First?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+    const second = await ctx.elicit({ mode: 'form', message: 'Second?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+    return { content: [{ type: 'text', text: `${String(first.content?.name)} ${String(second.content?.name)}` }] }
+  })
+  server.resourceTemplate('counted://{id}', { name: 'counted' }, (_uri, { id }) => String(id))
+  const http = streamableHttp({ port: 0, host: '127.0.0.1' })
+  await server.listen(http)
+  cleanup.push(() => server.close())
+  return { url: http.url!, asked }
+}
+
+describe('the gateway: one listing, one consent', () => {
+  it('lists each server once: the host\'s listing feeds the mount, which lists only the templates', async () => {
+    const { url, asked } = await countingHttpServer()
+    const host = await readyHost({ one: { url } })
+    await gatewayUrl(host)
+    expect(asked.filter(method => method === 'tools/list')).toEqual(['tools/list'])
+    expect(asked.filter(method => method === 'resources/templates/list')).toEqual(['resources/templates/list'])
+  }, 60_000)
+
+  it('asks the host\'s consent once for a modern caller\'s call across its input rounds, forwarded as one exchange downstream', async () => {
+    const { url, asked } = await countingHttpServer()
+    const consents: string[] = []
+    const host = await readyHost({ one: { url } }, { gateway: true, consent: request => { consents.push(request.kind); return 'allow-once' } })
+    const gateway = await gatewayUrl(host)
+    await using caller = await connect(streamableHttpClient(gateway), INFO, { era: 'modern', elicitation: { form: params => ({ action: 'accept', content: { name: (params as { message: string }).message } }) } })
+    expect(text(await caller.callTool('one__ask', {}))).toBe('First? Second?')
+    expect(consents).toEqual(['tool'])
+    // The server speaks 2026-07-28: the call is one exchange of its own rounds (a call forwarded again per round would make six).
+    expect(asked.filter(method => method.startsWith('tools/call'))).toEqual(['tools/call', 'tools/call (retry)', 'tools/call (retry)'])
   }, 60_000)
 })
