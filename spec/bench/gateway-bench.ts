@@ -26,17 +26,17 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { connect, type ClientOptions, type McpClient } from '../../actors/client.ts'
-import { httpClient, streamableHttpClient } from '../../transports/http-client.ts'
-import { stdioClient } from '../../transports/stdio.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
 import { serverArgs } from './built.ts'
 import { startHttpServer } from './http-bench.ts'
 import { processCpuMs, selfCpuMs, within } from './procs.ts'
+import { callLoop, type LoopOptions } from './gateway-driver.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const INFO = { name: 'rxmcp-gateway-bench', version: '1' }
-const ECHO = { text: 'hello' }
 const EVERYTHING = ['--import', 'tsx', 'examples/everything/server.ts']
 const GATEWAY = ['--import', 'tsx', 'bin/rxmcp.ts']
+const DRIVER = ['--import', 'tsx', 'spec/bench/gateway-driver.ts']
 
 /** One measured window of one side: calls/s and CPU µs per call of each process that took part. */
 export interface GatewayMeasure {
@@ -49,7 +49,7 @@ export interface GatewayMeasure {
 }
 
 /** A side: a connected client, the tool it calls, and the processes whose CPU counts. */
-interface Side { client: McpClient; tool: string; serverPid: number; downstreamPid?: number }
+interface Side { client?: McpClient; driver?: ChildProcess; tool: string; serverPid: number; downstreamPid?: number }
 
 /** The bench's result: every side's median, the eras the auto clients chose, the ratios. */
 export interface GatewayBenchResult {
@@ -63,54 +63,55 @@ export interface GatewayBenchResult {
 const delay = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 /**
- * Keeps `inFlight` calls going: a warmup, then a window in which completions and CPU are counted.
- * `pacePerSecond`: calls start no faster than that (still at most `inFlight` at once), so that a
- * comparator runs at the rate the gateway reached: a process's CPU per message falls as its rate
- * rises (more messages per read, write and wake-up), so CPU per call compares only at one rate.
+ * One window of `side` (see callLoop): calls/s and the CPU per call of each process, read at the
+ * window's edges. A side whose client runs in a driver child (the back comparators) has the loop run
+ * there and its CPU read from /proc like the others'.
  */
 async function measure(side: Side, inFlight: number, warmupMs: number, windowMs: number, pacePerSecond?: number): Promise<GatewayMeasure> {
-  // 0 warmup, 1 measured window, 2 stopping (no new call starts).
-  let phase = 0
-  let count = 0
-  let failure: unknown
-  // Paced: the n-th call starts no earlier than n / pace seconds after the start.
-  const paceStart = performance.now()
-  let startedCalls = 0
-  const workers = Array.from({ length: inFlight }, async () => {
-    while (phase < 2 && failure === undefined) {
-      if (pacePerSecond !== undefined) {
-        const wait = paceStart + startedCalls++ * 1000 / pacePerSecond - performance.now()
-        if (wait > 1) await delay(wait)
-        if (phase === 2) break
-      }
-      try {
-        const result = await side.client.callTool(side.tool, ECHO)
-        if ((result.content[0] as { text?: string } | undefined)?.text !== ECHO.text) throw new Error(`unexpected echo result ${JSON.stringify(result).slice(0, 200)}`)
-      } catch (error) {
-        failure ??= error
-      }
-      if (phase === 1) count++
-    }
+  const options: LoopOptions = { inFlight, warmupMs, windowMs, ...(pacePerSecond === undefined ? {} : { pacePerSecond }) }
+  const cpu = () => ({
+    client: side.driver === undefined ? selfCpuMs() : processCpuMs(side.driver.pid!),
+    server: processCpuMs(side.serverPid),
+    downstream: side.downstreamPid === undefined ? 0 : processCpuMs(side.downstreamPid),
   })
-  await delay(warmupMs)
-  const cpu = () => ({ client: selfCpuMs(), server: processCpuMs(side.serverPid), downstream: side.downstreamPid === undefined ? 0 : processCpuMs(side.downstreamPid) })
-  phase = 1
-  const before = cpu()
-  const started = performance.now()
-  await delay(windowMs)
-  const after = cpu()
-  const elapsed = performance.now() - started
-  const calls = count
-  phase = 2
-  await within(Promise.all(workers), 30_000, 'calls still in flight 30 s after the window')
-  if (failure !== undefined) throw failure
+  let before = cpu()
+  let after = before
+  const onEdge = (edge: 'start' | 'end') => { if (edge === 'start') before = cpu(); else after = cpu() }
+  const { calls, elapsedMs } = side.driver === undefined
+    ? await within(callLoop(side.client!, side.tool, options, onEdge), warmupMs + windowMs + 30_000, 'calls still in flight 30 s after the window')
+    : await within(runInDriver(side.driver, options, onEdge), warmupMs + windowMs + 30_000, 'the driver did not finish its window')
   const perCall = (ms: number) => ms * 1000 / calls
   return {
-    callsPerSecond: calls / elapsed * 1000,
+    callsPerSecond: calls / elapsedMs * 1000,
     clientCpuPerCall: perCall(after.client - before.client),
     serverCpuPerCall: perCall(after.server - before.server),
     ...(side.downstreamPid === undefined ? {} : { downstreamCpuPerCall: perCall(after.downstream - before.downstream) }),
   }
+}
+
+/** Runs one window in a driver child, passing its edges on. */
+function runInDriver(driver: ChildProcess, options: LoopOptions, onEdge: (edge: 'start' | 'end') => void): Promise<{ calls: number; elapsedMs: number }> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: { edge?: 'start' | 'end'; done?: { calls: number; elapsedMs: number; error?: string } }) => {
+      if (message.edge !== undefined) onEdge(message.edge)
+      if (message.done === undefined) return
+      driver.off('message', onMessage)
+      if (message.done.error !== undefined) reject(new Error(message.done.error))
+      else resolve(message.done)
+    }
+    driver.on('message', onMessage)
+    driver.send({ measure: options })
+  })
+}
+
+/** A driver child (gateway-driver.ts, bundled) connected over `kind` to `target`; resolves once it is. */
+async function startDriver(kind: 'http' | 'stdio', target: string): Promise<{ child: ChildProcess; era: string; serverPid?: number }> {
+  const child = spawn(process.execPath, [...serverArgs(DRIVER, root), kind, target], { cwd: root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, RXMCP_BENCH_DRIVER: '1' } })
+  const ready = await within(new Promise<{ era: string; serverPid?: number }>((resolve, reject) => {
+    child.once('message', message => resolve(message as { era: string; serverPid?: number }))
+    child.once('exit', code => reject(new Error(`the bench driver exited ${code}`)))
+  }), 30_000, 'the bench driver did not connect')
+  return { child, ...ready }
 }
 
 /** Live children of `pid` (from /proc). */
@@ -190,12 +191,14 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
     for (const era of ['legacy', 'modern'] as const) {
       sides[`direct http ${era}`] = { client: await client(streamableHttpClient(direct.url), { era }), tool: 'echo', serverPid: direct.child.pid! }
     }
-    // The back comparators: a client made as the host makes its clients (httpClient / stdioClient, default era).
-    const backHttp = await client(httpClient(direct.url))
-    sides['direct http host-client'] = { client: backHttp, tool: 'echo', serverPid: direct.child.pid! }
-    const stdioTransport = stdioClient({ ...everythingStdio, cwd: root, stderr: 'inherit' })
-    const backStdio = await client(stdioTransport)
-    sides['direct stdio host-client'] = { client: backStdio, tool: 'echo', serverPid: stdioTransport.pid! }
+    // The back comparators: a client made as the host makes its clients (httpClient / stdioClient,
+    // default era), in a bundled child of its own as the gateway's client runs (see gateway-driver.ts).
+    const backHttp = await startDriver('http', direct.url.href)
+    children.push(backHttp.child)
+    sides['direct http host-client'] = { driver: backHttp.child, tool: 'echo', serverPid: direct.child.pid! }
+    const backStdio = await startDriver('stdio', JSON.stringify({ ...everythingStdio, cwd: root }))
+    children.push(backStdio.child)
+    sides['direct stdio host-client'] = { driver: backStdio.child, tool: 'echo', serverPid: backStdio.serverPid! }
     eras['direct http host-client'] = backHttp.era ?? 'unknown'
     eras['direct stdio host-client'] = backStdio.era ?? 'unknown'
     for (const [down, gateway, downstreamPid] of [['stdio', viaStdio, undefined], ['http', viaHttp, behind.child.pid!]] as const) {
