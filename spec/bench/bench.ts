@@ -19,7 +19,7 @@
  *   BENCH_BEFORE   a git revision: the stdio server runs add that tree's everything server as `before`
  *                  (checked out once under the temporary directory, see before-tree.ts) and print rxmcp/before
  *   BENCH_ONLY     runs or groups, comma separated (default `stdio,modern,startup`): server-1 server-64
- *                  client-1 client-64 stdio-10mib stdio-10mib-text, http-1-1 http-64-1 http-64-16 http-memory, web-http-64-16
+ *                  client-1 client-64 stdio-10mib stdio-10mib-text, http-1-1 http-64-1 http-64-16 http-memory http-client-1 http-client-64, web-http-64-16
  *                  web-modern-64 (group `web`: the web handler against the node:http listener), ws-1 ws-64
  *                  ws-big, modern-http-64 modern-stdio-64, cold footprint (footprint installs from the
  *                  npm registry), tasks, auth, host, gateway, redis, validator, telemetry-64; groups `stdio`, `http`, `web`, `ws`, `modern`, `startup`, `tasks`, `auth`, `host`, `gateway`,
@@ -44,9 +44,11 @@ import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { WebSocket } from 'ws'
 import { connect } from '../../actors/client.ts'
 import { stdioClient } from '../../transports/stdio.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
 import { decodeMsgpackFrame, encodeMsgpack, loadMsgpack } from '../../lib/codec/msgpack.ts'
 import { idleSessionHeap, idleSessionRss, openSession, post, printHolders, startHttpServer } from './http-bench.ts'
 
@@ -98,7 +100,7 @@ const SERVERS = {
 
 const GROUPS: Record<string, readonly string[]> = {
   stdio: ['server-1', 'server-64', 'client-1', 'client-64', 'stdio-10mib', 'stdio-10mib-text'],
-  http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory'],
+  http: ['http-1-1', 'http-64-1', 'http-64-16', 'http-memory', 'http-client-1', 'http-client-64'],
   ws: ['ws-1', 'ws-64', 'ws-big'],
   // The web handler (rxmcp/web) on Node behind @hono/node-server against the node:http listener, both eras.
   web: ['web-http-64-16', 'web-modern-64'],
@@ -281,6 +283,40 @@ async function benchClient(name: Side, inFlight: number): Promise<Measure> {
     return await drive(inFlight, call, selfCpuMs, () => processCpuMs(pid))
   } finally {
     await settle(client.close(), 'official client close')
+  }
+}
+
+/**
+ * The client over Streamable HTTP: rxmcp's client (its default exchange on Node, `nodeFetch`), the
+ * same client on the global fetch (`rxmcp-fetch`: what it cost before), and the official Client
+ * (StreamableHTTPClientTransport), each against its own rxmcp HTTP echo server, in the legacy era;
+ * client CPU is this process's.
+ */
+async function benchHttpClient(name: 'rxmcp' | 'rxmcp-fetch' | 'official', inFlight: number): Promise<Measure> {
+  const info = { name: 'rxmcp-bench', version: '1' }
+  const server = await startHttpServer('rxmcp')
+  const pid = server.child.pid!
+  try {
+    if (name !== 'official') {
+      const transport = streamableHttpClient(server.url, name === 'rxmcp-fetch' ? { fetch: (input, init) => globalThis.fetch(input, init) } : {})
+      const client = await within(connect(transport, info, { era: 'legacy' }), START_MS, 'rxmcp client could not connect')
+      try {
+        const call: Call = done => client.callTool('echo', ECHO_PARAMS.arguments).then(result => done(checkEcho(result as RawResponse['result'])), done)
+        return await drive(inFlight, call, selfCpuMs, () => processCpuMs(pid))
+      } finally {
+        await settle(client.close(), 'rxmcp client close')
+      }
+    }
+    const client = new Client(info)
+    await within(client.connect(new StreamableHTTPClientTransport(server.url)), START_MS, 'official client could not connect')
+    try {
+      const call: Call = done => client.callTool({ name: 'echo', arguments: ECHO_PARAMS.arguments }).then(result => done(checkEcho(result as RawResponse['result'])), done)
+      return await drive(inFlight, call, selfCpuMs, () => processCpuMs(pid))
+    } finally {
+      await settle(client.close(), 'official client close')
+    }
+  } finally {
+    server.child.kill()
   }
 }
 
@@ -596,6 +632,16 @@ async function main(): Promise<void> {
     addRows(`stdio client, ${inFlight} in flight`, 'client', result)
     addRatio(`client cpu/call rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median.official.cpuPerCall, { atMost: 0.4 })
     addRatio(`client calls/s rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond)
+  }
+  for (const inFlight of [1, 64]) {
+    const key = `http-client-${inFlight}`
+    if (!isSelected(key)) continue
+    const result = await alternate(['rxmcp', 'rxmcp-fetch', 'official'] as const, name => benchHttpClient(name, inFlight))
+    report[key] = result
+    addRows(`http client, ${inFlight} in flight`, 'client', result)
+    addRatio(`http client cpu/call rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median.official.cpuPerCall)
+    addRatio(`http client cpu/call nodeFetch/global fetch, ${inFlight} in flight`, result.median.rxmcp.cpuPerCall / result.median['rxmcp-fetch'].cpuPerCall)
+    addRatio(`http client calls/s rxmcp/official, ${inFlight} in flight`, result.median.rxmcp.callsPerSecond / result.median.official.callsPerSecond)
   }
   if (isSelected('stdio-10mib')) {
     const trips: Record<string, BigTrip> = {}
