@@ -9,7 +9,7 @@ import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonr
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
 import type { Inbound, RequestInfo, ResponseStream, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
-import { withTimeout } from './operators/with-timeout.ts'
+import { withRequestTimeout } from './request-timeout.ts'
 import type { Principal } from './auth.ts'
 import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions, type InputAnswerer } from './connection-contract.ts'
 import { IncomingRequest } from './incoming-request.ts'
@@ -21,7 +21,7 @@ import { watchOutgoing, withMeta, type OutgoingWatch } from './request-watch.ts'
 import type { RequestActorEvent } from './request-logic.ts'
 import { RequestActors } from './request-actors.ts'
 import { ConnectionWriter } from './connection-writer.ts'
-import { answererOf } from './connection-answering.ts'
+import { answererOf, entryOfRelated } from './connection-answering.ts'
 
 // The contract and the pieces live in files of their own; the names stay importable from here.
 export { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, IncomingRequest }
@@ -161,20 +161,8 @@ class JsonRpcConnection extends ConnectionWriter implements Connection {
     // Off by default: capturing costs about 4 µs per request, a fifth of a whole echo round trip.
     const callSite = new CallSite(method)
     if (options?.captureStack ?? this.#options.captureStack ?? false) callSite.capture(JsonRpcConnection.prototype.request)
-    const timeout = options?.timeout ?? this.#options.timeout ?? DEFAULT_REQUEST_TIMEOUT
     const source = new Observable<RequestEvent<R>>(subscriber => this.#sendRequest(method, params, options, subscriber as Subscriber<RequestEvent<JsonObject>>, callSite, watch))
-    const max = options?.maxTotalTimeout
-    if (!(timeout > 0) && max === undefined) return source
-    const resetOnProgress = options?.resetTimeoutOnProgress !== false
-    return source.pipe(withTimeout<RequestEvent<R>>({
-      each: timeout,
-      max,
-      // The actor system's clock when given one (a server's runs on ServerOptions.scheduler).
-      scheduler: this.#options.scheduler ?? this.#options.actors?.system.scheduler,
-      resetOn: resetOnProgress ? isProgress : never,
-      // bind, not an arrow: no new named function per request (tsx names every arrow it sees).
-      error: callSite.timeout.bind(callSite),
-    }))
+    return withRequestTimeout(source, options, this.#options, callSite)
   }
 
   #sendRequest(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, subscriber: Subscriber<RequestEvent<JsonObject>>, callSite: CallSite, watch: OutgoingWatch | undefined): (() => void) | undefined {
@@ -335,9 +323,7 @@ class JsonRpcConnection extends ConnectionWriter implements Connection {
       case 'notifications/message': {
         // A log message about one of this side's requests that wants them: that request's, not the bus's.
         const logging = this.#logging
-        if (logging === undefined || logging.size === 0) break
-        const related = this.#related
-        const take = related !== undefined ? logging.get(related) : logging.size === 1 ? logging.values().next().value : undefined
+        const take = logging !== undefined && logging.size > 0 ? entryOfRelated(logging, this.#related) : undefined
         if (take === undefined) break
         this.#options.onNotification?.(notification)
         take(params ?? EMPTY_PARAMS)
@@ -497,5 +483,3 @@ const SETTLED: OutcomeObserver<unknown, IncomingRequest> = {
 }
 const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
-const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
-const never = () => false
