@@ -13,15 +13,7 @@ import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import type { Principal } from '../../lib/auth.ts'
 import type { ServerEvent } from '../../lib/events.ts'
 import { ListViews, type ListVisibility } from './list-views.ts'
-import type { ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
-
-/** The registries whose enabled items the views read. */
-export interface ListedRegistries {
-  readonly tools: ReadonlyMap<string, ToolEntry>
-  readonly resources: ReadonlyMap<string, ResourceEntry>
-  readonly templates: ReadonlyMap<string, TemplateEntry>
-  readonly prompts: ReadonlyMap<string, PromptEntry>
-}
+import type { ListKind, RegistriesView } from './registry.ts'
 
 /**
  * The list changes of one server. `add` batches a change until the end of the microtask (then
@@ -34,7 +26,7 @@ export class ListChanges {
   /** Lists that changed since the last flush; list_changed goes out once per microtask. */
   readonly #pending = new Set<ListKind>()
 
-  constructor(readonly registries: ListedRegistries, visibility: ListVisibility | undefined, readonly emit: (event: ServerEvent) => void) {
+  constructor(readonly registries: RegistriesView, visibility: ListVisibility | undefined, readonly emit: (event: ServerEvent) => void) {
     this.views = visibility === undefined ? undefined : new ListViews(visibility, kind => this.#listed(kind))
   }
 

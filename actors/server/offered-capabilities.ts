@@ -6,16 +6,12 @@
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import type { ServerCapabilities } from '../../lib/schema/types.ts'
 import type { ServerOptions } from './options.ts'
-import type { PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
+import type { RegistriesView } from './registry.ts'
 import { LEGACY_TASKS_CAPABILITY, TASKS_EXTENSION } from './tasks.ts'
 
 /** What the capabilities are read off. */
-export interface OfferingServer {
+export interface OfferingServer extends RegistriesView {
   readonly options: ServerOptions
-  readonly tools: ReadonlyMap<string, ToolEntry>
-  readonly resources: ReadonlyMap<string, ResourceEntry>
-  readonly templates: ReadonlyMap<string, TemplateEntry>
-  readonly prompts: ReadonlyMap<string, PromptEntry>
   /** Extensions declared with `server.extension`, by identifier, with their settings. */
   readonly extensions: ReadonlyMap<string, JsonObject>
   readonly tasks: { readonly isEnabled: boolean }

@@ -15,14 +15,10 @@ import { BehaviorSubject, type Observable, type SchedulerLike, type Subscription
 import type { BusEvent, EventBus, ServerEvent } from '../../lib/events.ts'
 import type { Registration, ServerHealth } from './api.ts'
 import { RegistryMismatchWarning, RegistrySync, type SyncedEntry } from './registry-sync.ts'
-import type { ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
+import type { ListKind, RegistriesView } from './registry.ts'
 
 /** What the wiring reaches of its server. */
-export interface WiredServer {
-  readonly tools: ReadonlyMap<string, ToolEntry>
-  readonly resources: ReadonlyMap<string, ResourceEntry>
-  readonly templates: ReadonlyMap<string, TemplateEntry>
-  readonly prompts: ReadonlyMap<string, PromptEntry>
+export interface WiredServer extends RegistriesView {
   changed(kind: ListKind): unknown
   report(error: unknown): void
 }

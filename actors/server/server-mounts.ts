@@ -14,17 +14,10 @@ import type { LoggingLevel } from '../../lib/schema/types.ts'
 import type { McpServer } from './api.ts'
 import { deferredMountable, mountSource, type MountHost } from './mount.ts'
 import type { Mount, Mountable, MountOptions } from './mountable.ts'
-import type { ListKind, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry } from './registry.ts'
+import type { ListKind } from './registry.ts'
 
-/** What the mounts reach of the server they belong to. */
-export interface MountingServer {
-  readonly tools: Map<string, ToolEntry>
-  readonly resources: Map<string, ResourceEntry>
-  readonly templates: Map<string, TemplateEntry>
-  readonly prompts: Map<string, PromptEntry>
-  changed(kind: ListKind): unknown
-  log(level: LoggingLevel, data: unknown, logger?: string): void
-  report(error: unknown): void
+/** What the mounts reach of the server they belong to: what a mount writes into (mount.ts), and where a watched URI's updates go. */
+export interface MountingServer extends Omit<MountHost, 'mountsChanged'> {
   notifyResourceUpdated(uri: string): void
 }
 
