@@ -1,5 +1,5 @@
 import {
-  Observable, Subject, asyncScheduler, defer, distinctUntilChanged, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty, type Subscription,
+  Observable, Subject, asyncScheduler, defer, distinctUntilChanged, filter, lastValueFrom, map, mergeMap, switchMap, take, tap, throwIfEmpty,
 } from '../lib/rx.ts'
 import type { Instrumentation } from '../lib/request-observer.ts'
 import { telemetryOf } from './telemetry-option.ts'
@@ -27,6 +27,7 @@ import { handshake } from './client/handshake.ts'
 import { ModernRequests } from './client/modern-request.ts'
 import { ToolTaskSupportError } from './client/errors.ts'
 import { ResourceSubscriptions, listenLegacy, listenModern } from './client/listen.ts'
+import { listenAcross } from './client/listen-across.ts'
 import { INVALIDATING_NOTIFICATIONS, ResultCache } from './client/cache.ts'
 import { ToolCatalog } from './client/tool-catalog.ts'
 import { jsonSchemaSource } from '../lib/validator.ts'
@@ -339,34 +340,8 @@ class Client extends ClientCalls implements McpClient {
 
   listen(asked: SubscriptionFilter): Observable<ListenEvent> {
     if (this.#options.reconnect === undefined) return this.#live('subscriptions/listen').pipe(switchMap(connection => this.#listenOn(connection, asked)))
-    // MCP 2026-07-28 subscriptions: a server keeps no subscription across a reconnection (on stdio
-    // the client MUST send subscriptions/listen again), nor does a new legacy session: a stream that
-    // a drop ended goes again on the next connection, which acknowledges it anew.
-    return new Observable<ListenEvent>(subscriber => {
-      /** The stream on the connection live now. */
-      let stream: Subscription | undefined
-      const connections = this.#connections.pipe(filter(connection => !connection.isClosed)).subscribe({
-        next: connection => {
-          stream?.unsubscribe()
-          stream = this.#listenOn(connection, asked).subscribe({
-            next: event => subscriber.next(event),
-            // The server ended it (its result, its cancellation), or the client closed: over for good.
-            complete: () => subscriber.complete(),
-            error: (error: unknown) => {
-              const isDrop = error instanceof ConnectionClosedError && connection.isClosed && !this.#isClosing
-              if (!isDrop) subscriber.error(error)
-            },
-          })
-        },
-        // No connection comes any more: the client closed, or reconnecting gave up.
-        complete: () => this.#isClosing ? subscriber.complete()
-          : subscriber.error(new ConnectionClosedError('The connection closed while listening, and reconnecting gave up')),
-      })
-      return () => {
-        connections.unsubscribe()
-        stream?.unsubscribe()
-      }
-    })
+    // A stream a drop ended goes again on the next connection (see listenAcross).
+    return listenAcross(this.#connections, connection => this.#listenOn(connection, asked), () => this.#isClosing)
   }
 
   /** One listen stream on `connection`, in the era it speaks (see listenModern, listenLegacy). */

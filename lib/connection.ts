@@ -1,16 +1,15 @@
 import { Observable, Subject, asyncScheduler, type SchedulerLike, type Subscriber, type Subscription } from './rx.ts'
 import { startHandler, type OutcomeObserver } from './outcome.ts'
-import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcPayload, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
+import type { JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, Meta, RequestId } from './jsonrpc/message.ts'
 import {
   CancelledError, ConnectionClosedError, FrameTooLargeError, InternalError, InvalidRequestError, McpError,
   MethodNotFoundError, StructureLimitError, TransportError,
 } from './jsonrpc/errors.ts'
 import { checkMessage, isCheckFailure, isJsonObject, isRequestId } from './jsonrpc/guards.ts'
 import { createIdGenerator, type IdGenerator } from './jsonrpc/ids.ts'
-import { isEncodable, isEncodingFailure, unserializable } from './jsonrpc/encoding-failure.ts'
-import type { Inbound, RequestInfo, ResponseStream, SendOptions, Transport } from './transport.ts'
+import type { Inbound, RequestInfo, ResponseStream, Transport } from './transport.ts'
 import type { RequestEvent } from './operators/progress.ts'
-import { withTimeout } from './operators/with-timeout.ts'
+import { withRequestTimeout } from './request-timeout.ts'
 import type { Principal } from './auth.ts'
 import { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, type Connection, type ConnectionOptions, type RequestHandler, type RequestOptions, type InputAnswerer } from './connection-contract.ts'
 import { IncomingRequest } from './incoming-request.ts'
@@ -21,6 +20,8 @@ import type { InspectionEvent } from './inspection-event.ts'
 import { watchOutgoing, withMeta, type OutgoingWatch } from './request-watch.ts'
 import type { RequestActorEvent } from './request-logic.ts'
 import { RequestActors } from './request-actors.ts'
+import { ConnectionWriter } from './connection-writer.ts'
+import { answererOf, entryOfRelated } from './connection-answering.ts'
 
 // The contract and the pieces live in files of their own; the names stay importable from here.
 export { DEFAULT_REQUEST_TIMEOUT, DEFAULTS, IncomingRequest }
@@ -38,8 +39,8 @@ export function createConnection(transport: Transport, options: ConnectionOption
   return new JsonRpcConnection(transport, options)
 }
 
-/** The pipeline {@link Connection} draws: one per transport, its state in private fields. */
-class JsonRpcConnection implements Connection {
+/** The pipeline {@link Connection} draws: one per transport, its state in private fields (the writing half in ConnectionWriter). */
+class JsonRpcConnection extends ConnectionWriter implements Connection {
   /**
    * What reads the transport's inbound for a connection: an observer whose callbacks are its
    * class's methods, one small object per connection instead of three closures.
@@ -75,8 +76,6 @@ class JsonRpcConnection implements Connection {
   #requestInfo: RequestInfo | undefined = undefined
   /** The stream that carries the answers of the frame being handled (see #receive). */
   #stream: ResponseStream | undefined = undefined
-  /** The send options of a message with only the version: one per version, reused, so a send makes none. */
-  #versionOnly: SendOptions | undefined = undefined
   /** What a request's actor ending unanswered does (its parent stopped it). */
   readonly #stopped = (request: IncomingRequest) => this.#abort(request, new CancelledError('Request stopped'))
   /** What every request actor's events go to, with the request it was spawned for: one function for all. */
@@ -95,6 +94,7 @@ class JsonRpcConnection implements Connection {
   readonly closed: Promise<void>
 
   constructor(transport: Transport, options: ConnectionOptions) {
+    super(transport, options)
     this.#transport = transport
     this.#options = options
     this.#nextId = options.idGenerator ?? createIdGenerator()
@@ -143,7 +143,7 @@ class JsonRpcConnection implements Connection {
     if (added !== undefined) params = { ...params, _meta: withMeta(params?._meta as Meta | undefined, added) }
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method }
       : { jsonrpc: '2.0', method, params: options.shapeOutgoing === undefined ? params : options.shapeOutgoing('notification', method, params, relatedRequestId === undefined ? undefined : this.#incoming.get(relatedRequestId)) }
-    return this.#send(message, relatedRequestId)
+    return this.send(message, relatedRequestId)
   }
 
   request<R extends JsonObject = JsonObject>(method: string, params?: JsonObject, options?: RequestOptions): Observable<RequestEvent<R>> {
@@ -161,20 +161,8 @@ class JsonRpcConnection implements Connection {
     // Off by default: capturing costs about 4 µs per request, a fifth of a whole echo round trip.
     const callSite = new CallSite(method)
     if (options?.captureStack ?? this.#options.captureStack ?? false) callSite.capture(JsonRpcConnection.prototype.request)
-    const timeout = options?.timeout ?? this.#options.timeout ?? DEFAULT_REQUEST_TIMEOUT
     const source = new Observable<RequestEvent<R>>(subscriber => this.#sendRequest(method, params, options, subscriber as Subscriber<RequestEvent<JsonObject>>, callSite, watch))
-    const max = options?.maxTotalTimeout
-    if (!(timeout > 0) && max === undefined) return source
-    const resetOnProgress = options?.resetTimeoutOnProgress !== false
-    return source.pipe(withTimeout<RequestEvent<R>>({
-      each: timeout,
-      max,
-      // The actor system's clock when given one (a server's runs on ServerOptions.scheduler).
-      scheduler: this.#options.scheduler ?? this.#options.actors?.system.scheduler,
-      resetOn: resetOnProgress ? isProgress : never,
-      // bind, not an arrow: no new named function per request (tsx names every arrow it sees).
-      error: callSite.timeout.bind(callSite),
-    }))
+    return withRequestTimeout(source, options, this.#options, callSite)
   }
 
   #sendRequest(method: string, params: JsonObject | undefined, options: RequestOptions | undefined, subscriber: Subscriber<RequestEvent<JsonObject>>, callSite: CallSite, watch: OutgoingWatch | undefined): (() => void) | undefined {
@@ -208,7 +196,7 @@ class JsonRpcConnection implements Connection {
       signal.addEventListener('abort', onAbort, { once: true })
     }
     try {
-      const written = this.#send(message, options?.relatedRequestId, options?.headers)
+      const written = this.send(message, options?.relatedRequestId, options?.headers)
       if (written !== undefined) written.catch(error => this.#failPending(id, error))
     } catch (error) {
       this.#failPending(id, error)
@@ -226,9 +214,9 @@ class JsonRpcConnection implements Connection {
     // MCP lifecycle: the initialize request MUST NOT be cancelled.
     if (method === 'initialize' || this.#isClosed) return
     try {
-      const written = this.#send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } })
-      written?.catch(error => this.#report(error))
-    } catch (error) { this.#report(error) }
+      const written = this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } })
+      written?.catch(error => this.report(error))
+    } catch (error) { this.report(error) }
   }
 
   #failPending(id: RequestId, error: unknown): void {
@@ -238,36 +226,6 @@ class JsonRpcConnection implements Connection {
     pending.subscriber.error(error instanceof TransportError || error instanceof ConnectionClosedError ? error : new TransportError(`Could not send ${pending.method}`, { cause: error }))
   }
 
-  /**
-   * Hands one message to the transport with what is known of it (`SendOptions`). The common
-   * messages make no options object: none without anything to tell, a shared one per protocol
-   * version (see #versionOnly); only a message that belongs to a request or carries headers gets
-   * its own.
-   */
-  #send(payload: JsonRpcPayload, relatedRequestId?: RequestId, headers?: Record<string, string>): void | Promise<void> {
-    this.#inspect?.({ type: 'rxmcp.frame.out', message: payload })
-    const protocolVersion = this.#options.protocolVersion?.()
-    if (headers !== undefined) return this.#transport.send(payload, { relatedRequestId, protocolVersion, headers })
-    if (relatedRequestId !== undefined) {
-      return this.#transport.send(payload, protocolVersion === undefined ? { relatedRequestId } : { relatedRequestId, protocolVersion })
-    }
-    return protocolVersion === undefined ? this.#transport.send(payload) : this.#transport.send(payload, this.#versionOptions(protocolVersion))
-  }
-
-  /** The shared options of a message that tells only `protocolVersion` (see #versionOnly). */
-  #versionOptions(protocolVersion: string): SendOptions {
-    const known = this.#versionOnly
-    if (known?.protocolVersion === protocolVersion) return known
-    return this.#versionOnly = Object.freeze({ protocolVersion })
-  }
-
-  #report(error: unknown): void {
-    // A write that fails because the transport has just gone is the closing race, not a fault:
-    // the transport's end reaches the connection a moment later and fails what is pending.
-    if (error instanceof TransportError) { this.#inspect?.({ type: 'rxmcp.handler.error', method: 'send', error }); return }
-    this.#options.reportUnhandledError?.(error)
-  }
-
   // ---- incoming ----
 
   #receive(item: Inbound): void {
@@ -275,7 +233,7 @@ class JsonRpcConnection implements Connection {
       const error = item.error
       if ((error instanceof FrameTooLargeError || error instanceof StructureLimitError) && error.id !== undefined) return this.#receiveTooLarge(error, error.id)
       // Not JSON or not UTF-8 arrives as ParseError (-32700); an oversized frame is an invalid request.
-      this.#sendError(null, error instanceof McpError ? error : new InvalidRequestError(`Invalid Request: ${error.message}`))
+      this.sendError(null, error instanceof McpError ? error : new InvalidRequestError(`Invalid Request: ${error.message}`))
       return
     }
     const value = item.message
@@ -308,22 +266,22 @@ class JsonRpcConnection implements Connection {
       this.#pending.delete(id)
       return pending.subscriber.error(error)
     }
-    if (error instanceof StructureLimitError) return this.#answerError(id, error, undefined)
-    this.#answerError(id, new InvalidRequestError(`Invalid Request: ${error.message}`, { size: error.size, limit: error.limit }), undefined)
+    if (error instanceof StructureLimitError) return this.answerError(id, error, undefined)
+    this.answerError(id, new InvalidRequestError(`Invalid Request: ${error.message}`, { size: error.size, limit: error.limit }), undefined)
   }
 
   #receiveBatch(values: unknown[]): void {
     const refusal = batchRefusal(values, this.#options.allowBatch?.() ?? false, this.#options.maxBatchSize ?? DEFAULTS.maxBatchSize)
-    if (refusal !== undefined) return this.#sendError(null, refusal)
+    if (refusal !== undefined) return this.sendError(null, refusal)
     // Requests in the batch (including malformed ones, which are answered too) decide when it flushes.
     const answered = countAnswered(values)
-    const batch = answered > 0 ? new BatchCollector(answered, responses => this.#sendBatch(responses)) : undefined
+    const batch = answered > 0 ? new BatchCollector(answered, responses => this.sendBatch(responses)) : undefined
     for (const value of values) this.#receiveOne(value, batch)
   }
 
   #receiveOne(value: unknown, batch: BatchCollector | undefined): void {
     const checked = checkMessage(value)
-    if (isCheckFailure(checked)) return this.#answerError(checked.id, checked.error, batch)
+    if (isCheckFailure(checked)) return this.answerError(checked.id, checked.error, batch)
     const message = checked as JsonRpcMessage
     if ('method' in message) {
       if ('id' in message) return this.#receiveRequest(message, batch)
@@ -338,7 +296,7 @@ class JsonRpcConnection implements Connection {
     if (pending === undefined) {
       // JSON-RPC: a response nobody waits for is dropped; the peer gets no answer to an answer.
       this.#inspect?.({ type: 'rxmcp.response.unknown', id })
-      if ('error' in response) this.#report(McpError.from(response.error))
+      if ('error' in response) this.report(McpError.from(response.error))
       return
     }
     this.#pending.delete(id!)
@@ -365,9 +323,7 @@ class JsonRpcConnection implements Connection {
       case 'notifications/message': {
         // A log message about one of this side's requests that wants them: that request's, not the bus's.
         const logging = this.#logging
-        if (logging === undefined || logging.size === 0) break
-        const related = this.#related
-        const take = related !== undefined ? logging.get(related) : logging.size === 1 ? logging.values().next().value : undefined
+        const take = logging !== undefined && logging.size > 0 ? entryOfRelated(logging, this.#related) : undefined
         if (take === undefined) break
         this.#options.onNotification?.(notification)
         take(params ?? EMPTY_PARAMS)
@@ -381,10 +337,10 @@ class JsonRpcConnection implements Connection {
   #receiveRequest(message: JsonRpcRequest, batch: BatchCollector | undefined): void {
     const id = message.id
     // A side that writes no responses runs nothing it could not answer: the request is dropped.
-    if (!this.#canRespond(id, undefined, batch)) return
+    if (!this.canRespond(id, undefined, batch)) return
     if (this.#incoming.has(id)) {
       // MCP basic: ids MUST NOT be reused in a session; the first request keeps running.
-      return this.#answerError(id, new InvalidRequestError(`Invalid Request: request id ${JSON.stringify(id)} is already in use`), batch)
+      return this.answerError(id, new InvalidRequestError(`Invalid Request: request id ${JSON.stringify(id)} is already in use`), batch)
     }
     const request = new IncomingRequest(id, message.method, message.params)
     request.batch = batch
@@ -396,7 +352,7 @@ class JsonRpcConnection implements Connection {
     const refusal = this.#options.gateRequest?.(request)
     if (observer !== undefined) request.watch = observer.incoming(request)
     if (refusal !== undefined) return this.#refuse(request, refusal)
-    const handler = (this.#answering !== undefined && this.#answering.size > 0 ? this.#answererOf(message.method) : undefined)
+    const handler = (this.#answering !== undefined && this.#answering.size > 0 ? answererOf(this.#answering, this.#related, message.method) : undefined)
       ?? this.#handlers.get(message.method) ?? this.#options.findHandler?.(message.method)
     if (handler === undefined) return this.#refuse(request, new MethodNotFoundError(`Method not found: ${message.method}`))
     request.onStopped = this.#stopped // bind below, not an arrow: tsx names every arrow it makes
@@ -405,23 +361,10 @@ class JsonRpcConnection implements Connection {
     startHandler(handler, message.params, request, request, SETTLED)
   }
 
-  /**
-   * The handler of a peer's input request (sampling, elicitation, roots) tied to one of this side's
-   * requests sent with `answerInput`: the one the transport named, else the only one in flight.
-   */
-  #answererOf(method: string): RequestHandler | undefined {
-    if (!INPUT_METHODS.has(method)) return undefined
-    const answering = this.#answering!
-    const related = this.#related
-    const answer = related !== undefined ? answering.get(related) : answering.size === 1 ? answering.values().next().value : undefined
-    if (answer === undefined) return undefined
-    return (params: JsonObject | undefined, request: IncomingRequest) => answer(method, params, request.signal)
-  }
-
   /** Answers a request refused before its handler ran (the gate, an unknown method). */
   #refuse(request: IncomingRequest, error: McpError): void {
     request.watch?.event({ type: 'error', error })
-    this.#answerError(request.id, error, request.batch)
+    this.answerError(request.id, error, request.batch)
   }
 
   /** Does what a request's actor decided; the last answer of an ending connection closes it. */
@@ -470,45 +413,11 @@ class JsonRpcConnection implements Connection {
   #respond(request: IncomingRequest, response: JsonRpcResponse): void {
     if (request.batch !== undefined) return request.batch.add(response)
     if (this.#isClosed) return
-    if (!request.hasSentProgress) return this.#sendResponse(response, request.id)
+    if (!request.hasSentProgress) return this.sendResponse(response, request.id)
     // A request that reported progress is answered one macrotask later, so the answer does not share
     // a read with its last progress notification: the official SDK client dispatches progress a
     // microtask late and drops it once the response for its token has been handled.
-    this.#clock().schedule(() => { if (!this.#isClosed) this.#sendResponse(response, request.id) })
-  }
-
-  /**
-   * Sends a response; one the transport cannot encode (a cycle, a BigInt, a throwing toJSON in the
-   * handler's result or error data) is answered with -32603 instead, so the caller never waits for
-   * an answer that will not come. Failures of the transport itself are only reported.
-   */
-  #sendResponse(response: JsonRpcResponse, relatedRequestId: RequestId | undefined): void {
-    try {
-      const written = this.#send(response, relatedRequestId)
-      written?.catch(error => this.#responseFailed(response, relatedRequestId, error))
-    } catch (error) {
-      this.#responseFailed(response, relatedRequestId, error)
-    }
-  }
-
-  #responseFailed(response: JsonRpcResponse, relatedRequestId: RequestId | undefined, error: unknown): void {
-    if (!isEncodingFailure(error) || this.#isClosed) return this.#report(error)
-    this.#inspect?.({ type: 'rxmcp.handler.error', method: 'encode', error })
-    this.#sendSafely(unserializable(response.id), relatedRequestId)
-  }
-
-  /** Sends a batch's responses as one array; entries that cannot be encoded become -32603 answers. */
-  #sendBatch(responses: JsonRpcResponse[]): void {
-    if (this.#isClosed) return
-    try {
-      const written = this.#send(responses)
-      written?.catch(error => this.#report(error))
-    } catch (error) {
-      if (!isEncodingFailure(error)) return this.#report(error)
-      this.#inspect?.({ type: 'rxmcp.handler.error', method: 'encode', error })
-      // Only on this failure path is each entry encoded alone, to find the ones at fault.
-      this.#sendSafely(responses.map(response => isEncodable(response) ? response : unserializable(response.id)))
-    }
+    this.#clock().schedule(() => { if (!this.#isClosed) this.sendResponse(response, request.id) })
   }
 
   #fail(request: IncomingRequest, error: unknown): void {
@@ -523,39 +432,6 @@ class JsonRpcConnection implements Connection {
     }
     request.watch?.event({ type: 'error', error: wire })
     this.#respond(request, { jsonrpc: '2.0', id: request.id, error: wire.toJSON() })
-  }
-
-  #answerError(id: RequestId | null, error: McpError, batch: BatchCollector | undefined): void {
-    if (!this.#canRespond(id, error, batch)) return
-    const response: JsonRpcResponse = { jsonrpc: '2.0', id, error: error.toJSON() }
-    if (batch !== undefined) return batch.add(response)
-    if (!this.#isClosed) this.#sendResponse(response, id ?? undefined)
-  }
-
-  #sendError(id: RequestId | null, error: McpError): void {
-    if (!this.#canRespond(id, error, undefined)) return
-    if (!this.#isClosed) this.#sendSafely({ jsonrpc: '2.0', id, error: error.toJSON() })
-  }
-
-  /**
-   * False when this side writes no responses now (see `ConnectionOptions.canRespond`): what would
-   * have been answered (the request `id`, or the `error` about a frame) goes to `inspect` instead,
-   * and a batch it belongs to stops waiting for it.
-   */
-  #canRespond(id: RequestId | null, error: McpError | undefined, batch: BatchCollector | undefined): boolean {
-    if (this.#options.canRespond === undefined || this.#options.canRespond()) return true
-    this.#inspect?.(error === undefined ? { type: 'rxmcp.request.unanswered', id } : { type: 'rxmcp.request.unanswered', id, error })
-    batch?.skip()
-    return false
-  }
-
-  #sendSafely(payload: JsonRpcPayload, relatedRequestId?: RequestId): void {
-    try {
-      const written = this.#send(payload, relatedRequestId)
-      written?.catch(error => this.#report(error))
-    } catch (error) {
-      this.#report(error)
-    }
   }
 
   /**
@@ -605,9 +481,5 @@ const SETTLED: OutcomeObserver<unknown, IncomingRequest> = {
   value: (request, result) => request.actor!.send({ type: 'result', result }),
   error: (request, error) => request.actor!.send({ type: 'error', error }),
 }
-/** The requests a peer makes of this side to serve one of this side's (MCP's server-to-client inputs): what `answerInput` answers. */
-const INPUT_METHODS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list'])
 const EMPTY_RESULT: JsonObject = Object.freeze({}) as JsonObject
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
-const isProgress = (event: RequestEvent<JsonObject>) => event.type === 'progress'
-const never = () => false

@@ -58,6 +58,14 @@ export interface PromptEntry {
 
 export type ListKind = 'tools' | 'resources' | 'prompts'
 
+/** The four registries as the parts that only read them see them (the server holds them). */
+export interface RegistriesView {
+  readonly tools: ReadonlyMap<string, ToolEntry>
+  readonly resources: ReadonlyMap<string, ResourceEntry>
+  readonly templates: ReadonlyMap<string, TemplateEntry>
+  readonly prompts: ReadonlyMap<string, PromptEntry>
+}
+
 /**
  * Compiles a tool's JSON Schemas. A schema the compiler refuses becomes `Failure` naming the tool:
  * a TypeError at registration, an InternalError (-32603) on a call.

@@ -177,8 +177,11 @@ async function pageTarget(port: string, timeoutMs: number): Promise<string> {
   }
 }
 
-/** SIGTERM to the browser's process group, SIGKILL if it has not exited within 10 s. */
-async function stopGroup(child: ChildProcess): Promise<void> {
+/**
+ * SIGTERM to a detached child's process group (the browser's, an inspector's), SIGKILL if it has
+ * not exited within 10 s, and SIGKILL again for helpers of the group that outlived it.
+ */
+export async function stopGroup(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   const signal = (name: NodeJS.Signals) => { try { process.kill(-child.pid!, name) } catch { /* already gone */ } }

@@ -5,13 +5,13 @@
 // get-time button asks the person in the page, and an allowed call reaches the server (the view
 // shows the new time, the timeline shows the tools/call paired), a denied one does not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { openPage, type HeadlessPage } from './chromium.ts'
+import { showInspector, startInspector, type InspectorCommand } from './inspector-command.ts'
 
 const WAIT_MS = 60_000
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -19,7 +19,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 const vanillaBin = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-basic-vanillajs')), 'index.js')
 
 let page: HeadlessPage | undefined
-let inspector: ChildProcess | undefined
+let inspector: InspectorCommand | undefined
 let url = ''
 
 /** The view's frame (the official app's own button is in it). */
@@ -60,31 +60,15 @@ function statusOf(path: string, host: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  inspector = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'inspect', '--ui', '--no-open', '--', process.execPath, vanillaBin, '--stdio'],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let output = ''
-  url = await new Promise<string>((resolve, reject) => {
-    const look = (chunk: Buffer) => {
-      output += chunk.toString()
-      const found = /UI: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(output)
-      if (found !== null) resolve(found[1]!)
-    }
-    inspector!.stdout!.on('data', look)
-    inspector!.stderr!.on('data', look)
-    inspector!.once('exit', code => reject(new Error(`rxmcp inspect --ui exited (${code}):\n${output}`)))
-  })
+  inspector = await startInspector(['--', process.execPath, vanillaBin, '--stdio'])
+  url = inspector.url
   page = await openPage('about:blank', { startTimeoutMs: WAIT_MS, viewport: { width: 1200, height: 900 } })
-  await run(`location.assign(${JSON.stringify(url)}); true`)
-  await until(`document.body?.dataset.token && document.getElementById('connection') !== null`)
+  await showInspector(page, url, WAIT_MS)
 }, 3 * WAIT_MS)
 
 afterAll(async () => {
   await page?.close()
-  if (inspector?.pid !== undefined && inspector.exitCode === null) {
-    const exited = new Promise(resolve => inspector!.once('exit', resolve))
-    try { process.kill(-inspector.pid, 'SIGTERM') } catch { /* gone */ }
-    await exited
-  }
+  await inspector?.close()
 }, 60_000)
 
 describe('rxmcp inspect --ui with an MCP App (server-basic-vanillajs)', () => {

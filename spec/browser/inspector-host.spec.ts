@@ -3,22 +3,20 @@
 // server-everything, over stdio); each server's client, the host's own, gets a page; the page's
 // server picker lists both and opens the other's page, connected to the other server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import { openPage, type HeadlessPage } from './chromium.ts'
+import { startInspector, type InspectorCommand } from './inspector-command.ts'
 
 const WAIT_MS = 60_000
-const root = fileURLToPath(new URL('../..', import.meta.url))
 const require = createRequire(import.meta.url)
 const vanillaBin = join(dirname(require.resolve('@modelcontextprotocol/server-basic-vanillajs')), 'index.js')
 const everythingBin = require.resolve('@modelcontextprotocol/server-everything/dist/index.js')
 
 let page: HeadlessPage | undefined
-let inspector: ChildProcess | undefined
+let inspector: InspectorCommand | undefined
 let url = ''
 const dir = mkdtempSync(join(tmpdir(), 'rxmcp-inspect-ui-host-'))
 
@@ -31,29 +29,14 @@ beforeAll(async () => {
     apps: { command: process.execPath, args: [vanillaBin, '--stdio'] },
     everything: { command: process.execPath, args: [everythingBin, 'stdio'] },
   } }))
-  inspector = spawn(process.execPath, ['--import', 'tsx', 'bin/rxmcp.ts', 'inspect', '--ui', '--no-open', '--config', file],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let output = ''
-  url = await new Promise<string>((resolve, reject) => {
-    const look = (chunk: Buffer) => {
-      output += chunk.toString()
-      const found = /UI: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(output)
-      if (found !== null) resolve(found[1]!)
-    }
-    inspector!.stdout!.on('data', look)
-    inspector!.stderr!.on('data', look)
-    inspector!.once('exit', code => reject(new Error(`rxmcp inspect --ui --config exited (${code}):\n${output}`)))
-  })
+  inspector = await startInspector(['--config', file])
+  url = inspector.url
   page = await openPage('about:blank', { startTimeoutMs: WAIT_MS })
 }, 3 * WAIT_MS)
 
 afterAll(async () => {
   await page?.close()
-  if (inspector?.pid !== undefined && inspector.exitCode === null) {
-    const exited = new Promise(resolve => inspector!.once('exit', resolve))
-    try { process.kill(-inspector.pid, 'SIGTERM') } catch { /* gone */ }
-    await exited
-  }
+  await inspector?.close()
   rmSync(dir, { recursive: true, force: true })
 }, 60_000)
 

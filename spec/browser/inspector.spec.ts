@@ -3,7 +3,6 @@
 // stdio; once through the command itself, run from sources with tsx. The modern run writes the
 // screenshots in docs/images/ (so the README's pictures stay true).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -17,6 +16,7 @@ import { registerTaskFixtures } from '../../examples/conformance/task-fixtures.t
 import { registerSkillFixtures } from '../../examples/conformance/skill-fixtures.ts'
 import { serveInspectorUi, type InspectorUi } from '../../bin/inspect-ui.ts'
 import { openPage, type HeadlessPage } from './chromium.ts'
+import { showInspector } from './inspector-command.ts'
 
 // Generous: two shared cores may be busy with other suites while Chromium starts.
 const WAIT_MS = 60_000
@@ -55,8 +55,7 @@ afterAll(async () => { await page?.close() }, 60_000)
 /** Opens the inspector at `url` in the browser and waits for its connection view. */
 async function visit(url: string): Promise<HeadlessPage> {
   const current = page!
-  await current.evaluate(`location.assign(${JSON.stringify(url)}); true`)
-  await current.waitFor(`document.body?.dataset.token && document.getElementById('connection') !== null`, WAIT_MS)
+  await showInspector(current, url, WAIT_MS)
   await current.evaluate(HELPERS)
   return current
 }
