@@ -77,7 +77,7 @@ const CALLERS = [
   ['the official SDK v2 client (2026-07-28, modern era)', (url: string) => modernCaller(url)],
 ] as const
 
-describe.each(CALLERS)('rxmcp gateway in front of server-everything (stdio) and our everything (HTTP), called by %s', { timeout: 20_000 }, (_, make) => {
+describe.each(CALLERS)('rxmcp gateway in front of server-everything (stdio) and our everything (HTTP), called by %s', { timeout: 30_000 }, (_, make) => {
   async function caller(): Promise<Caller> {
     const made = await make(gateway.url)
     callers.push(made)

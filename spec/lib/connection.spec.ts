@@ -120,16 +120,23 @@ describe('createConnection', () => {
 
   it('restarts the timeout on progress but not past maxTotalTimeout', async () => {
     const transport = new FakeTransport()
-    const connection = createConnection(transport)
+    const clock = new TestClock()
+    const connection = createConnection(transport, { scheduler: clock })
     connection.start()
     const events: string[] = []
-    const done = lastValueFrom(connection.request('slow', {}, { timeout: 40, maxTotalTimeout: 150 }).pipe(map(e => { events.push(e.type); return e }))).catch(e => e)
-    const feeder = setInterval(() => transport.receive({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 0, progress: events.length + 1 } }), 15)
-    const error = await done
-    clearInterval(feeder)
+    let error: unknown
+    connection.request('slow', {}, { timeout: 40, maxTotalTimeout: 150 }).subscribe({ next: event => events.push(event.type), error: caught => { error = caught } })
+    // Progress every 15 ms (virtual): the 40 ms timeout never runs out, the 150 ms total does.
+    for (let elapsed = 15; elapsed < 150; elapsed += 15) {
+      clock.advance(15)
+      transport.receive({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 0, progress: elapsed } })
+      await Promise.resolve()
+      expect(error).toBeUndefined()
+    }
+    clock.advance(15)
     expect(error).toBeInstanceOf(TimeoutError)
-    expect(error.message).toContain('maximum total time of 150 ms')
-    expect(events.length).toBeGreaterThan(3)
+    expect((error as Error).message).toContain('maximum total time of 150 ms')
+    expect(events.filter(type => type === 'progress').length).toBe(9)
   })
 
   it('fails with CancelledError when the signal aborts, and cancels on the wire', async () => {
