@@ -38,29 +38,32 @@ export function redisStoresSuite(deploy: () => Promise<SuiteRedis>): void {
 
   const message = (n: number): JsonRpcPayload => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: n } })
 
-  describe('redisEventStore', () => {
+  // One shard (the whole store on one slot) and three (each session in the shard its id hashes to).
+  describe.each([1, 3])('redisEventStore with %i shard(s)', shards => {
     it('stores events as a Redis stream and replays exactly those after an id, in order', async () => {
-      const store = redisEventStore(redis, { prefix: prefix() })
+      const store = redisEventStore(redis, { prefix: prefix(), shards })
       const ids: string[] = []
       for (let n = 1; n <= 5; n++) ids.push(await store.storeEvent('s1', message(n), { sessionId: 'a' }))
       await store.storeEvent('s2', message(99), { sessionId: 'a' })
+      // The id names its stream, and its shard when there are several.
+      for (const id of ids) expect(id).toMatch(shards === 1 ? /^s1_\d+-\d+$/ : /^s1_[0-2]\.\d+-\d+$/)
       const replayed: [string, JsonRpcPayload][] = []
       expect(await store.replayEventsAfter(ids[1]!, (id, event) => { replayed.push([id, event]) })).toBe('s1')
       expect(replayed).toEqual([[ids[2], message(3)], [ids[3], message(4)], [ids[4], message(5)]])
       // Another store on the same Redis (another instance) replays the same.
       const again: string[] = []
-      await redisEventStore(redis, { prefix: `t${prefixCount}:` }).replayEventsAfter(ids[3]!, id => { again.push(id) })
+      await redisEventStore(redis, { prefix: `t${prefixCount}:`, shards }).replayEventsAfter(ids[3]!, id => { again.push(id) })
       expect(again).toEqual([ids[4]])
     })
 
     it('refuses unknown, forged and trimmed ids, and forgets a session\'s streams', async () => {
-      const store = redisEventStore(redis, { prefix: prefix(), maxEventsPerStream: 10 })
+      const store = redisEventStore(redis, { prefix: prefix(), maxEventsPerStream: 10, shards })
       const first = await store.storeEvent('s1', message(0), { sessionId: 'a' })
       for (let n = 1; n <= 300; n++) await store.storeEvent('s1', message(n), { sessionId: 'a' })
       const none = () => { throw new Error('nothing may be replayed') }
       // The first event was trimmed away: a replay from it would have a gap.
       expect(await store.replayEventsAfter(first, none)).toBeUndefined()
-      for (const forged of ['nope', 's1_', 's1_abc', '_1-0', 'other_1-0']) expect(await store.replayEventsAfter(forged, none), forged).toBeUndefined()
+      for (const forged of ['nope', 's1_', 's1_abc', '_1-0', 'other_1-0', 's1_9.1-0', 's1_01.1-0', `${first.slice(0, first.indexOf('_'))}_x${first.slice(first.indexOf('_') + 1)}`]) expect(await store.replayEventsAfter(forged, none), forged).toBeUndefined()
       const last = await store.storeEvent('s1', message(301), { sessionId: 'a' })
       await store.deleteSession!('a')
       expect(await store.replayEventsAfter(last, none)).toBeUndefined()
@@ -78,7 +81,7 @@ export function redisStoresSuite(deploy: () => Promise<SuiteRedis>): void {
         ctx.progress(4, 4)
         return { content: [{ type: 'text', text: 'all steps' }] }
       })
-      const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: keyPrefix }), retryMs: 10 })
+      const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: keyPrefix, shards }), retryMs: 10 })
       await mcp.listen(http)
       const client = await connect(streamableHttpClient(http.url!), { name: 'c', version: '1' })
       try {
