@@ -132,12 +132,19 @@ describe.each([1, 2])('issue 20: The Redis event store has no byte caps (%i shar
     const store = redisEventStore(redis, { prefix: prefix(), shards })
     await store.storeEvent('s1', big(1000), { sessionId: 'A', pending: [1, 'two'] })
     await store.storeEvent('s2', big(1000), { sessionId: 'A' })
+    // Found with its session (the server's way: straight to its shard) and without (every shard).
+    expect(await store.pendingOf!('s1', 'A')).toEqual([1, 'two'])
     expect(await store.pendingOf!('s1')).toEqual([1, 'two'])
+    expect(await store.pendingOf!('s2', 'A')).toBeUndefined()
     expect(await store.hasStream!('A', 's1')).toBe(true)
     expect(await store.hasStream!('B', 's1')).toBe(false)
-    await store.deleteStream!('s1')
+    await store.deleteStream!('s1', 'A')
     expect(await store.stats()).toEqual({ streams: 1, sessions: 1, bytes: JSON.stringify(big(1000)).length + 64 })
     await store.deleteSession!('A')
+    expect(await store.stats()).toEqual({ streams: 0, sessions: 0, bytes: 0 })
+    // A stream deleted without its session is looked for in every shard.
+    await store.storeEvent('s3', big(1000), { sessionId: 'A' })
+    await store.deleteStream!('s3')
     expect(await store.stats()).toEqual({ streams: 0, sessions: 0, bytes: 0 })
   })
 
