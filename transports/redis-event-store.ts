@@ -67,6 +67,8 @@ export interface RedisEventStoreStats {
 
 /** The Redis {@link EventStore}, with its counters. */
 export interface RedisEventStore extends EventStore {
+  /** How many shards the sessions are spread over (the option, or the default it got). */
+  readonly shards: number
   stats(): Promise<RedisEventStoreStats>
   /** The bytes one session's streams hold now. */
   sessionBytes(sessionId: string): Promise<number>
@@ -287,6 +289,8 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
   }
 
   return {
+    shards: count,
+
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {
       const data = context?.data ?? JSON.stringify(message)
       const at = shardOf(context?.sessionId ?? '')

@@ -144,6 +144,7 @@ describe('redisEventStore on the cluster: sessions sharded over the primaries', 
 
   it('puts each session\'s keys on one slot, its shard\'s, and the shards\' slots on every primary; another instance replays each', async () => {
     const store = redisEventStore(redis, { prefix: 'sharded:' })
+    expect(store.shards).toBe(8)
     const sessions = Array.from({ length: 24 }, (_, n) => `session-${n}`)
     const before = await callsOf('xadd')
     const ids = new Map<string, string[]>()

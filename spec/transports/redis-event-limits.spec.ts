@@ -198,7 +198,9 @@ describe('redisEventStore shards', () => {
     for (const shards of [0, 1.5, 1025, Number.NaN]) expect(() => redisEventStore(redis, { shards })).toThrow(RangeError)
     // 128 MiB in all over 9 shards is 14.2 MiB each: less than a session's 16 MiB.
     expect(() => redisEventStore(redis, { shards: 9 })).toThrow(/9 shards leave each 1111 streams and 14913080 bytes, less than one session's allowance \(100 streams, 16777216 bytes\)/)
-    expect(() => redisEventStore(redis, { shards: 8 })).not.toThrow()
+    expect(redisEventStore(redis, { shards: 8 }).shards).toBe(8)
+    // One server: one shard unless asked.
+    expect(redisEventStore(redis).shards).toBe(1)
     // A session's allowance above the total works with one shard only.
     expect(() => redisEventStore(redis, { shards: 2, maxBytesPerSession: 4 * MiB, maxBytes: MiB })).toThrow(RangeError)
     expect(() => redisEventStore(redis, { maxBytesPerSession: 4 * MiB, maxBytes: MiB })).not.toThrow()
