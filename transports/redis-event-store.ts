@@ -275,7 +275,8 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
   // Each shard's keys under one hash tag: one slot on Redis Cluster (see the keys above). One
   // shard keeps today's `{events}`, so a store without shards reads what it always wrote.
   const shards = Array.from({ length: count }, (_, index) => shard(redis, `${limits.prefix}${count === 1 ? '{events}' : `{${shardTag(index, count)}}`}:`, now, limits.ttlSeconds))
-  const shardOf = (sessionId: string) => shards[count === 1 ? 0 : redisSlot(sessionId) % count]!
+  const shardIndex = (sessionId: string) => count === 1 ? 0 : redisSlot(sessionId) % count
+  const shardOf = (sessionId: string) => shards[shardIndex(sessionId)]!
   /** The shard an event id names, and the stream and entry ids in it; undefined when it names none. */
   const parse = (eventId: string) => {
     const underscore = eventId.lastIndexOf('_')
@@ -293,11 +294,11 @@ export function redisEventStore(redis: RedisLike, options: RedisEventStoreOption
 
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {
       const data = context?.data ?? JSON.stringify(message)
-      const at = shardOf(context?.sessionId ?? '')
-      const id = await at.run(STORE, streamId, context?.sessionId ?? '', data, context?.pending === undefined ? '' : JSON.stringify(context.pending),
+      const index = shardIndex(context?.sessionId ?? '')
+      const id = await shards[index]!.run(STORE, streamId, context?.sessionId ?? '', data, context?.pending === undefined ? '' : JSON.stringify(context.pending),
         String(limits.maxEventsPerStream), String(limits.maxBytesPerStream), String(limits.maxStreamsPerSession), String(limits.maxBytesPerSession),
         String(maxStreams), String(maxBytes))
-      return `${streamId}_${count === 1 ? '' : `${shards.indexOf(at)}.`}${String(id)}`
+      return `${streamId}_${count === 1 ? '' : `${index}.`}${String(id)}`
     },
 
     async replayEventsAfter(lastEventId: string, send: (eventId: string, message: JsonRpcPayload) => void | Promise<void>): Promise<string | undefined> {
