@@ -9,10 +9,9 @@ import { redisRateLimiterStore } from '../../transports/redis-rate-limiter.ts'
 import { redisCli, startRedisCluster, until, type TestRedisCluster } from '../helpers/redis-server.ts'
 import { redisSlot } from '../../transports/redis-slot.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { createServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
-import { redisStoresSuite } from './redis-stores-suite.ts'
+import { redisStoresSuite, resumableServer } from './redis-stores-suite.ts'
 
 /**
  * Issue 27: the Redis stores on a real Redis Cluster of three primaries (Debian's redis-server,
@@ -183,16 +182,7 @@ describe('redisEventStore on the cluster: sessions sharded over the primaries', 
   })
 
   it('resumes streams with Last-Event-ID over HTTP for sessions in shards on every primary', async () => {
-    const mcp = createServer({ name: 'sharded', version: '1' })
-    mcp.tool('steps', {}, (_args, ctx) => {
-      ctx.progress(1, 4)
-      ctx.progress(2, 4)
-      // The stream ends here; the client comes back with Last-Event-ID and gets the rest from Redis.
-      ctx.closeStream()
-      ctx.progress(3, 4)
-      ctx.progress(4, 4)
-      return { content: [{ type: 'text', text: 'all steps' }] }
-    })
+    const mcp = resumableServer()
     // Session ids chosen by the test, so which shard (and primary) each session is on is fixed.
     let sessionCount = 0
     const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: 'resumed:' }), retryMs: 10, sessionIdGenerator: () => `http-session-${++sessionCount}` })

@@ -18,6 +18,24 @@ import { TaskTransitionError } from '../../actors/tasks/task.ts'
 import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import type { JsonRpcPayload } from '../../lib/jsonrpc/message.ts'
 
+/**
+ * A server whose tool `steps` sends progress 1 and 2, closes its stream, then sends 3 and 4 and
+ * answers 'all steps': the client gets 3, 4 and the answer only by resuming with Last-Event-ID.
+ */
+export function resumableServer() {
+  const mcp = createServer({ name: 'resumable', version: '1' })
+  mcp.tool('steps', {}, (_args, ctx) => {
+    ctx.progress(1, 4)
+    ctx.progress(2, 4)
+    // The stream ends here; the client comes back with Last-Event-ID and gets the rest from Redis.
+    ctx.closeStream()
+    ctx.progress(3, 4)
+    ctx.progress(4, 4)
+    return { content: [{ type: 'text', text: 'all steps' }] }
+  })
+  return mcp
+}
+
 /** A Redis for the suite: connected once per file, stopped after. */
 export interface SuiteRedis { redis: RedisConnection; stop(): Promise<void> }
 
@@ -71,16 +89,7 @@ export function redisStoresSuite(deploy: () => Promise<SuiteRedis>): void {
 
     it('serves Last-Event-ID resumption over HTTP from Redis: a stream closed mid-call is resumed with nothing lost or repeated', async () => {
       const keyPrefix = prefix()
-      const mcp = createServer({ name: 'resumable', version: '1' })
-      mcp.tool('steps', {}, (_args, ctx) => {
-        ctx.progress(1, 4)
-        ctx.progress(2, 4)
-        // The stream ends here; the client comes back with Last-Event-ID and gets the rest from Redis.
-        ctx.closeStream()
-        ctx.progress(3, 4)
-        ctx.progress(4, 4)
-        return { content: [{ type: 'text', text: 'all steps' }] }
-      })
+      const mcp = resumableServer()
       const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: keyPrefix, shards }), retryMs: 10 })
       await mcp.listen(http)
       const client = await connect(streamableHttpClient(http.url!), { name: 'c', version: '1' })
