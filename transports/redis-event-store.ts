@@ -261,6 +261,9 @@ async function evaluate(redis: RedisLike, script: string, keys: string[], args: 
  * @example
  * const redis = await connectRedis('redis://127.0.0.1:6379')
  * streamableHttp({ eventStore: redisEventStore(redis, { maxBytesPerSession: 4 * 1024 * 1024 }) })
+ * // On a cluster: 8 shards by default; 16 need the totals doubled (each shard fits a session's 16 MiB).
+ * const cluster = await connectRedis({ cluster: ['redis://10.0.0.1:6379'] })
+ * redisEventStore(cluster, { shards: 16, maxBytes: 256 * 1024 * 1024 })
  */
 export function redisEventStore(redis: RedisLike, options: RedisEventStoreOptions = {}): RedisEventStore {
   const limits = { ...REDIS_EVENT_STORE_DEFAULTS, ...options }
