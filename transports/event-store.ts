@@ -27,8 +27,11 @@ export interface EventStore {
    * after it were dropped, so a replay would have a gap).
    */
   replayEventsAfter(lastEventId: string, send: (eventId: string, message: JsonRpcPayload) => void | Promise<void>): Promise<string | undefined>
-  /** Optional: forgets a stream the client received to its end, which no one will resume. */
-  deleteStream?(streamId: string): void | Promise<void>
+  /**
+   * Optional: forgets a stream the client received to its end, which no one will resume. The
+   * server passes the stream's session too (a sharded store finds the stream's place by it).
+   */
+  deleteStream?(streamId: string, sessionId?: string): void | Promise<void>
   /** Optional: forgets every stream of a session that ended (DELETE, idle expiry, eviction). */
   deleteSession?(sessionId: string): void | Promise<void>
   /**
@@ -36,8 +39,11 @@ export interface EventStore {
    * (a stream another instance served, resumed after it is gone)...
    */
   hasStream?(sessionId: string, streamId: string): Promise<boolean>
-  /** ...and the requests it answers (`pending` of its first event; undefined for a standalone stream). */
-  pendingOf?(streamId: string): Promise<RequestId[] | undefined>
+  /**
+   * ...and the requests it answers (`pending` of its first event; undefined for a standalone
+   * stream). The server passes the session it checked with `hasStream`.
+   */
+  pendingOf?(streamId: string, sessionId?: string): Promise<RequestId[] | undefined>
   /**
    * Optional: how many events the store holds now, where that is cheap to tell (the memory store
    * keeps a counter); the listener reports it as the gauge `rxmcp.sse.events.stored`. The Redis

@@ -259,7 +259,7 @@ export class HttpSession implements Transport, ListenerSession {
     stream.end()
     this.#streams?.delete(stream.id)
     this.#compact()
-    quietly(this.config.eventStore?.deleteStream?.(stream.id))
+    quietly(this.config.eventStore?.deleteStream?.(stream.id, this.id))
   }
 
   /** An idle session keeps no empty tables: a Map keeps its grown capacity after it empties. */
@@ -308,7 +308,7 @@ export class HttpSession implements Transport, ListenerSession {
   async #adopt(streamId: string, answered: RequestId[]): Promise<{ stream: HttpStream; lost: RequestId[] } | undefined> {
     const store = this.config.eventStore!
     if (store.hasStream === undefined || !(await store.hasStream(this.id, streamId))) return undefined
-    const pending = await store.pendingOf?.(streamId)
+    const pending = await store.pendingOf?.(streamId, this.id)
     const lost = pending === undefined ? [] : pending.filter(id => !answered.includes(id))
     const stream = new HttpStream(streamId, pending === undefined ? undefined : lost)
     stream.buffer = undefined
@@ -429,7 +429,7 @@ export class HttpSession implements Transport, ListenerSession {
     if (this.#streams !== undefined) {
       for (const stream of this.#streams.values()) {
         stream.end()
-        if (store?.deleteSession === undefined) quietly(store?.deleteStream?.(stream.id))
+        if (store?.deleteSession === undefined) quietly(store?.deleteStream?.(stream.id, this.id))
       }
       this.#streams.clear()
     }

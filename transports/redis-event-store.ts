@@ -5,28 +5,32 @@
  * Lua script that keeps byte and stream counters per stream, per session and in total, and drops
  * what is over a bound before it returns.
  *
- * Keys (prefix `rxmcp:`), all under the hash tag `{events}` (`rxmcp:{events}:events:<stream>`):
+ * Keys (prefix `rxmcp:`), all of a shard under its hash tag (`{events}` when there is one shard,
+ * so `rxmcp:{events}:events:<stream>`; `{events:<k>/<K>:<n>}` for shard k of K):
  *
  *   events:<stream>                    the stream's events (XADD), each { data }
  *   event-meta:<stream>                hash { s: session, p: pending request ids (JSON) }
  *   event-session:<session>            hash { bytes, b:<stream>: the stream's bytes }
  *   event-session-streams:<session>    zset stream -> last write (ms): recency, and expiry
- *   event-totals                       hash { bytes, streams }
+ *   event-totals                       hash { bytes, streams }: the shard's
  *   event-sessions-by-bytes/-streams   zsets session -> its bytes / streams: who pays first
  *   event-sessions-by-time             zset session -> last write (ms): abandoned sessions
  *
- * On Redis Cluster the one tag puts the whole store on one slot (so on one primary): the bounds in
- * all (streams, bytes, the session holding the most paying first) are checked and enforced in the
- * same script as the write, which needs every session's counters on the slot being written. The
- * stores whose bounds are per owner (tasks, sessions, DPoP ids, rate limits) spread over the slots.
+ * On Redis Cluster a tag is one slot (so one primary): the bounds in all (streams, bytes, the
+ * session holding the most paying first) are checked and enforced in the same script as the
+ * write, which needs every counter they compare on the slot being written. So they hold per shard:
+ * with one shard (the default on one server) the whole store is on one slot; with K shards (the
+ * default on a cluster connection) each session lives in one shard, each shard holds 1/K of the
+ * totals, and the shards' slots are spread evenly over the slot space, so over the primaries.
  *
  * Each key of a stream or session expires `ttlSeconds` after its last write, so abandoned streams
  * (a POST whose client went away, an instance that died) free themselves; the counters of what
- * expired are settled by the next write of any session (a bounded number each time).
+ * expired are settled by the next write of any session in the shard (a bounded number each time).
  */
 import type { JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { MEMORY_EVENT_STORE_DEFAULTS, type EventStore, type MemoryEventStoreOptions, type StoredEventContext } from './event-store.ts'
 import type { RedisLike } from './redis-like.ts'
+import { redisSlot, REDIS_CLUSTER_SLOTS } from './redis-slot.ts'
 
 /** Options of {@link redisEventStore}; defaults in {@link REDIS_EVENT_STORE_DEFAULTS}. */
 export interface RedisEventStoreOptions extends MemoryEventStoreOptions {
@@ -36,6 +40,14 @@ export interface RedisEventStoreOptions extends MemoryEventStoreOptions {
   ttlSeconds?: number
   /** The clock in epoch ms, for settling what expired (default Date.now; instances' clocks should agree). */
   now?: () => number
+  /**
+   * How many shards (hash tags) the store spreads sessions over, each session's keys in one
+   * (default 1; on a Redis Cluster connection, as many as fit a session's allowance each, at most
+   * 16: 8 with the default bounds). The bounds in all are divided among them. Every instance
+   * must use the same number: changing it starts an empty store beside the old one (what the old
+   * one held is not resumable and expires with its ttl).
+   */
+  shards?: number
 }
 
 /**
@@ -55,6 +67,8 @@ export interface RedisEventStoreStats {
 
 /** The Redis {@link EventStore}, with its counters. */
 export interface RedisEventStore extends EventStore {
+  /** How many shards the sessions are spread over (the option, or the default it got). */
+  readonly shards: number
   stats(): Promise<RedisEventStoreStats>
   /** The bytes one session's streams hold now. */
   sessionBytes(sessionId: string): Promise<number>
@@ -229,87 +243,172 @@ async function evaluate(redis: RedisLike, script: string, keys: string[], args: 
 }
 
 /**
- * Event ids are `<streamId>_<Redis entry id>`; a replay after an id reads the entries after it,
- * and is refused (undefined) when that entry is gone: dropped for room or expired, a replay would
- * have a gap. Each session spends only its own quota; past the totals, the session holding the
- * most pays first, so one client cannot evict another's streams by opening many of its own.
+ * Event ids are `<streamId>_<Redis entry id>` (with shards, `<streamId>_<shard>.<entry id>`); a
+ * replay after an id reads the entries after it, and is refused (undefined) when that entry is
+ * gone: dropped for room or expired, a replay would have a gap. Each session spends only its own
+ * quota; past the totals, the session holding the most pays first, so one client cannot evict
+ * another's streams by opening many of its own.
+ *
+ * With `shards` K > 1, each session's keys are in shard crc16(session id) mod K, a hash tag of its
+ * own, and the bounds in all (`maxStreams`, `maxBytes`) are divided among the shards: each shard
+ * holds at most 1/K of them, the session holding the most *in that shard* paying first, so the
+ * store as a whole still holds no more than the totals configured. A shard must fit one session's
+ * allowance (`maxBytes / K >= maxBytesPerSession`, `maxStreams / K >= maxStreamsPerSession`),
+ * else this throws a RangeError. `deleteStream` and `pendingOf` find the shard from their session
+ * argument (the server always passes it); without it they look in every shard.
+ * @throws RangeError when `shards` is not an integer from 1 to 1,024, or a shard cannot hold one
+ * session's allowance.
  * @example
  * const redis = await connectRedis('redis://127.0.0.1:6379')
  * streamableHttp({ eventStore: redisEventStore(redis, { maxBytesPerSession: 4 * 1024 * 1024 }) })
+ * // On a cluster: 8 shards by default; 16 need the totals doubled (each shard fits a session's 16 MiB).
+ * const cluster = await connectRedis({ cluster: ['redis://10.0.0.1:6379'] })
+ * redisEventStore(cluster, { shards: 16, maxBytes: 256 * 1024 * 1024 })
  */
 export function redisEventStore(redis: RedisLike, options: RedisEventStoreOptions = {}): RedisEventStore {
   const limits = { ...REDIS_EVENT_STORE_DEFAULTS, ...options }
-  // Every key under one hash tag: one slot on Redis Cluster (see the keys above).
-  const prefix = `${limits.prefix}{events}:`
   const now = options.now ?? Date.now
-  const streamKey = (streamId: string) => `${prefix}events:${streamId}`
-  const metaKey = (streamId: string) => `${prefix}event-meta:${streamId}`
-  /** The arguments every script starts with. */
-  const common = () => [prefix, String(now()), String(limits.ttlSeconds)]
-  // The scripts name their keys from the prefix (ARGV), as every key of a session and its streams
-  // is only known inside the script (the payer is chosen there). The totals' key is declared, so a
-  // cluster client sends the script to the node of the store's slot (Redis lets a script use the
-  // undeclared keys of that slot).
-  const slotKey = [`${prefix}event-totals`]
-  const run = (script: string, ...args: string[]) => evaluate(redis, script, slotKey, [...common(), ...args])
+  const count = options.shards ?? defaultShards(redis, limits)
+  if (!Number.isInteger(count) || count < 1 || count > 1024) throw new RangeError(`redisEventStore: shards must be an integer from 1 to 1024, not ${count}`)
+  const maxStreams = Math.floor(limits.maxStreams / count)
+  const maxBytes = Math.floor(limits.maxBytes / count)
+  if (count > 1 && (maxStreams < limits.maxStreamsPerSession || maxBytes < limits.maxBytesPerSession)) {
+    throw new RangeError(`redisEventStore: ${count} shards leave each ${maxStreams} streams and ${maxBytes} bytes, less than one session's allowance (${limits.maxStreamsPerSession} streams, ${limits.maxBytesPerSession} bytes)`)
+  }
+  // Each shard's keys under one hash tag: one slot on Redis Cluster (see the keys above). One
+  // shard keeps today's `{events}`, so a store without shards reads what it always wrote.
+  const shards = Array.from({ length: count }, (_, index) => shard(redis, `${limits.prefix}${count === 1 ? '{events}' : `{${shardTag(index, count)}}`}:`, now, limits.ttlSeconds))
+  const shardIndex = (sessionId: string) => count === 1 ? 0 : redisSlot(sessionId) % count
+  const shardOf = (sessionId: string) => shards[shardIndex(sessionId)]!
+  /** The shard an event id names, and the stream and entry ids in it; undefined when it names none. */
+  const parse = (eventId: string) => {
+    const underscore = eventId.lastIndexOf('_')
+    if (underscore <= 0) return undefined
+    const match = /^(?:(\d+)\.)?(\d+-\d+)$/.exec(eventId.slice(underscore + 1))
+    // A shard number exactly when there are shards: an id of another layout names nothing here.
+    if (match === null || (match[1] === undefined) !== (count === 1)) return undefined
+    const index = match[1] === undefined ? 0 : Number(match[1])
+    if (index >= count || String(index) !== (match[1] ?? '0')) return undefined
+    return { at: shards[index]!, streamId: eventId.slice(0, underscore), entry: match[2]!, name: count === 1 ? '' : `${index}.` }
+  }
 
   return {
+    shards: count,
+
     async storeEvent(streamId: string, message: JsonRpcPayload, context?: StoredEventContext): Promise<string> {
       const data = context?.data ?? JSON.stringify(message)
-      const id = await run(STORE, streamId, context?.sessionId ?? '', data, context?.pending === undefined ? '' : JSON.stringify(context.pending),
+      const index = shardIndex(context?.sessionId ?? '')
+      const id = await shards[index]!.run(STORE, streamId, context?.sessionId ?? '', data, context?.pending === undefined ? '' : JSON.stringify(context.pending),
         String(limits.maxEventsPerStream), String(limits.maxBytesPerStream), String(limits.maxStreamsPerSession), String(limits.maxBytesPerSession),
-        String(limits.maxStreams), String(limits.maxBytes))
-      return `${streamId}_${String(id)}`
+        String(maxStreams), String(maxBytes))
+      return `${streamId}_${count === 1 ? '' : `${index}.`}${String(id)}`
     },
 
     async replayEventsAfter(lastEventId: string, send: (eventId: string, message: JsonRpcPayload) => void | Promise<void>): Promise<string | undefined> {
-      const underscore = lastEventId.lastIndexOf('_')
-      if (underscore <= 0) return undefined
-      const streamId = lastEventId.slice(0, underscore)
-      const after = lastEventId.slice(underscore + 1)
-      if (!/^\d+-\d+$/.test(after)) return undefined
-      const key = streamKey(streamId)
+      const named = parse(lastEventId)
+      if (named === undefined) return undefined
+      const { at, streamId, entry, name } = named
+      const key = at.streamKey(streamId)
       // The event itself must still be there: events are dropped oldest first, so while it is,
       // every one after it is too; once it is gone, some after it may be gone as well.
-      const [anchor] = await redis.xRange(key, after, after)
+      const [anchor] = await redis.xRange(key, entry, entry)
       if (anchor === undefined) return undefined
-      for (const entry of await redis.xRange(key, `(${after}`, '+')) {
+      for (const item of await redis.xRange(key, `(${entry}`, '+')) {
         let message: JsonRpcPayload
-        try { message = JSON.parse(entry.message.data ?? '') as JsonRpcPayload } catch { continue }
-        await send(`${streamId}_${entry.id}`, message)
+        try { message = JSON.parse(item.message.data ?? '') as JsonRpcPayload } catch { continue }
+        await send(`${streamId}_${name}${item.id}`, message)
       }
       return streamId
     },
 
     async hasStream(sessionId: string, streamId: string): Promise<boolean> {
-      return Number(await run(HAS_STREAM, sessionId, streamId)) === 1
+      return Number(await shardOf(sessionId).run(HAS_STREAM, sessionId, streamId)) === 1
     },
 
-    async pendingOf(streamId: string): Promise<RequestId[] | undefined> {
-      const [text] = await redis.eval('return { redis.call("HGET", KEYS[1], "p") }', { keys: [metaKey(streamId)], arguments: [] }) as [string | false | null]
-      if (typeof text !== 'string') return undefined
-      try {
-        const ids = JSON.parse(text) as unknown
-        return Array.isArray(ids) ? ids.filter((id): id is RequestId => typeof id === 'string' || typeof id === 'number') : undefined
-      } catch { return undefined }
+    async pendingOf(streamId: string, sessionId?: string): Promise<RequestId[] | undefined> {
+      // Without the session, each shard in turn: a stream's meta is in its session's shard only.
+      for (const at of sessionId === undefined ? shards : [shardOf(sessionId)]) {
+        const [text] = await redis.eval('return { redis.call("HGET", KEYS[1], "p") }', { keys: [at.metaKey(streamId)], arguments: [] }) as [string | false | null]
+        if (typeof text !== 'string') continue
+        try {
+          const ids = JSON.parse(text) as unknown
+          return Array.isArray(ids) ? ids.filter((id): id is RequestId => typeof id === 'string' || typeof id === 'number') : undefined
+        } catch { return undefined }
+      }
+      return undefined
     },
 
-    async deleteStream(streamId: string): Promise<void> {
-      await run(DELETE_STREAM, streamId)
+    async deleteStream(streamId: string, sessionId?: string): Promise<void> {
+      await Promise.all((sessionId === undefined ? shards : [shardOf(sessionId)]).map(at => at.run(DELETE_STREAM, streamId)))
     },
 
     async deleteSession(sessionId: string): Promise<void> {
-      await run(DELETE_SESSION, sessionId)
+      await shardOf(sessionId).run(DELETE_SESSION, sessionId)
     },
 
     async stats(): Promise<RedisEventStoreStats> {
-      const [bytes, streams, sessions] = await run(STATS, '') as number[]
-      return { bytes: Number(bytes), streams: Number(streams), sessions: Number(sessions) }
+      const each = await Promise.all(shards.map(at => at.run(STATS, '') as Promise<number[]>))
+      const sum = (index: number) => each.reduce((total, values) => total + Number(values[index]), 0)
+      return { bytes: sum(0), streams: sum(1), sessions: sum(2) }
     },
 
     async sessionBytes(sessionId: string): Promise<number> {
-      const values = await run(STATS, sessionId) as number[]
+      const values = await shardOf(sessionId).run(STATS, sessionId) as number[]
       return Number(values[3])
     },
   }
 }
+
+/** One shard's keys and how to run a script on its slot. */
+interface Shard {
+  run(script: string, ...args: string[]): Promise<unknown>
+  streamKey(streamId: string): string
+  metaKey(streamId: string): string
+}
+
+function shard(redis: RedisLike, prefix: string, now: () => number, ttlSeconds: number): Shard {
+  // The scripts name their keys from the prefix (ARGV), as every key of a session and its streams
+  // is only known inside the script (the payer is chosen there). The totals' key is declared, so a
+  // cluster client sends the script to the node of the shard's slot (Redis lets a script use the
+  // undeclared keys of that slot).
+  const slotKey = [`${prefix}event-totals`]
+  return {
+    run: (script, ...args) => evaluate(redis, script, slotKey, [prefix, String(now()), String(ttlSeconds), ...args]),
+    streamKey: streamId => `${prefix}events:${streamId}`,
+    metaKey: streamId => `${prefix}event-meta:${streamId}`,
+  }
+}
+
+/**
+ * The hash tag of shard `index` of `count`: `events:<index>/<count>:<n>`, the first n whose slot
+ * is in the middle half of the index-th of `count` equal parts of the slot space. A cluster's
+ * primaries hold ranges of slots (`redis-cli --cluster create` gives each an equal run), so shards
+ * spread over the slot space spread over the primaries, where K tags hashed at random could pile
+ * up on one. It depends on nothing but (index, count): every instance finds the same tags.
+ */
+function shardTag(index: number, count: number): string {
+  const part = REDIS_CLUSTER_SLOTS / count
+  const low = (index + 0.25) * part
+  const high = (index + 0.75) * part
+  for (let n = 0; ; n++) {
+    const tag = `events:${index}/${count}:${n}`
+    const slot = redisSlot(tag)
+    if (slot >= low && slot < high) return tag
+  }
+}
+
+/**
+ * Shards when none were asked for: one on a single Redis or through Sentinel (all on one server
+ * anyway, and the bounds in all stay exact); on a Redis Cluster connection (`connectRedis({ cluster
+ * })`), as many as fit a session's allowance in each (8 with the default bounds), at most 16. It
+ * is read from the configuration only, never from the cluster's size, so instances started at
+ * different times (or while a primary fails over) agree on it.
+ */
+function defaultShards(redis: RedisLike, limits: { maxBytes: number; maxBytesPerSession: number; maxStreams: number; maxStreamsPerSession: number }): number {
+  if ((redis as { topology?: string }).topology !== 'cluster') return 1
+  const fit = Math.min(Math.floor(limits.maxBytes / limits.maxBytesPerSession), Math.floor(limits.maxStreams / limits.maxStreamsPerSession))
+  return Math.max(1, Math.min(MAX_DEFAULT_SHARDS, fit))
+}
+
+/** The most shards {@link redisEventStore} picks by itself on a cluster (more may be asked for). */
+const MAX_DEFAULT_SHARDS = 16

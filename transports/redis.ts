@@ -217,7 +217,7 @@ export async function sharedRequestStateKey(redis: Pick<RedisLike, 'get' | 'set'
 export interface RedisScaleOutOptions {
   /** Prefix of every key and channel (default `rxmcp:`): one per server sharing a Redis. */
   prefix?: string | undefined
-  /** Bounds of the event store (events per stream, ttl). */
+  /** Bounds of the event store (events per stream, ttl) and its `shards` (default: 1, on a cluster 8 with the default bounds). */
   events?: Omit<RedisEventStoreOptions, 'prefix'>
   /** Bounds of the task store. */
   tasks?: Omit<RedisTaskStoreOptions, 'prefix' | 'instance'>

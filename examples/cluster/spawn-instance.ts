@@ -18,6 +18,8 @@ export interface SpawnInstanceOptions {
   script?: string
   /** Where its stderr goes (default: this process's stderr). */
   stderr?: 'inherit' | 'ignore'
+  /** More environment variables for the script (beside PORT, REDIS_URL, REDIS_PREFIX). */
+  env?: Record<string, string>
 }
 
 /** A running instance. */
@@ -52,7 +54,7 @@ const STOP_TIMEOUT_MS = 15_000
  * await instance.stop()
  */
 export async function spawnInstance(options: SpawnInstanceOptions): Promise<SpawnedInstance> {
-  const env = { ...process.env, PORT: String(options.port ?? 0), REDIS_URL: options.redisUrl, ...(options.prefix === undefined ? {} : { REDIS_PREFIX: options.prefix }) }
+  const env = { ...process.env, ...options.env, PORT: String(options.port ?? 0), REDIS_URL: options.redisUrl, ...(options.prefix === undefined ? {} : { REDIS_PREFIX: options.prefix }) }
   const child = spawn(process.execPath, ['--import', TSX, options.script ?? INSTANCE], { env, stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'] })
   const { exited, stop, kill } = ownChild(child, STOP_TIMEOUT_MS)
   try {

@@ -13,8 +13,9 @@
  * - (Redis commands per call are INFO commandstats': the commands the stores' Lua scripts run
  *   count one by one, so they are far more than the round trips, which are a few per call;)
  * - the in-process Redis mode again on a Redis Cluster of three primaries (started by the bench as
- *   the cluster specs do): calls/s, p50/p99, Redis commands per call (INFO commandstats summed
- *   over the primaries);
+ *   the cluster specs do), from 16 client sessions at 4 in flight each (a session's events are in
+ *   one shard of the event store, so one session would load one primary): calls/s, p50/p99, Redis
+ *   commands per call (INFO commandstats summed over the primaries) and each primary's share;
  * - the three instance processes behind nginx again, through a rolling restart (each in turn: a
  *   fresh instance started, nginx reloaded with it in place of the old one, the old one drained by
  *   SIGTERM), the calls going on at 64 in flight: calls/s over the restart window, failed calls,
@@ -26,7 +27,7 @@ import { createServer } from '../../actors/server.ts'
 import { connect, type McpClient } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
-import { connectRedis, redisEventStore, redisScaleOut, redisTaskStore } from '../../transports/redis.ts'
+import { connectRedis, redisEventStore, redisScaleOut, redisTaskStore, type RedisEventStore } from '../../transports/redis.ts'
 import { redisCli, startRedis, startRedisCluster } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
 import { spawnInstance } from '../../examples/cluster/spawn-instance.ts'
@@ -51,8 +52,11 @@ export interface RedisOnClusterReport extends Latency {
   primaries: number
   perSecond: number
   commandsPerCall: number
-  /** Each primary's share of those commands (the event store's one hash tag puts its scripts on one). */
+  /** Each primary's share of those commands (each session's events are on its shard's primary). */
   sharePerPrimary: number[]
+  /** Client sessions the calls came from, and the event store's shards they were spread over. */
+  sessions: number
+  shards: number
 }
 
 /** Three instance processes behind nginx while each is replaced in turn. */
@@ -193,7 +197,7 @@ export async function runRedisBench(seconds = 1): Promise<RedisBenchReport> {
     console.log(`  64 in flight, ${cluster.instances} instances behind nginx  ${cluster.perSecond.toFixed(0).padStart(6)} calls/s  ${formatLatency(cluster)}  ${cluster.commandsPerCall.toFixed(1)} Redis commands per call  requests per instance ${cluster.requestsPerInstance.join('/')}`)
 
     const onCluster = await runOnCluster(seconds)
-    console.log(`  64 in flight, 1 instance on a Redis Cluster of ${onCluster.primaries} primaries  ${onCluster.perSecond.toFixed(0).padStart(6)} calls/s  ${formatLatency(onCluster)}  ${onCluster.commandsPerCall.toFixed(1)} Redis commands per call (${onCluster.sharePerPrimary.map(share => `${(share * 100).toFixed(0)}%`).join('/')} on each primary)`)
+    console.log(`  64 in flight from ${onCluster.sessions} sessions, 1 instance on a Redis Cluster of ${onCluster.primaries} primaries (${onCluster.shards} event store shards)  ${onCluster.perSecond.toFixed(0).padStart(6)} calls/s  ${formatLatency(onCluster)}  ${onCluster.commandsPerCall.toFixed(1)} Redis commands per call (${onCluster.sharePerPrimary.map(share => `${(share * 100).toFixed(0)}%`).join('/')} on each primary)`)
     const rollingRestart = await runRollingRestart(server.url, info('commandstats'))
     console.log(`  64 in flight, ${rollingRestart.instances} instances behind nginx, rolling restart of all (${(rollingRestart.windowMs / 1000).toFixed(1)} s)  ${rollingRestart.perSecond.toFixed(0).padStart(6)} calls/s  ${rollingRestart.failedCalls} failed of ${rollingRestart.calls + rollingRestart.failedCalls}  ${rollingRestart.commandsPerCall.toFixed(1)} Redis commands per call`)
     for (const [message, count] of Object.entries(rollingRestart.failures)) console.log(`    ${count} failed: ${message.slice(0, 160)}`)
@@ -263,18 +267,24 @@ async function runOnCluster(seconds: number): Promise<RedisOnClusterReport> {
     mcp.tool('echo', { inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }, ({ text }) => ({ content: [{ type: 'text', text: String(text) }] }))
     const http = streamableHttp({ ...scale.http })
     await mcp.listen(http)
-    const client = await connect(streamableHttpClient(http.url!), { name: 'bench', version: '1' }, { era: 'legacy' })
+    const clients = await Promise.all(Array.from({ length: CLUSTER_SESSIONS }, () => connect(streamableHttpClient(http.url!), { name: 'bench', version: '1' }, { era: 'legacy' })))
+    // All sessions at once: 64 in flight in all, the rate summed.
+    const together = async (ms: number, latencies?: number[]) => {
+      const each = await Promise.all(clients.map(client => rate(client, 64 / CLUSTER_SESSIONS, ms, latencies)))
+      return { calls: each.reduce((sum, one) => sum + one.calls, 0), perSecond: each.reduce((sum, one) => sum + one.perSecond, 0) }
+    }
     try {
-      await rate(client, 64, 200)
+      await together(200)
       const latencies: number[] = []
       const before = await commands()
-      const measured = await rate(client, 64, seconds * 1000, latencies)
+      const measured = await together(seconds * 1000, latencies)
       // Each node's INFO counts itself once.
       const perNode = (await commands()).map((after, index) => after - before[index]! - 1)
       const total = perNode.reduce((sum, each) => sum + each, 0)
-      return { primaries: cluster.nodes.length, perSecond: measured.perSecond, ...latencyOf(latencies), commandsPerCall: total / measured.calls, sharePerPrimary: perNode.map(each => each / total) }
+      const shards = (scale.http.eventStore as RedisEventStore).shards
+      return { primaries: cluster.nodes.length, perSecond: measured.perSecond, ...latencyOf(latencies), commandsPerCall: total / measured.calls, sharePerPrimary: perNode.map(each => each / total), sessions: CLUSTER_SESSIONS, shards }
     } finally {
-      await client.close()
+      await Promise.all(clients.map(client => client.close()))
       await mcp.close()
       await scale.close()
     }
@@ -282,6 +292,9 @@ async function runOnCluster(seconds: number): Promise<RedisOnClusterReport> {
     await cluster.stop()
   }
 }
+
+/** Client sessions of the cluster row (64 in flight in all). */
+const CLUSTER_SESSIONS = 16
 
 /**
  * Three instance processes on `redisUrl` behind nginx, one client session at 64 in flight, and a

@@ -1,7 +1,8 @@
 /**
  * One instance for the cluster fault tests: the everything server on Redis, plus `whoami` (which
  * process and cluster instance served the call) and `slow_task` (a task that runs a minute).
- * SIGTERM drains it (McpServer.drain), then it exits 0.
+ * SIGTERM drains it (McpServer.drain), then it exits 0. EVENT_SHARDS, when set, is the event
+ * store's number of shards.
  * Prints `listening <url> instance <pid>` when ready.
  */
 import { map, timer } from 'rxjs'
@@ -9,7 +10,8 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { redisScaleOut } from '../../transports/redis.ts'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 
-const scale = await redisScaleOut(process.env.REDIS_URL!, { prefix: process.env.REDIS_PREFIX })
+const shards = process.env.EVENT_SHARDS === undefined ? {} : { events: { shards: Number(process.env.EVENT_SHARDS) } }
+const scale = await redisScaleOut(process.env.REDIS_URL!, { prefix: process.env.REDIS_PREFIX, ...shards })
 const server = createEverythingServer({ ...scale.server })
 server.tool('whoami', { description: 'Which instance served this call', inputSchema: { type: 'object', properties: {} } },
   () => ({ content: [{ type: 'text', text: JSON.stringify({ pid: process.pid, instance: scale.instanceId }) }] }))

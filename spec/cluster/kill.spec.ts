@@ -13,14 +13,16 @@ import { spawnInstance, type SpawnedInstance } from '../../examples/cluster/spaw
 
 /**
  * Three instances as child processes on one redis-server behind nginx (round-robin): one is
- * SIGKILLed while clients hold sessions on it, open streams and running requests and tasks.
+ * SIGKILLed while clients hold sessions on it, open streams and running requests and tasks. The
+ * event store has four shards here, so a session taken over finds its streams (and their pending
+ * requests) in its own shard; drain.spec.ts runs the one-shard default.
  */
 const FIXTURE = fileURLToPath(new URL('./fixture-instance.ts', import.meta.url))
 
 let redis: TestRedis
 let nginx: TestNginx
 const children: SpawnedInstance[] = []
-const spawnFixture = () => spawnInstance({ redisUrl: redis.url, prefix: 'kill:', script: FIXTURE })
+const spawnFixture = () => spawnInstance({ redisUrl: redis.url, prefix: 'kill:', script: FIXTURE, env: { EVENT_SHARDS: '4' } })
 
 beforeAll(async () => {
   redis = await startRedis()
@@ -114,6 +116,8 @@ describe('an instance SIGKILLed under live sessions', () => {
     for (let n = 0; n < 4; n++) await post('tools/call', { name: 'touch', arguments: { uri: 'everything://readme' } })
     const seen = (await stream.take(5)).filter(event => event.data !== '')
     expect(seen).toHaveLength(4)
+    // The ids name the session's shard (of four): the resume below reads that shard.
+    for (const event of seen) expect(event.id).toMatch(/_[0-3]\.\d+-\d+$/)
 
     await victim.kill()
     await stream.ended

@@ -7,7 +7,11 @@ import { redisReplayCache } from '../../transports/redis-replay-cache.ts'
 import { redisRequestStateStore } from '../../transports/redis-request-state-store.ts'
 import { redisRateLimiterStore } from '../../transports/redis-rate-limiter.ts'
 import { redisCli, startRedisCluster, until, type TestRedisCluster } from '../helpers/redis-server.ts'
-import { redisStoresSuite } from './redis-stores-suite.ts'
+import { redisSlot } from '../../transports/redis-slot.ts'
+import { streamableHttp } from '../../transports/streamable-http.ts'
+import { connect } from '../../actors/client.ts'
+import { streamableHttpClient } from '../../transports/http-client.ts'
+import { redisStoresSuite, resumableServer } from './redis-stores-suite.ts'
 
 /**
  * Issue 27: the Redis stores on a real Redis Cluster of three primaries (Debian's redis-server,
@@ -117,7 +121,7 @@ describe('Redis Cluster keys and channels', () => {
     expect(errors).toEqual([])
   })
 
-  it('bounds the event store in all on the cluster (its one slot holds every session\'s counters)', async () => {
+  it('bounds the event store in all on the cluster with one shard (the default when a second would not fit a session\'s allowance)', async () => {
     const store = redisEventStore(redis, { prefix: 'ev:', maxStreams: 3 })
     for (const [stream, session] of [['s1', 'a'], ['s2', 'a'], ['s3', 'b'], ['s4', 'c']] as const) {
       await store.storeEvent(stream, { jsonrpc: '2.0', method: 'notifications/message', params: {} }, { sessionId: session })
@@ -126,5 +130,82 @@ describe('Redis Cluster keys and channels', () => {
     expect(await store.hasStream!('a', 's1')).toBe(false)
     await store.deleteSession!('b')
     expect(await store.stats()).toMatchObject({ streams: 2, sessions: 2 })
+  })
+})
+
+describe('redisEventStore on the cluster: sessions sharded over the primaries', () => {
+  /** Each node's INFO commandstats calls of `command` (XADD: an event stored). */
+  const callsOf = (command: string) => Promise.all(cluster.nodes.map(async node =>
+    Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redisCli(node.port, 'INFO', 'commandstats'))?.[1] ?? 0)))
+  /** The shard an event id names. */
+  const shardOfId = (id: string) => Number(/_(\d+)\.\d+-\d+$/.exec(id)![1])
+  const message = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: 't', progress: n } })
+
+  it('puts each session\'s keys on one slot, its shard\'s, and the shards\' slots on every primary; another instance replays each', async () => {
+    const store = redisEventStore(redis, { prefix: 'sharded:' })
+    expect(store.shards).toBe(8)
+    const sessions = Array.from({ length: 24 }, (_, n) => `session-${n}`)
+    const before = await callsOf('xadd')
+    const ids = new Map<string, string[]>()
+    for (const session of sessions) {
+      const own: string[] = []
+      for (let n = 0; n < 4; n++) own.push(await store.storeEvent(`${session}-stream`, message(n), { sessionId: session }))
+      ids.set(session, own)
+    }
+    const written = (await callsOf('xadd')).map((after, index) => after - before[index]!)
+    console.log(`24 sessions' events (XADD) on each primary: ${written.join(' / ')}`)
+    // Eight shards by default on a cluster (the default bounds fit eight sessions' allowances)...
+    expect(new Set([...ids.values()].flat().map(shardOfId))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7]))
+    // ...and every primary stores events: the store is not pinned to one.
+    expect(written.reduce((sum, each) => sum + each, 0)).toBe(24 * 4)
+    for (const each of written) expect(each).toBeGreaterThan(0)
+    const keysByNode = await Promise.all(cluster.nodes.map(async node => (await redisCli(node.port, '--scan', '--pattern', 'sharded:*')).split('\n').filter(Boolean)))
+    for (const session of sessions) {
+      const keys = keysByNode.flat().filter(key => key.endsWith(`:${session}`) || key.endsWith(`:${session}-stream`))
+      // Its events, its stream's meta, its counters and its streams' index: on one node, one slot,
+      // and the slot the shard of its event ids is on (Redis's CLUSTER KEYSLOT agrees with ours).
+      expect(keys).toHaveLength(4)
+      expect(keysByNode.filter(onNode => keys.some(key => onNode.includes(key)))).toHaveLength(1)
+      const slots = new Set(await Promise.all(keys.map(async key => Number(await redisCli(cluster.nodes[0]!.port, 'CLUSTER', 'KEYSLOT', key)))))
+      expect(slots).toEqual(new Set([redisSlot(keys[0]!)]))
+    }
+    // Another instance's store (same prefix, same default) replays every session from its shard.
+    const other = redisEventStore(redis, { prefix: 'sharded:' })
+    for (const [session, own] of ids) {
+      const replayed: string[] = []
+      expect(await other.replayEventsAfter(own[0]!, id => { replayed.push(id) })).toBe(`${session}-stream`)
+      expect(replayed).toEqual(own.slice(1))
+      expect(await other.hasStream!(session, `${session}-stream`)).toBe(true)
+      await other.deleteSession!(session)
+    }
+    expect(await store.stats()).toEqual({ streams: 0, sessions: 0, bytes: 0 })
+  })
+
+  it('resumes streams with Last-Event-ID over HTTP for sessions in shards on every primary', async () => {
+    const mcp = resumableServer()
+    // Session ids chosen by the test, so which shard (and primary) each session is on is fixed.
+    let sessionCount = 0
+    const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: 'resumed:' }), retryMs: 10, sessionIdGenerator: () => `http-session-${++sessionCount}` })
+    await mcp.listen(http)
+    const before = await callsOf('xadd')
+    try {
+      const results = await Promise.all(Array.from({ length: 8 }, async () => {
+        const client = await connect(streamableHttpClient(http.url!), { name: 'c', version: '1' }, { era: 'legacy' })
+        try {
+          const progress: number[] = []
+          const result = await client.callTool('steps', {}, { onProgress: event => progress.push(event.progress) })
+          return { text: result.content, progress }
+        } finally {
+          await client.close()
+        }
+      }))
+      for (const result of results) expect(result).toEqual({ text: [{ type: 'text', text: 'all steps' }], progress: [1, 2, 3, 4] })
+      // The eight sessions' events were stored on every primary.
+      const written = (await callsOf('xadd')).map((after, index) => after - before[index]!)
+      console.log(`8 HTTP sessions' events (XADD) on each primary: ${written.join(' / ')}`)
+      for (const each of written) expect(each).toBeGreaterThan(0)
+    } finally {
+      await mcp.close()
+    }
   })
 })

@@ -6,6 +6,7 @@ import { streamableHttp } from '../../transports/streamable-http.ts'
 import { createServer } from '../../actors/server.ts'
 import type { JsonRpcPayload } from '../../lib/jsonrpc/message.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
+import { redisSlot } from '../../transports/redis-slot.ts'
 
 /** Issue 20, finding 9: the Redis event store's byte bounds, against a real redis-server started for this file. */
 let server: TestRedis
@@ -31,9 +32,13 @@ const none = () => { throw new Error('nothing may be replayed') }
 /** What Redis has allocated now (INFO memory used_memory). */
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1])
 
-describe('issue 20: The Redis event store has no byte caps', () => {
+/** The shard an event id names (0 without shards). */
+const shardOfId = (id: string) => Number(/_(?:(\d+)\.)?\d+-\d+$/.exec(id)?.[1] ?? 0)
+
+// One shard, and two: the bounds in all are then each shard's half, a session's in one shard.
+describe.each([1, 2])('issue 20: The Redis event store has no byte caps (%i shard(s))', shards => {
   it('one session cannot exceed its byte quota; its newest events stay resumable', async () => {
-    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerSession: 256 * KiB })
+    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerSession: 256 * KiB, shards })
     let last = ''
     let previous = ''
     // 2 MiB over 20 streams of one session (abandoned POSTs): only the newest 256 KiB stays.
@@ -49,23 +54,37 @@ describe('issue 20: The Redis event store has no byte caps', () => {
   })
 
   it('bounds the total over every session, the session holding the most paying first', async () => {
-    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerSession: 256 * KiB, maxBytes: 512 * KiB })
+    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerSession: 256 * KiB, maxBytes: 512 * KiB, shards })
+    const shardOf: number[] = []
     for (let session = 0; session < 10; session++) {
-      for (let n = 0; n < 25; n++) await store.storeEvent(`s${session}`, big(8 * KiB, n), { sessionId: `S${session}` })
+      for (let n = 0; n < 25; n++) shardOf[session] = shardOfId(await store.storeEvent(`s${session}`, big(8 * KiB, n), { sessionId: `S${session}` }))
       expect((await store.stats()).bytes).toBeLessThanOrEqual(512 * KiB)
     }
+    // Every shard got sessions (so every shard's part of the total was reached).
+    expect(new Set(shardOf).size).toBe(shards)
     const stats = await store.stats()
     expect(stats.bytes).toBeGreaterThan(400 * KiB)
-    // No session was left with more than its share of the total.
-    for (let session = 0; session < 10; session++) expect(await store.sessionBytes(`S${session}`)).toBeLessThanOrEqual(256 * KiB)
+    // No session was left with more than its share of the total, nor a shard with more than its part.
+    const perShard = Array.from({ length: shards }, () => 0)
+    for (let session = 0; session < 10; session++) {
+      const bytes = await store.sessionBytes(`S${session}`)
+      expect(bytes).toBeLessThanOrEqual(256 * KiB)
+      perShard[shardOf[session]!]! += bytes
+    }
+    for (const bytes of perShard) expect(bytes).toBeLessThanOrEqual(512 * KiB / shards)
   })
 
   it('another session\'s streams survive one session\'s flood, whole', async () => {
-    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerSession: 4 * MiB, maxBytes: MiB })
-    const first = await store.storeEvent('b1', big(200, 0), { sessionId: 'B' })
-    for (let n = 1; n < 10; n++) await store.storeEvent('b1', big(200, n), { sessionId: 'B' })
+    // With shards, a shard must hold one session's allowance: A may then hold all of its shard's
+    // half; B is put in A's shard (the shard is crc16(session id) mod K), so A's flood reaches it.
+    const b = ['B', 'C', 'D'].find(name => redisSlot(name) % shards === redisSlot('A') % shards)!
+    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerSession: shards === 1 ? 4 * MiB : MiB, maxBytes: MiB * shards, shards })
+    const first = await store.storeEvent('b1', big(200, 0), { sessionId: b })
+    for (let n = 1; n < 10; n++) await store.storeEvent('b1', big(200, n), { sessionId: b })
     // A floods far past the total, from many streams.
-    for (let n = 0; n < 256; n++) await store.storeEvent(`a${n % 16}`, big(16 * KiB, n), { sessionId: 'A' })
+    let flooded = ''
+    for (let n = 0; n < 256; n++) flooded = await store.storeEvent(`a${n % 16}`, big(16 * KiB, n), { sessionId: 'A' })
+    expect(shardOfId(flooded)).toBe(shardOfId(first))
     expect((await store.stats()).bytes).toBeLessThanOrEqual(MiB)
     const replayed: JsonRpcPayload[] = []
     expect(await store.replayEventsAfter(first, (_id, message) => { replayed.push(message) })).toBe('b1')
@@ -73,7 +92,7 @@ describe('issue 20: The Redis event store has no byte caps', () => {
   })
 
   it('refuses a resume that would skip dropped events, and an event larger than the stream\'s budget is not kept', async () => {
-    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerStream: 64 * KiB })
+    const store = redisEventStore(redis, { prefix: prefix(), maxBytesPerStream: 64 * KiB, shards })
     const ids: string[] = []
     for (let n = 0; n < 20; n++) ids.push(await store.storeEvent('s', big(8 * KiB, n), { sessionId: 'A' }))
     // Only the newest seven fit in 64 KiB: a replay from before them would have a gap.
@@ -88,31 +107,44 @@ describe('issue 20: The Redis event store has no byte caps', () => {
   it('frees abandoned streams by their ttl, and settles their counters', async () => {
     let clock = 1_000_000
     const keyPrefix = prefix()
-    const store = redisEventStore(redis, { prefix: keyPrefix, ttlSeconds: 60, now: () => clock })
+    const store = redisEventStore(redis, { prefix: keyPrefix, ttlSeconds: 60, now: () => clock, shards })
     const abandoned = await store.storeEvent('gone', big(4 * KiB), { sessionId: 'A' })
     // Every key of the stream and the session expires by itself.
-    for (const key of [`${keyPrefix}{events}:events:gone`, `${keyPrefix}{events}:event-meta:gone`, `${keyPrefix}{events}:event-session:A`, `${keyPrefix}{events}:event-session-streams:A`]) {
+    // The shard's tag: `{events}` with one shard, `{events:<k>/<K>:<n>}` with several.
+    const keys = await redis.eval('return redis.call("KEYS", ARGV[1])', { keys: [], arguments: [`${keyPrefix}*`] }) as string[]
+    const tag = /^[^{]*(\{[^}]*\})/.exec(keys[0]!)![1]!
+    expect(tag).toMatch(shards === 1 ? /^\{events\}$/ : new RegExp(`^\\{events:${shardOfId(abandoned)}/${shards}:\\d+\\}$`))
+    for (const key of [`${keyPrefix}${tag}:events:gone`, `${keyPrefix}${tag}:event-meta:gone`, `${keyPrefix}${tag}:event-session:A`, `${keyPrefix}${tag}:event-session-streams:A`]) {
       const ttl = Number(await redis.eval('return redis.call("PTTL", KEYS[1])', { keys: [key], arguments: [] }))
       expect(ttl, key).toBeGreaterThan(0)
       expect(ttl, key).toBeLessThanOrEqual(60_000)
     }
     clock += 61_000
-    await store.storeEvent('other', big(200), { sessionId: 'B' })
+    // What expired is settled by the next write in its shard: B is in A's.
+    const b = ['B', 'C', 'D'].find(name => redisSlot(name) % shards === redisSlot('A') % shards)!
+    await store.storeEvent('other', big(200), { sessionId: b })
     expect(await store.stats()).toMatchObject({ sessions: 1, streams: 1 })
     expect(await store.sessionBytes('A')).toBe(0)
     expect(await store.replayEventsAfter(abandoned, none)).toBeUndefined()
   })
 
   it('forgets a deleted stream and session in its counters', async () => {
-    const store = redisEventStore(redis, { prefix: prefix() })
+    const store = redisEventStore(redis, { prefix: prefix(), shards })
     await store.storeEvent('s1', big(1000), { sessionId: 'A', pending: [1, 'two'] })
     await store.storeEvent('s2', big(1000), { sessionId: 'A' })
+    // Found with its session (the server's way: straight to its shard) and without (every shard).
+    expect(await store.pendingOf!('s1', 'A')).toEqual([1, 'two'])
     expect(await store.pendingOf!('s1')).toEqual([1, 'two'])
+    expect(await store.pendingOf!('s2', 'A')).toBeUndefined()
     expect(await store.hasStream!('A', 's1')).toBe(true)
     expect(await store.hasStream!('B', 's1')).toBe(false)
-    await store.deleteStream!('s1')
+    await store.deleteStream!('s1', 'A')
     expect(await store.stats()).toEqual({ streams: 1, sessions: 1, bytes: JSON.stringify(big(1000)).length + 64 })
     await store.deleteSession!('A')
+    expect(await store.stats()).toEqual({ streams: 0, sessions: 0, bytes: 0 })
+    // A stream deleted without its session is looked for in every shard.
+    await store.storeEvent('s3', big(1000), { sessionId: 'A' })
+    await store.deleteStream!('s3')
     expect(await store.stats()).toEqual({ streams: 0, sessions: 0, bytes: 0 })
   })
 
@@ -124,7 +156,7 @@ describe('issue 20: The Redis event store has no byte caps', () => {
       await new Promise(() => {})
       return { content: [] }
     })
-    const http = streamableHttp({ port: 0, host: '127.0.0.1', eventStore: redisEventStore(redis, { prefix: prefix() }) })
+    const http = streamableHttp({ port: 0, host: '127.0.0.1', eventStore: redisEventStore(redis, { prefix: prefix(), shards }) })
     await mcp.listen(http)
     const url = new URL(http.url!)
     const post = (body: unknown, headers: Record<string, string> = {}, abandon = false) => new Promise<{ headers: Record<string, unknown>; body: string }>((resolve, reject) => {
@@ -159,4 +191,18 @@ describe('issue 20: The Redis event store has no byte caps', () => {
       await mcp.close()
     }
   }, 60_000)
+})
+
+describe('redisEventStore shards', () => {
+  it('refuses a number of shards that is not a whole 1 to 1024, or whose shards cannot hold one session\'s allowance', () => {
+    for (const shards of [0, 1.5, 1025, Number.NaN]) expect(() => redisEventStore(redis, { shards })).toThrow(RangeError)
+    // 128 MiB in all over 9 shards is 14.2 MiB each: less than a session's 16 MiB.
+    expect(() => redisEventStore(redis, { shards: 9 })).toThrow(/9 shards leave each 1111 streams and 14913080 bytes, less than one session's allowance \(100 streams, 16777216 bytes\)/)
+    expect(redisEventStore(redis, { shards: 8 }).shards).toBe(8)
+    // One server: one shard unless asked.
+    expect(redisEventStore(redis).shards).toBe(1)
+    // A session's allowance above the total works with one shard only.
+    expect(() => redisEventStore(redis, { shards: 2, maxBytesPerSession: 4 * MiB, maxBytes: MiB })).toThrow(RangeError)
+    expect(() => redisEventStore(redis, { maxBytesPerSession: 4 * MiB, maxBytes: MiB })).not.toThrow()
+  })
 })

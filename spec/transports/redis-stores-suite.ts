@@ -18,6 +18,24 @@ import { TaskTransitionError } from '../../actors/tasks/task.ts'
 import { InvalidParamsError } from '../../lib/jsonrpc/errors.ts'
 import type { JsonRpcPayload } from '../../lib/jsonrpc/message.ts'
 
+/**
+ * A server whose tool `steps` sends progress 1 and 2, closes its stream, then sends 3 and 4 and
+ * answers 'all steps': the client gets 3, 4 and the answer only by resuming with Last-Event-ID.
+ */
+export function resumableServer() {
+  const mcp = createServer({ name: 'resumable', version: '1' })
+  mcp.tool('steps', {}, (_args, ctx) => {
+    ctx.progress(1, 4)
+    ctx.progress(2, 4)
+    // The stream ends here; the client comes back with Last-Event-ID and gets the rest from Redis.
+    ctx.closeStream()
+    ctx.progress(3, 4)
+    ctx.progress(4, 4)
+    return { content: [{ type: 'text', text: 'all steps' }] }
+  })
+  return mcp
+}
+
 /** A Redis for the suite: connected once per file, stopped after. */
 export interface SuiteRedis { redis: RedisConnection; stop(): Promise<void> }
 
@@ -38,29 +56,32 @@ export function redisStoresSuite(deploy: () => Promise<SuiteRedis>): void {
 
   const message = (n: number): JsonRpcPayload => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: n } })
 
-  describe('redisEventStore', () => {
+  // One shard (the whole store on one slot) and three (each session in the shard its id hashes to).
+  describe.each([1, 3])('redisEventStore with %i shard(s)', shards => {
     it('stores events as a Redis stream and replays exactly those after an id, in order', async () => {
-      const store = redisEventStore(redis, { prefix: prefix() })
+      const store = redisEventStore(redis, { prefix: prefix(), shards })
       const ids: string[] = []
       for (let n = 1; n <= 5; n++) ids.push(await store.storeEvent('s1', message(n), { sessionId: 'a' }))
       await store.storeEvent('s2', message(99), { sessionId: 'a' })
+      // The id names its stream, and its shard when there are several.
+      for (const id of ids) expect(id).toMatch(shards === 1 ? /^s1_\d+-\d+$/ : /^s1_[0-2]\.\d+-\d+$/)
       const replayed: [string, JsonRpcPayload][] = []
       expect(await store.replayEventsAfter(ids[1]!, (id, event) => { replayed.push([id, event]) })).toBe('s1')
       expect(replayed).toEqual([[ids[2], message(3)], [ids[3], message(4)], [ids[4], message(5)]])
       // Another store on the same Redis (another instance) replays the same.
       const again: string[] = []
-      await redisEventStore(redis, { prefix: `t${prefixCount}:` }).replayEventsAfter(ids[3]!, id => { again.push(id) })
+      await redisEventStore(redis, { prefix: `t${prefixCount}:`, shards }).replayEventsAfter(ids[3]!, id => { again.push(id) })
       expect(again).toEqual([ids[4]])
     })
 
     it('refuses unknown, forged and trimmed ids, and forgets a session\'s streams', async () => {
-      const store = redisEventStore(redis, { prefix: prefix(), maxEventsPerStream: 10 })
+      const store = redisEventStore(redis, { prefix: prefix(), maxEventsPerStream: 10, shards })
       const first = await store.storeEvent('s1', message(0), { sessionId: 'a' })
       for (let n = 1; n <= 300; n++) await store.storeEvent('s1', message(n), { sessionId: 'a' })
       const none = () => { throw new Error('nothing may be replayed') }
       // The first event was trimmed away: a replay from it would have a gap.
       expect(await store.replayEventsAfter(first, none)).toBeUndefined()
-      for (const forged of ['nope', 's1_', 's1_abc', '_1-0', 'other_1-0']) expect(await store.replayEventsAfter(forged, none), forged).toBeUndefined()
+      for (const forged of ['nope', 's1_', 's1_abc', '_1-0', 'other_1-0', 's1_9.1-0', 's1_01.1-0', `${first.slice(0, first.indexOf('_'))}_x${first.slice(first.indexOf('_') + 1)}`]) expect(await store.replayEventsAfter(forged, none), forged).toBeUndefined()
       const last = await store.storeEvent('s1', message(301), { sessionId: 'a' })
       await store.deleteSession!('a')
       expect(await store.replayEventsAfter(last, none)).toBeUndefined()
@@ -68,17 +89,8 @@ export function redisStoresSuite(deploy: () => Promise<SuiteRedis>): void {
 
     it('serves Last-Event-ID resumption over HTTP from Redis: a stream closed mid-call is resumed with nothing lost or repeated', async () => {
       const keyPrefix = prefix()
-      const mcp = createServer({ name: 'resumable', version: '1' })
-      mcp.tool('steps', {}, (_args, ctx) => {
-        ctx.progress(1, 4)
-        ctx.progress(2, 4)
-        // The stream ends here; the client comes back with Last-Event-ID and gets the rest from Redis.
-        ctx.closeStream()
-        ctx.progress(3, 4)
-        ctx.progress(4, 4)
-        return { content: [{ type: 'text', text: 'all steps' }] }
-      })
-      const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: keyPrefix }), retryMs: 10 })
+      const mcp = resumableServer()
+      const http = streamableHttp({ eventStore: redisEventStore(redis, { prefix: keyPrefix, shards }), retryMs: 10 })
       await mcp.listen(http)
       const client = await connect(streamableHttpClient(http.url!), { name: 'c', version: '1' })
       try {
