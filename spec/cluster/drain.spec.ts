@@ -71,9 +71,10 @@ describe('McpServer.drain on a scaled-out Streamable HTTP listener', () => {
       // Closed: the port is gone.
       await expect(fetch(new URL('/health', a.http.url!))).rejects.toThrow()
 
-      // Handed over, not left to expire: the record names an owner no instance runs as, with the session's state.
+      // Handed over to the running instance, not left to expire: b holds it already (before the
+      // client came back), with the session's state.
       const record = await b.scale.redis.eval(`return redis.call('HGETALL', KEYS[1])`, { keys: [`drain1:session:${transport.sessionId}`], arguments: [] }) as string[]
-      expect(record[record.indexOf('o') + 1]).toBe(`${a.scale.instanceId}~drained`)
+      expect(record[record.indexOf('o') + 1]).toBe(b.scale.instanceId)
       expect(record).toContain('s')
       // The same session, now held by b, its subscription kept: an update reaches the client.
       expect(textOf(await client.callTool('whoami', {}))).toBe(b.scale.instanceId)
