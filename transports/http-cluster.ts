@@ -131,6 +131,19 @@ const MAX_REROUTES = 5
 /** Marks the owner a drained instance hands its sessions to (`<its id>~drained`): no instance runs under that id. */
 export const DRAINED = '~drained'
 
+/** An exchange this instance forwarded, waiting for its owner's answer. */
+interface Relay {
+  exchange: Exchange
+  owner: string
+  sessionId: string
+  /** Where the owner's answer stream is written, once it started. */
+  sink?: Sink
+  /** The body forwarded (a POST's): the ids of a 503's answer are read from it. */
+  body?: Uint8Array
+  /** Set once the owner heard it: until then the sending side routes it, not the peers' check. */
+  isDelivered?: boolean
+}
+
 /**
  * Routes the requests of sessions held elsewhere, and serves the ones forwarded here. One per
  * listener in cluster mode; the listener asks `route` before serving a request that names a session.
@@ -141,7 +154,7 @@ export class ClusterRouter {
   readonly #ttlMs: number
   readonly #owners = new Map<string, string>()
   /** Exchanges this instance forwarded, by key: the client waits here for the owner's answer. */
-  readonly #relayed = new Map<string, { exchange: Exchange; owner: string; sessionId: string; sink?: Sink; body?: Uint8Array }>()
+  readonly #relayed = new Map<string, Relay>()
   /** Answers on their way back to fronts (see flush). */
   readonly #sending = new Set<Promise<boolean>>()
   /** Exchanges forwarded to this instance, by key. */
@@ -273,7 +286,7 @@ export class ClusterRouter {
     // which need not travel): the owner counts the client by it, not by this instance's socket.
     const address = this.#host.clientAddress(exchange)
     if (address !== undefined) message.r = address
-    const relay = body === undefined ? { exchange, owner, sessionId } : { exchange, owner, sessionId, body }
+    const relay: Relay = body === undefined ? { exchange, owner, sessionId } : { exchange, owner, sessionId, body }
     this.#relayed.set(key, relay)
     exchange.onClose(() => {
       if (this.#relayed.get(key) !== relay) return
@@ -283,6 +296,7 @@ export class ClusterRouter {
     // An owner whose heartbeat holds but that did not hear it is coming back (Redis restarted): again, shortly.
     const delivered = await this.#sendTo(owner, JSON.stringify(message), 0)
     if (!delivered) { this.#relayed.delete(key); return false }
+    relay.isDelivered = true
     this.#watchPeers()
     return true
   }
@@ -365,7 +379,7 @@ export class ClusterRouter {
    * routed again from the record, which now names an owner that is gone, so the session is taken
    * over (here or by whoever was first) and the exchange served there.
    */
-  async #reroute(relay: { exchange: Exchange; owner: string; sessionId: string; body?: Uint8Array }): Promise<void> {
+  async #reroute(relay: Relay): Promise<void> {
     if (this.#owners.get(relay.sessionId) === relay.owner) this.#owners.delete(relay.sessionId)
     // Sent back over and over (records that disagree with their owners): no longer routed.
     const reroutes = (this.#reroutes.get(relay.exchange) ?? 0) + 1
@@ -431,7 +445,8 @@ export class ClusterRouter {
       let hasLeft: boolean | undefined
       let drained: Map<string, boolean> | undefined
       for (const [key, relay] of [...this.#relayed]) {
-        if (relay.owner !== peer) continue
+        // One still being sent is the sender's to route again (it learns the owner is gone).
+        if (relay.owner !== peer || relay.isDelivered !== true) continue
         this.#relayed.delete(key)
         if (relay.sink !== undefined) { relay.sink.end(); continue }
         hasLeft ??= await this.#cluster.hasLeft?.(peer).catch(() => false) ?? false

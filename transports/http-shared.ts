@@ -36,8 +36,10 @@ export class SharedSessions {
   /** How long a record lives without being touched: past the session's idle time here. */
   readonly #recordTtl: number
   readonly #router: ClusterRouter
-  /** Sessions handed over by a drain, by id: settles once each record names an owner that is gone. */
+  /** Sessions handed over by a drain, by id: settles once each record names where it went. */
   readonly #handedOver = new Map<string, Promise<void>>()
+  /** The instances a drain hands sessions to: listed once per drain, a peer that failed taken out. */
+  #peers: Promise<string[]> | undefined
 
   /** `scheduler` is the listener's option: the router's retries and peer checks run on it. */
   constructor(cluster: SessionCluster, host: SharedSessionsHost, idleTimeout: number, scheduler?: SchedulerLike) {
@@ -100,11 +102,16 @@ export class SharedSessions {
     const isHeld = async () => { const current = await cluster.lookup(session.id).catch(() => undefined); return current === undefined || current.owner === me }
     if (await isHeld()) {
       await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
-      const peers = await cluster.peers?.().catch(() => []) ?? []
-      // Spread over the peers: each drain's sessions start with the next one.
+      const peers = await (this.#peers ??= cluster.peers?.().catch(() => []) ?? Promise.resolve([]))
+      // Spread over the peers: each session starts with the next one.
       const first = this.#handedOver.size
       let isTaken = false
-      for (let i = 0; i < peers.length && !isTaken; i++) isTaken = await this.#router.handOverTo(peers[(first + i) % peers.length]!, session.id)
+      for (const peer of peers.map((_, i) => peers[(first + i) % peers.length]!)) {
+        isTaken = await this.#router.handOverTo(peer, session.id)
+        if (isTaken) break
+        // Gone or refusing: the next sessions skip it.
+        if (peers.includes(peer)) peers.splice(peers.indexOf(peer), 1)
+      }
       if (!isTaken && await isHeld()) await cluster.claim(session.id, { ...record, owner: `${me}${DRAINED}` }, this.#recordTtl).catch(() => {})
     }
     session.end(true)
