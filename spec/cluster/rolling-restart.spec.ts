@@ -7,14 +7,16 @@ import { connect, type McpClient } from '../../actors/client.ts'
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { startRedis, type TestRedis } from '../helpers/redis-server.ts'
 import { startNginx, type TestNginx } from '../helpers/nginx.ts'
-import { collected } from '../helpers/collected.ts'
+import { collected, type Collected } from '../helpers/collected.ts'
 import { spawnInstance, type SpawnedInstance } from '../../examples/cluster/spawn-instance.ts'
 
 /**
  * Issue 27, item 5: a rolling restart of all three instances (child processes on one
  * redis-server, behind a real nginx) while our client and the official SDK's each run a stream of
  * calls with progress and hold a resource subscription. Each instance in turn: a fresh one starts,
- * nginx is reloaded with it in place of the old one, and the old one gets SIGTERM (it drains).
+ * nginx is reloaded with it in place of the old one, and the old one gets SIGTERM (it drains: each
+ * session goes to a running instance, its streams end, and the clients resume them there). Neither
+ * client sends anything twice: a request that fails fails the test.
  */
 const FIXTURE = fileURLToPath(new URL('./fixture-instance.ts', import.meta.url))
 const RESOURCE = 'everything://readme'
@@ -43,7 +45,7 @@ afterAll(async () => {
 const textOf = (result: { content: unknown }) => (result.content as { text: string }[])[0]!.text
 
 /** One client's stream of calls: echo with a sequence number, then a progress call, over and over, until stopped. */
-function callStream(name: string, call: (n: number) => Promise<string>, progressCall: (onProgress: (progress: number) => void) => Promise<string>) {
+function callStream(name: string, call: (n: number) => Promise<string>, progressCall: (onProgress: (progress: number) => void) => Promise<string>, calls: Collected<string>) {
   const failures: string[] = []
   const answered: number[] = []
   const progressRuns: number[][] = []
@@ -54,6 +56,7 @@ function callStream(name: string, call: (n: number) => Promise<string>, progress
         const text = await call(n)
         if (text !== `${name} ${n}`) failures.push(`call ${n} answered ${JSON.stringify(text)}`)
         answered.push(n)
+        calls.push(`${name} ${n}`)
         const progress: number[] = []
         progressRuns.push(progress)
         const finished = await progressCall(value => progress.push(value))
@@ -98,20 +101,22 @@ describe('a rolling restart of every instance behind nginx', () => {
     }
     await touch()
 
+    // Every echo call answered, from both clients: the restarts wait on it.
+    const calls = collected<string>()
     const ourStream = callStream('ours',
       async n => textOf(await ours.callTool('echo', { text: `ours ${n}` }, { timeout: 20_000 })),
-      async onProgress => textOf(await ours.callTool('long_running', { steps: 4, ms: 20 }, { timeout: 20_000, onProgress: event => onProgress(event.progress) })))
+      async onProgress => textOf(await ours.callTool('long_running', { steps: 4, ms: 20 }, { timeout: 20_000, onProgress: event => onProgress(event.progress) })), calls)
     const sdkStream = callStream('sdk',
       async n => textOf(await sdk.callTool({ name: 'echo', arguments: { text: `sdk ${n}` } }, undefined, { timeout: 20_000 }) as { content: unknown }),
-      async onProgress => textOf(await sdk.callTool({ name: 'long_running', arguments: { steps: 4, ms: 20 } }, undefined, { timeout: 20_000, onprogress: p => onProgress(p.progress) }) as { content: unknown }))
+      async onProgress => textOf(await sdk.callTool({ name: 'long_running', arguments: { steps: 4, ms: 20 } }, undefined, { timeout: 20_000, onprogress: p => onProgress(p.progress) }) as { content: unknown }), calls)
     const drainMs: number[] = []
     // The instances nginx balances over.
     let live = [...children]
     try {
       for (const old of children.slice(0, 3)) {
         // Let calls run on the current set, then replace `old`.
-        const before = ourStream.answered.length + sdkStream.answered.length
-        await until(() => ourStream.answered.length + sdkStream.answered.length >= before + 6)
+        const before = calls.items.length
+        await within(calls.when(items => items.length >= before + 6), 'six calls answered')
         const fresh = await spawnFixture()
         live = [...live.filter(child => child !== old), fresh]
         await nginx.reload(live.map(child => child.address))
@@ -124,8 +129,8 @@ describe('a rolling restart of every instance behind nginx', () => {
         await touch()
       }
       // Calls went on after the last restart too.
-      const after = ourStream.answered.length + sdkStream.answered.length
-      await until(() => ourStream.answered.length + sdkStream.answered.length >= after + 6)
+      const after = calls.items.length
+      await within(calls.when(items => items.length >= after + 6), 'six calls answered after the last restart')
     } finally {
       await ourStream.stop()
       await sdkStream.stop()
@@ -140,21 +145,12 @@ describe('a rolling restart of every instance behind nginx', () => {
     console.info(`rolling restart: ${ourStream.answered.length} + ${sdkStream.answered.length} echo calls (each followed by a progress call), drains took ${drainMs.join(', ')} ms, the official client heard ${sdkUpdates.items.length} of ${touches} updates (errors: ${sdkErrors.join('; ') || 'none'})`)
     await ours.close()
     await sdk.close()
-  }, 240_000)
+  }, 120_000)
 })
 
-/** `promise`, or an error naming `what` past 30 s. */
+/** `promise`, or an error naming `what` past `ms` (30 s): a bound on a wait, never a sleep. */
 async function within<T>(promise: Promise<T>, what: string | (() => string), ms = 30_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`waited ${ms} ms for ${typeof what === 'string' ? what : what()}`)), ms) })
   try { return await Promise.race([promise, late]) } finally { clearTimeout(timer) }
-}
-
-/** Polls `check` every 20 ms, for at most 60 s. */
-async function until(check: () => boolean): Promise<void> {
-  const end = Date.now() + 60_000
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met within 60 s')
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
 }
