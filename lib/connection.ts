@@ -229,6 +229,7 @@ class JsonRpcConnection extends ConnectionWriter implements Connection {
   // ---- incoming ----
 
   #receive(item: Inbound): void {
+    if (item.type === 'session') { this.#options.sharedSession?.(item.session); return }
     if (item.type === 'invalid') {
       const error = item.error
       if ((error instanceof FrameTooLargeError || error instanceof StructureLimitError) && error.id !== undefined) return this.#receiveTooLarge(error, error.id)

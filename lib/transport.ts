@@ -20,6 +20,16 @@ export type Inbound =
    */
   | ({ type: 'message' } & Envelope)
   | { type: 'invalid'; error: McpError | LocalError }
+  /**
+   * The record of a session kept beyond this process, given before any message of it: a listener
+   * that took the session over from another instance (which drained) emits it first, so the
+   * server goes on with the session at once (its subscriptions receive) rather than at the
+   * client's next message. Only listeners that share their sessions emit it.
+   */
+  | { type: 'session'; session: SharedSession }
+
+/** What a codec makes of one frame: a message, or an invalid frame (never a `session` item). */
+export type Decoded = Exclude<Inbound, { type: 'session' }>
 
 /**
  * What a handler learns of the transport-level request that carried its MCP request

@@ -86,6 +86,7 @@ export class SharedChild {
     this.#buffer = isBuffered ? [] : undefined
     upstream.inbound.subscribe({
       next: item => {
+        if (item.type === 'session') return
         if (item.type === 'invalid') { this.#fromUpstreamInvalid(item.error); return }
         const payload = item.message as JsonRpcPayload
         for (const message of Array.isArray(payload) ? payload : [payload]) this.#fromUpstream(message)

@@ -170,7 +170,8 @@ class BridgedConnection {
   }
 
   #fromDownstream(item: Inbound, open: () => Transport | string, onOpen: (upstream: Transport) => void): void {
-    if (this.#ended !== undefined) return
+    // A shared session's record is the server's business: a bridge keeps no session state to restore.
+    if (this.#ended !== undefined || item.type === 'session') return
     this.#lastActivity = this.#now()
     if (item.type === 'invalid') {
       // JSON-RPC 2.0: what cannot be parsed is answered -32700 with a null id; an oversized frame is
@@ -209,6 +210,7 @@ class BridgedConnection {
   }
 
   #fromUpstream(item: Inbound): void {
+    if (item.type === 'session') return
     if (item.type === 'invalid') {
       // An answer too large to take: the request that waits for it gets an error instead of nothing.
       const details = item.error as { id?: RequestId; kind?: string; limit?: number }

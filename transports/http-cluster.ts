@@ -5,15 +5,12 @@
  * that instance is gone, the session is taken over from its saved record. Knows HTTP exchanges and
  * session records, nothing of MCP; the link itself (`SessionCluster`) is Redis in redis-cluster.ts.
  */
-import type { Principal } from '../lib/auth.ts'
 import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from '../lib/rx.ts'
-import { every } from './timers.ts'
-import { base64url, bytesOfBase64url } from '../lib/base64url.ts'
-import { replyError, type BodyResult, type Exchange, type RefusedIds, type Sink } from './http-exchange.ts'
-import { requestsOf } from './http-ids.ts'
-import { toHeaders, type HeaderList } from './request-info.ts'
-import { decodeJsonFrame } from '../lib/codec/json.ts'
-import { StructureLimitError } from '../lib/jsonrpc/errors.ts'
+import { after, every } from './timers.ts'
+import { base64url } from '../lib/base64url.ts'
+import { replyError, type Exchange, type Sink } from './http-exchange.ts'
+import { toHeaders } from './request-info.ts'
+import { ForwardedExchange, ReadExchange, idsOf, utf8, type ForwardMessage, type Op } from './http-forwarded-exchange.ts'
 
 /** What the cluster knows of a session: who holds it, for whom, and its state to take it over. */
 export interface SessionRecord {
@@ -59,6 +56,20 @@ export interface SessionCluster {
   /** Forgets a session this instance held (ended: DELETE, idle, closed). */
   release(sessionId: string): Promise<void>
   /**
+   * Optional: the instances taking sessions now (running, not leaving), this one left out: where a
+   * drain hands its sessions. Without it, they wait for their clients under a `~drained` owner.
+   */
+  peers?(): Promise<string[]>
+  /** Optional: this instance takes no session from now on (a drain): `peers` lists it no more. */
+  leave?(): Promise<void>
+  /**
+   * Optional: records that this instance drained cleanly, so what was forwarded to it and never
+   * answered it never ran: a front routes such an exchange again instead of answering 503.
+   */
+  markLeft?(): Promise<void>
+  /** Optional: whether `instanceId` drained cleanly (see markLeft); remembered for a minute. */
+  hasLeft?(instanceId: string): Promise<boolean>
+  /**
    * Optional: emits when the link is back after an outage. The records may be gone (a Redis
    * restarted without persistence): the listener writes those of its sessions again.
    */
@@ -70,14 +81,20 @@ export interface ClusterHost {
   has(sessionId: string): boolean
   /** Makes the local session for a record whose owner is gone; false when it cannot continue (legacy SSE). */
   adopt(sessionId: string, record: SessionRecord): boolean
+  /**
+   * Optional: takes over a session that `from` (draining) hands to this instance: true once it is
+   * held here, its record naming this instance; false when this one cannot (closing, or another
+   * took it first).
+   */
+  takeFrom?(sessionId: string, from: string): Promise<boolean>
   /** Serves an exchange another instance forwarded (its origin and credentials were checked there). */
   serve(exchange: Exchange): Promise<void>
   /** Optional: true while this instance drains (it then takes no session over). */
   isDraining?(): boolean
   /**
-   * Optional: whether this instance handed the session over (a drain): resolves true once its
-   * record names its new state, false when it holds it after all; false (not a promise) when it
-   * never handed it over.
+   * Optional: whether this instance handed the session over or, draining, does not hold it (a
+   * front's stale guess): resolves true once its record names where it went; false (not a
+   * promise) when it is served here.
    */
   movedAway?(sessionId: string): Promise<boolean> | false
   /**
@@ -106,16 +123,25 @@ const SEND_GRACE_MS = 3_000
 /** How often instances with open forwarded exchanges are checked to be still running (ms). */
 const PEER_CHECK_MS = 1_000
 
+/** How long a draining instance waits for a peer to say it took a session over, before its record decides. */
+const HAND_OVER_MS = 5_000
+/** An exchange sent back by owners this many times (each saying the session moved) is answered 503. */
+const MAX_REROUTES = 5
+
 /** Marks the owner a drained instance hands its sessions to (`<its id>~drained`): no instance runs under that id. */
 export const DRAINED = '~drained'
 
-/** What goes back to the front: reply, refuse, stream start, write, end; `m` (moved): the session was handed over, route the exchange again. */
-type Op = ['r' | 'f', number, Record<string, string>, string | undefined] | ['s', number, Record<string, string>, number] | ['w', string] | ['e'] | ['m']
-
-interface ForwardMessage {
-  t: 'x'; k: string; f: string; m: string; p: string; q: string; h: Record<string, string>
-  /** The body (text), or in base64url when it is not UTF-8; the principal; the client's resolved address. */
-  b?: string; b64?: string; a?: Principal; r?: string
+/** An exchange this instance forwarded, waiting for its owner's answer. */
+interface Relay {
+  exchange: Exchange
+  owner: string
+  sessionId: string
+  /** Where the owner's answer stream is written, once it started. */
+  sink?: Sink
+  /** The body forwarded (a POST's): the ids of a 503's answer are read from it. */
+  body?: Uint8Array
+  /** Set once the owner heard it: until then the sending side routes it, not the peers' check. */
+  isDelivered?: boolean
 }
 
 /**
@@ -128,7 +154,7 @@ export class ClusterRouter {
   readonly #ttlMs: number
   readonly #owners = new Map<string, string>()
   /** Exchanges this instance forwarded, by key: the client waits here for the owner's answer. */
-  readonly #relayed = new Map<string, { exchange: Exchange; owner: string; sessionId: string; sink?: Sink; body?: Uint8Array }>()
+  readonly #relayed = new Map<string, Relay>()
   /** Answers on their way back to fronts (see flush). */
   readonly #sending = new Set<Promise<boolean>>()
   /** Exchanges forwarded to this instance, by key. */
@@ -139,6 +165,10 @@ export class ClusterRouter {
   #peerCheck: Subscription | undefined
   /** The listener's `scheduler` option: the send retries' waits and the peers' check run on it. */
   readonly #scheduler: SchedulerLike | undefined
+  /** Sessions this instance hands over, by message key: resolved with the peer's answer. */
+  readonly #handing = new Map<string, (isTaken: boolean) => void>()
+  /** How often each exchange was sent back by an owner it was forwarded to (bounded by MAX_REROUTES). */
+  readonly #reroutes = new WeakMap<Exchange, number>()
 
   /** `scheduler` is the listener's option (undefined: real time, the peers' check on an unref'd timer). */
   constructor(cluster: SessionCluster, host: ClusterHost, ttlMs: number, scheduler?: SchedulerLike) {
@@ -168,6 +198,7 @@ export class ClusterRouter {
     for (const relay of this.#relayed.values()) relay.sink?.end()
     this.#relayed.clear()
     for (const served of [...this.#served.values()]) served.close()
+    for (const answer of [...this.#handing.values()]) answer(false)
   }
 
   /**
@@ -177,6 +208,9 @@ export class ClusterRouter {
   async route(exchange: Exchange, sessionId: string): Promise<Exchange | undefined> {
     if (this.#host.has(sessionId)) return exchange
     try {
+      // Being handed over from here (a drain): routed once its record names where it went.
+      const moving = this.#host.movedAway?.(sessionId)
+      if (moving !== undefined && moving !== false) await moving
       return await this.#route(exchange, sessionId)
     } catch {
       // Redis is away: whether another instance holds the session cannot be told. The client may
@@ -232,7 +266,7 @@ export class ClusterRouter {
   /** Hands the exchange to `owner`; false when it did not hear it (gone, or not listening for too long). */
   async #forward(exchange: Exchange, owner: string, body: Uint8Array | undefined, sessionId: string): Promise<boolean> {
     const me = this.#cluster.instanceId
-    const key = `${me}.${(++this.#count).toString(36)}`
+    const key = this.#key()
     // Every header goes, for the owner's `ctx.requestInfo`; the ones the listener reads go as the
     // front's `header()` reads them (node:http's way with duplicates), so the owner decides alike.
     const headers: Record<string, string> = {}
@@ -252,7 +286,7 @@ export class ClusterRouter {
     // which need not travel): the owner counts the client by it, not by this instance's socket.
     const address = this.#host.clientAddress(exchange)
     if (address !== undefined) message.r = address
-    const relay = body === undefined ? { exchange, owner, sessionId } : { exchange, owner, sessionId, body }
+    const relay: Relay = body === undefined ? { exchange, owner, sessionId } : { exchange, owner, sessionId, body }
     this.#relayed.set(key, relay)
     exchange.onClose(() => {
       if (this.#relayed.get(key) !== relay) return
@@ -262,6 +296,7 @@ export class ClusterRouter {
     // An owner whose heartbeat holds but that did not hear it is coming back (Redis restarted): again, shortly.
     const delivered = await this.#sendTo(owner, JSON.stringify(message), 0)
     if (!delivered) { this.#relayed.delete(key); return false }
+    relay.isDelivered = true
     this.#watchPeers()
     return true
   }
@@ -280,13 +315,46 @@ export class ClusterRouter {
     }
   }
 
+  #key(): string {
+    return `${this.#cluster.instanceId}.${(++this.#count).toString(36)}`
+  }
+
+  /**
+   * Asks `peer` to take over a session this instance leaves (a drain), so that it is held
+   * somewhere at every moment: its subscriptions go on receiving and its streams keep what is
+   * sent until the client resumes them there. Resolves true once the peer holds it; false when
+   * the peer did not hear, refused, or stayed silent for HAND_OVER_MS and its record does not name it.
+   */
+  async handOverTo(peer: string, sessionId: string): Promise<boolean> {
+    const key = this.#key()
+    const answer = new Promise<boolean>(resolve => this.#handing.set(key, resolve))
+    const timeout = after(HAND_OVER_MS, this.#scheduler, () => this.#handing.get(key)?.(false))
+    try {
+      const message = JSON.stringify({ t: 'h', k: key, s: sessionId, f: this.#cluster.instanceId })
+      const isTaken = await this.#cluster.send(peer, message).catch(() => false) && (await answer || (await this.#cluster.lookup(sessionId).catch(() => undefined))?.owner === peer)
+      if (isTaken) this.#remember(sessionId, peer)
+      return isTaken
+    } finally {
+      timeout.unsubscribe()
+      this.#handing.delete(key)
+    }
+  }
+
+  /** A draining instance hands a session here: taken over (or not), and the answer sent back. */
+  async #takeFrom(key: string, sessionId: string, from: string): Promise<void> {
+    const isTaken = await (this.#host.takeFrom?.(sessionId, from) ?? Promise.resolve(false)).catch(() => false)
+    await this.#sendTo(from, JSON.stringify({ t: 'a', k: key, ok: isTaken }), SEND_GRACE_MS)
+  }
+
   #receive(text: string): void {
-    let message: { t?: unknown; k?: unknown; ops?: unknown }
+    let message: { t?: unknown; k?: unknown; ops?: unknown; s?: unknown; f?: unknown; ok?: unknown }
     try { message = JSON.parse(text) as typeof message } catch { return }
     if (typeof message.k !== 'string') return
     if (message.t === 'o' && Array.isArray(message.ops)) return this.#apply(message.k, message.ops as Op[])
     if (message.t === 'c') return this.#served.get(message.k)?.close()
     if (message.t === 'x') return this.#serve(message as ForwardMessage)
+    if (message.t === 'h' && typeof message.s === 'string' && typeof message.f === 'string') return void this.#takeFrom(message.k, message.s, message.f)
+    if (message.t === 'a') return this.#handing.get(message.k)?.(message.ok === true)
   }
 
   /** What the owner answered to an exchange forwarded from here, written to the client. */
@@ -311,8 +379,12 @@ export class ClusterRouter {
    * routed again from the record, which now names an owner that is gone, so the session is taken
    * over (here or by whoever was first) and the exchange served there.
    */
-  async #reroute(relay: { exchange: Exchange; owner: string; sessionId: string }): Promise<void> {
+  async #reroute(relay: Relay): Promise<void> {
     if (this.#owners.get(relay.sessionId) === relay.owner) this.#owners.delete(relay.sessionId)
+    // Sent back over and over (records that disagree with their owners): no longer routed.
+    const reroutes = (this.#reroutes.get(relay.exchange) ?? 0) + 1
+    this.#reroutes.set(relay.exchange, reroutes)
+    if (reroutes > MAX_REROUTES) return replyError(relay.exchange, 503, -32000, 'Service Unavailable: the session is moving between server instances; send the request again', { 'retry-after': '1' }, idsOf(relay.body))
     const routed = await this.route(relay.exchange, relay.sessionId)
     if (routed !== undefined) await this.#host.serve(routed).catch(() => routed.reply(500, {}))
   }
@@ -367,13 +439,18 @@ export class ClusterRouter {
     for (const served of this.#served.values()) peers.add(served.from)
     for (const peer of peers) {
       if (await this.#cluster.isAlive(peer).catch(() => true)) continue
-      // A peer that drained handed its sessions over with nothing in flight: what it did not
-      // answer it never ran (it was sent back, or reached it as it let go), so it is routed again.
+      // A peer that drained cleanly answered everything it ran before it let go: what it did not
+      // answer it never ran (it reached it as it let go), so it is routed again, to wherever the
+      // session is now. One that crashed may have run it: the client is told to send it again.
+      let hasLeft: boolean | undefined
       let drained: Map<string, boolean> | undefined
       for (const [key, relay] of [...this.#relayed]) {
-        if (relay.owner !== peer) continue
+        // One still being sent is the sender's to route again (it learns the owner is gone).
+        if (relay.owner !== peer || relay.isDelivered !== true) continue
         this.#relayed.delete(key)
         if (relay.sink !== undefined) { relay.sink.end(); continue }
+        hasLeft ??= await this.#cluster.hasLeft?.(peer).catch(() => false) ?? false
+        if (hasLeft) { void this.#reroute(relay); continue }
         drained ??= new Map()
         if (!drained.has(relay.sessionId)) drained.set(relay.sessionId, (await this.#cluster.lookup(relay.sessionId).catch(() => undefined))?.owner === `${peer}${DRAINED}`)
         if (drained.get(relay.sessionId) === true) { void this.#reroute(relay); continue }
@@ -382,128 +459,4 @@ export class ClusterRouter {
       for (const served of [...this.#served.values()]) if (served.from === peer) served.close()
     }
   }
-}
-
-/**
- * An exchange forwarded by another instance, served here as a local one: what the listener
- * answers is sent back in batches (one message per tick per exchange), and the front's client
- * going away closes it.
- */
-class ForwardedExchange implements Exchange {
-  /** Its `remoteAddress` is the client's as the front resolved it: taken as it is. */
-  readonly isForwarded = true
-  readonly method: string
-  readonly pathname: string
-  readonly search: string
-  readonly remoteAddress: string | undefined
-  readonly from: string
-  principal: Principal | undefined
-  readonly #headers: Record<string, string>
-  readonly #body: Uint8Array
-  #ops: Op[] | undefined
-  /** The batches go one after the other (a retried one is not overtaken). */
-  #sending: Promise<boolean> = Promise.resolve(true)
-  #listeners: (() => void)[] = []
-  #isClosed = false
-
-  constructor(message: ForwardMessage, readonly post: (ops: Op[]) => Promise<boolean>, readonly onDone: () => void) {
-    this.method = message.m
-    this.pathname = message.p
-    this.search = message.q
-    this.remoteAddress = message.r
-    this.from = message.f
-    this.principal = message.a
-    this.#headers = message.h
-    this.#body = message.b64 !== undefined ? bytesOfBase64url(message.b64) ?? new Uint8Array(0) : new TextEncoder().encode(message.b ?? '')
-  }
-
-  /** Forwarded under their lower-case names (FORWARDED_HEADERS): looked up the same way, whatever the spelling. */
-  header(name: string): string | null { return this.#headers[name.toLowerCase()] ?? null }
-  headerList(): HeaderList { return this.#headers }
-  body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.#body }) }
-  onClose(listener: () => void): void {
-    if (this.#isClosed) queueMicrotask(listener)
-    else this.#listeners.push(listener)
-  }
-  reply(status: number, headers: Record<string, string>, body?: string): void { this.#op(['r', status, headers, body]); this.#finish() }
-  refuse(status: number, headers: Record<string, string>, body?: string): void { this.#op(['f', status, headers, body]); this.#finish() }
-  stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
-    // The front holds the client's connection: the mark applies there.
-    this.#op(['s', status, headers, highWaterMark])
-    return {
-      write: text => this.#op(['w', text]),
-      end: () => { if (this.#isClosed) return; this.#op(['e']); this.#finish() },
-    }
-  }
-
-  #op(op: Op): void {
-    if (this.#isClosed) return
-    if (this.#ops !== undefined) { this.#ops.push(op); return }
-    this.#ops = [op]
-    queueMicrotask(() => {
-      const ops = this.#ops
-      this.#ops = undefined
-      if (ops !== undefined) this.#send(ops)
-    })
-  }
-
-  /** Answered: nothing more goes to the front (a batch still queued is sent). */
-  #finish(): void {
-    if (this.#isClosed) return
-    const ops = this.#ops
-    this.#ops = undefined
-    if (ops !== undefined) this.#send(ops)
-    this.close()
-  }
-
-  #send(ops: Op[]): void {
-    this.#sending = this.#sending.then(isOpen => isOpen && this.post(ops)).then(delivered => { if (!delivered) this.close(); return delivered })
-  }
-
-  /** The client (or the front it came through) went away, or the answer ended. */
-  close(): void {
-    if (this.#isClosed) return
-    this.#isClosed = true
-    this.onDone()
-    for (const listener of this.#listeners.splice(0)) listener()
-  }
-}
-
-/** An exchange whose body was read (to forward it) and is served here after all. */
-class ReadExchange implements Exchange {
-  constructor(readonly inner: Exchange, readonly bytes: Uint8Array) {}
-  get method(): string { return this.inner.method }
-  get pathname(): string { return this.inner.pathname }
-  get search(): string { return this.inner.search }
-  get remoteAddress(): string | undefined { return this.inner.remoteAddress }
-  get isForwarded(): boolean | undefined { return this.inner.isForwarded }
-  get principal(): Principal | undefined { return this.inner.principal }
-  set principal(principal: Principal | undefined) { this.inner.principal = principal }
-  header(name: string): string | null { return this.inner.header(name) }
-  headerList(): HeaderList { return this.inner.headerList() }
-  body(): Promise<BodyResult> { return Promise.resolve({ type: 'body', body: this.bytes }) }
-  onClose(listener: () => void): void { this.inner.onClose(listener) }
-  reply(status: number, headers: Record<string, string>, body?: string): void { this.inner.reply(status, headers, body) }
-  refuse(status: number, headers: Record<string, string>, body?: string): void { this.inner.refuse(status, headers, body) }
-  stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink { return this.inner.stream(status, headers, highWaterMark) }
-}
-
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
-
-/** The body as text when it is valid UTF-8 (else it travels as base64url, byte for byte). */
-function utf8(bytes: Uint8Array): string | undefined {
-  try { return strictUtf8.decode(bytes) } catch { return undefined }
-}
-
-/**
- * The ids a relayed body's answer carries: one per request of a batch, else the request's own (null
- * when it has none). Decoded under the structure bounds like any body (client input: a body nested
- * deep costs seconds to parse), and one past them answers with the id read from its head.
- */
-function idsOf(body: Uint8Array | undefined): RefusedIds {
-  if (body === undefined) return null
-  const decoded = decodeJsonFrame(body, Infinity)
-  if (decoded.type === 'invalid') return decoded.error instanceof StructureLimitError ? decoded.error.id ?? null : null
-  const ids = requestsOf(decoded.message).ids
-  return Array.isArray(decoded.message) ? ids : (ids[0] ?? null)
 }

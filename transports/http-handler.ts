@@ -114,6 +114,25 @@ export class HttpHandler implements WebHandler {
       return exchange.reply(status === 'serving' ? 200 : 503, { ...JSON_HEADERS, 'cache-control': 'no-store' }, JSON.stringify(body))
     }
     if (core.isClosed) return answerRefusal(exchange, HANDLER_CLOSED)
+    return this.#arriving(exchange.header('mcp-session-id'), () => this.#serve(exchange))
+  }
+
+  /** Runs `serve` with the request counted as arriving for its session (see HttpListenerCore.arriving). */
+  async #arriving(sessionId: string | null, serve: () => Promise<void> | void): Promise<void> {
+    if (sessionId === null) return serve()
+    const arriving = this.#core.arriving
+    arriving.set(sessionId, (arriving.get(sessionId) ?? 0) + 1)
+    try {
+      await serve()
+    } finally {
+      const count = arriving.get(sessionId)! - 1
+      if (count === 0) arriving.delete(sessionId)
+      else arriving.set(sessionId, count)
+    }
+  }
+
+  async #serve(exchange: Exchange): Promise<void> {
+    const core = this.#core
     // Timers start with the first request, not at construction: Cloudflare Workers refuse timers
     // (and random numbers) in a module's global scope, where a handler is often made.
     this.#sweeping ??= this.#sweep()
@@ -155,7 +174,7 @@ export class HttpHandler implements WebHandler {
   async #serveForwarded(exchange: Exchange): Promise<void> {
     // The front ends the client's stream at its token's expiry too; this ends the owner's side with it.
     exchange = endStreamsAtExpiry(exchange, this.#core.scheduler)
-    return this.#route(routeForwarded(this.#core.rules, exchange.method, exchange.pathname), exchange)
+    return this.#arriving(exchange.header('mcp-session-id'), () => this.#route(routeForwarded(this.#core.rules, exchange.method, exchange.pathname), exchange))
   }
 
   #route(route: HttpRoute, exchange: Exchange): Promise<void> | void {
@@ -202,16 +221,18 @@ export class HttpHandler implements WebHandler {
     options.onProgress?.('health check failing')
     if (graceMs > 0) await this.#wait(graceMs)
     core.isDraining = true
+    await core.shared?.leave()
     options.onProgress?.('taking no new sessions')
     const deadline = core.now() + timeoutMs
     // Each session is left as soon as it has nothing running: polled (bounded by the deadline),
     // since a request ends deep inside the session and the server.
     let handedOver = 0
     const leaving: Promise<void>[] = []
+    let isLate = false
     for (;;) {
-      const isLate = core.now() >= deadline
+      isLate = core.now() >= deadline
       for (const session of [...core.sessions.sessions.values()]) {
-        if (!isLate && session.hasRequestInFlight()) continue
+        if (!isLate && (session.hasRequestInFlight() || core.arriving.has(session.id))) continue
         if (session instanceof HttpSession && session.shared !== undefined && core.shared !== undefined) {
           core.sessions.sessions.delete(session.id)
           leaving.push(core.shared.handOver(session))
@@ -225,6 +246,8 @@ export class HttpHandler implements WebHandler {
     await Promise.all(leaving)
     options.onProgress?.(`sessions handed over: ${handedOver}`)
     await core.shared?.flush()
+    // Nothing was cut short: what this instance did not answer it never ran (fronts route it again).
+    if (!isLate) await core.shared?.markLeft()
     await this.close()
   }
 

@@ -52,6 +52,12 @@ export class HttpListenerCore {
   isUnhealthy = false
   /** Set by a drain once the balancer had its grace: no new session is taken (initialize and legacy SSE GETs answered 503). */
   isDraining = false
+  /**
+   * Requests on their way into a session, by session id (counted from their arrival until they
+   * reached it, or were answered): a drain hands no session over while one is, so none reaches a
+   * session that has gone.
+   */
+  readonly arriving = new Map<string, number>()
 
   /** `serveForwarded` serves an exchange another instance forwarded (see streamable-http.ts). */
   constructor(options: StreamableHttpOptions, serveForwarded: (exchange: Exchange) => Promise<void>) {

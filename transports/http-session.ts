@@ -359,6 +359,14 @@ export class HttpSession implements Transport, ListenerSession {
     return id
   }
 
+  /**
+   * A shared session taken over: the server hears of its record at once (Inbound `session`), not
+   * with the client's next message, so an update it subscribed to is not missed meanwhile.
+   */
+  announceShared(): void {
+    if (this.shared !== undefined) this.#inbound.push({ type: 'session', session: this.shared })
+  }
+
   /** A shared session taken over: its standalone stream (named in its record) keeps what is sent until the client resumes it. */
   keepStandalone(streamId: string): void {
     const stream = new HttpStream(streamId, undefined)

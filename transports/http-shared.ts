@@ -36,8 +36,10 @@ export class SharedSessions {
   /** How long a record lives without being touched: past the session's idle time here. */
   readonly #recordTtl: number
   readonly #router: ClusterRouter
-  /** Sessions handed over by a drain, by id: settles once each record names an owner that is gone. */
+  /** Sessions handed over by a drain, by id: settles once each record names where it went. */
   readonly #handedOver = new Map<string, Promise<void>>()
+  /** The instances a drain hands sessions to: listed once per drain, a peer that failed taken out. */
+  #peers: Promise<string[]> | undefined
 
   /** `scheduler` is the listener's option: the router's retries and peer checks run on it. */
   constructor(cluster: SessionCluster, host: SharedSessionsHost, idleTimeout: number, scheduler?: SchedulerLike) {
@@ -53,7 +55,9 @@ export class SharedSessions {
       clientAddress: exchange => host.clientAddress(exchange),
       reclaim: () => { for (const session of host.sessions.values()) void this.#reclaim(session) },
       isDraining: () => host.isDraining(),
-      movedAway: id => this.#handedOver.get(id)?.then(() => true) ?? false,
+      // Draining, a session not held here is elsewhere (a front guessed from an old record).
+      movedAway: id => this.#handedOver.get(id)?.then(() => true) ?? (host.isDraining() && !host.sessions.has(id) ? Promise.resolve(true) : false),
+      takeFrom: (id, from) => this.#takeFrom(id, from),
     }, this.#recordTtl, scheduler)
   }
 
@@ -68,26 +72,57 @@ export class SharedSessions {
   get waitingRelays(): number { return this.#router.waitingRelays }
   flush(): Promise<void> { return this.#router.flush() }
 
+  /** A drain starts: no session is handed to this instance from now on. */
+  leave(): Promise<void> { return this.#cluster.leave?.().catch(() => {}) ?? Promise.resolve() }
+  /** A drain ended cleanly: fronts route again what this instance never answered (see SessionCluster.markLeft). */
+  markLeft(): Promise<void> { return this.#cluster.markLeft?.().catch(() => {}) ?? Promise.resolve() }
+
   /**
-   * Hands a session over to the other instances at once (a drain), instead of leaving it to the
-   * heartbeat: its record is written again naming an owner that is gone (`<this id>~drained`, no
-   * heartbeat), with the state it saved, so the first instance its client reaches takes it over
-   * (and resumes its streams from the event store); then the session ends here keeping its record
-   * and events. Exchanges forwarded here for it meanwhile are sent back to be routed again.
+   * Hands a session over to another instance at once (a drain), instead of leaving it to the
+   * heartbeat. Its record gets its last state, then a running instance is asked to take it over
+   * (SessionCluster.peers, one after the other until one does): the session is held by one
+   * instance or the other at every moment, so its subscriptions lose no update; its streams end
+   * here and the client resumes them there from the event store. With no instance to take it,
+   * the record names an owner that is gone (`<this id>~drained`), so the first instance its client
+   * reaches takes it over. Exchanges for it arriving meanwhile are routed once it has gone.
    */
   handOver(session: HttpSession): Promise<void> {
-    const cluster = this.#cluster
-    const record: SessionRecord = { owner: `${cluster.instanceId}${DRAINED}`, principalKey: session.principalKey, kind: 'streamable-http' }
-    if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
-    if (session.sharedState !== undefined) record.state = session.sharedState
-    const done = (async () => {
-      // Only while this instance holds it: one taken over meanwhile is the new owner's.
-      const current = await cluster.lookup(session.id).catch(() => undefined)
-      if (current === undefined || current.owner === cluster.instanceId) await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
-      session.end(true)
-    })()
+    const done = this.#handOver(session)
     this.#handedOver.set(session.id, done)
     return done
+  }
+
+  async #handOver(session: HttpSession): Promise<void> {
+    const cluster = this.#cluster
+    const me = cluster.instanceId
+    const record: SessionRecord = { owner: me, principalKey: session.principalKey, kind: 'streamable-http' }
+    if (session.protocolVersion !== undefined) record.protocolVersion = session.protocolVersion
+    if (session.sharedState !== undefined) record.state = session.sharedState
+    // Only while this instance holds it: one taken over meanwhile is the new owner's.
+    const isHeld = async () => { const current = await cluster.lookup(session.id).catch(() => undefined); return current === undefined || current.owner === me }
+    if (await isHeld()) {
+      await cluster.claim(session.id, record, this.#recordTtl).catch(() => {})
+      const peers = await (this.#peers ??= cluster.peers?.().catch(() => []) ?? Promise.resolve([]))
+      // Spread over the peers: each session starts with the next one.
+      const first = this.#handedOver.size
+      let isTaken = false
+      for (const peer of peers.map((_, i) => peers[(first + i) % peers.length]!)) {
+        isTaken = await this.#router.handOverTo(peer, session.id)
+        if (isTaken) break
+        // Gone or refusing: the next sessions skip it.
+        if (peers.includes(peer)) peers.splice(peers.indexOf(peer), 1)
+      }
+      if (!isTaken && await isHeld()) await cluster.claim(session.id, { ...record, owner: `${me}${DRAINED}` }, this.#recordTtl).catch(() => {})
+    }
+    session.end(true)
+  }
+
+  /** A draining instance hands a session here (see handOver): taken over from its record. */
+  async #takeFrom(id: string, from: string): Promise<boolean> {
+    if (this.#host.isClosed() || this.#host.sessions.has(id)) return false
+    const record = await this.#cluster.takeOver(id, from, this.#recordTtl)
+    if (record === undefined || record.owner !== this.#cluster.instanceId) return false
+    return this.#adopt(id, record)
   }
 
   /**
@@ -146,7 +181,9 @@ export class SharedSessions {
   /** Continues here a Streamable HTTP session whose instance is gone, from its record. */
   #adopt(id: string, record: SessionRecord): boolean {
     const host = this.#host
-    if (record.kind !== 'streamable-http' || host.sessions.has(id) || host.isClosed() || host.isDraining()) {
+    // One taken over while this instance drains is held here all the same (the record names it):
+    // the drain hands it on in its next round.
+    if (record.kind !== 'streamable-http' || host.sessions.has(id) || host.isClosed()) {
       // A legacy SSE session ended with its stream: it is forgotten everywhere.
       if (record.kind === 'sse') this.#cluster.release(id).catch(() => {})
       return false
@@ -160,6 +197,7 @@ export class SharedSessions {
     session.shared = record.state === undefined ? { id, save } : { id, restored: record.state, save }
     if (record.standalone !== undefined) session.keepStandalone(record.standalone)
     host.open(session)
+    session.announceShared()
     return true
   }
 }

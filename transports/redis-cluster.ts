@@ -6,7 +6,9 @@
  * with a heartbeat key (`<prefix>alive:<id>`, refreshed every second, expiring after three). An
  * instance whose heartbeat expired is gone: its sessions are taken over and its tasks failed. A
  * PUBLISH no one received while the heartbeat holds is a subscriber reconnecting (Redis restarted):
- * the sender tries again instead.
+ * the sender tries again instead. The instances that take sessions are listed in
+ * `<prefix>instances` (a draining one takes itself out, to be handed no session), and one that
+ * drained cleanly says so for a minute in `<prefix>left:<id>`.
  */
 import { Observable, type SchedulerLike } from '../lib/rx.ts'
 import { randomId } from '../lib/base64url.ts'
@@ -38,6 +40,8 @@ export type RedisClusterLike = RedisLike & RedisPubSubLike
 /** How often an instance says it runs, and how long that holds (a SIGKILLed instance is gone after at most this). */
 const HEARTBEAT_MS = 1_000
 const HEARTBEAT_TTL_MS = 3_000
+/** How long an instance that drained cleanly is remembered as such (fronts ask within seconds). */
+const LEFT_TTL_MS = 60_000
 
 /** Sets the owner of KEYS[1] to ARGV[2] if it is still ARGV[1]; answers the record (HGETALL). */
 const TAKE_OVER = `
@@ -74,7 +78,16 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
   const key = (sessionId: string) => `${prefix}session:${sessionId}`
 
   const alive = (id: string) => `${prefix}alive:${id}`
-  const beat = () => { redis.set(alive(instanceId), '1', { PX: HEARTBEAT_TTL_MS }).catch(onError) }
+  // The instances that take sessions (a sorted set, scores unused): listed by `peers`, each
+  // checked against its heartbeat there, since a crashed one is not taken out by itself.
+  const members = `${prefix}instances`
+  // Set by `leave` (a drain): the heartbeat goes on, the listing stops.
+  let isLeaving = false
+  const beat = () => {
+    redis.set(alive(instanceId), '1', { PX: HEARTBEAT_TTL_MS }).catch(onError)
+    // Again on every beat: a Redis that restarted empty has it back within a second.
+    if (!isLeaving) redis.zAdd(members, { score: 0, value: instanceId }).catch(onError)
+  }
   const messages = new Observable<string>(subscriber => {
     const listening = channelMessages(redis, channel(instanceId), onError).subscribe(subscriber)
     // The heartbeat says this instance runs while it listens; it stops (and goes) with the listening.
@@ -87,6 +100,7 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
       backUp?.unsubscribe()
       listening.unsubscribe()
       redis.del(alive(instanceId)).catch(() => {})
+      redis.zRem(members, instanceId).catch(() => {})
     }
   })
 
@@ -131,6 +145,24 @@ export function redisSessionCluster(redis: RedisClusterLike, options: RedisSessi
     },
     async release(sessionId) {
       await redis.eval(IF_OWNER, { keys: [key(sessionId)], arguments: [instanceId, 'del', ''] })
+    },
+    async peers() {
+      const listed = (await redis.zRangeByScore(members, '-inf', '+inf')).filter(id => id !== instanceId)
+      const beats = await Promise.all(listed.map(id => redis.get(alive(id))))
+      const gone = listed.filter((_, i) => beats[i] === null)
+      // Crashed (no heartbeat): taken out for everyone.
+      if (gone.length > 0) redis.zRem(members, gone).catch(onError)
+      return listed.filter((_, i) => beats[i] !== null)
+    },
+    async leave() {
+      isLeaving = true
+      await redis.zRem(members, instanceId)
+    },
+    async markLeft() {
+      await redis.set(`${prefix}left:${instanceId}`, '1', { PX: LEFT_TTL_MS })
+    },
+    async hasLeft(id) {
+      return (await redis.get(`${prefix}left:${id}`)) !== null
     },
   }
 }

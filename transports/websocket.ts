@@ -2,9 +2,9 @@ import type { AuthAnswer, AuthRequest, Authenticator } from '../lib/auth.ts'
 import type { IncomingMessage, Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { asyncScheduler, Observable, Subject, Subscription, type SchedulerLike } from '../lib/rx.ts'
-import { clockOf, every } from './timers.ts'
+import { after, clockOf, every } from './timers.ts'
 import type { WebSocketServer } from 'ws'
-import type { Transport, TransportServer } from '../lib/transport.ts'
+import { DRAIN_DEFAULTS, type DrainOptions, type Transport, type TransportServer } from '../lib/transport.ts'
 import { ErrorCode } from '../lib/jsonrpc/errors.ts'
 import { createMemoryRateLimiterStore, type RateLimiterStore, type TokenBucketOptions } from '../lib/token-bucket.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from '../lib/codec/codec.ts'
@@ -146,8 +146,19 @@ export interface McpWebSocketServer extends TransportServer {
   readonly sessionCount: number
   /** Where this listener's `rateLimit` and `failedAuthLimit` buckets live: the option, else the memory store it made. */
   readonly rateLimiterStore: RateLimiterStore
+  /**
+   * Leaves gracefully (`McpServer.drain` calls it): after `healthGraceMs`, new upgrades are
+   * answered 503 with Retry-After (the balancer sends them to another instance); each socket is
+   * closed with 1012 (Service Restart, a code clients reconnect on) as soon as it has no request in
+   * flight, or at `timeoutMs`; then the listener closes. A WebSocket session is its connection:
+   * the client's reconnection starts a new one elsewhere.
+   */
+  drain(options?: DrainOptions): Promise<void>
   close(): Promise<void>
 }
+
+/** The close code a draining listener closes its sockets with: RFC 6455's registry, 1012 Service Restart. */
+export const WS_SERVICE_RESTART = 1012
 
 /**
  * A WebSocket server for MCP (a custom transport: JSON-RPC messages and the lifecycle unchanged).
@@ -183,6 +194,10 @@ class WsTransportServer implements McpWebSocketServer {
   readonly #admission: SessionAdmission<WsTransport>
   /** Where the policy's budgets live (the option, else a memory store of this listener's own). */
   readonly #rateLimiterStore: RateLimiterStore
+  /** Set by a drain once the balancer had its grace: upgrades are answered 503. */
+  #isDraining = false
+  /** The drain under way (a second call returns it). */
+  #draining: Promise<void> | undefined
 
   constructor(options: WebSocketServerOptions) {
     this.#options = options
@@ -264,6 +279,7 @@ class WsTransportServer implements McpWebSocketServer {
   async #upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const path = (request.url ?? '/').split('?')[0]!
     if (path !== (this.#options.path ?? WEBSOCKET_DEFAULTS.path)) return refuse(socket, 404, 'Not Found')
+    if (this.#isDraining) return refuseJson(socket, 503, -32000, 'Service Unavailable: this server instance is shutting down; connect again', 1)
     const origin = request.headers.origin
     if (origin !== undefined && !isAllowedOrigin(origin, this.#options.allowedOrigins)) return refuse(socket, 403, 'Forbidden')
     if (isCrossSiteWithoutOrigin(request.headers)) return refuse(socket, 403, 'Forbidden')
@@ -276,6 +292,8 @@ class WsTransportServer implements McpWebSocketServer {
     const client = clientKey(authorization?.principal, address)
     const wss = await this.#server()
     // Checked after the awaits and right before the (synchronous) handshake, so no upgrade slips past a cap.
+    // Checked again after the awaits: a drain may have started meanwhile.
+    if (this.#isDraining) return refuseJson(socket, 503, -32000, 'Service Unavailable: this server instance is shutting down; connect again', 1)
     const refusal = this.#admission.admit(client, this.#sockets, this.#sockets.size, false, this.#scheduler.now())
     if (refusal !== undefined) {
       const seconds = retryAfterSeconds(refusal.retryAfterMs)
@@ -329,6 +347,39 @@ class WsTransportServer implements McpWebSocketServer {
     return { auth, principal: outcome.principal, request: authRequest }
   }
 
+  drain(options: DrainOptions = {}): Promise<void> {
+    return this.#draining ??= this.#drain(options)
+  }
+
+  async #drain(options: DrainOptions): Promise<void> {
+    const graceMs = options.healthGraceMs ?? DRAIN_DEFAULTS.healthGraceMs
+    if (graceMs > 0) await this.#wait(graceMs)
+    this.#isDraining = true
+    options.onProgress?.('websocket: taking no new connections')
+    const deadline = this.#scheduler.now() + (options.timeoutMs ?? DRAIN_DEFAULTS.timeoutMs)
+    let closed = 0
+    // Each socket goes as soon as nothing runs on it (polled, bounded by the deadline): a request
+    // ends deep inside the server, so nothing tells this listener when.
+    for (;;) {
+      const isLate = this.#scheduler.now() >= deadline
+      for (const socket of [...this.#sockets]) {
+        if (!isLate && socket.hasRequestInFlight()) continue
+        this.#forget(socket)
+        socket.closeWith(WS_SERVICE_RESTART, 'server restarting')
+        closed++
+      }
+      if (this.#sockets.size === 0 || isLate) break
+      await this.#wait(DRAIN_POLL_MS)
+    }
+    options.onProgress?.(`websocket: connections closed: ${closed}`)
+    await this.close()
+  }
+
+  /** Resolves after `ms` on the listener's scheduler. */
+  #wait(ms: number): Promise<void> {
+    return new Promise(resolve => { after(ms, this.#options.scheduler, resolve) })
+  }
+
   async close(): Promise<void> {
     this.#timers.unsubscribe()
     for (const socket of this.#sockets) socket.ws.close(1001, 'server closing')
@@ -337,6 +388,9 @@ class WsTransportServer implements McpWebSocketServer {
     if (this.#http !== undefined) await closeServer(this.#http)
   }
 }
+
+/** How often a drain looks again for sockets with nothing in flight. */
+const DRAIN_POLL_MS = 20
 
 /** The reason a socket closed to make room is given (1001), by which cap made it give way. */
 const EVICTED: Record<BudgetRefusal, string> = { client: 'evicted: too many sockets of this client', total: 'evicted: the server is full' }

@@ -3,7 +3,7 @@
  * everything it writes (config, pid, logs, temp files) in a fresh temporary directory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -121,9 +121,12 @@ async function launch(binary: string, config: { upstreams: readonly string[]; po
   const reload = async (upstreams: readonly string[]) => {
     const current = ++generation
     await writeFile(join(dir, 'nginx.conf'), nginxConfig({ ...config, upstreams, generation: current }))
+    const oldWorkers = workersOf(child.pid!)
     child.kill('SIGHUP')
     const until = Date.now() + START_TIMEOUT_MS
-    while (await generationAt(host, port) !== String(current)) {
+    // The new workers answer; and the old ones stopped accepting, or a new connection could still
+    // reach one of them (and an upstream taken out) for a moment after the new ones started.
+    while (await generationAt(host, port) !== String(current) || oldWorkers.some(isStillAccepting)) {
       if (Date.now() > until) throw new Error(`nginx did not take its new configuration within ${START_TIMEOUT_MS} ms: ${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`)
       await new Promise(resolve => setTimeout(resolve, 25))
     }
@@ -139,6 +142,34 @@ async function generationAt(host: string, port: number): Promise<string | undefi
   } catch {
     return undefined
   }
+}
+
+/** The pids of nginx's worker processes (the master's children), from Linux's /proc; none elsewhere. */
+function workersOf(masterPid: number): number[] {
+  let entries: string[]
+  try { entries = readdirSync('/proc') } catch { return [] }
+  const workers: number[] = []
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    // stat: `pid (comm) state ppid ...`; comm may hold spaces, so the fields are read after its `)`.
+    const stat = readOrUndefined(`/proc/${entry}/stat`)
+    const ppid = stat === undefined ? undefined : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    if (ppid === masterPid) workers.push(Number(entry))
+  }
+  return workers
+}
+
+/**
+ * Whether an old worker still takes connections: nginx retitles a worker `... is shutting down` as
+ * it closes its listening sockets on a reload, and the worker exits once its last connection ends.
+ */
+function isStillAccepting(pid: number): boolean {
+  const title = readOrUndefined(`/proc/${pid}/cmdline`)
+  return title !== undefined && title.includes('worker process') && !title.includes('shutting down')
+}
+
+function readOrUndefined(path: string): string | undefined {
+  try { return readFileSync(path, 'utf8') } catch { return undefined }
 }
 
 /** Signals nginx's whole process group (master and workers); nothing if it is gone. */

@@ -1,4 +1,4 @@
-import type { Inbound } from '../transport.ts'
+import type { Decoded, Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
 import type { StructureLimits } from './structure.ts'
 
@@ -31,6 +31,6 @@ export interface DecoderOptions extends StructureLimits {
 /** A codec: how one transport frames messages. */
 export interface Codec {
   readonly name: string
-  createDecoder(emit: (item: Inbound) => void, options?: DecoderOptions): Decoder
+  createDecoder(emit: (item: Decoded) => void, options?: DecoderOptions): Decoder
   encode: Encode
 }

@@ -1,6 +1,6 @@
 import type { Codec, Decoder } from './codec.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
-import type { Inbound } from '../transport.ts'
+import type { Decoded, Inbound } from '../transport.ts'
 import type { JsonRpcPayload } from '../jsonrpc/message.ts'
 import { FrameTooLargeError, ParseError, StructureLimitError } from '../jsonrpc/errors.ts'
 import { FRAME_HEAD_BYTES, FRAME_TAIL_BYTES, readFrameHead } from './frame-head.ts'
@@ -38,7 +38,7 @@ export function encodeLine(payload: JsonRpcPayload): string {
 }
 
 /** Decodes one frame's worth of UTF-8 JSON text into an {@link Inbound}, within `limits` (see {@link parseJsonText}). */
-export function decodeJsonText(bytes: Uint8Array, decoder: TextDecoder, limits: Required<StructureLimits> = STRUCTURE_DEFAULTS): Inbound {
+export function decodeJsonText(bytes: Uint8Array, decoder: TextDecoder, limits: Required<StructureLimits> = STRUCTURE_DEFAULTS): Decoded {
   let text: string
   try {
     text = decoder.decode(bytes)
@@ -53,7 +53,7 @@ export function decodeJsonText(bytes: Uint8Array, decoder: TextDecoder, limits: 
  * that breaks `limits` is refused before it is parsed (`exceededBound`) with a `StructureLimitError`
  * carrying the id and kind read from its first and last bytes (`readFrameHead`).
  */
-export function parseJsonText(text: string, limits: Required<StructureLimits> = STRUCTURE_DEFAULTS): Inbound {
+export function parseJsonText(text: string, limits: Required<StructureLimits> = STRUCTURE_DEFAULTS): Decoded {
   const bound = exceededBound(text, limits.maxDepth, limits.maxMembers)
   if (bound !== undefined) {
     const encoder = new TextEncoder()
@@ -68,7 +68,7 @@ export function parseJsonText(text: string, limits: Required<StructureLimits> = 
 }
 
 class JsonLinesDecoder implements Decoder {
-  readonly #emit: (item: Inbound) => void
+  readonly #emit: (item: Decoded) => void
   readonly #limit: number
   /** Bounds on each line's nesting and members. */
   readonly #structure: Required<StructureLimits>
@@ -88,7 +88,7 @@ class JsonLinesDecoder implements Decoder {
   /** While skipping: the size of the oversized line so far. */
   #skipped = 0
 
-  constructor(emit: (item: Inbound) => void, limit: number, structure: Required<StructureLimits>) {
+  constructor(emit: (item: Decoded) => void, limit: number, structure: Required<StructureLimits>) {
     this.#emit = emit
     this.#limit = limit
     this.#structure = structure

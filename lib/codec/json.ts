@@ -1,6 +1,6 @@
 import type { Codec } from './codec.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
-import type { Inbound } from '../transport.ts'
+import type { Decoded, Inbound } from '../transport.ts'
 import { FrameTooLargeError } from '../jsonrpc/errors.ts'
 import { decodeJsonText, parseJsonText } from './json-lines.ts'
 import { FRAME_HEAD_BYTES, FRAME_TAIL_BYTES, readFrameHead } from './frame-head.ts'
@@ -34,7 +34,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
  * @example
  * decodeJsonFrame('{"jsonrpc":"2.0","method":"ping","id":1}') // { type: 'message', message: {...} }
  */
-export function decodeJsonFrame(frame: Uint8Array | string, maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE, limits?: StructureLimits): Inbound {
+export function decodeJsonFrame(frame: Uint8Array | string, maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE, limits?: StructureLimits): Decoded {
   const structure = limitsOf(limits)
   if (typeof frame === 'string') {
     // A string's UTF-8 size is at most 3 bytes per UTF-16 unit; measure exactly only when close.

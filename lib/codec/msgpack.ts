@@ -1,7 +1,7 @@
 import type { Packr } from 'msgpackr'
 import type { Codec } from './codec.ts'
 import { DEFAULT_MAX_MESSAGE_SIZE } from './codec.ts'
-import type { Inbound } from '../transport.ts'
+import type { Decoded, Inbound } from '../transport.ts'
 import type { JsonRpcPayload, RequestId } from '../jsonrpc/message.ts'
 import { FrameTooLargeError, ParseError, StructureLimitError, TransportError, type StructureBound } from '../jsonrpc/errors.ts'
 import { limitsOf, type StructureLimits } from './structure.ts'
@@ -69,7 +69,7 @@ export function encodeMsgpack(payload: JsonRpcPayload): Uint8Array {
  * JSON codecs do: a frame past them is a `StructureLimitError` with the top-level id, when the
  * pass read one before the breach.
  */
-export function decodeMsgpackFrame(frame: Uint8Array, maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE, limits?: StructureLimits): Inbound {
+export function decodeMsgpackFrame(frame: Uint8Array, maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE, limits?: StructureLimits): Decoded {
   const packer = loadedPackr()
   if (frame.length > maxMessageSize) return { type: 'invalid', error: new FrameTooLargeError(maxMessageSize, undefined, { size: frame.length }) }
   const structure = limitsOf(limits)

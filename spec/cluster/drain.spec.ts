@@ -71,16 +71,47 @@ describe('McpServer.drain on a scaled-out Streamable HTTP listener', () => {
       // Closed: the port is gone.
       await expect(fetch(new URL('/health', a.http.url!))).rejects.toThrow()
 
-      // Handed over, not left to expire: the record names an owner no instance runs as, with the session's state.
+      // Handed over to the running instance, not left to expire: b holds it already (before the
+      // client came back), with the session's state.
       const record = await b.scale.redis.eval(`return redis.call('HGETALL', KEYS[1])`, { keys: [`drain1:session:${transport.sessionId}`], arguments: [] }) as string[]
-      expect(record[record.indexOf('o') + 1]).toBe(`${a.scale.instanceId}~drained`)
+      expect(record[record.indexOf('o') + 1]).toBe(b.scale.instanceId)
       expect(record).toContain('s')
-      // The same session, now held by b, its subscription kept: an update reaches the client.
-      expect(textOf(await client.callTool('whoami', {}))).toBe(b.scale.instanceId)
-      expect(transport.sessionId).toBeDefined()
-      await client.callTool('touch', { uri: 'everything://readme' })
+      // b took the session on at once, its subscription with it: an update raised there by another
+      // client reaches this one before it sent anything to b.
+      const other = await connect(streamableHttpClient(b.http.url!), { name: 'other', version: '1' }, { era: 'legacy', protocolVersion: '2025-11-25' })
+      await other.callTool('touch', { uri: 'everything://readme' })
       await updates.when(items => items.length >= 2)
-      expect(updates.items).toHaveLength(2)
+      await other.close()
+      // The same session, now held by b.
+      expect(textOf(await client.callTool('whoami', {}))).toBe(b.scale.instanceId)
+      await client.callTool('touch', { uri: 'everything://readme' })
+      await updates.when(items => items.length >= 3)
+      expect(updates.items).toHaveLength(3)
+    } finally {
+      await client.close()
+    }
+  }, 30_000)
+
+  it('leaves the session to the first instance its client reaches when no instance runs to take it', async () => {
+    const a = await instance('drain3:')
+    const upstreams = [a]
+    const transport = streamableHttpClient('http://balancer/mcp', { fetch: balancer(upstreams) })
+    const client = await connect(transport, { name: 'ours', version: '1' }, { era: 'legacy', protocolVersion: '2025-11-25' })
+    try {
+      const updates = collected<unknown>()
+      client.notifications('notifications/resources/updated').subscribe(update => updates.push(update))
+      await client.subscribeResource('everything://readme')
+      await a.server.drain({ timeoutMs: 10_000 })
+      // Alone, a could hand the session to no one: its record names an owner no instance runs as.
+      const record = await a.scale.redis.eval(`return redis.call('HGETALL', KEYS[1])`, { keys: [`drain3:session:${transport.sessionId}`], arguments: [] }) as string[]
+      expect(record[record.indexOf('o') + 1]).toBe(`${a.scale.instanceId}~drained`)
+      // The replacement starts; the client's next request takes the session over there, subscription and all.
+      const b = await instance('drain3:')
+      upstreams.splice(0, 1, b)
+      expect(textOf(await client.callTool('whoami', {}))).toBe(b.scale.instanceId)
+      await client.callTool('touch', { uri: 'everything://readme' })
+      await updates.when(items => items.length >= 1)
+      expect(updates.items).toHaveLength(1)
     } finally {
       await client.close()
     }

@@ -2,19 +2,19 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { jsonLines } from '../../../lib/codec/json-lines.ts'
 import { FrameTooLargeError, ParseError } from '../../../lib/jsonrpc/errors.ts'
-import type { Inbound } from '../../../lib/transport.ts'
+import type { Decoded } from '../../../lib/transport.ts'
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 
-function decodeChunks(chunks: (Uint8Array | string)[], maxMessageSize?: number): Inbound[] {
-  const out: Inbound[] = []
+function decodeChunks(chunks: (Uint8Array | string)[], maxMessageSize?: number): Decoded[] {
+  const out: Decoded[] = []
   const decoder = jsonLines.createDecoder(item => out.push(item), { maxMessageSize })
   for (const chunk of chunks) decoder.write(chunk)
   decoder.end()
   return out
 }
 
-const messages = (items: Inbound[]) => items.map(item => item.type === 'message' ? item.message : item.error.constructor.name)
+const messages = (items: Decoded[]) => items.map(item => item.type === 'message' ? item.message : item.error.constructor.name)
 
 describe('jsonLines', () => {
   const fixture = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"héllo ☃ 😀"}}\r\n\n   \n{"a":[1,2,3]}\n'
@@ -104,7 +104,7 @@ describe('jsonLines', () => {
   })
   describe('an oversized line', () => {
     const big = 'y'.repeat(5000)
-    const tooLarge = (items: Inbound[]) => items.filter(item => item.type === 'invalid').map(item => {
+    const tooLarge = (items: Decoded[]) => items.filter(item => item.type === 'invalid').map(item => {
       const error = item.error as FrameTooLargeError
       return { name: error.name, size: error.size, limit: error.limit, id: error.id, kind: error.kind }
     })
@@ -145,7 +145,7 @@ describe('jsonLines', () => {
 
     it('keeps at most the head and the tail of the line, whatever its size', () => {
       // 64 MiB of skipped bytes in 1 MiB chunks: only the counters move.
-      const out: Inbound[] = []
+      const out: Decoded[] = []
       const decoder = jsonLines.createDecoder(item => out.push(item), { maxMessageSize: 1024 })
       const chunk = new Uint8Array(1 << 20).fill(0x61)
       decoder.write('{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"')
