@@ -29,16 +29,16 @@ export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, 
   const { controller, release } = core.postSignal()
   core.modernInFlight.set(request.id, controller)
   try {
-    const headers = new Headers({
-      ...core.options.headers,
-      ...messageHeaders,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': request.version,
-      'mcp-method': request.method,
-    })
+    // A plain record, names in lower case so that the later ones replace the earlier (a Headers object per POST costs more than the rest of it).
+    const headers: Record<string, string> = {}
+    if (core.options.headers !== undefined) lowerInto(headers, core.options.headers)
+    if (messageHeaders !== undefined) lowerInto(headers, messageHeaders)
+    headers['content-type'] = 'application/json'
+    headers.accept = 'application/json, text/event-stream'
+    headers['mcp-protocol-version'] = request.version
+    headers['mcp-method'] = request.method
     const name = NAMED_METHODS.has(request.method) ? mcpNameOf(request.method, request.params) : undefined
-    if (name !== undefined) headers.set('mcp-name', encodeHeaderValue(name))
+    if (name !== undefined) headers['mcp-name'] = encodeHeaderValue(name)
     let response: Response
     try {
       response = await core.fetch(core.url, { method: 'POST', headers, body: JSON.stringify(payload), signal: controller.signal })
@@ -75,6 +75,11 @@ export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, 
     core.modernInFlight.delete(request.id)
     release()
   }
+}
+
+/** Copies `from` into `into` with lower-case names. */
+function lowerInto(into: Record<string, string>, from: Record<string, string>): void {
+  for (const name of Object.keys(from)) into[name.toLowerCase()] = from[name]!
 }
 
 /** The request, when `payload` is one modern request (its `_meta` names a protocol version as a string). */

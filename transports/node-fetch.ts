@@ -95,9 +95,9 @@ function exchange(modules: NodeHttp, url: URL, init: RequestInit | undefined, ca
     headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)
   }
   const isHttps = url.protocol === 'https:'
-  const options: RequestOptions = { method: init?.method ?? 'GET', headers, agent: isHttps ? modules.https : modules.http }
+  const options: RequestOptions = { ...targetOf(url), method: init?.method ?? 'GET', headers, agent: isHttps ? modules.https : modules.http }
   return new Promise<Response>((resolve, reject) => {
-    const request: ClientRequest = (isHttps ? modules.httpsRequest : modules.request)(url, options)
+    const request: ClientRequest = (isHttps ? modules.httpsRequest : modules.request)(options)
     let isAnswered = false
     const onAbort = () => request.destroy(abortReason(signal!) as Error)
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -118,6 +118,28 @@ function exchange(modules: NodeHttp, url: URL, init: RequestInit | undefined, ca
     })
     request.end(body ?? undefined)
   })
+}
+
+/** Where a URL points, as node:http's options (what it would otherwise derive from the URL on every request). */
+interface Target { protocol: string; hostname: string; port: string | undefined; path: string; auth: string | undefined }
+
+/** Targets by URL object: a transport sends every request to the same URL object. */
+const targets = new WeakMap<URL, { href: string; target: Target }>()
+
+function targetOf(url: URL): Target {
+  const known = targets.get(url)
+  // A URL object can be changed in place: the href says whether the target still holds.
+  if (known !== undefined && known.href === url.href) return known.target
+  const target: Target = {
+    protocol: url.protocol,
+    // node:http wants an IPv6 literal without its brackets.
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port === '' ? undefined : url.port,
+    path: `${url.pathname}${url.search}`,
+    auth: url.username === '' && url.password === '' ? undefined : `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
+  }
+  targets.set(url, { href: url.href, target })
+  return target
 }
 
 /** The headers of a request as node:http takes them (lower-case names). */

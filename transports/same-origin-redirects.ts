@@ -27,7 +27,8 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308])
 export function sameOriginRedirects(fetchFn: typeof fetch, maxRedirects: number = SAME_ORIGIN_REDIRECTS_DEFAULTS.maxRedirects): typeof fetch {
   return async (input, init) => {
     if (input instanceof Request) return refuseRedirect(await fetchFn(input, { ...init, redirect: 'manual' }), new URL(input.url))
-    let url = new URL(input instanceof URL ? input.href : input)
+    // A URL object is only read, never changed here: no copy of it per request.
+    let url = input instanceof URL ? input : new URL(input)
     let hopInit: RequestInit = { ...init, redirect: 'manual' }
     for (let hops = 0; ; hops++) {
       const response = await fetchFn(url, hopInit)

@@ -92,6 +92,16 @@ describe('nodeFetch', () => {
     expect(ports.at(-1)).toBe(ports.at(-2))
   })
 
+  it('sends to where a URL object points now, when it was changed in place between requests', async () => {
+    const url = new URL(`${base}/redirect`)
+    const first = await nodeFetch(url, { method: 'POST', body: 'x' })
+    await first.body!.cancel()
+    url.pathname = '/echo'
+    const second = await nodeFetch(url, { method: 'POST', body: 'y' })
+    expect([first.status, second.status]).toEqual([307, 201])
+    expect(JSON.parse(await second.text()).body).toBe('y')
+  })
+
   it('hands a redirect back as it came (the transport follows it itself, within the origin)', async () => {
     const response = await nodeFetch(`${base}/redirect`, { method: 'POST', body: 'x', redirect: 'manual' })
     expect(response.status).toBe(307)
