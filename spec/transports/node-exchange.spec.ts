@@ -4,6 +4,7 @@
  * open after that turn streams (chunked), its headers and events reaching the client before it ends.
  */
 import { createServer, request, type IncomingMessage, type Server } from 'node:http'
+import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NodeExchange } from '../../transports/node-exchange.ts'
 import type { Sink } from '../../transports/http-exchange.ts'
@@ -64,6 +65,28 @@ describe('NodeExchange.stream', () => {
     sink.write('data: late\n\n')
     sink.end()
     expect(await rest(response)).toBe('data: late\n\n')
+  })
+
+  it('sends an event and the end written in one later turn in one write: the last chunk and the terminator arrive together', async () => {
+    let sink!: Sink
+    server = createServer((req, res) => { sink = new NodeExchange(req, res, {}).stream(200, SSE, 1 << 20); sink.write('id: 1\ndata: \n\n') })
+    await new Promise<void>(resolve => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    const socket = connect(port, '127.0.0.1')
+    const reads: string[] = []
+    let onRead: () => void = () => {}
+    socket.on('data', (chunk: Buffer) => { reads.push(chunk.toString('utf8')); onRead() })
+    const untilRead = (test: (text: string) => boolean) => new Promise<void>(resolve => { onRead = () => { if (test(reads.join(''))) resolve() }; onRead() })
+    socket.write('POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n')
+    await untilRead(text => text.includes('id: 1'))
+    const before = reads.length
+    sink.write('event: message\ndata: 2\n\n')
+    sink.end()
+    await untilRead(text => text.endsWith('0\r\n\r\n'))
+    socket.destroy()
+    // One read holds both: they left in one write.
+    expect(reads.slice(before)).toHaveLength(1)
+    expect(reads[before]).toMatch(/event: message\ndata: 2\n\n\r\n0\r\n\r\n$/)
   })
 })
 
