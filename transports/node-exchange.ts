@@ -96,8 +96,6 @@ class NodeSseSink implements Sink {
   /** What was written before the answer started; undefined once it did. */
   #early: string[] | undefined = []
   #isEnded = false
-  /** Set while this turn's writes are corked (until the next tick). */
-  #isCorked = false
 
   constructor(readonly res: ServerResponse, readonly status: number, readonly headers: Record<string, string>, readonly highWaterMark: number) {
     queueMicrotask(() => this.#start())
@@ -134,26 +132,8 @@ class NodeSseSink implements Sink {
     // A peer that does not read: cut the stream rather than buffer without bound. The first
     // write past the mark still goes out whole, so one large event always fits.
     if (res.writableLength > this.highWaterMark) { res.destroy(); return }
-    // Corked until the turn ends: what else is written in this turn (an answer's end, after its
-    // last event) leaves in the same write. A request's answer event and the stream's end come
-    // together, so that is one write, not two.
-    if (!this.#isCorked) {
-      this.#isCorked = true
-      res.cork()
-      process.nextTick(uncork, this)
-    }
     res.write(text)
   }
-
-  /** Lets the corked writes of a turn go (see #write). */
-  uncork(): void {
-    this.#isCorked = false
-    this.res.uncork()
-  }
-}
-
-function uncork(sink: NodeSseSink): void {
-  sink.uncork()
 }
 
 /**
