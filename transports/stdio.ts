@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
+import { CoalescingWriter } from './coalescing-writer.ts'
 import { asyncScheduler, Observable, Subject, type SchedulerLike } from '../lib/rx.ts'
 import type { Inbound, Transport } from '../lib/transport.ts'
 import type { JsonRpcPayload } from '../lib/jsonrpc/message.ts'
@@ -57,7 +58,7 @@ export function stdio(options: StdioOptions = {}): Transport {
   // True while `inbound` is subscribed: only then may a drain resume reading.
   let isReading = false
   // Backpressure: stop reading requests while the answers are not being taken.
-  const writer = new CoalescingWriter(output, isFull => {
+  const writer = new CoalescingWriter(output, 'microtask', isFull => {
     if (!isReading) return
     if (isFull) input.pause()
     else input.resume()
@@ -204,7 +205,7 @@ class ChildTransport implements StdioClientTransport {
         return
       }
       this.#child = child
-      this.#writer = new CoalescingWriter(child.stdin!)
+      this.#writer = new CoalescingWriter(child.stdin!, 'turn')
       const decoder = jsonLines.createDecoder(item => subscriber.next(item), { ...options.structureLimits, maxMessageSize: options.maxMessageSize ?? STDIO_DEFAULTS.maxMessageSize })
       // A child that dies takes its pipes with it; write errors (EPIPE) surface as the exit.
       child.stdin!.on('error', () => {})
@@ -275,70 +276,6 @@ class ChildTransport implements StdioClientTransport {
       if (this.#isGroup) process.kill(-pid, signal)
       else this.#child!.kill(signal)
     } catch { /* already gone */ }
-  }
-}
-
-/**
- * Joins the writes of one tick into one `write` call: fewer syscalls when many responses are ready
- * at once. Returns a Promise only when the stream asked us to wait (`write` returned false).
- * `onPressure(true)` is called when the stream's buffer passes its high-water mark, and
- * `onPressure(false)` when it has drained.
- */
-class CoalescingWriter {
-  /** Text waiting for the end of the current microtask. */
-  #pending: string[] = []
-  /** UTF-16 units held in `#pending` (a lower bound of its bytes). */
-  #pendingLength = 0
-  /** Set while the stream's buffer is full; resolves on `drain`. */
-  #drained: Promise<void> | undefined
-  #scheduled: Promise<void> | undefined
-  /** True between `onPressure(true)` and `onPressure(false)`. */
-  #isFull = false
-
-  constructor(readonly stream: Writable, readonly onPressure?: (isFull: boolean) => void) {}
-
-  write(text: string): void | Promise<void> {
-    this.#pending.push(text)
-    this.#pendingLength += text.length
-    this.#scheduled ??= Promise.resolve().then(() => this.#flushNow())
-    // Over the mark already, before the flush: tell at once, so no more requests are read meanwhile.
-    if (this.#pendingLength + this.stream.writableLength > this.stream.writableHighWaterMark) this.#setFull(true)
-    return this.#drained
-  }
-
-  async flush(): Promise<void> {
-    await this.#scheduled
-    await this.#drained
-  }
-
-  #setFull(isFull: boolean): void {
-    if (this.#isFull === isFull) return
-    this.#isFull = isFull
-    this.onPressure?.(isFull)
-  }
-
-  #flushNow(): void {
-    this.#scheduled = undefined
-    const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join('')
-    this.#pending = []
-    this.#pendingLength = 0
-    if (this.stream.destroyed || this.stream.writableEnded) return this.#setFull(false)
-    const isRoomLeft = this.stream.write(text)
-    if (isRoomLeft) return this.#setFull(false)
-    if (this.#drained === undefined) {
-      this.#drained = new Promise(resolve => {
-        const done = () => {
-          this.stream.off('drain', done)
-          this.stream.off('close', done)
-          this.#drained = undefined
-          resolve()
-          this.#setFull(false)
-        }
-        this.stream.on('drain', done)
-        this.stream.on('close', done)
-      })
-    }
-    this.#setFull(true)
   }
 }
 
