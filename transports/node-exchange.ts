@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Principal } from '../lib/auth.ts'
+import { setTimeout, clearTimeout } from 'node:timers'
 import { after } from './timers.ts'
 import type { HeaderList } from './request-info.ts'
 import { bodyOfParsed, type BodyLimits, type BodyResult, type Exchange, type Sink } from './http-exchange.ts'
@@ -11,6 +12,8 @@ import { bodyOfParsed, type BodyLimits, type BodyResult, type Exchange, type Sin
  */
 export class NodeExchange implements Exchange {
   principal: Principal | undefined = undefined
+  /** How long an SSE answer open after its first turn waits for its first event (see NodeSseSink). */
+  sseHoldMs = SSE_HOLD_MS
   readonly method: string
   readonly pathname: string
   readonly search: string
@@ -82,34 +85,68 @@ export class NodeExchange implements Exchange {
     res.once('finish', () => socket.destroySoon())
   }
   stream(status: number, headers: Record<string, string>, highWaterMark: number): Sink {
-    return new NodeSseSink(this.res, status, { ...headers, ...this.extraHeaders }, highWaterMark)
+    return new NodeSseSink(this.res, status, { ...headers, ...this.extraHeaders }, highWaterMark, this.sseHoldMs)
   }
 }
+
+/** How long an SSE answer open after its first turn waits for its first event before it starts (see NodeSseSink). */
+export const SSE_HOLD_MS = 10
 
 /**
  * An SSE answer over node:http. What is written in the turn it starts (the answer a POST's requests
  * got while its body was handled is written at once) waits a microtask: an answer complete by then
  * goes out as one body with its length (the same headers and bytes, one write instead of headers,
- * chunks and a last chunk); one still open streams from then on.
+ * chunks and a last chunk). One still open after that turn, with nothing but what that turn wrote
+ * (a priming event), waits up to {@link SSE_HOLD_MS} more for its first event: an answer that ends
+ * it by then still goes out as one body (a call answered a few milliseconds later, as a gateway's
+ * or any tool that awaits I/O is, made two writes: headers and priming, then the answer and the
+ * last chunk); the first event, or the end of the wait, starts the stream.
  */
 class NodeSseSink implements Sink {
   /** What was written before the answer started; undefined once it did. */
   #early: string[] | undefined = []
   #isEnded = false
+  /** The wait for a first event after the first turn (see the class comment); undefined when none runs. */
+  #hold: ReturnType<typeof setTimeout> | undefined
 
-  constructor(readonly res: ServerResponse, readonly status: number, readonly headers: Record<string, string>, readonly highWaterMark: number) {
-    queueMicrotask(() => this.#start())
+  constructor(readonly res: ServerResponse, readonly status: number, readonly headers: Record<string, string>, readonly highWaterMark: number, readonly holdMs: number) {
+    queueMicrotask(() => this.#afterFirstTurn())
   }
 
   write(text: string): void {
-    if (this.#early === undefined) this.#write(text)
-    else if (!this.#isEnded) this.#early.push(text)
+    if (this.#early === undefined) return this.#write(text)
+    if (this.#isEnded) return
+    this.#early.push(text)
+    // The first event after the first turn: the answer starts at the end of this turn (one body
+    // with its length if the end comes in it too, a stream otherwise).
+    if (this.#hold !== undefined) {
+      clearTimeout(this.#hold)
+      this.#hold = undefined
+      queueMicrotask(() => this.#start())
+    }
   }
 
   end(): void {
-    if (this.#early !== undefined) { this.#isEnded = true; return }
+    if (this.#early !== undefined) {
+      this.#isEnded = true
+      if (this.#hold !== undefined) this.#startHeld()
+      return
+    }
     const res = this.res
     if (!res.writableEnded && !res.destroyed) res.end()
+  }
+
+  #afterFirstTurn(): void {
+    if (this.#isEnded || this.res.destroyed || this.holdMs <= 0) return this.#start()
+    // node:timers' own setTimeout: a test's fake timers must not hold an answer back.
+    this.#hold = setTimeout(() => this.#startHeld(), this.holdMs)
+    this.#hold.unref()
+  }
+
+  #startHeld(): void {
+    clearTimeout(this.#hold)
+    this.#hold = undefined
+    this.#start()
   }
 
   #start(): void {

@@ -30,6 +30,13 @@ async function replied(answer: (exchange: NodeExchange) => void): Promise<Incomi
   return new Promise((resolve, reject) => request({ host: '127.0.0.1', port, method: 'POST' }, resolve).on('error', reject).end())
 }
 
+/** Listens on a free loopback port and makes one POST to `listening`: resolves with the response. */
+async function requestTo(listening: Server): Promise<IncomingMessage> {
+  await new Promise<void>(resolve => listening.listen(0, '127.0.0.1', resolve))
+  const { port } = listening.address() as { port: number }
+  return new Promise((resolve, reject) => request({ host: '127.0.0.1', port, method: 'POST' }, resolve).on('error', reject).end())
+}
+
 /** The next chunk the client reads. */
 const nextChunk = (response: IncomingMessage) => new Promise<string>(resolve => response.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))))
 const rest = async (response: IncomingMessage) => { let text = ''; for await (const chunk of response) text += chunk; return text }
@@ -57,7 +64,7 @@ describe('NodeExchange.stream', () => {
     expect(await rest(response)).toBe('')
   })
 
-  it('sends the headers of a stream with nothing written yet at once', async () => {
+  it('sends the headers of a stream with nothing written yet once its hold is over', async () => {
     let sink!: Sink
     const response = await exchange(opened => { sink = opened })
     expect(response.statusCode).toBe(200)
@@ -65,6 +72,40 @@ describe('NodeExchange.stream', () => {
     sink.write('data: late\n\n')
     sink.end()
     expect(await rest(response)).toBe('data: late\n\n')
+  })
+
+  it('sends an answer ended within the hold after its first turn as one body with a Content-Length', async () => {
+    server = createServer((req, res) => {
+      const exchange = new NodeExchange(req, res, {})
+      // Long enough that no machine's stall can run it out: the answer ends it, not the timer.
+      exchange.sseHoldMs = 60_000
+      const sink = exchange.stream(200, SSE, 1 << 20)
+      sink.write('id: 1\ndata: \n\n')
+      setImmediate(() => { sink.write('event: message\ndata: 2\n\n'); sink.end() })
+    })
+    const response = await requestTo(server)
+    expect(response.headers['transfer-encoding']).toBeUndefined()
+    const text = await rest(response)
+    expect(response.headers['content-length']).toBe(String(Buffer.byteLength(text)))
+    expect(text).toBe('id: 1\ndata: \n\nevent: message\ndata: 2\n\n')
+  })
+
+  it('starts the stream at the first event within the hold, without waiting for the hold or the end', async () => {
+    let sink!: Sink
+    server = createServer((req, res) => {
+      const exchange = new NodeExchange(req, res, {})
+      exchange.sseHoldMs = 60_000
+      sink = exchange.stream(200, SSE, 1 << 20)
+      sink.write('id: 1\ndata: \n\n')
+      setImmediate(() => sink.write('event: message\ndata: progress\n\n'))
+    })
+    const response = await requestTo(server)
+    expect(response.headers['transfer-encoding']).toBe('chunked')
+    let text = ''
+    while (!text.includes('progress')) text += await nextChunk(response)
+    expect(text).toBe('id: 1\ndata: \n\nevent: message\ndata: progress\n\n')
+    sink.end()
+    expect(await rest(response)).toBe('')
   })
 
   // node:http corks a chunked write until the next tick: an answer event and the end written in one turn go out together.
