@@ -1,9 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Principal } from '../lib/auth.ts'
-import { setTimeout, clearTimeout } from 'node:timers'
 import { after } from './timers.ts'
 import type { HeaderList } from './request-info.ts'
 import { bodyOfParsed, type BodyLimits, type BodyResult, type Exchange, type Sink } from './http-exchange.ts'
+
+/**
+ * The timer functions as the module found them: a test's fake timers, installed later, must not
+ * hold an answer back. (Not imported from node:timers: this module stays free of runtime Node
+ * imports, so rxmcp/browser may carry what imports it.)
+ */
+const realSetTimeout = globalThis.setTimeout
+const realClearTimeout = globalThis.clearTimeout
 
 /**
  * An Exchange over node:http (and the frameworks on it: Express, Fastify). A body the framework
@@ -107,7 +114,7 @@ class NodeSseSink implements Sink {
   #early: string[] | undefined = []
   #isEnded = false
   /** The wait for a first event after the first turn (see the class comment); undefined when none runs. */
-  #hold: ReturnType<typeof setTimeout> | undefined
+  #hold: ReturnType<typeof realSetTimeout> | undefined
 
   constructor(readonly res: ServerResponse, readonly status: number, readonly headers: Record<string, string>, readonly highWaterMark: number, readonly holdMs: number) {
     queueMicrotask(() => this.#afterFirstTurn())
@@ -120,7 +127,7 @@ class NodeSseSink implements Sink {
     // The first event after the first turn: the answer starts at the end of this turn (one body
     // with its length if the end comes in it too, a stream otherwise).
     if (this.#hold !== undefined) {
-      clearTimeout(this.#hold)
+      realClearTimeout(this.#hold)
       this.#hold = undefined
       queueMicrotask(() => this.#start())
     }
@@ -138,13 +145,13 @@ class NodeSseSink implements Sink {
 
   #afterFirstTurn(): void {
     if (this.#isEnded || this.res.destroyed || this.holdMs <= 0) return this.#start()
-    // node:timers' own setTimeout: a test's fake timers must not hold an answer back.
-    this.#hold = setTimeout(() => this.#startHeld(), this.holdMs)
-    this.#hold.unref()
+    this.#hold = realSetTimeout(() => this.#startHeld(), this.holdMs)
+    // Node's timers can be unref'd: an answer being held keeps no process open.
+    ;(this.#hold as { unref?: () => void }).unref?.()
   }
 
   #startHeld(): void {
-    clearTimeout(this.#hold)
+    realClearTimeout(this.#hold)
     this.#hold = undefined
     this.#start()
   }
