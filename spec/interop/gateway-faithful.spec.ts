@@ -15,13 +15,9 @@
  * server-everything's own long-running tool ignores cancellation, so cancellation is checked on ours.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRequire } from 'node:module'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import type { McpServer } from '../../actors/server.ts'
-import { streamableHttp } from '../../transports/streamable-http.ts'
-import { bounded, legacyCaller, modernCaller, startGateway, textOf, untilTemplates, untilTools, type Caller, type GatewayChild } from './fixtures/gateway-callers.ts'
-
-const everythingBin = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
+import { bounded, legacyCaller, modernCaller, startEverythingGateway, textOf, untilTemplates, type Caller, type GatewayChild } from './fixtures/gateway-callers.ts'
 
 /** A promise with its resolver outside. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -54,16 +50,8 @@ beforeAll(async () => {
     }
     return next(request, ctx)
   })
-  const http = streamableHttp()
-  await rx.listen(http)
-  gateway = await startGateway({
-    mcpServers: {
-      everything: { command: process.execPath, args: [everythingBin, 'stdio'] },
-      rx: { url: http.url },
-    },
-  })
-  // The gateway listens before its servers are up: wait for both in its view.
-  await untilTools(gateway.url, ['everything__echo', 'rx__echo'])
+  gateway = await startEverythingGateway(rx)
+  // The gateway lists a server's templates after its tools: wait for both servers' too.
   await untilTemplates(gateway.url, ['demo://resource/dynamic/text/{resourceId}', 'everything://items/{id}'])
 }, 60_000)
 

@@ -12,13 +12,9 @@
  *   caller B (roots file:///bob)   --/                       \-- rx client B, everything B
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRequire } from 'node:module'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import type { McpServer } from '../../actors/server.ts'
-import { streamableHttp } from '../../transports/streamable-http.ts'
-import { legacyCaller, startGateway, textOf, untilTools, type Caller, type GatewayChild } from './fixtures/gateway-callers.ts'
-
-const everythingBin = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js')
+import { legacyCaller, startEverythingGateway, textOf, type Caller, type GatewayChild } from './fixtures/gateway-callers.ts'
 
 /** The part of the config file that selects the per-session mode (see the assumption above). */
 const SESSION_MODE = { gateway: { mode: 'session' } }
@@ -30,16 +26,7 @@ afterEach(async () => { for (const caller of callers.splice(0)) await caller.clo
 
 beforeAll(async () => {
   rx = createEverythingServer()
-  const http = streamableHttp()
-  await rx.listen(http)
-  gateway = await startGateway({
-    mcpServers: {
-      everything: { command: process.execPath, args: [everythingBin, 'stdio'] },
-      rx: { url: http.url },
-    },
-    ...SESSION_MODE,
-  })
-  await untilTools(gateway.url, ['everything__echo', 'rx__echo'])
+  gateway = await startEverythingGateway(rx, SESSION_MODE)
 }, 60_000)
 
 afterAll(async () => {
