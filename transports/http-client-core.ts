@@ -69,12 +69,17 @@ export class HttpClientCore {
 
   /**
    * The headers of a request in the session: the configured ones, then the message's own
-   * (`SendOptions.headers`), then `extra`, the session id and protocol version once known.
+   * (`SendOptions.headers`), then `extra`, the session id and protocol version once known. A plain
+   * record with lower-case names, so a later one replaces an earlier one of any spelling (a
+   * Headers object per request costs more than the rest of building it).
    */
-  headers(extra: Record<string, string>, message?: Record<string, string>): Headers {
-    const headers = new Headers({ ...this.options.headers, ...message, ...extra })
-    if (this.sessionId !== undefined) headers.set('mcp-session-id', this.sessionId)
-    if (this.protocolVersion !== undefined) headers.set('mcp-protocol-version', this.protocolVersion)
+  headers(extra: Record<string, string>, message?: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = {}
+    if (this.options.headers !== undefined) lowerInto(headers, this.options.headers)
+    if (message !== undefined) lowerInto(headers, message)
+    lowerInto(headers, extra)
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion
     return headers
   }
 
@@ -115,6 +120,11 @@ const SSE_INFO = bareRequestInfo('sse')
 
 /** How much of an error answer's body is read, for the error message. */
 export const ERROR_BODY_LIMIT = 64 * 1024
+
+/** Copies `from` into `into` with lower-case names. */
+export function lowerInto(into: Record<string, string>, from: Record<string, string>): void {
+  for (const name of Object.keys(from)) into[name.toLowerCase()] = from[name]!
+}
 
 /** The message of what a fetch threw. */
 export function messageOf(error: unknown): string {

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonRpcPayload, RequestId } from '../lib/jsonrpc/message.ts'
 import { FrameTooLargeError, ResponseLostError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
-import { deliverEvent, messageOf, type HttpClientCore } from './http-client-core.ts'
+import { deliverEvent, lowerInto, messageOf, type HttpClientCore } from './http-client-core.ts'
 import { readBody, readSseEvents, tooLarge } from './http-client-body.ts'
 import { refused } from './http-client-post.ts'
 
@@ -29,7 +29,7 @@ export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, 
   const { controller, release } = core.postSignal()
   core.modernInFlight.set(request.id, controller)
   try {
-    // A plain record, names in lower case so that the later ones replace the earlier (a Headers object per POST costs more than the rest of it).
+    // Outside the session: its own record (see HttpClientCore.headers), no session id.
     const headers: Record<string, string> = {}
     if (core.options.headers !== undefined) lowerInto(headers, core.options.headers)
     if (messageHeaders !== undefined) lowerInto(headers, messageHeaders)
@@ -75,11 +75,6 @@ export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, 
     core.modernInFlight.delete(request.id)
     release()
   }
-}
-
-/** Copies `from` into `into` with lower-case names. */
-function lowerInto(into: Record<string, string>, from: Record<string, string>): void {
-  for (const name of Object.keys(from)) into[name.toLowerCase()] = from[name]!
 }
 
 /** The request, when `payload` is one modern request (its `_meta` names a protocol version as a string). */
