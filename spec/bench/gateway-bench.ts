@@ -23,7 +23,7 @@
  * the newest profile with `npx tsx spec/bench/profile.ts summarize <file>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdirSync, readdirSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -32,7 +32,7 @@ import { connect, type ClientOptions, type McpClient } from '../../actors/client
 import { streamableHttpClient } from '../../transports/http-client.ts'
 import { serverArgs } from './built.ts'
 import { startHttpServer } from './http-bench.ts'
-import { processCpuMs, selfCpuMs, within } from './procs.ts'
+import { childPids, processCpuMs, selfCpuMs, within } from './procs.ts'
 import { callLoop, type LoopOptions } from './gateway-driver.ts'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -117,20 +117,6 @@ async function startDriver(kind: 'http' | 'stdio', target: string): Promise<{ ch
   return { child, ...ready }
 }
 
-/** Live children of `pid` (from /proc). */
-function childrenOf(pid: number): number[] {
-  const found: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(fields[1]) === pid && fields[0] !== 'Z') found.push(Number(entry))
-    } catch { /* gone while we looked */ }
-  }
-  return found
-}
-
 /** `rxmcp gateway --config FILE --port 0` as a child (bundled); resolves with its URL once it serves. */
 async function startGateway(config: object, scratch: string, name: string, isProfiled = process.env.GATEWAY_PROFILE !== undefined): Promise<{ child: ChildProcess; url: string }> {
   const file = join(scratch, `${name}.json`)
@@ -209,7 +195,7 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
         const through = await client(streamableHttpClient(gateway.url), { era })
         await untilListed(through, 'echo__echo')
         // The stdio server is the gateway's child (started by its host once the config is read).
-        const pid = downstreamPid ?? childrenOf(gateway.child.pid!)[0]
+        const pid = downstreamPid ?? childPids(gateway.child.pid!)[0]
         if (pid === undefined) throw new Error('the stdio gateway has no child server')
         sides[`gateway ${era} -> ${down}`] = { client: through, tool: 'echo__echo', serverPid: gateway.child.pid!, downstreamPid: pid }
       }
@@ -322,7 +308,7 @@ export async function profileGateway(down: 'stdio' | 'http', era: 'legacy' | 'mo
     children.unshift(gateway.child)
     const client = await connect(streamableHttpClient(gateway.url), INFO, { era })
     await untilListed(client, 'echo__echo')
-    const downstreamPid = down === 'http' ? children[1]!.pid! : childrenOf(gateway.child.pid!)[0]!
+    const downstreamPid = down === 'http' ? children[1]!.pid! : childPids(gateway.child.pid!)[0]!
     windowAt = performance.now() + 2_000
     const result = await measure({ client, tool: 'echo__echo', serverPid: gateway.child.pid!, downstreamPid }, inFlight, 2_000, seconds * 1000)
     console.log(`gateway ${era} -> ${down} under the profiler: ${result.callsPerSecond.toFixed(0)} calls/s, gateway ${result.serverCpuPerCall.toFixed(0)} µs/call, downstream ${result.downstreamCpuPerCall?.toFixed(0)} µs/call, client ${result.clientCpuPerCall.toFixed(0)} µs/call`)

@@ -36,10 +36,10 @@ export function rss(pid: number): number {
 }
 
 /**
- * Every live child of this process, found through /proc (so children spawned inside a client
- * transport are found too, not only the ones we spawned ourselves).
+ * Every live child of `parent` (this process by default), found through /proc (so children spawned
+ * inside a client transport are found too, not only the ones we spawned ourselves).
  */
-export function childPids(): number[] {
+export function childPids(parent: number = process.pid): number[] {
   const children: number[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
@@ -47,7 +47,7 @@ export function childPids(): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
       // fields[0] is the state, fields[1] the parent pid; a zombie needs no kill.
-      if (Number(fields[1]) === process.pid && fields[0] !== 'Z') children.push(Number(entry))
+      if (Number(fields[1]) === parent && fields[0] !== 'Z') children.push(Number(entry))
     } catch {
       // The process ended while we looked.
     }
