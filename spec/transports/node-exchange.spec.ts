@@ -108,6 +108,37 @@ describe('NodeExchange.stream', () => {
     expect(await rest(response)).toBe('')
   })
 
+  it('lets a client that goes away while its answer is held leave: what the server writes later is dropped, the server serves on', async () => {
+    let sink!: Sink
+    let closed!: () => void
+    const gone = new Promise<void>(resolve => { closed = resolve })
+    let held!: () => void
+    const isHeld = new Promise<void>(resolve => { held = resolve })
+    let requests = 0
+    server = createServer((req, res) => {
+      requests++
+      const exchange = new NodeExchange(req, res, {})
+      exchange.sseHoldMs = 60_000
+      if (requests > 1) return exchange.reply(200, { 'content-type': 'application/json' }, '{"ok":true}')
+      sink = exchange.stream(200, SSE, 1 << 20)
+      sink.write('id: 1\ndata: \n\n')
+      res.once('close', closed)
+      held()
+    })
+    await new Promise<void>(resolve => server!.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    // The first POST gets no head while held: the client gives up on it.
+    const first = request({ host: '127.0.0.1', port, method: 'POST' })
+    first.on('error', () => {})
+    first.end()
+    await isHeld
+    first.destroy()
+    await gone
+    expect(() => { sink.write('event: message\ndata: late\n\n'); sink.end() }).not.toThrow()
+    const second = await new Promise<IncomingMessage>((resolve, reject) => request({ host: '127.0.0.1', port, method: 'POST' }, resolve).on('error', reject).end())
+    expect(await rest(second)).toBe('{"ok":true}')
+  })
+
   // node:http corks a chunked write until the next tick: an answer event and the end written in one turn go out together.
   it('sends an event and the end written in one later turn in one write to the socket', async () => {
     let sink!: Sink
