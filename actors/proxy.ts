@@ -27,7 +27,7 @@ import type { RequestOptions } from '../lib/connection-contract.ts'
 import type { CreateMessageParams, ElicitParams, LoggingLevel, ResourceTemplate, Root } from '../lib/schema/types.ts'
 import { connect, type ClientOptions, type McpClient } from './client.ts'
 import type { McpServer } from './server/api.ts'
-import type { Mountable, MountCaller, MountCallerSession, MountLog, MountOffer } from './server/mountable.ts'
+import type { Mountable, MountCaller, MountCallerSession, MountLog, MountOffer, WatchEvent } from './server/mountable.ts'
 import { HeldCalls } from './held-calls.ts'
 
 /** Options of {@link proxy}. */
@@ -250,16 +250,19 @@ class ClientSource implements Mountable {
     )
   }
 
-  watch(uri: string): Observable<void> {
+  watch(uri: string): Observable<WatchEvent> {
     return this.#watchOn(from(this.#client), uri)
   }
 
-  /** Emits each time `uri` changes at the source, asked through the client `client` gives, while subscribed. */
-  #watchOn(client: Observable<McpClient>, uri: string): Observable<void> {
+  /**
+   * `'watching'` once the source acknowledged the subscription, then `'updated'` each time `uri`
+   * changes there; asked through the client `client` gives, while subscribed.
+   */
+  #watchOn(client: Observable<McpClient>, uri: string): Observable<WatchEvent> {
     return client.pipe(
       mergeMap(source => source.listen({ resourceSubscriptions: [uri] })),
-      filter(event => event.type === 'notification' && event.method === 'notifications/resources/updated' && event.params.uri === uri),
-      map(() => undefined),
+      filter(event => event.type === 'acknowledged' || (event.type === 'notification' && event.method === 'notifications/resources/updated' && event.params.uri === uri)),
+      map((event): WatchEvent => event.type === 'acknowledged' ? 'watching' : 'updated'),
       catchError(error => { this.#options.reportError?.(error); return EMPTY }),
     )
   }
@@ -269,7 +272,7 @@ class ClientSource implements Mountable {
    * no request yet), so the source sees this user's subscription, and its updates reach this
    * session alone. Undefined in mode 'shared' (the server counts subscribers and {@link watch}es once).
    */
-  readonly watchFor: ((uri: string, session: MountCallerSession) => Observable<void>) | undefined
+  readonly watchFor: ((uri: string, session: MountCallerSession) => Observable<WatchEvent>) | undefined
 
   /** The client that serves `caller`: its session's own (mode 'session'), else the shared one. */
   #clientFor(caller: MountCaller): Promise<McpClient> {

@@ -64,8 +64,11 @@ export interface ServerCore {
   /** `run` (one of the server's own methods) through the middleware as `method`; the context is made only when there is middleware. */
   throughMiddleware(method: string, params: JsonObject | undefined, context: () => ServerContext, run: () => unknown): unknown
   report(error: unknown): void
-  /** A session or listen stream subscribed to `uri` (counted: a mounted source watches it from the first on). */
-  subscribed(uri: string): void
+  /**
+   * A session or listen stream subscribed to `uri` (counted: a mounted source watches it from the
+   * first on). Settles once that source watches it: undefined when no mounted source owns it.
+   */
+  subscribed(uri: string): Promise<void> | undefined
   /** One of those ended (the last one: the source stops watching). */
   unsubscribed(uri: string): void
 }

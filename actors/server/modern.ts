@@ -298,28 +298,41 @@ export function listen(scope: ServingScope, params: JsonObject | undefined, requ
       const written = scope.host.notify(method, { _meta: tag, ...extra }, request.id)
       written?.catch(() => {})
     }
-    send('notifications/subscriptions/acknowledged', { notifications: accepted })
-    // What this stream's principal may see of each list now: a later change tells it only when that changes.
-    const views = server.listViews
-    views?.remember(accepted, request.principal)
     // Counted by the server while the stream lasts: a mounted source owning a URI watches it meanwhile.
-    for (const uri of uris) server.subscribed(uri)
-    const events = server.events.subscribe(event => {
-      if (event.type === 'list_changed') {
-        if (accepted[LIST_FILTERS[event.kind]] === true && (views === undefined || views.changed(accepted, request.principal, event.kind))) send(`notifications/${event.kind}/list_changed`)
-      } else if (event.type === 'resource_updated') {
-        if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
-      } else if (ownerCtx !== undefined && taskIds.has(event.task.taskId) && event.task.owner === server.tasks.ownerOf(ownerCtx, event.task.taskId)) {
-        send('notifications/tasks', taskToModernWire(event.task, true) as JsonObject)
-      }
-    })
+    // The acknowledgement waits until each such source does: an update the client causes next is then seen.
+    const watching: Promise<void>[] = []
+    for (const uri of uris) {
+      const ready = server.subscribed(uri)
+      if (ready !== undefined) watching.push(ready)
+    }
+    let events: Subscription | undefined
+    let isOver = false
+    const start = () => {
+      if (isOver) return
+      send('notifications/subscriptions/acknowledged', { notifications: accepted })
+      // What this stream's principal may see of each list now: a later change tells it only when that changes.
+      const views = server.listViews
+      views?.remember(accepted, request.principal)
+      events = server.events.subscribe(event => {
+        if (event.type === 'list_changed') {
+          if (accepted[LIST_FILTERS[event.kind]] === true && (views === undefined || views.changed(accepted, request.principal, event.kind))) send(`notifications/${event.kind}/list_changed`)
+        } else if (event.type === 'resource_updated') {
+          if (uris.has(event.uri)) send('notifications/resources/updated', { uri: event.uri })
+        } else if (ownerCtx !== undefined && taskIds.has(event.task.taskId) && event.task.owner === server.tasks.ownerOf(ownerCtx, event.task.taskId)) {
+          send('notifications/tasks', taskToModernWire(event.task, true) as JsonObject)
+        }
+      })
+    }
+    if (watching.length === 0) start()
+    else void Promise.all(watching).then(start)
     const closing = server.closing.subscribe(() => {
       send('notifications/cancelled', { requestId: request.id, reason: 'The server is shutting down' })
       subscriber.next({ _meta: tag })
       subscriber.complete()
     })
     return () => {
-      events.unsubscribe()
+      isOver = true
+      events?.unsubscribe()
       closing.unsubscribe()
       for (const uri of uris) server.unsubscribed(uri)
     }

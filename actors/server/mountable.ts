@@ -74,6 +74,9 @@ export interface MountCallerSession {
  */
 export interface MountLog { readonly level: LoggingLevel; readonly logger?: string; readonly data: unknown; readonly caller?: MountCaller }
 
+/** What a {@link Mountable}'s watch of a URI emits: `'watching'` once, when in place, then `'updated'` per change. */
+export type WatchEvent = 'watching' | 'updated'
+
 /**
  * A source a server mounts (see `proxy`, and `McpServer.mount`, which makes one of a server).
  * Mounted entries are written into the mounting server's registries and forwarded as they are:
@@ -92,17 +95,21 @@ export interface Mountable {
    */
   forward(method: string, params: JsonObject | undefined, caller: MountCaller): Observable<JsonObject>
   /**
-   * Emits each time `uri` changes; the source is asked to watch it (`resources/subscribe`) while
-   * this is subscribed, and to stop when it is unsubscribed.
+   * Emits `'watching'` once the source has the subscription in place (its `resources/subscribe`
+   * answered, or its listen stream acknowledged), then `'updated'` each time `uri` changes; the
+   * source is asked to watch it while this is subscribed, and to stop when it is unsubscribed.
+   * The server answers its caller's subscription after `'watching'` (or the watch's end), so an
+   * update the caller causes right after cannot fall before the source watches.
    */
-  watch(uri: string): Observable<void>
+  watch(uri: string): Observable<WatchEvent>
   /**
    * A source that keeps a client per caller session (mode 'session'): watches `uri` for `session`
    * through that session's own client, for as long as this is subscribed; emits each time it
    * changes there. A legacy session's subscription to a URI the source owns goes here (its updates
-   * reach that session alone) instead of through the counted, shared {@link watch}.
+   * reach that session alone) instead of through the counted, shared {@link watch}. Emits as
+   * {@link watch} does.
    */
-  watchFor?(uri: string, session: MountCallerSession): Observable<void>
+  watchFor?(uri: string, session: MountCallerSession): Observable<WatchEvent>
   /** The source's log messages (hot). */
   readonly logs: Observable<MountLog>
   /**

@@ -9,11 +9,11 @@
  * mounts change ─> each subscribed uri watched again by its owner now (a new one, or none)
  * ```
  */
-import type { Subscription } from '../../lib/rx.ts'
+import type { Observable, Subscription } from '../../lib/rx.ts'
 import type { LoggingLevel } from '../../lib/schema/types.ts'
 import type { McpServer } from './api.ts'
 import { deferredMountable, mountSource, type MountHost } from './mount.ts'
-import type { Mount, Mountable, MountOptions } from './mountable.ts'
+import type { Mount, Mountable, MountOptions, WatchEvent } from './mountable.ts'
 import type { ListKind } from './registry.ts'
 
 /** What the mounts reach of the server they belong to: what a mount writes into (mount.ts), and where a watched URI's updates go. */
@@ -32,7 +32,7 @@ export class ServerMounts {
   /** How many sessions and listen streams subscribe to each URI now. */
   readonly #subscribers = new Map<string, number>()
   /** The watch a mounted source keeps on each subscribed URI it owns, with that source. */
-  readonly #watches = new Map<string, { source: Mountable; subscription: Subscription }>()
+  readonly #watches = new Map<string, { source: Mountable } & StartedWatch>()
 
   constructor(readonly server: MountingServer) {}
 
@@ -58,11 +58,16 @@ export class ServerMounts {
   }
   #hostMemo: MountHost | undefined
 
-  /** A session or listen stream subscribed to `uri`: the first one starts its owner's watch. */
-  subscribed(uri: string): void {
+  /**
+   * A session or listen stream subscribed to `uri`: the first one starts its owner's watch. Answers
+   * when the owner has it in place (see {@link StartedWatch.ready}); undefined when no mounted
+   * source owns `uri` (nothing to wait for).
+   */
+  subscribed(uri: string): Promise<void> | undefined {
     const count = (this.#subscribers.get(uri) ?? 0) + 1
     this.#subscribers.set(uri, count)
     if (count === 1) this.#watch(uri)
+    return this.#watches.get(uri)?.ready
   }
 
   /** One of those ended: the last one ends the watch. */
@@ -86,8 +91,7 @@ export class ServerMounts {
     const source = this.#ownerOf(uri)
     if (source === undefined) return
     const server = this.server
-    const subscription = source.watch(uri).subscribe({ next: () => server.notifyResourceUpdated(uri), error: error => server.report(error) })
-    this.#watches.set(uri, { source, subscription })
+    this.#watches.set(uri, { source, ...startWatch(source.watch(uri), () => server.notifyResourceUpdated(uri), error => server.report(error)) })
   }
 
   /** The mounted source a URI belongs to: its resource's, else the first template matching it; undefined when the server's own. */
@@ -113,4 +117,23 @@ export class ServerMounts {
 /** True for a {@link Mountable} (a proxy), false for a server. */
 function isMountable(source: McpServer | Mountable): source is Mountable {
   return typeof (source as Mountable).forward === 'function' && 'offers' in source
+}
+
+/** A mounted source's watch of one URI, started: its subscription, and when it is in place. */
+export interface StartedWatch {
+  readonly subscription: Subscription
+  /** Settles once the source watches (`'watching'`), or the watch ended (an error is reported, not thrown). */
+  readonly ready: Promise<void>
+}
+
+/** Subscribes `watch`: `updated` per change, `report` for its error; see {@link StartedWatch}. */
+export function startWatch(watch: Observable<WatchEvent>, updated: () => void, report: (error: unknown) => void): StartedWatch {
+  let settle!: () => void
+  const ready = new Promise<void>(resolve => { settle = resolve })
+  const subscription = watch.subscribe({
+    next: event => { if (event === 'watching') settle(); else updated() },
+    error: error => { settle(); report(error) },
+    complete: () => settle(),
+  })
+  return { subscription, ready }
 }

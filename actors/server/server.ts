@@ -294,7 +294,7 @@ export class Server implements McpServer, ServerCore {
   /** The mounts in place and the watches their sources keep (close() removes the mounts). */
   readonly #mounts = new ServerMounts(this)
 
-  subscribed(uri: string): void { this.#mounts.subscribed(uri) }
+  subscribed(uri: string): Promise<void> | undefined { return this.#mounts.subscribed(uri) }
   unsubscribed(uri: string): void { this.#mounts.unsubscribed(uri) }
 
   log(level: LoggingLevel, data: unknown, logger?: string): void {

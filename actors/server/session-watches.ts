@@ -7,6 +7,7 @@
 import type { Subscription } from '../../lib/rx.ts'
 import type { ServerCore } from './core.ts'
 import type { MountCallerSession } from './mountable.ts'
+import { startWatch } from './server-mounts.ts'
 
 /** What the watches need of their session. */
 export interface WatchingSession extends MountCallerSession {
@@ -26,13 +27,18 @@ export class SessionWatches {
     return this.#own?.has(uri) === true
   }
 
-  /** The session subscribed `uri`: its own watch when the owning source has them, else counted by the server. */
-  watch(uri: string): void {
+  /**
+   * The session subscribed `uri`: its own watch when the owning source has them, else counted by the
+   * server. Settles once the source watches it (undefined when no mounted source owns it): the
+   * session answers its subscribe then.
+   */
+  watch(uri: string): Promise<void> | undefined {
     const server = this.session.server
     const source = server.router.mountOf(uri)
     if (source?.watchFor === undefined) return server.subscribed(uri)
-    const own = source.watchFor(uri, this.session).subscribe({ next: () => this.updated(uri), error: error => server.report(error) })
-    ;(this.#own ??= new Map()).set(uri, own)
+    const own = startWatch(source.watchFor(uri, this.session), () => this.updated(uri), error => server.report(error))
+    ;(this.#own ??= new Map()).set(uri, own.subscription)
+    return own.ready
   }
 
   /** The session no longer subscribes `uri` (it unsubscribed, or it ended). */

@@ -391,9 +391,10 @@ export class Session implements SessionCore, LegacyGate {
         }
         if (!server.router.resourceExists(uri)) throw new ResourceNotFoundError(`Resource not found: ${uri}`, { uri })
         // A mounted source owning the URI watches it: counted by the server (shared), or for this session alone (see SessionWatches).
-        if (!subscriptions.has(uri)) this.#watches.watch(uri)
+        // The answer waits until it does: an update the caller causes next is then seen.
+        const watching = subscriptions.has(uri) ? undefined : this.#watches.watch(uri)
         this.actor.send({ type: 'subscribe', uri })
-        return {}
+        return watching === undefined ? {} : watching.then(() => ({}))
       })
       case 'resources/unsubscribe': return this.#guarded(method, params => {
         const uri = requireUri(params)

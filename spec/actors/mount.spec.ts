@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { filter, firstValueFrom, lastValueFrom, tap } from 'rxjs'
+import { filter, firstValueFrom, from, lastValueFrom, mergeMap, tap } from 'rxjs'
 import { createServer, proxy, proxyClientOptions, type McpServer } from '../../actors/server.ts'
 import { connect } from '../../actors/client.ts'
+import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { connectInMemory, createMemoryPair } from '../../testing.ts'
 
 /** A server to mount: a tool with progress, one that waits to be cancelled, a resource, a template and a prompt with completion, one that logs. */
@@ -291,6 +292,46 @@ describe('McpServer.mount of a server, mode session', () => {
 async function waitForSize(server: McpServer, size: number): Promise<void> {
   while (server.sessions.size > size) await Promise.race([...server.sessions].map(session => session.closed))
 }
+
+describe('a subscription through a mount is answered once the source watches', () => {
+  const cases = (['legacy', 'modern'] as const).flatMap(caller => (['legacy', 'modern'] as const).flatMap(source => (['shared', 'session'] as const).map(mode => [caller, source, mode] as const)))
+  it.each(cases)('%s caller, %s source, mode %s: the answer waits for the source, and the update the caller causes next arrives', async (caller, source, mode) => {
+    const { server, watching } = backend()
+    // The source holds its resources/subscribe (legacy) or the subscriptions/listen naming the URI (modern) until released.
+    let release!: () => void
+    const gate = new Promise<void>(resolve => { release = resolve })
+    const isWatch = (method: string, params: JsonObject | undefined) => method === 'resources/subscribe'
+      || (method === 'subscriptions/listen' && JSON.stringify(params?.notifications).includes('mem://a'))
+    server.use(next => (request, ctx) => isWatch(request.method, request.params) ? from(gate).pipe(mergeMap(() => next(request, ctx))) : next(request, ctx))
+    server.tool('touch', {}, () => { server.notifyResourceUpdated('mem://a'); return { content: [] } })
+    const parent = createServer({ name: 'parent', version: '1.0.0' })
+    const changed = toolsChanged(parent)
+    const connectSource = async () => {
+      const [clientSide, serverSide] = createMemoryPair()
+      await server.listen(serverSide)
+      return connect(clientSide, { name: 'proxy', version: '1' }, { era: source, ...proxyClientOptions() })
+    }
+    const shared = await connectSource()
+    parent.mount('b', proxy(shared, mode === 'session' ? { mode, connect: connectSource } : {}))
+    await changed
+    await using pair = await connectInMemory(parent, { era: caller })
+    const watched = watching('mem://a')
+    let isAnswered = false
+    const answered = caller === 'legacy'
+      ? pair.client.subscribeResource('mem://a').then(() => { isAnswered = true })
+      : new Promise<void>(resolve => pair.client.listen({ resourceSubscriptions: ['mem://a'] }).subscribe(event => { if (event.type === 'acknowledged') { isAnswered = true; resolve() } }))
+    await watched
+    // The parent serves on (a round trip through it and through the source) while the subscription waits.
+    await pair.client.callTool('b__echo', { text: 'meanwhile' })
+    expect(isAnswered).toBe(false)
+    release()
+    await answered
+    const received = firstValueFrom(pair.client.notifications('notifications/resources/updated'))
+    await pair.client.callTool('b__touch', {})
+    expect(await received).toEqual(expect.objectContaining({ uri: 'mem://a' }))
+    await shared.close()
+  })
+})
 
 describe('proxy of a legacy client', () => {
   it.each(['legacy', 'modern'] as const)('answers the legacy server\'s live requests through the %s caller', async era => {
