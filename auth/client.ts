@@ -29,6 +29,15 @@ export type { AuthorizationServerMetadata, ProtectedResourceMetadata } from './c
 export interface OAuthFetchOptions {
   /** The fetch to wrap, also used for discovery, registration and token requests (default the global one). */
   fetch?: typeof fetch
+  /**
+   * The fetch that sends the authorized requests themselves (default: `fetch`); discovery,
+   * registration and token requests keep `fetch`, whose responses oauth4webapi reads as real
+   * `Response`s. Give the HTTP client transports' own exchange here (`nodeFetch` from
+   * `rxmcp/transports/http-client`, on Node: about a quarter of the global fetch's CPU per request)
+   * when the wrapped fetch serves an MCP client transport, which reads no more of a response than
+   * nodeFetch's light one has.
+   */
+  requestFetch?: typeof fetch
   /** `authorization_code` (default, needs `redirect` and `redirectUri`), `client_credentials`, or an {@link ExtensionGrant}. */
   grant?: 'authorization_code' | 'client_credentials' | ExtensionGrant
   /** The redirect step of the authorization code grant: show the URL to the user, resolve with the callback URL (code, state, iss). */
@@ -173,6 +182,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
   }
   // Called as a plain function: a browser's fetch throws "Illegal invocation" as a method of another object.
   const baseFetch: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const requestFetch = options.requestFetch ?? baseFetch
   const store = options.tokenStore ?? memoryTokenStore()
   const now = options.now ?? Date.now
   const refreshSkewMs = options.refreshSkewMs ?? OAUTH_FETCH_DEFAULTS.refreshSkewMs
@@ -333,7 +343,7 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
       if (handle !== undefined) await (handle as unknown as ProofMaker).addProof(url, headers, (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase(), tokens.accessToken)
       headers.set('authorization', `${handle === undefined ? 'Bearer' : 'DPoP'} ${tokens.accessToken}`)
     }
-    const response = await baseFetch(input instanceof Request ? input.clone() : input, { ...init, headers })
+    const response = await requestFetch(input instanceof Request ? input.clone() : input, { ...init, headers })
     if (handle !== undefined) (handle as unknown as ProofMaker).cacheNonce(response, url)
     return response
   }

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { defaultFetch } from '../transports/node-fetch.ts'
 
 /** The CLI's auth flags. */
 export interface AuthFlags {
@@ -31,7 +32,8 @@ export function defaultTokenStore(): string {
 
 /** A fetch that authorizes on the first 401 (or at once, when tokens are stored already), and `close` for its listener. */
 export function authorizingFetch(flags: AuthFlags): { fetch: typeof fetch; close: () => Promise<void> } {
-  const plain: typeof fetch = (input, init) => globalThis.fetch(input, init)
+  // The transports' own exchange (nodeFetch on Node), as a client given no fetch uses.
+  const plain = defaultFetch()
   if (flags.isDisabled) return { fetch: plain, close: async () => {} }
   const path = flags.tokenStore ?? defaultTokenStore()
   let authorized: Promise<typeof fetch> | undefined
@@ -51,6 +53,8 @@ export function authorizingFetch(flags: AuthFlags): { fetch: typeof fetch; close
       tokenStore: fileTokenStore(path),
       // A DPoP key would have to be kept beside the tokens for them to outlive this process.
       dpop: false,
+      // The MCP requests on the transports' own exchange (nodeFetch on Node); token requests on the global fetch.
+      requestFetch: defaultFetch(),
     })
   })()
   if (existsSync(path)) void load().catch(() => {})

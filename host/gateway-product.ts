@@ -24,6 +24,7 @@ import type { McpRequest, Middleware } from '../actors/server/api.ts'
 import type { ServerOptions } from '../actors/server/options.ts'
 import { connect, type ClientOptions } from '../actors/client.ts'
 import { httpClient, sseClient } from '../transports/http-client.ts'
+import { defaultFetch } from '../transports/node-fetch.ts'
 import { websocketClient } from '../transports/websocket-client.ts'
 import { isAllowedHost, isAllowedOrigin } from '../transports/origin.ts'
 import { startServerClient } from './host.ts'
@@ -203,6 +204,8 @@ async function startWithOAuth(server: HostServerConfig, clientOptions: ClientOpt
     tokenStore: oauth.tokenStore === undefined ? memoryTokenStore() : fileTokenStore(oauth.tokenStore),
     // A gateway keeps no DPoP key between runs; bearer tokens, bound to the server by their audience.
     dpop: false,
+    // The forwarded requests on the transports' own exchange (nodeFetch on Node); token requests on the global fetch.
+    requestFetch: defaultFetch(),
   })
   const headers = { ...server.headers }
   const transport = server.type === 'ws'

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createEverythingServer } from '../../examples/everything/everything.ts'
 import { connect } from '../../actors/client.ts'
 import { streamableHttp } from '../../transports/streamable-http.ts'
-import { streamableHttpClient } from '../../transports/http-client.ts'
+import { nodeFetch, streamableHttpClient } from '../../transports/http-client.ts'
 import { AuthorizationError, AuthorizationErrorCode, fileTokenStore, headlessRedirect, memoryTokenStore, oauthFetch, type OAuthFetchOptions, type TokenSet } from '../../auth/client.ts'
 import { parseChallenges } from '../../lib/www-authenticate.ts'
 import { s256, startHarness, type Harness, type HarnessOptions } from './client-harness.ts'
@@ -370,6 +370,44 @@ describe('oauthFetch with streamableHttpClient', () => {
       expect(harness.requestsTo('/token')).toHaveLength(1)
       // Every MCP request after the first carried the token.
       expect(harness.requestsTo('/mcp').slice(1).every(request => request.headers.authorization?.startsWith('Bearer ') === true)).toBe(true)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('oauthFetch with requestFetch', () => {
+  it.each(['legacy' as const, 'modern' as const])('sends the MCP requests with requestFetch (nodeFetch) and discovery and tokens with fetch (%s era)', async era => {
+    const server = createEverythingServer()
+    const http = streamableHttp()
+    await server.listen(http)
+    try {
+      harness = await startHarness({ upstream: http.url!, challengeScope: 'mcp:tools', requiredScopes: ['mcp:tools'] })
+      const through = { fetch: [] as string[], requestFetch: [] as string[] }
+      const pathOf = (input: RequestInfo | URL) => new URL(input instanceof Request ? input.url : input).pathname
+      const responses: Response[] = []
+      const authorized = oauthFetch({
+        redirect: headlessRedirect(), redirectUri: REDIRECT_URI,
+        fetch: (input, init) => { through.fetch.push(pathOf(input)); return globalThis.fetch(input, init) },
+        requestFetch: async (input, init) => {
+          through.requestFetch.push(pathOf(input))
+          const response = await nodeFetch(input, init)
+          responses.push(response)
+          return response
+        },
+      })
+      const client = await connect(streamableHttpClient(harness.mcpUrl, { fetch: authorized }), { name: 'spec', version: '1' }, { era })
+      expect(await client.callTool('echo', { text: 'authorized' })).toEqual({ content: [{ type: 'text', text: 'authorized' }] })
+      await client.close()
+      // The first MCP request was refused (401) and sent again with the token the grant got.
+      expect(harness.requestsTo('/token')).toHaveLength(1)
+      expect(through.requestFetch.length).toBeGreaterThanOrEqual(3)
+      expect(new Set(through.requestFetch)).toEqual(new Set(['/mcp']))
+      expect(through.fetch).not.toContain('/mcp')
+      expect(through.fetch).toContain('/token')
+      // nodeFetch's light responses, not the global Response, were what the transport read.
+      expect(responses.some(response => response instanceof Response)).toBe(false)
+      expect(responses[0]!.status).toBe(401)
     } finally {
       await server.close()
     }
