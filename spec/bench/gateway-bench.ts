@@ -5,6 +5,7 @@
  *   direct   client --HTTP--> everything                                   (front comparators, per era)
  *            client --HTTP|stdio--> everything, the host's client options  (back comparators: what the gateway's own client does)
  *   gateway  client --HTTP (legacy | modern)--> rxmcp gateway --stdio | HTTP--> everything
+ *   floor    client --HTTP (legacy | modern)--> a proxy with no MCP library (http-floor-proxy.ts) --HTTP--> everything
  *
  * For each gateway row: calls/s, and CPU per call of every process (client = this process, gateway,
  * downstream server), each read around the same measured window (/proc for children, cpuUsage for
@@ -12,6 +13,8 @@
  *   - gateway CPU per proxied call / (direct server CPU per call in the front's era + our client's CPU
  *     per call over the downstream's transport, in the era the host's client picks)   target <= 1.2
  *   - calls/s gateway / direct (front era)                                           target >= 0.6
+ *   - calls/s floor proxy / direct (front era), no target: the most one more HTTP hop leaves of
+ *     direct calls/s on this machine when it does nothing of MCP
  * Sides alternate round by round (median of the rounds); all processes start once and stay up, so
  * a side's window sees the others idle. The servers and the gateway run bundled (built.ts), as a
  * user's build runs them.
@@ -40,6 +43,7 @@ const INFO = { name: 'rxmcp-gateway-bench', version: '1' }
 const EVERYTHING = ['--import', 'tsx', 'examples/everything/server.ts']
 const GATEWAY = ['--import', 'tsx', 'bin/rxmcp.ts']
 const DRIVER = ['--import', 'tsx', 'spec/bench/gateway-driver.ts']
+const FLOOR_PROXY = ['--import', 'tsx', 'spec/bench/http-floor-proxy.ts']
 
 /** One measured window of one side: calls/s and CPU µs per call of each process that took part. */
 export interface GatewayMeasure {
@@ -134,6 +138,17 @@ async function startGateway(config: object, scratch: string, name: string, isPro
   return { child, url }
 }
 
+/** The no-library proxy (http-floor-proxy.ts, bundled) in front of `target`; resolves with its URL once it serves. */
+async function startFloorProxy(target: URL): Promise<{ child: ChildProcess; url: URL }> {
+  const child = spawn(process.execPath, serverArgs([...FLOOR_PROXY, target.href], root), { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  const url = await within(new Promise<string>((resolve, reject) => {
+    let seen = ''
+    child.stderr!.on('data', (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) })
+    child.on('exit', code => reject(new Error(`the floor proxy exited ${code}: ${seen}`)))
+  }), 30_000, 'the floor proxy did not print its URL')
+  return { child, url: new URL(url) }
+}
+
 /** Waits until the gateway lists `tool` (its server comes up after it listens). */
 async function untilListed(client: McpClient, tool: string): Promise<void> {
   for (let tries = 0; !(await client.listTools()).tools.some(listed => listed.name === tool); tries++) {
@@ -169,6 +184,9 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
     children.push(viaStdio.child)
     const viaHttp = await startGateway({ mcpServers: { echo: { url: behind.url.href } } }, scratch, 'http')
     children.push(viaHttp.child)
+    // The reference: a proxy with no MCP library in front of the same server (http-floor-proxy.ts).
+    const floorProxy = await startFloorProxy(behind.url)
+    children.push(floorProxy.child)
 
     const client = async (transport: Parameters<typeof connect>[0], options: ClientOptions = {}) => {
       const made = await within(connect(transport, INFO, options), 30_000, 'a bench client could not connect')
@@ -201,6 +219,9 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
       }
     }
 
+    for (const era of ['legacy', 'modern'] as const) {
+      sides[`floor proxy ${era} -> http`] = { client: await client(streamableHttpClient(floorProxy.url), { era }), tool: 'echo', serverPid: floorProxy.child.pid!, downstreamPid: behind.child.pid! }
+    }
     const names = Object.keys(sides)
     const all: Record<string, GatewayMeasure[]> = Object.fromEntries(names.map(name => [name, []]))
     for (let round = 0; round < rounds; round++) {
@@ -260,11 +281,13 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
           target: { atMost: 1.2 },
         })
         ratios.push({ label: `gateway ${era} -> ${down}: calls/s gateway/direct ${era}`, ratio: gateway.callsPerSecond / front.callsPerSecond, target: { atLeast: 0.6 } })
+        if (down === 'http') ratios.push({ label: `floor proxy ${era} -> http (no MCP): calls/s floor proxy/direct ${era}, for reference`, ratio: medians[`floor proxy ${era} -> http`]!.callsPerSecond / front.callsPerSecond })
       }
     }
     for (const { label, ratio, target } of ratios) {
-      const text = target?.atLeast !== undefined ? `>= ${target.atLeast}` : `<= ${target!.atMost}`
-      const isMet = target?.atLeast !== undefined ? ratio >= target.atLeast : ratio <= target!.atMost!
+      if (target === undefined) { console.log(`  ${label.padEnd(96)} ${ratio.toFixed(2).padStart(5)}x`); continue }
+      const text = target.atLeast !== undefined ? `>= ${target.atLeast}` : `<= ${target.atMost}`
+      const isMet = target.atLeast !== undefined ? ratio >= target.atLeast : ratio <= target.atMost!
       console.log(`  ${label.padEnd(96)} ${ratio.toFixed(2).padStart(5)}x  target ${text} ${isMet ? 'met' : 'MISSED'}`)
     }
     const loadAfter = loadavg()
