@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { keepPicture } from './pictures.ts'
 import { openPage, type HeadlessPage } from './chromium.ts'
 import { showInspector, startInspector, type InspectorCommand } from './inspector-command.ts'
 
@@ -126,8 +126,7 @@ describe('rxmcp inspect --ui with an MCP App (server-basic-vanillajs)', () => {
     expect(await until<string>(`document.getElementById('app-messages')?.textContent`)).toContain('hello from the app')
     // The picture for the README (docs/images/inspector-app.png), made here so it stays true.
     await run(`document.getElementById('app-view').scrollIntoView(); new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))`)
-    mkdirSync(join(root, 'docs', 'images'), { recursive: true })
-    writeFileSync(join(root, 'docs', 'images', 'inspector-app.png'), await page!.screenshot())
+    keepPicture(join(root, 'docs', 'images', 'inspector-app.png'), await page!.screenshot())
 
     // The timeline: the first call and the allowed one, each paired with its response; the denied one never went out.
     await run(`document.querySelector('[data-tab="Timeline"]').click(); true`)

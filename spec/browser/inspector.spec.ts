@@ -4,7 +4,7 @@
 // screenshots in docs/images/ (so the README's pictures stay true).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRequire } from 'node:module'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { keepPicture } from './pictures.ts'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { connect } from '../../actors/client.ts'
@@ -65,10 +65,9 @@ const run = <T = unknown>(expression: string) => page!.evaluate<T>(expression)
 const tab = async (name: string) => { await run(`t.click('[data-tab="${name}"]')`) }
 const shoot = async (name: string | undefined) => {
   if (name === undefined) return
-  mkdirSync(images, { recursive: true })
   // A frame for the last render to reach the screen.
   await run('new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))')
-  writeFileSync(join(images, `inspector-${name}.png`), await page!.screenshot())
+  keepPicture(join(images, `inspector-${name}.png`), await page!.screenshot())
 }
 
 /** Our everything server in this process, the inspector's client forced to `era`. */
