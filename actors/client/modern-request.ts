@@ -1,4 +1,4 @@
-import { catchError, defer, from, map, mergeMap, of, throwError, type Observable } from '../../lib/rx.ts'
+import { Observable, defer, from, map, mergeMap, of, throwError, type Subscription } from '../../lib/rx.ts'
 import type { Connection, RequestOptions } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { ErrorCode, McpError, ResponseLostError } from '../../lib/jsonrpc/errors.ts'
@@ -7,7 +7,7 @@ import type { ClientCapabilities, Implementation } from '../../lib/schema/types.
 import type { ClientStateSource } from './state.ts'
 import { authorizationContextOf, cacheKey, type ResultCache } from './cache.ts'
 import type { AuthorizationContext } from '../../lib/authorization-context.ts'
-import { answerInputRequest, type InputHandler } from './handlers.ts'
+import { answerInputRequest, type InputAnswerHost, type InputHandler } from './handlers.ts'
 import { answerThrough } from './input-answers.ts'
 import { inputRounds } from './input-rounds.ts'
 import { chooseVersion, stampModernMeta, supportedOf, withoutEnvelope } from './modern.ts'
@@ -69,24 +69,24 @@ export class ModernRequests {
    * result stays whole, its `_meta` being where the server names itself.
    */
   request<R extends JsonObject>(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Observable<RequestEvent<R>> {
-    const events = this.#request(connection, method, params, options, FIRST_ATTEMPT)
-    if (method === 'server/discover') return events as Observable<RequestEvent<R>>
-    return events.pipe(map(event => event.type === 'result' ? { type: 'result', result: withoutEnvelope(event.result) } : event)) as Observable<RequestEvent<R>>
+    return this.#request(connection, method, params, options, FIRST_ATTEMPT, method !== 'server/discover') as Observable<RequestEvent<R>>
   }
 
-  #request(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {
+  /** The request as {@link request} makes it; `isUnwrapped`: results without their envelope. */
+  #request(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt, isUnwrapped: boolean): Observable<RequestEvent<JsonObject>> {
     const cache = this.host.cache
-    if (cache === undefined || cacheKey(method, params) === undefined) return this.#send(connection, method, params, options, attempt, undefined)
+    if (cache === undefined || cacheKey(method, params) === undefined) return this.#send(connection, method, params, options, attempt, undefined, isUnwrapped)
     // MCP 2026-07-28 caching: a private result serves only the authorization context it came in,
     // the one the transport names for the request about to go out.
     return whenReady(authorizationContextOf(connection)).pipe(mergeMap(context => {
       const cached = cache.get(method, params, context)
-      return cached !== undefined ? of<RequestEvent<JsonObject>>({ type: 'result', result: cached }) : this.#send(connection, method, params, options, attempt, context)
+      return cached !== undefined ? of<RequestEvent<JsonObject>>({ type: 'result', result: isUnwrapped ? withoutEnvelope(cached) : cached })
+        : this.#send(connection, method, params, options, attempt, context, isUnwrapped)
     }))
   }
 
   /** Sends the request (its input rounds and corrections included); `context` is where its result may be cached, undefined for nowhere. */
-  #send(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt, context: AuthorizationContext | undefined): Observable<RequestEvent<JsonObject>> {
+  #send(connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt, context: AuthorizationContext | undefined, isUnwrapped: boolean): Observable<RequestEvent<JsonObject>> {
     const cache = context === undefined ? undefined : this.host.cache
     // Each round is cached on its own params: a retry carries inputResponses or requestState, which
     // no cache key takes (MCP caching: results of MRTR retries MUST NOT be cached).
@@ -100,23 +100,40 @@ export class ModernRequests {
         return event
       }))))
     }
+    const rounds = inputRounds({
+      method, params, resend: send, maxRounds: this.host.maxInputRounds,
+      // The request's own answerer when it has one (a proxy answering with its caller), else the client's handlers.
+      answer: options?.answerInput !== undefined ? (_, request) => answerThrough(options.answerInput!, request) : (key, request) => answerInputRequest(this.#inputHost(connection), key, request),
+    })(send(params))
+    // One stage for both ends of the request (most requests pass nothing else): results unwrapped,
+    // and an error given its one-time correction.
+    return new Observable<RequestEvent<JsonObject>>(subscriber => {
+      let recovery: Subscription | undefined
+      const first = rounds.subscribe({
+        next: event => subscriber.next(isUnwrapped && event.type === 'result' ? { type: 'result', result: withoutEnvelope(event.result) } : event),
+        error: (error: unknown) => {
+          try {
+            recovery = this.#recover(error, connection, method, params, options, attempt, isUnwrapped).subscribe(subscriber)
+          } catch (thrown) {
+            subscriber.error(thrown)
+          }
+        },
+        complete: () => subscriber.complete(),
+      })
+      return () => { first.unsubscribe(); recovery?.unsubscribe() }
+    })
+  }
+
+  /** What a handler answering an input request sees: the client's handlers, and its requests on `connection` (made when one asks). */
+  #inputHost(connection: Connection): InputAnswerHost {
     const source = this.host.state
-    // What a handler answering an input request sees: the client's handlers, and its requests on this connection.
-    const host = {
+    return {
       handlers: this.host.handlers,
       capabilities: this.host.capabilities,
       get protocolVersion() { return source.current.protocolVersion },
       request: <T extends JsonObject>(inner: string, innerParams: JsonObject | undefined, innerOptions: RequestOptions) =>
         this.request<T>(connection, inner, innerParams, innerOptions),
     }
-    return send(params).pipe(
-      inputRounds({
-        method, params, resend: send, maxRounds: this.host.maxInputRounds,
-        // The request's own answerer when it has one (a proxy answering with its caller), else the client's handlers.
-        answer: options?.answerInput !== undefined ? (_, request) => answerThrough(options.answerInput!, request) : (key, request) => answerInputRequest(host, key, request),
-      }),
-      catchError((error: unknown) => this.#recover(error, connection, method, params, options, attempt)),
-    )
   }
 
   /**
@@ -132,22 +149,22 @@ export class ModernRequests {
   }
 
   /** The one-time corrections a modern error allows; any other error goes to the caller as it is. */
-  #recover(error: unknown, connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt): Observable<RequestEvent<JsonObject>> {
+  #recover(error: unknown, connection: Connection, method: string, params: JsonObject | undefined, options: RequestOptions | undefined, attempt: Attempt, isUnwrapped: boolean): Observable<RequestEvent<JsonObject>> {
     // MCP 2026-07-28 Streamable HTTP: a broken response stream loses its request, which the client
     // MUST re-issue as a new request (new id). Once: a second loss goes to the caller.
-    if (error instanceof ResponseLostError && !attempt.hasReissued) return this.#request(connection, method, params, options, { ...attempt, hasReissued: true })
+    if (error instanceof ResponseLostError && !attempt.hasReissued) return this.#request(connection, method, params, options, { ...attempt, hasReissued: true }, isUnwrapped)
     if (!(error instanceof McpError)) return throwError(() => error)
     if (error.code === ErrorCode.UnsupportedProtocolVersion && !attempt.hasRetriedVersion) {
       // MCP versioning: the client SHOULD pick a mutually supported version from `supported` and retry.
       const next = chooseVersion(supportedOf(error), this.host.modernVersions)
       if (next === undefined || next === this.host.state.current.protocolVersion) return throwError(() => error)
       this.host.state.send({ type: 'version', version: next })
-      return this.#request(connection, method, params, options, { ...attempt, hasRetriedVersion: true })
+      return this.#request(connection, method, params, options, { ...attempt, hasRetriedVersion: true }, isUnwrapped)
     }
     if (error.code === ErrorCode.HeaderMismatch && method === 'tools/call' && !attempt.hasRetriedHeaders) {
       // MCP Streamable HTTP: on HeaderMismatch the client SHOULD list tools again and retry.
       return from(this.host.relistTools(connection)).pipe(
-        mergeMap(() => this.#request(connection, method, params, options, { ...attempt, hasRetriedHeaders: true })))
+        mergeMap(() => this.#request(connection, method, params, options, { ...attempt, hasRetriedHeaders: true }, isUnwrapped)))
     }
     return throwError(() => error)
   }

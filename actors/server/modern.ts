@@ -6,8 +6,8 @@
  * or an `input_required` result when the handler asked the client for something (MRTR).
  */
 import { principalKey } from '../../lib/auth.ts'
-import { Observable, asyncScheduler, type Subscription } from '../../lib/rx.ts'
-import { settleOutcome } from '../../lib/outcome.ts'
+import { Observable, asyncScheduler, type Subscriber, type Subscription } from '../../lib/rx.ts'
+import { settleOutcome, type OutcomeObserver } from '../../lib/outcome.ts'
 import type { IncomingRequest } from '../../lib/connection.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import {
@@ -42,68 +42,107 @@ export const DEFAULT_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' }
  */
 export function serveModern(scope: ServingScope, route: RouteHandler, params: JsonObject | undefined, request: IncomingRequest): Observable<JsonObject> {
   return new Observable<JsonObject>(subscriber => {
-    const server = scope.server
-    const meta = request.modernMeta!
-    let handler: Subscription | undefined
-    let isAsking = false
-    let isOver = false
-    const fail = (error: unknown) => subscriber.error(error instanceof McpError ? toModernWireError(error) : error)
-    const run = (round: Round) => {
-      if (isOver) return
-      const ctx = new ModernContext(scope, request, meta, round)
-      round.onAsk = () => {
-        isAsking = true
-        // Inputs asked in the same turn (Promise.all, or one after another without waiting) go
-        // out together: the round ends on the next macrotask.
-        asyncScheduler.schedule(() => void endRound(round))
-      }
-      const failed = (error: unknown) => {
-        if (isAsking) return
-        if (error instanceof UrlElicitationRequiredError && askUrlElicitations(request.method, round, error, meta.clientCapabilities, fail)) return
-        fail(error)
-      }
-      let outcome: unknown
-      try {
-        outcome = route(params, ctx)
-      } catch (error) {
-        return failed(error)
-      }
-      handler = settleOutcome(outcome, undefined, {
-        value: (_, result) => { if (!isAsking) { subscriber.next(finishResult(server, request.method, params, result)); subscriber.complete() } },
-        error: (_, error) => failed(error),
-      })
-    }
-    const endRound = async (round: Round) => {
-      handler?.unsubscribe()
-      round.end()
-      if (isOver) return
-      if (!INPUT_REQUIRED_METHODS.has(request.method)) {
-        return fail(new InternalError(`Internal error: the handler of ${request.method} asked the client for input, which only tools/call, prompts/get and resources/read may do`))
-      }
-      const asked: Record<string, string> = {}
-      const inputRequests: JsonObject = {}
-      for (const [key, input] of round.asked!) {
-        asked[key] = input.method
-        inputRequests[key] = { method: input.method, params: input.params }
-      }
-      try {
-        const requestState = await server.requestStates.seal({
-          method: request.method, digest: await paramsDigest(params), principal: principalKey(request.principal),
-          asked, answers: round.answers, data: round.data,
-        })
-        subscriber.next(finishResult(server, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
-        subscriber.complete()
-      } catch (error) {
-        fail(error)
-      }
-    }
+    const serving = new ModernServing(scope, route, params, request, subscriber)
     if (params?.requestState === undefined && params?.inputResponses === undefined) {
-      run(new Round({}, undefined))
+      serving.run(new Round({}, undefined))
     } else {
-      resumeRound(server, request, params).then(run, fail)
+      resumeRound(scope.server, request, params).then(round => serving.run(round), error => serving.fail(error))
     }
-    return () => { isOver = true; handler?.unsubscribe() }
+    return serving
   })
+}
+
+/**
+ * One modern request being served: its runs (one per round), the handler of the run in progress,
+ * and whether it asked. One object per request, its outcome delivered through {@link SERVED} (no
+ * closures made per request on the way of one that asks nothing). Unsubscribing it stops the handler.
+ */
+class ModernServing {
+  #handler: Subscription | undefined
+  /** The run asked the client for input: its outcome is not the answer, the round's end is. */
+  #isAsking = false
+  #isOver = false
+  #round: Round | undefined
+
+  constructor(readonly scope: ServingScope, readonly route: RouteHandler, readonly params: JsonObject | undefined,
+    readonly request: IncomingRequest, readonly subscriber: Subscriber<JsonObject>) {}
+
+  fail(error: unknown): void {
+    this.subscriber.error(error instanceof McpError ? toModernWireError(error) : error)
+  }
+
+  run(round: Round): void {
+    if (this.#isOver) return
+    this.#round = round
+    const ctx = new ModernContext(this.scope, this.request, this.request.modernMeta!, round)
+    round.asker = this
+    let outcome: unknown
+    try {
+      outcome = this.route(this.params, ctx)
+    } catch (error) {
+      return this.failed(error)
+    }
+    this.#handler = settleOutcome(outcome, this, SERVED)
+  }
+
+  /** The run's first input request (see Round.ask): inputs asked in the same turn (Promise.all, or one after another without waiting) go out together: the round ends on the next macrotask. */
+  asked(round: Round): void {
+    this.#isAsking = true
+    asyncScheduler.schedule(() => void this.#endRound(round))
+  }
+
+  /** The run's answer, unless it asked (the round's end answers then). */
+  succeeded(result: unknown): void {
+    if (this.#isAsking) return
+    this.subscriber.next(finishResult(this.scope.server, this.request.method, this.params, result))
+    this.subscriber.complete()
+  }
+
+  /** The run failed: a URL elicitation error becomes a round of its own; anything else the request's error (unless it asked). */
+  failed(error: unknown): void {
+    if (this.#isAsking) return
+    const round = this.#round!
+    if (error instanceof UrlElicitationRequiredError && askUrlElicitations(this.request.method, round, error, this.request.modernMeta!.clientCapabilities, reason => this.fail(reason))) return
+    this.fail(error)
+  }
+
+  unsubscribe(): void {
+    this.#isOver = true
+    this.#handler?.unsubscribe()
+  }
+
+  async #endRound(round: Round): Promise<void> {
+    this.#handler?.unsubscribe()
+    round.end()
+    if (this.#isOver) return
+    const { request, params } = this
+    const server = this.scope.server
+    if (!INPUT_REQUIRED_METHODS.has(request.method)) {
+      return this.fail(new InternalError(`Internal error: the handler of ${request.method} asked the client for input, which only tools/call, prompts/get and resources/read may do`))
+    }
+    const asked: Record<string, string> = {}
+    const inputRequests: JsonObject = {}
+    for (const [key, input] of round.asked!) {
+      asked[key] = input.method
+      inputRequests[key] = { method: input.method, params: input.params }
+    }
+    try {
+      const requestState = await server.requestStates.seal({
+        method: request.method, digest: await paramsDigest(params), principal: principalKey(request.principal),
+        asked, answers: round.answers, data: round.data,
+      })
+      this.subscriber.next(finishResult(server, request.method, params, { resultType: 'input_required', inputRequests, requestState }))
+      this.subscriber.complete()
+    } catch (error) {
+      this.fail(error)
+    }
+  }
+}
+
+/** Where every modern run's outcome goes, with its request's {@link ModernServing}. */
+const SERVED: OutcomeObserver<unknown, ModernServing> = {
+  value: (serving, result) => serving.succeeded(result),
+  error: (serving, error) => serving.failed(error),
 }
 
 /** The key of the `index`th URL elicitation of a {@link UrlElicitationRequiredError}, in its input round. */

@@ -28,8 +28,8 @@ export function isRoundEnd(reason: unknown): boolean {
 export class Round {
   /** Input requests made in this run of the handler, by key (made on the first: most runs ask none). */
   asked: Map<string, { method: string; params: JsonObject }> | undefined
-  /** Called on the first input request that has no answer. */
-  onAsk: () => void = () => {}
+  /** Told of the first input request that has no answer (the request's serving, modern.ts). */
+  asker: { asked(round: Round): void } | undefined
   /** Default keys: one counter per method, from the start of each run, so keys repeat across runs. */
   #counters: Map<string, number> | undefined
   /** What the handler carries to the next round. */
@@ -102,7 +102,7 @@ export class Round {
     }
     if (this.asked === undefined) {
       this.asked = new Map()
-      this.onAsk()
+      this.asker?.asked(this)
     }
     this.asked.set(id, { method, params })
     return new Promise(() => {})
