@@ -114,7 +114,7 @@ export class HeldCalls {
   /** The round of `caller` ended: park the call for the next round, or cancel it. */
   #detach(call: HeldCall, caller: MountCaller): void {
     if (!call.detach(caller)) return
-    if (call.asks.size === 0 || this.#parked.size >= this.options.maxCalls) return call.cancel()
+    if (call.pending === 0 || this.#parked.size >= this.options.maxCalls) return call.cancel()
     // Sealed into the requestState of the round that just ended (the server seals after its run is
     // over, so nothing the run read changes): the retry names this call. Set only now, as answers a
     // client sent ahead of any round count only while the run carries nothing of its own.
@@ -146,15 +146,18 @@ class HeldCall implements HeldCallHooks {
   #id: string | undefined
   /** Who made the call (principalKey), read when first needed: only that principal's retry resumes it. */
   #principal: string | undefined
-  /** The source's asks not answered yet, by key. */
-  readonly asks = new Map<string, PendingAsk>()
+  /** The source's asks not answered yet, by key (made on the first: most calls ask nothing). */
+  #asks: Map<string, PendingAsk> | undefined
+  get asks(): Map<string, PendingAsk> { return this.#asks ??= new Map() }
+  /** How many asks wait for an answer. */
+  get pending(): number { return this.#asks?.size ?? 0 }
   /** The parked call's time limit. */
   expiry: Subscription | undefined
   /** The attached round: its caller, and where the call's answer goes. */
   #caller: MountCaller | undefined
   #sink: Subscriber<JsonObject> | undefined
-  /** How many asks of each kind so far: keys `elicitation-1`, `sampling-1`, ... never reused in the request. */
-  readonly #counts = new Map<string, number>()
+  /** How many asks of each kind so far: keys `elicitation-1`, `sampling-1`, ... never reused in the request (made on the first ask). */
+  #counts: Map<string, number> | undefined
   /** The call's outcome, when it came while parked (the next round gets it). */
   #outcome: { result: JsonObject } | { error: unknown } | undefined
   #downstream: Subscription | undefined
@@ -167,8 +170,9 @@ class HeldCall implements HeldCallHooks {
 
   readonly answerInput: InputAnswerer = (method, params, signal) => new Promise<JsonObject>((resolve, reject) => {
     const prefix = method === 'elicitation/create' ? 'elicitation' : method === 'sampling/createMessage' ? 'sampling' : 'roots'
-    const count = (this.#counts.get(prefix) ?? 0) + 1
-    this.#counts.set(prefix, count)
+    const counts = this.#counts ??= new Map()
+    const count = (counts.get(prefix) ?? 0) + 1
+    counts.set(prefix, count)
     const ask: PendingAsk = { key: `${prefix}-${count}`, method, params, resolve, reject }
     this.asks.set(ask.key, ask)
     // The source withdrew its ask (its call was cancelled, or it gave up waiting).
@@ -196,7 +200,7 @@ class HeldCall implements HeldCallHooks {
     this.#caller = caller
     this.#sink = sink
     if (this.#outcome !== undefined) return this.#deliver()
-    for (const ask of this.asks.values()) this.#put(ask)
+    if (this.#asks !== undefined) for (const ask of this.#asks.values()) this.#put(ask)
   }
 
   /** The round of `caller` is over; true when the call goes on without it (to park or cancel). */
@@ -214,7 +218,7 @@ class HeldCall implements HeldCallHooks {
   cancel(): void {
     this.#isOver = true
     this.#downstream?.unsubscribe()
-    this.asks.clear()
+    this.#asks?.clear()
   }
 
   /** Asks the attached round's caller, under the ask's key; its answer (a later round's, maybe) goes to the source. */

@@ -16,7 +16,7 @@
  * (`tasks/cancel`) when it is cancelled.
  */
 import {
-  EMPTY, Observable, Subject, catchError, combineLatest, concatMap, defer, filter, from, lastValueFrom, map, merge, mergeMap, of, share, startWith, tap, toArray,
+  EMPTY, Observable, Subject, catchError, combineLatest, concatMap, defer, filter, from, lastValueFrom, map, merge, mergeMap, of, share, startWith, toArray,
   type SchedulerLike, type Subscription,
 } from '../lib/rx.ts'
 import type { JsonObject } from '../lib/jsonrpc/message.ts'
@@ -243,11 +243,13 @@ class ClientSource implements Mountable {
     }
     const onLog = (log: JsonObject) => this.#callerLogs.next(compactLog(log, caller))
     const requestOptions: RequestOptions = { timeout: 0, progress, answerInput: answerThrough(caller), onLog }
-    return source.request<JsonObject>(method, params ?? {}, requestOptions).pipe(
-      tap(event => { if (event.type === 'progress') caller.progress(event.progress, event.total, event.message) }),
-      filter(event => event.type === 'result'),
-      map(event => (event as { result: JsonObject }).result),
-    )
+    const events = source.request<JsonObject>(method, params ?? {}, requestOptions)
+    // One stage, not three operators: this runs once per forwarded request.
+    return new Observable<JsonObject>(subscriber => events.subscribe({
+      next: event => { if (event.type === 'progress') caller.progress(event.progress, event.total, event.message); else subscriber.next(event.result) },
+      error: error => subscriber.error(error),
+      complete: () => subscriber.complete(),
+    }))
   }
 
   watch(uri: string): Observable<WatchEvent> {
