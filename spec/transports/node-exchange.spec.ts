@@ -2,9 +2,10 @@
  * The node:http exchange's SSE answers: one whose events are all written in the turn it starts
  * (a POST answered while its body was handled) goes out as one body with its length; one still
  * open after that turn streams (chunked), its headers and events reaching the client before it ends.
+ * Its body reads: taken from the buffer when it came with its headers, else read as it comes.
  */
 import { createServer, request, type IncomingMessage, type Server } from 'node:http'
-import type { Socket } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { NodeExchange } from '../../transports/node-exchange.ts'
 import type { Sink } from '../../transports/http-exchange.ts'
@@ -183,5 +184,83 @@ describe('NodeExchange.reply', () => {
     const empty = await replied(exchange => exchange.reply(204, {}))
     expect(empty.statusCode).toBe(204)
     expect(empty.headers['content-length']).toBeUndefined()
+  })
+})
+
+describe('NodeExchange.body', () => {
+  const LIMITS = { maxBytes: 1024, timeoutMs: 30_000 }
+  const BODY = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+
+  /**
+   * A server answering each request with what `body()` read: `body:<text>` or the result's type,
+   * then how the body was read (`read:buffer`: taken from the request's buffer, no listener;
+   * `read:stream`: read as it came). Resolves with its port.
+   */
+  async function reading(): Promise<number> {
+    server = createServer((req, res) => {
+      const exchange = new NodeExchange(req, res, {})
+      void exchange.body(LIMITS).then(result => {
+        const how = req.listenerCount('data') === 0 ? 'buffer' : 'stream'
+        exchange.reply(200, {}, `${result.type === 'body' ? `body:${Buffer.from(result.body).toString('utf8')}` : result.type} read:${how}`)
+      })
+    })
+    await new Promise<void>(resolve => server!.listen(0, '127.0.0.1', resolve))
+    return (server.address() as { port: number }).port
+  }
+
+  /** Writes `parts` in order on one raw connection (a function part is awaited between writes); resolves with the bodies of the first `count` answers. */
+  async function raw(port: number, parts: (string | (() => Promise<unknown>))[], count: number): Promise<string[]> {
+    const socket = connect(port, '127.0.0.1')
+    let text = ''
+    const bodies: string[] = []
+    const done = new Promise<string[]>((resolve, reject) => {
+      socket.on('data', chunk => {
+        text += chunk
+        for (;;) {
+          const end = text.indexOf('\r\n\r\n')
+          const length = Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1])
+          if (end < 0 || text.length < end + 4 + length) break
+          bodies.push(text.slice(end + 4, end + 4 + length))
+          text = text.slice(end + 4 + length)
+        }
+        if (bodies.length >= count) resolve(bodies)
+      })
+      socket.on('error', reject)
+    })
+    for (const part of parts) {
+      if (typeof part === 'string') socket.write(part)
+      else await part()
+    }
+    try { return await done } finally { socket.destroy() }
+  }
+
+  const head = (length: number | 'chunked') => `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`}\r\n\r\n`
+
+  it('takes a body that came with its headers from the buffer, and the connection serves the next request', async () => {
+    const port = await reading()
+    expect(await raw(port, [head(BODY.length) + BODY + head(2) + '{}'], 2)).toEqual([`body:${BODY} read:buffer`, 'body:{} read:buffer'])
+  })
+
+  it('reads a body that comes after its headers as it comes', async () => {
+    const port = await reading()
+    const half = BODY.length >> 1
+    // Heard after the server's own listener, whose read looks at the buffer first: the rest is written after that look.
+    const headersSeen = new Promise(resolve => server!.once('request', resolve))
+    const bodies = await raw(port, [head(BODY.length) + BODY.slice(0, half), () => headersSeen, BODY.slice(half)], 1)
+    expect(bodies).toEqual([`body:${BODY} read:stream`])
+  })
+
+  it('reads a chunked body as it comes, and refuses one past the limit', async () => {
+    const port = await reading()
+    const half = BODY.length >> 1
+    const chunk = (part: string) => `${part.length.toString(16)}\r\n${part}\r\n`
+    expect(await raw(port, [head('chunked') + chunk(BODY.slice(0, half)) + chunk(BODY.slice(half)) + '0\r\n\r\n'], 1)).toEqual([`body:${BODY} read:stream`])
+    const large = await raw(port, [head('chunked') + chunk('x'.repeat(2048)) + '0\r\n\r\n'], 1)
+    expect(large[0]).toMatch(/^too-large/)
+  })
+
+  it('refuses a body whose declared length is over the limit, before reading it', async () => {
+    const port = await reading()
+    expect((await raw(port, [head(2048) + 'x'.repeat(2048)], 1))[0]).toMatch(/^too-large/)
   })
 })
