@@ -9,7 +9,7 @@
  * mounts change ─> each subscribed uri watched again by its owner now (a new one, or none)
  * ```
  */
-import type { Observable, Subscription } from '../../lib/rx.ts'
+import { asyncScheduler, timer, type Observable, type SchedulerLike, type Subscription } from '../../lib/rx.ts'
 import type { LoggingLevel } from '../../lib/schema/types.ts'
 import type { McpServer } from './api.ts'
 import { deferredMountable, mountSource, type MountHost } from './mount.ts'
@@ -19,6 +19,8 @@ import type { ListKind } from './registry.ts'
 /** What the mounts reach of the server they belong to: what a mount writes into (mount.ts), and where a watched URI's updates go. */
 export interface MountingServer extends Omit<MountHost, 'mountsChanged'> {
   notifyResourceUpdated(uri: string): void
+  /** Its clock (ServerOptions.scheduler): how long a caller's subscription waits for a source to watch. */
+  readonly options: { readonly scheduler?: SchedulerLike }
 }
 
 /**
@@ -91,7 +93,7 @@ export class ServerMounts {
     const source = this.#ownerOf(uri)
     if (source === undefined) return
     const server = this.server
-    this.#watches.set(uri, { source, ...startWatch(source.watch(uri), () => server.notifyResourceUpdated(uri), error => server.report(error)) })
+    this.#watches.set(uri, { source, ...startWatch(source.watch(uri), () => server.notifyResourceUpdated(uri), error => server.report(error), server.options.scheduler) })
   }
 
   /** The mounted source a URI belongs to: its resource's, else the first template matching it; undefined when the server's own. */
@@ -119,21 +121,34 @@ function isMountable(source: McpServer | Mountable): source is Mountable {
   return typeof (source as Mountable).forward === 'function' && 'offers' in source
 }
 
+/**
+ * How long a caller's subscription waits for the source to watch before it is answered anyway
+ * (the source's listen stream has no timeout of its own: a source that never acknowledges would
+ * hold the caller's subscribe for as long as the source lives).
+ */
+export const WATCH_READY_MS = 10_000
+
 /** A mounted source's watch of one URI, started: its subscription, and when it is in place. */
 export interface StartedWatch {
   readonly subscription: Subscription
-  /** Settles once the source watches (`'watching'`), or the watch ended (an error is reported, not thrown). */
+  /**
+   * Settles once the source watches (`'watching'`), the watch ended (an error is reported, not
+   * thrown), or {@link WATCH_READY_MS} passed.
+   */
   readonly ready: Promise<void>
 }
 
 /** Subscribes `watch`: `updated` per change, `report` for its error; see {@link StartedWatch}. */
-export function startWatch(watch: Observable<WatchEvent>, updated: () => void, report: (error: unknown) => void): StartedWatch {
-  let settle!: () => void
-  const ready = new Promise<void>(resolve => { settle = resolve })
+export function startWatch(watch: Observable<WatchEvent>, updated: () => void, report: (error: unknown) => void, scheduler: SchedulerLike = asyncScheduler): StartedWatch {
+  let resolve!: () => void
+  const ready = new Promise<void>(done => { resolve = done })
+  const bound = timer(WATCH_READY_MS, scheduler).subscribe(() => resolve())
+  const settle = () => { resolve(); bound.unsubscribe() }
   const subscription = watch.subscribe({
     next: event => { if (event === 'watching') settle(); else updated() },
     error: error => { settle(); report(error) },
-    complete: () => settle(),
+    complete: settle,
   })
+  subscription.add(bound)
   return { subscription, ready }
 }

@@ -36,7 +36,7 @@ export class SessionWatches {
     const server = this.session.server
     const source = server.router.mountOf(uri)
     if (source?.watchFor === undefined) return server.subscribed(uri)
-    const own = startWatch(source.watchFor(uri, this.session), () => this.updated(uri), error => server.report(error))
+    const own = startWatch(source.watchFor(uri, this.session), () => this.updated(uri), error => server.report(error), server.options.scheduler)
     ;(this.#own ??= new Map()).set(uri, own.subscription)
     return own.ready
   }

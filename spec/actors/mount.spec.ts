@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { filter, firstValueFrom, from, lastValueFrom, mergeMap, tap } from 'rxjs'
+import { NEVER, filter, firstValueFrom, from, lastValueFrom, mergeMap, tap } from 'rxjs'
 import { createServer, proxy, proxyClientOptions, type McpServer } from '../../actors/server.ts'
+import { WATCH_READY_MS } from '../../actors/server/server-mounts.ts'
+import { TestClock } from '../helpers/test-clock.ts'
 import { connect } from '../../actors/client.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { connectInMemory, createMemoryPair } from '../../testing.ts'
@@ -330,6 +332,37 @@ describe('a subscription through a mount is answered once the source watches', (
     await pair.client.callTool('b__touch', {})
     expect(await received).toEqual(expect.objectContaining({ uri: 'mem://a' }))
     await shared.close()
+  })
+})
+
+describe('a subscription through a mount whose source never watches', () => {
+  it.each(['legacy', 'modern'] as const)('is answered once WATCH_READY_MS passed (%s caller), and updates still arrive', async caller => {
+    const { server, watching } = backend()
+    // The source never answers the subscribe or acknowledges the listen naming the URI.
+    const isWatch = (method: string, params: JsonObject | undefined) => method === 'resources/subscribe'
+      || (method === 'subscriptions/listen' && JSON.stringify(params?.notifications).includes('mem://a'))
+    server.use(next => (request, ctx) => isWatch(request.method, request.params) ? NEVER : next(request, ctx))
+    const clock = new TestClock()
+    const parent = createServer({ name: 'parent', version: '1.0.0' }, { scheduler: clock })
+    const changed = toolsChanged(parent)
+    parent.mount('b', server)
+    await changed
+    await using pair = await connectInMemory(parent, { era: caller })
+    const watched = watching('mem://a')
+    let isAnswered = false
+    const answered = caller === 'legacy'
+      ? pair.client.subscribeResource('mem://a').then(() => { isAnswered = true })
+      : new Promise<void>(resolve => pair.client.listen({ resourceSubscriptions: ['mem://a'] }).subscribe(event => { if (event.type === 'acknowledged') { isAnswered = true; resolve() } }))
+    await watched
+    expect(await clock.nextWait(WATCH_READY_MS)).toBe(WATCH_READY_MS)
+    await pair.client.callTool('b__echo', { text: 'meanwhile' })
+    expect(isAnswered).toBe(false)
+    clock.advance(WATCH_READY_MS)
+    await answered
+    // The parent's own notice of the URI still reaches the subscriber.
+    const received = firstValueFrom(pair.client.notifications('notifications/resources/updated'))
+    parent.notifyResourceUpdated('mem://a')
+    expect(await received).toEqual(expect.objectContaining({ uri: 'mem://a' }))
   })
 })
 
