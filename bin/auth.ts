@@ -53,8 +53,8 @@ export function authorizingFetch(flags: AuthFlags): { fetch: typeof fetch; close
       tokenStore: fileTokenStore(path),
       // A DPoP key would have to be kept beside the tokens for them to outlive this process.
       dpop: false,
-      // The MCP requests on the transports' own exchange (nodeFetch on Node); token requests on the global fetch.
-      requestFetch: defaultFetch(),
+      // The MCP requests on the same exchange as before authorizing; token requests on the global fetch.
+      requestFetch: plain,
     })
   })()
   if (existsSync(path)) void load().catch(() => {})

@@ -51,7 +51,7 @@ export class NodeExchange implements Exchange {
     // Most bodies come in the packet of their headers: by the time this read's microtasks run,
     // node:http has put all the bytes the request declared in its buffer (its end comes a turn
     // later). Taken from there, with no listener and no timer per request.
-    return Promise.resolve(req).then(request => declared === request.readableLength && request.readableFlowing !== true ? takeBuffered(request, limits) : this.#read(limits))
+    return Promise.resolve(req).then(request => declared === request.readableLength && request.readableFlowing !== true ? takeBuffered(request) : this.#read(limits))
   }
 
   /** The body read as it comes, under the time and size limits. */
@@ -105,12 +105,8 @@ export class NodeExchange implements Exchange {
   }
 }
 
-/** The body of a request whose declared bytes all wait in its buffer, taken from there. */
-function takeBuffered(req: IncomingMessage, limits: BodyLimits): BodyResult {
-  if (req.readableLength > limits.maxBytes) {
-    req.pause()
-    return { type: 'too-large' }
-  }
+/** The body of a request whose declared bytes (within the limit, checked before) all wait in its buffer, taken from there. */
+function takeBuffered(req: IncomingMessage): BodyResult {
   const chunks: Buffer[] = []
   for (let chunk = req.read() as Buffer | null; chunk !== null; chunk = req.read() as Buffer | null) chunks.push(chunk)
   return { type: 'body', body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }

@@ -43,7 +43,6 @@ const INFO = { name: 'rxmcp-gateway-bench', version: '1' }
 const EVERYTHING = ['--import', 'tsx', 'examples/everything/server.ts']
 const GATEWAY = ['--import', 'tsx', 'bin/rxmcp.ts']
 const DRIVER = ['--import', 'tsx', 'spec/bench/gateway-driver.ts']
-const FLOOR_PROXY = ['--import', 'tsx', 'spec/bench/http-floor-proxy.ts']
 
 /** One measured window of one side: calls/s and CPU µs per call of each process that took part. */
 export interface GatewayMeasure {
@@ -138,17 +137,6 @@ async function startGateway(config: object, scratch: string, name: string, isPro
   return { child, url }
 }
 
-/** The no-library proxy (http-floor-proxy.ts, bundled) in front of `target`; resolves with its URL once it serves. */
-async function startFloorProxy(target: URL): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, serverArgs([...FLOOR_PROXY, target.href], root), { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
-  const url = await within(new Promise<string>((resolve, reject) => {
-    let seen = ''
-    child.stderr!.on('data', (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) })
-    child.on('exit', code => reject(new Error(`the floor proxy exited ${code}: ${seen}`)))
-  }), 30_000, 'the floor proxy did not print its URL')
-  return { child, url: new URL(url) }
-}
-
 /** Waits until the gateway lists `tool` (its server comes up after it listens). */
 async function untilListed(client: McpClient, tool: string): Promise<void> {
   for (let tries = 0; !(await client.listTools()).tools.some(listed => listed.name === tool); tries++) {
@@ -185,7 +173,7 @@ export async function runGatewayBench(seconds = 3, warmupSeconds = 1, rounds = 3
     const viaHttp = await startGateway({ mcpServers: { echo: { url: behind.url.href } } }, scratch, 'http')
     children.push(viaHttp.child)
     // The reference: a proxy with no MCP library in front of the same server (http-floor-proxy.ts).
-    const floorProxy = await startFloorProxy(behind.url)
+    const floorProxy = await startHttpServer('floor-proxy', root, [behind.url.href])
     children.push(floorProxy.child)
 
     const client = async (transport: Parameters<typeof connect>[0], options: ClientOptions = {}) => {

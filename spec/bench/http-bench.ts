@@ -21,11 +21,13 @@ export const HTTP_SERVERS = {
   web: ['--import', 'tsx', 'spec/bench/web-http-server.ts', '0'],
   // A minimal rxmcp server (one echo tool) over Streamable HTTP (rxmcp-http-echo-server.ts).
   minimal: ['--import', 'tsx', 'spec/bench/rxmcp-http-echo-server.ts', '0'],
+  // A proxy with no MCP library (http-floor-proxy.ts) in front of the server its argument names.
+  'floor-proxy': ['--import', 'tsx', 'spec/bench/http-floor-proxy.ts'],
 } as const
 
-/** Starts a server child and reads its endpoint URL from its output. */
-export async function startHttpServer(name: keyof typeof HTTP_SERVERS, cwd = root): Promise<{ child: ChildProcess; url: URL }> {
-  const child = spawn(process.execPath, serverArgs(HTTP_SERVERS[name], cwd), { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+/** Starts a server child (with `args` after its own) and reads its endpoint URL from its output. */
+export async function startHttpServer(name: keyof typeof HTTP_SERVERS, cwd = root, args: readonly string[] = []): Promise<{ child: ChildProcess; url: URL }> {
+  const child = spawn(process.execPath, serverArgs([...HTTP_SERVERS[name], ...args], cwd), { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   const url = await within(new Promise<string>((resolve, reject) => {
     let seen = ''
     const onData = (chunk: Buffer) => { seen += chunk; const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen); if (match) resolve(match[1]!) }
