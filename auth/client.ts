@@ -18,6 +18,7 @@ import { authorizationCodeGrant, checkPkceSupport, clientCredentialsGrant, exten
 import { registerClient, type RegisteredClient, type TokenEndpointAuthMethod } from './client/registration.ts'
 import { enterpriseGrant, JWT_BEARER_GRANT_TYPE, type EnterpriseGrantOptions, type ExtensionGrant } from './client/enterprise.ts'
 import { fileTokenStore, memoryTokenStore, type TokenSet, type TokenStore } from './client/token-store.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 
 export { AuthorizationError, AuthorizationErrorCode, enterpriseGrant, fileTokenStore, JWT_BEARER_GRANT_TYPE, memoryTokenStore }
 export { loopbackRedirect, LOOPBACK_REDIRECT_DEFAULTS } from './loopback.ts'
@@ -393,12 +394,12 @@ export function oauthFetch(options: OAuthFetchOptions = {}): OAuthFetch {
       // RFC 9449 §9: the resource server wants a nonce in the proof; it came with this answer.
       if (response.status === 401 && challenge?.params.error === 'use_dpop_nonce' && tokens?.tokenType === 'dpop' && !hasRetriedNonce) {
         hasRetriedNonce = true
-        void response.body?.cancel()
+        discardBody(response)
         continue
       }
       // One grant answers a 401; a 401 to its token is the server's last word.
       if (!isStepUp && authorizations > 0) return response
-      void response.body?.cancel()
+      discardBody(response)
       if (authorizations >= maxAttempts) {
         throw new AuthorizationError(AuthorizationErrorCode.TooManyAttempts, `${server.key} still asks for more scope after ${authorizations} authorizations`)
       }
@@ -457,7 +458,7 @@ export function oauthWebSocketHeaders(authorized: OAuthFetch, url: string | URL)
 export function headlessRedirect(fetchFn: typeof fetch = (input, init) => globalThis.fetch(input, init)): RedirectHook {
   return async authorizationUrl => {
     const response = await fetchFn(authorizationUrl, { redirect: 'manual' })
-    void response.body?.cancel()
+    discardBody(response)
     const location = response.headers.get('location')
     if (location === null) throw new AuthorizationError(AuthorizationErrorCode.Denied, `the authorization endpoint answered ${response.status} without a redirect`)
     return new URL(location, authorizationUrl)

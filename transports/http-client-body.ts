@@ -1,5 +1,6 @@
 import { FrameTooLargeError, TransportError } from '../lib/jsonrpc/errors.ts'
 import { createSseParser, type SseEvent } from '../lib/codec/sse.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 
 /**
  * Reading the bodies an MCP server answers the HTTP client with, within the message size limit:
@@ -38,7 +39,7 @@ export async function readBody(response: Response, limit: number): Promise<Uint8
   if (response.body === null) return new Uint8Array(0)
   const declared = Number(response.headers.get('content-length'))
   if (declared > limit) {
-    void response.body.cancel().catch(() => {})
+    discardBody(response)
     throw new FrameTooLargeError(limit, `A body of ${declared} bytes exceeds the limit of ${limit} bytes`)
   }
   const chunks: Uint8Array[] = []

@@ -1,6 +1,7 @@
 import { FrameTooLargeError } from '../lib/jsonrpc/errors.ts'
 import { deliverEvent, type HttpClientCore } from './http-client-core.ts'
 import { readSseEvents, tooLarge } from './http-client-body.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 import { maxReconnects, reconnectDelay, sleep } from './http-client-retry.ts'
 
 /**
@@ -57,7 +58,7 @@ export async function getStream(core: HttpClientCore, lastEventId: string | unde
       signal: core.abort.signal,
     })
     if (response.status === 405) return response
-    if (!response.ok || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) { void response.body?.cancel(); return undefined }
+    if (!response.ok || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) { discardBody(response); return undefined }
     return response
   } catch {
     return undefined

@@ -3,6 +3,7 @@ import { ConnectionClosedError, FrameTooLargeError, HttpStatusError, TransportEr
 import { UnauthorizedError } from '../lib/unauthorized-error.ts'
 import { messageOf, type HttpClientCore } from './http-client-core.ts'
 import { readSseEvents, tooLarge } from './http-client-body.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 
 /**
  * The legacy HTTP+SSE client (MCP 2024-11-05): GET the SSE stream, which names the endpoint to
@@ -25,7 +26,7 @@ export function openLegacy(core: HttpClientCore, url: URL): Promise<URL> {
         return
       }
       if (!response.ok) {
-        void response.body?.cancel()
+        discardBody(response)
         reject(UnauthorizedError.fromResponse(response, url, 'GET') ?? new HttpStatusError(`GET ${url} answered ${response.status}`, response.status))
         return
       }
@@ -60,6 +61,6 @@ export async function postLegacy(core: HttpClientCore, payload: JsonRpcPayload, 
   const response = await core.fetch(endpoint, {
     method: 'POST', headers: core.headers({ 'content-type': 'application/json' }, headers), body: JSON.stringify(payload), signal: core.abort.signal,
   }).catch(error => { throw new TransportError(`POST ${endpoint} failed: ${messageOf(error)}`, { cause: error }) })
-  void response.body?.cancel()
+  discardBody(response)
   if (!response.ok) throw UnauthorizedError.fromResponse(response, endpoint) ?? new HttpStatusError(`POST ${endpoint} answered ${response.status}`, response.status)
 }

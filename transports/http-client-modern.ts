@@ -3,6 +3,7 @@ import { FrameTooLargeError, ResponseLostError, TransportError } from '../lib/js
 import { MetaKey, NAMED_METHODS, encodeHeaderValue, mcpNameOf, requestMeta } from '../lib/schema/modern.ts'
 import { deliverEvent, lowerInto, messageOf, type HttpClientCore } from './http-client-core.ts'
 import { readBody, readSseEvents, tooLarge } from './http-client-body.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 import { refused } from './http-client-post.ts'
 
 /**
@@ -65,7 +66,7 @@ export async function postModern(core: HttpClientCore, payload: JsonRpcPayload, 
     } else if (contentType.includes('application/json')) {
       core.emit(await readBody(response, core.maxMessageSize).catch(error => { throw tooLarge(error, `POST ${core.url}`) }))
     } else {
-      void response.body?.cancel()
+      discardBody(response)
     }
   } catch (error) {
     // Our own cancellation ends the POST quietly: the connection stopped waiting for it already.

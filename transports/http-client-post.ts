@@ -3,6 +3,7 @@ import { ConnectionClosedError, HttpStatusError, TransportError } from '../lib/j
 import { UnauthorizedError } from '../lib/unauthorized-error.ts'
 import { ERROR_BODY_LIMIT, messageOf, requestIdsOf, type HttpClientCore } from './http-client-core.ts'
 import { readBody, tooLarge } from './http-client-body.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 import { readSse } from './http-client-resume.ts'
 import { openStandalone } from './http-client-get.ts'
 import { openLegacy, postLegacy } from './http-client-legacy.ts'
@@ -45,7 +46,7 @@ async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, messageHe
   }
   if (core.mode === undefined && isInitialize && (response.status === 400 || response.status === 404 || response.status === 405)) {
     // MCP backwards compatibility: an old server refuses the POST; talk HTTP+SSE to it instead.
-    void response.body?.cancel()
+    discardBody(response)
     core.mode = 'sse'
     core.endpoint = openLegacy(core, core.sseUrl ?? core.url)
     return postLegacy(core, payload, messageHeaders)
@@ -54,9 +55,9 @@ async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, messageHe
   if (core.mode === undefined && (response.ok || isInitialize)) core.mode = 'streamable-http'
   const sessionId = response.headers.get('mcp-session-id')
   if (sessionId !== null && core.sessionId === undefined) core.sessionId = sessionId
-  if (response.status === 202) { void response.body?.cancel(); return afterNotification(core, payload) }
+  if (response.status === 202) { discardBody(response); return afterNotification(core, payload) }
   if (response.status === 404 && core.sessionId !== undefined) {
-    void response.body?.cancel()
+    discardBody(response)
     if (isRetry || core.options.reinitializeOnExpiry === false || core.initializePayload === undefined) {
       return core.fail(new ConnectionClosedError('The server no longer knows this session (404); connect again'))
     }
@@ -71,7 +72,7 @@ async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, messageHe
   } else if (contentType.includes('application/json')) {
     core.emit(await readBody(response, core.maxMessageSize).catch(error => { throw tooLarge(error, `POST ${core.url}`) }))
   } else {
-    void response.body?.cancel()
+    discardBody(response)
   }
 }
 
@@ -84,7 +85,7 @@ async function postOnce(core: HttpClientCore, payload: JsonRpcPayload, messageHe
  */
 export async function refused(core: HttpClientCore, response: Response, payload: JsonRpcPayload): Promise<void> {
   const unauthorized = UnauthorizedError.fromResponse(response, core.url)
-  if (unauthorized !== undefined) { void response.body?.cancel(); throw unauthorized }
+  if (unauthorized !== undefined) { discardBody(response); throw unauthorized }
   const text = await readBody(response, ERROR_BODY_LIMIT).then(bytes => new TextDecoder().decode(bytes), () => '')
   if (response.headers.get('content-type')?.includes('application/json') && text.includes('"jsonrpc"')) return emitErrorFor(core, payload, text)
   throw new HttpStatusError(`POST ${core.url} answered ${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`, response.status)
@@ -101,7 +102,7 @@ async function reinitialize(core: HttpClientCore): Promise<void> {
   })
   const sessionId = response.headers.get('mcp-session-id')
   if (!response.ok || sessionId === null) {
-    void response.body?.cancel()
+    discardBody(response)
     throw new ConnectionClosedError(`The session expired and initialize failed again (${response.status})`)
   }
   core.sessionId = sessionId
@@ -113,7 +114,7 @@ async function reinitialize(core: HttpClientCore): Promise<void> {
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
     signal: core.abort.signal,
   })
-  void initialized.body?.cancel()
+  discardBody(initialized)
 }
 
 function emitErrorFor(core: HttpClientCore, payload: JsonRpcPayload, text: string): void {

@@ -9,6 +9,7 @@ import { post } from './http-client-post.ts'
 import { cancelledRequestOf, modernRequestOf, postModern } from './http-client-modern.ts'
 import { openLegacy, postLegacy } from './http-client-legacy.ts'
 import { abortAfter } from './http-client-retry.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 
 // The parts of the transport live in files of their own (http-client-*.ts); this one is its face.
 export { HTTP_CLIENT_DEFAULTS }
@@ -139,7 +140,7 @@ class HttpClient implements HttpClientTransport {
       const deadline = abortAfter(2000, core.options.scheduler)
       try {
         const response = await core.fetch(core.url, { method: 'DELETE', headers: core.headers({}), signal: deadline.signal })
-        void response.body?.cancel()
+        discardBody(response)
       } catch { /* the server is gone already */ } finally { deadline.release() }
     }
   }

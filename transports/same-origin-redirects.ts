@@ -1,4 +1,5 @@
 import { TransportError } from '../lib/jsonrpc/errors.ts'
+import { discardBody } from '../lib/http/discard-body.ts'
 
 /** Defaults of {@link sameOriginRedirects}: redirects followed at most for one request. */
 export const SAME_ORIGIN_REDIRECTS_DEFAULTS = { maxRedirects: 5 } as const
@@ -36,7 +37,7 @@ export function sameOriginRedirects(fetchFn: typeof fetch, maxRedirects: number 
       const location = response.headers.get('location')
       // A 3xx without a Location is an answer like any other (RFC 9110 §15.4).
       if (location === null) return response
-      void response.body?.cancel()
+      discardBody(response)
       const target = new URL(location, url)
       if (target.origin !== url.origin) {
         throw new TransportError(`${url.origin} redirected to ${target.origin}, another origin: not followed, so the session id and headers of this server go nowhere else; connect to the final URL`)

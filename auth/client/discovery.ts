@@ -1,4 +1,5 @@
 import { AuthorizationError, AuthorizationErrorCode } from './errors.ts'
+import { discardBody } from '../../lib/http/discard-body.ts'
 
 /** Protected Resource Metadata (RFC 9728), the fields the client reads. */
 export interface ProtectedResourceMetadata {
@@ -178,8 +179,8 @@ async function fetchJson(url: URL, fetchFn: typeof fetch): Promise<Record<string
     if (cause instanceof AuthorizationError) throw cause
     throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `cannot fetch ${url.href}`, { cause })
   }
-  if (response.status >= 400 && response.status < 500) { void response.body?.cancel(); return undefined }
-  if (!response.ok) { void response.body?.cancel(); throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `${url.href} answered ${response.status}`) }
+  if (response.status >= 400 && response.status < 500) { discardBody(response); return undefined }
+  if (!response.ok) { discardBody(response); throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `${url.href} answered ${response.status}`) }
   const body = await response.json().catch(() => undefined) as unknown
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `${url.href} is not a JSON object`)
   return body as Record<string, unknown>

@@ -15,6 +15,7 @@
 import { FrameTooLargeError, TimeoutError } from '../../lib/jsonrpc/errors.ts'
 import { addressKind, hostKind, normalizeHost, type AddressKind } from './address.ts'
 import { AuthorizationError, AuthorizationErrorCode } from './errors.ts'
+import { discardBody } from '../../lib/http/discard-body.ts'
 
 /** Resolves a host name to its IP addresses, as `dns.lookup(name, { all: true })` does. */
 export type HostLookup = (hostname: string) => Promise<readonly string[]>
@@ -97,10 +98,10 @@ export function guardedFetch(baseFetch: typeof fetch, serverUrl: URL, policy: En
       let requestInit: RequestInit = { ...init, redirect: 'manual', signal }
       for (let hops = 0; ; hops++) {
         await checkEndpoint(url, serverUrl, policy, signal)
-        const response = await abortable(baseFetch(request, requestInit), signal, late => { void late.body?.cancel().catch(() => undefined) })
+        const response = await abortable(baseFetch(request, requestInit), signal, late => discardBody(late))
         const location = response.headers.get('location')
         if (REDIRECT_STATUSES.has(response.status) && location !== null && (method === 'GET' || method === 'HEAD')) {
-          void response.body?.cancel().catch(() => undefined)
+          discardBody(response)
           if (hops >= policy.maxRedirects) throw new AuthorizationError(AuthorizationErrorCode.RequestFailed, `${describe(first)} redirected more than ${policy.maxRedirects} times`)
           url = new URL(location, url)
           request = url
