@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { NEVER, filter, firstValueFrom, from, lastValueFrom, mergeMap, tap } from 'rxjs'
+import { NEVER, filter, firstValueFrom, from, lastValueFrom, mergeMap, tap, type Observable } from 'rxjs'
 import { createServer, proxy, proxyClientOptions, type McpServer } from '../../actors/server.ts'
 import { WATCH_READY_MS } from '../../actors/server/server-mounts.ts'
 import { TestClock } from '../helpers/test-clock.ts'
-import { connect } from '../../actors/client.ts'
+import { connect, type McpClient } from '../../actors/client.ts'
 import type { JsonObject } from '../../lib/jsonrpc/message.ts'
 import { connectInMemory, createMemoryPair } from '../../testing.ts'
 
@@ -295,16 +295,29 @@ async function waitForSize(server: McpServer, size: number): Promise<void> {
   while (server.sessions.size > size) await Promise.race([...server.sessions].map(session => session.closed))
 }
 
+/** Makes `server` hold its resources/subscribe (legacy) or the subscriptions/listen naming mem://a (modern) on `held` (NEVER: for good). */
+function holdWatches(server: McpServer, held: Observable<unknown>): void {
+  const isWatch = (method: string, params: JsonObject | undefined) => method === 'resources/subscribe'
+    || (method === 'subscriptions/listen' && JSON.stringify(params?.notifications).includes('mem://a'))
+  server.use(next => (request, ctx) => isWatch(request.method, request.params) ? held.pipe(mergeMap(() => next(request, ctx))) : next(request, ctx))
+}
+
+/** `client` subscribes to mem://a in its era (legacy resources/subscribe, modern listen); `answered()` tells whether it was answered yet. */
+function subscribeA(client: McpClient, era: 'legacy' | 'modern'): { done: Promise<void>; answered: () => boolean } {
+  let isAnswered = false
+  const done = era === 'legacy'
+    ? client.subscribeResource('mem://a').then(() => { isAnswered = true })
+    : new Promise<void>(resolve => client.listen({ resourceSubscriptions: ['mem://a'] }).subscribe(event => { if (event.type === 'acknowledged') { isAnswered = true; resolve() } }))
+  return { done, answered: () => isAnswered }
+}
+
 describe('a subscription through a mount is answered once the source watches', () => {
   const cases = (['legacy', 'modern'] as const).flatMap(caller => (['legacy', 'modern'] as const).flatMap(source => (['shared', 'session'] as const).map(mode => [caller, source, mode] as const)))
   it.each(cases)('%s caller, %s source, mode %s: the answer waits for the source, and the update the caller causes next arrives', async (caller, source, mode) => {
     const { server, watching } = backend()
     // The source holds its resources/subscribe (legacy) or the subscriptions/listen naming the URI (modern) until released.
     let release!: () => void
-    const gate = new Promise<void>(resolve => { release = resolve })
-    const isWatch = (method: string, params: JsonObject | undefined) => method === 'resources/subscribe'
-      || (method === 'subscriptions/listen' && JSON.stringify(params?.notifications).includes('mem://a'))
-    server.use(next => (request, ctx) => isWatch(request.method, request.params) ? from(gate).pipe(mergeMap(() => next(request, ctx))) : next(request, ctx))
+    holdWatches(server, from(new Promise<void>(resolve => { release = resolve })))
     server.tool('touch', {}, () => { server.notifyResourceUpdated('mem://a'); return { content: [] } })
     const parent = createServer({ name: 'parent', version: '1.0.0' })
     const changed = toolsChanged(parent)
@@ -318,16 +331,13 @@ describe('a subscription through a mount is answered once the source watches', (
     await changed
     await using pair = await connectInMemory(parent, { era: caller })
     const watched = watching('mem://a')
-    let isAnswered = false
-    const answered = caller === 'legacy'
-      ? pair.client.subscribeResource('mem://a').then(() => { isAnswered = true })
-      : new Promise<void>(resolve => pair.client.listen({ resourceSubscriptions: ['mem://a'] }).subscribe(event => { if (event.type === 'acknowledged') { isAnswered = true; resolve() } }))
+    const subscription = subscribeA(pair.client, caller)
     await watched
     // The parent serves on (a round trip through it and through the source) while the subscription waits.
     await pair.client.callTool('b__echo', { text: 'meanwhile' })
-    expect(isAnswered).toBe(false)
+    expect(subscription.answered()).toBe(false)
     release()
-    await answered
+    await subscription.done
     const received = firstValueFrom(pair.client.notifications('notifications/resources/updated'))
     await pair.client.callTool('b__touch', {})
     expect(await received).toEqual(expect.objectContaining({ uri: 'mem://a' }))
@@ -339,9 +349,7 @@ describe('a subscription through a mount whose source never watches', () => {
   it.each(['legacy', 'modern'] as const)('is answered once WATCH_READY_MS passed (%s caller), and updates still arrive', async caller => {
     const { server, watching } = backend()
     // The source never answers the subscribe or acknowledges the listen naming the URI.
-    const isWatch = (method: string, params: JsonObject | undefined) => method === 'resources/subscribe'
-      || (method === 'subscriptions/listen' && JSON.stringify(params?.notifications).includes('mem://a'))
-    server.use(next => (request, ctx) => isWatch(request.method, request.params) ? NEVER : next(request, ctx))
+    holdWatches(server, NEVER)
     const clock = new TestClock()
     const parent = createServer({ name: 'parent', version: '1.0.0' }, { scheduler: clock })
     const changed = toolsChanged(parent)
@@ -349,16 +357,13 @@ describe('a subscription through a mount whose source never watches', () => {
     await changed
     await using pair = await connectInMemory(parent, { era: caller })
     const watched = watching('mem://a')
-    let isAnswered = false
-    const answered = caller === 'legacy'
-      ? pair.client.subscribeResource('mem://a').then(() => { isAnswered = true })
-      : new Promise<void>(resolve => pair.client.listen({ resourceSubscriptions: ['mem://a'] }).subscribe(event => { if (event.type === 'acknowledged') { isAnswered = true; resolve() } }))
+    const subscription = subscribeA(pair.client, caller)
     await watched
     expect(await clock.nextWait(WATCH_READY_MS)).toBe(WATCH_READY_MS)
     await pair.client.callTool('b__echo', { text: 'meanwhile' })
-    expect(isAnswered).toBe(false)
+    expect(subscription.answered()).toBe(false)
     clock.advance(WATCH_READY_MS)
-    await answered
+    await subscription.done
     // The parent's own notice of the URI still reaches the subscriber.
     const received = firstValueFrom(pair.client.notifications('notifications/resources/updated'))
     parent.notifyResourceUpdated('mem://a')
